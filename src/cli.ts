@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+import { banner } from "./banner.js";
+import { parseCli, USAGE } from "./config/cli-args.js";
+import { ConfigError } from "./config/load.js";
+import { createEmulator } from "./emulator.js";
+import { VERSION } from "./version.js";
+
+/** `minipod`: parse flags, start the emulator, print the banner, stop cleanly on a signal. */
+async function main(): Promise<void> {
+  const cli = parseCli(process.argv.slice(2));
+  if (cli.help) {
+    process.stdout.write(USAGE + "\n");
+    return;
+  }
+  if (cli.version) {
+    process.stdout.write(VERSION + "\n");
+    return;
+  }
+  const emulator = await createEmulator({
+    port: cli.port,
+    host: cli.host,
+    config: cli.config ?? {},
+    db: cli.db,
+    ...(cli.clock || cli.speed ? { clock: { mode: cli.clock ?? "real", ...(cli.speed ? { speed: cli.speed } : {}) } } : {}),
+    ...(cli.logLevel ? { logLevel: cli.logLevel } : {}),
+    log: (line) => process.stderr.write(line + "\n"),
+  });
+  const specs = emulator.endpoints();
+  process.stdout.write(
+    banner(emulator, { version: VERSION, db: cli.db ?? ":memory: (state ends with the process; --db FILE keeps it)", configSource: cli.config ?? "none (built-in defaults)", endpoints: specs, recovered: emulator.recovered }),
+  );
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`\n${signal}: stopping minipod\n`);
+    const force = setTimeout(() => process.exit(1), 5000);
+    force.unref();
+    void emulator.close().then(() => process.exit(0));
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+main().catch((e: unknown) => {
+  if (e instanceof ConfigError) process.stderr.write(`minipod: ${e.message}\n`);
+  else process.stderr.write(`minipod: ${(e as Error)?.message ?? String(e)}\n`);
+  process.exit(2);
+});

@@ -1,0 +1,120 @@
+import { type Config } from "./config/schema.js";
+import { VirtualClock } from "./domain/clock.js";
+import { Deadlines } from "./domain/deadlines.js";
+import type { EndpointSpec } from "./domain/endpoint.js";
+import { HandlerRegistry } from "./domain/handlers/registry.js";
+import type { Handler } from "./domain/handlers/types.js";
+import { newWorkerId } from "./domain/ids.js";
+import type { Job } from "./domain/job.js";
+import { JobService } from "./domain/jobs.js";
+import type { Logger } from "./domain/logger.js";
+import { JobNotifier } from "./domain/notifier.js";
+import { Scheduler } from "./domain/scheduler.js";
+import { Transitions } from "./domain/transitions.js";
+import type { Core } from "./http/core.js";
+import { openDb, type Db } from "./store/db.js";
+import { SqliteEndpointStore } from "./store/endpoint-store.js";
+import { SqliteJobStore } from "./store/job-store.js";
+
+export interface CoreOptions {
+  config: Config;
+  baseDir: string;
+  db: string;
+  clock: VirtualClock;
+  handlers: Record<string, Handler>;
+  log: Logger;
+}
+
+export interface EmulatorCore extends Core {
+  db: Db;
+  notifier: JobNotifier;
+  endpoints: SqliteEndpointStore;
+  handlers: HandlerRegistry;
+  /** Jobs re-queued at start because they were running when the process stopped. */
+  recovered: number;
+  close(): void;
+}
+
+/** Builds the domain on its storage: config → store → clock → domain. */
+export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
+  const { clock, log, config } = o;
+  const db = openDb(o.db);
+  const jobStore = new SqliteJobStore(db);
+  const endpoints = new SqliteEndpointStore(db);
+  const notifier = new JobNotifier();
+  const handlers = new HandlerRegistry(o.baseDir, o.handlers);
+  let service: JobService | undefined;
+  const deadlines = new Deadlines(clock, jobStore, (job: Job, now: number) => service!.onDeadline(job, now));
+  const transitions = new Transitions(clock, jobStore, deadlines, notifier);
+  const scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId });
+  service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log });
+  const jobs = service;
+
+  const seed = async () => {
+    const now = clock.now();
+    for (const e of config.endpoints) {
+      await handlers.prepare(e.handler);
+      const existing = endpoints.get(e.id);
+      const spec: EndpointSpec = {
+        id: e.id,
+        name: e.name ?? e.id,
+        handler: e.handler,
+        workersMin: e.workersMin,
+        workersMax: e.workersMax,
+        idleTimeout: e.idleTimeout,
+        coldStartMs: e.coldStartMs,
+        executionTimeoutMs: e.executionTimeoutMs,
+        createdAt: existing?.createdAt ?? now,
+        extra: existing?.extra ?? {},
+      };
+      endpoints.upsert(spec);
+    }
+    for (const spec of endpoints.list()) {
+      await handlers.prepare(spec.handler);
+    }
+  };
+
+  const attachAll = () => {
+    for (const spec of endpoints.list()) scheduler.attach(spec, true);
+  };
+
+  try {
+    await seed();
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  const recovered = jobs.recover();
+  attachAll();
+  deadlines.rebuild();
+
+  return {
+    clock,
+    jobs,
+    scheduler,
+    log,
+    db,
+    notifier,
+    endpoints,
+    handlers,
+    recovered,
+    async reset() {
+      scheduler.detachAll();
+      notifier.releaseAll("reset", clock.now());
+      clock.clearTimers();
+      jobStore.deleteAll();
+      endpoints.deleteAll();
+      await seed();
+      jobs.resync();
+      attachAll();
+      deadlines.rebuild();
+      await clock.settle();
+      log.info("reset: jobs emptied, endpoints back to the configuration");
+    },
+    close() {
+      scheduler.detachAll();
+      clock.stop();
+      db.close();
+    },
+  };
+}

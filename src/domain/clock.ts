@@ -1,0 +1,358 @@
+/**
+ * The virtual clock: the one source of time for the whole emulator.
+ *
+ * Every delay in minipod (handler sleeps, execution timeouts, ttl expiry, result retention,
+ * cold starts, idle scale-down, held requests, webhook retries, rate-limit windows) is a timer
+ * here. In `manual` mode time moves only through `advance`; in `real` mode virtual time follows
+ * the wall clock (optionally scaled by `speed`) and a single wall-clock timer is armed for the
+ * earliest virtual timer.
+ */
+
+export type ClockMode = "real" | "manual";
+
+export interface TimerHandle {
+  readonly id: number;
+  readonly at: number;
+}
+
+export interface ClockOptions {
+  mode: ClockMode;
+  /** Virtual epoch ms at start; defaults to the wall clock. */
+  start?: number;
+  /** Real mode only: virtual ms per wall ms. */
+  speed?: number;
+  /** How long `advance` waits (wall ms) for work that does not settle before moving on. */
+  settleTimeoutMs?: number;
+  /** Called when a timer callback throws; the clock itself never throws from a timer. */
+  onError?: (error: unknown, label: string) => void;
+  /** Called when `advance` gave up waiting for held work. */
+  onSettleTimeout?: (holds: number) => void;
+}
+
+interface Timer {
+  id: number;
+  at: number;
+  seq: number;
+  fn: () => void;
+  label: string;
+  cancelled: boolean;
+}
+
+const MAX_WALL_DELAY = 2_147_483_647;
+
+/** A binary min-heap ordered by (at, seq), so ties run in insertion order. */
+class TimerHeap {
+  private items: Timer[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  push(t: Timer): void {
+    const a = this.items;
+    a.push(t);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!before(a[i]!, a[p]!)) break;
+      [a[i], a[p]] = [a[p]!, a[i]!];
+      i = p;
+    }
+  }
+
+  peek(): Timer | undefined {
+    return this.items[0];
+  }
+
+  pop(): Timer | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last) {
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && before(a[l]!, a[m]!)) m = l;
+        if (r < a.length && before(a[r]!, a[m]!)) m = r;
+        if (m === i) break;
+        [a[i], a[m]] = [a[m]!, a[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+
+  clear(): void {
+    this.items = [];
+  }
+}
+
+function before(x: Timer, y: Timer): boolean {
+  return x.at < y.at || (x.at === y.at && x.seq < y.seq);
+}
+
+const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The clock. `advance(ms)` moves time by exactly `ms`: it fires every timer due on the way in
+ * time order and, after each, waits until the work that timer started has settled (no held work,
+ * no timer due now, nothing new scheduled during one full turn of the event loop).
+ */
+export class VirtualClock {
+  readonly mode: ClockMode;
+  readonly speed: number;
+  private readonly heap = new TimerHeap();
+  private readonly byId = new Map<number, Timer>();
+  private seq = 0;
+  private anchorVirtual: number;
+  private anchorWall: number;
+  private holds = 0;
+  private version = 0;
+  private holdWaiters: Array<() => void> = [];
+  private wallTimer: NodeJS.Timeout | undefined;
+  private wallTimerAt = Infinity;
+  private drainScheduled = false;
+  private advancing: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private readonly settleTimeoutMs: number;
+  private readonly onError: (error: unknown, label: string) => void;
+  private readonly onSettleTimeout: (holds: number) => void;
+
+  constructor(options: ClockOptions) {
+    this.mode = options.mode;
+    this.speed = options.speed ?? 1;
+    this.anchorWall = Date.now();
+    this.anchorVirtual = options.start ?? this.anchorWall;
+    this.settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
+    this.onError = options.onError ?? (() => {});
+    this.onSettleTimeout = options.onSettleTimeout ?? (() => {});
+  }
+
+  /** Virtual now, integer epoch milliseconds. */
+  now(): number {
+    if (this.mode === "manual") return this.anchorVirtual;
+    return this.anchorVirtual + Math.floor((Date.now() - this.anchorWall) * this.speed);
+  }
+
+  /** Number of live timers. */
+  pending(): number {
+    return this.byId.size;
+  }
+
+  /** Due time of the earliest live timer. */
+  nextDue(): number | undefined {
+    return this.peekLive()?.at;
+  }
+
+  /** Runs `fn` when virtual time reaches `at` (soon, if `at` is not in the future). */
+  at(at: number, fn: () => void, label = "timer"): TimerHandle {
+    const t: Timer = { id: ++this.seq, at: Math.max(0, Math.floor(at)), seq: this.seq, fn, label, cancelled: false };
+    this.heap.push(t);
+    this.byId.set(t.id, t);
+    this.version++;
+    if (t.at <= this.now()) this.scheduleDrain();
+    else if (this.mode === "real") this.arm();
+    return { id: t.id, at: t.at };
+  }
+
+  /** Runs `fn` after `ms` virtual milliseconds. */
+  after(ms: number, fn: () => void, label?: string): TimerHandle {
+    return this.at(this.now() + Math.max(0, ms), fn, label);
+  }
+
+  /** Cancels a timer; unknown or already fired handles are ignored. */
+  cancel(handle: TimerHandle | undefined): void {
+    if (!handle) return;
+    const t = this.byId.get(handle.id);
+    if (!t) return;
+    t.cancelled = true;
+    this.byId.delete(handle.id);
+  }
+
+  /** Resolves after `ms` virtual ms; rejects with the signal's reason if it aborts first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        this.cancel(handle);
+        reject(signal!.reason);
+      };
+      const handle = this.after(
+        ms,
+        () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        "sleep",
+      );
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Marks asynchronous work in progress that `advance` must wait for (a handler computing, a
+   * request being written). Returns the release function; releasing twice is harmless.
+   */
+  hold(): () => void {
+    this.holds++;
+    this.version++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      this.version++;
+      if (this.holds === 0) {
+        const waiters = this.holdWaiters;
+        this.holdWaiters = [];
+        for (const w of waiters) w();
+      }
+    };
+  }
+
+  /**
+   * Moves virtual time forward by exactly `ms`, firing due timers in order and letting the work
+   * each one starts settle before the next. Calls are serialised.
+   */
+  advance(ms: number): Promise<void> {
+    const run = this.advancing.then(() => this.doAdvance(ms));
+    this.advancing = run.catch(() => {});
+    return run;
+  }
+
+  /** Waits until no held work remains and no timer is due now. */
+  async settle(): Promise<void> {
+    const deadline = Date.now() + this.settleTimeoutMs;
+    for (;;) {
+      const v = this.version;
+      await macrotask();
+      this.runDue(this.now());
+      if (this.holds > 0) {
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) {
+          this.onSettleTimeout(this.holds);
+          return;
+        }
+        await this.waitForHolds(remaining);
+        continue;
+      }
+      if (v === this.version && !this.hasDue(this.now())) return;
+    }
+  }
+
+  /** Stops the wall-clock driver and forgets every timer. */
+  stop(): void {
+    this.stopped = true;
+    if (this.wallTimer) clearTimeout(this.wallTimer);
+    this.wallTimer = undefined;
+    this.heap.clear();
+    this.byId.clear();
+  }
+
+  /** Forgets every timer but keeps running (used by reset). */
+  clearTimers(): void {
+    this.heap.clear();
+    this.byId.clear();
+    this.version++;
+  }
+
+  private async doAdvance(ms: number): Promise<void> {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`advance needs a non-negative number of ms, got ${ms}`);
+    const target = this.now() + Math.floor(ms);
+    await this.settle();
+    for (;;) {
+      const t = this.peekLive();
+      if (!t || t.at > target) break;
+      if (t.at > this.now()) this.setNow(t.at);
+      this.runDue(this.now());
+      await this.settle();
+    }
+    if (target > this.now()) this.setNow(target);
+    await this.settle();
+    if (this.mode === "real") this.arm();
+  }
+
+  private setNow(v: number): void {
+    if (this.mode === "manual") {
+      this.anchorVirtual = v;
+    } else {
+      this.anchorVirtual = v;
+      this.anchorWall = Date.now();
+    }
+  }
+
+  private peekLive(): Timer | undefined {
+    for (;;) {
+      const t = this.heap.peek();
+      if (!t || !t.cancelled) return t;
+      this.heap.pop();
+    }
+  }
+
+  private hasDue(now: number): boolean {
+    const t = this.peekLive();
+    return t !== undefined && t.at <= now;
+  }
+
+  /** Fires every live timer due at or before `now`, in (at, seq) order. */
+  private runDue(now: number): void {
+    for (;;) {
+      const t = this.peekLive();
+      if (!t || t.at > now) return;
+      this.heap.pop();
+      this.byId.delete(t.id);
+      try {
+        t.fn();
+      } catch (error) {
+        this.onError(error, t.label);
+      }
+    }
+  }
+
+  private scheduleDrain(): void {
+    if (this.drainScheduled || this.stopped) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      this.drainScheduled = false;
+      if (this.stopped) return;
+      this.runDue(this.now());
+      if (this.mode === "real") this.arm();
+    });
+  }
+
+  private waitForHolds(timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.holdWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Real mode: keep one wall-clock timer armed for the earliest virtual timer. */
+  private arm(): void {
+    if (this.stopped) return;
+    const next = this.peekLive();
+    if (!next) {
+      if (this.wallTimer) clearTimeout(this.wallTimer);
+      this.wallTimer = undefined;
+      this.wallTimerAt = Infinity;
+      return;
+    }
+    if (this.wallTimer && this.wallTimerAt <= next.at) return;
+    if (this.wallTimer) clearTimeout(this.wallTimer);
+    const delay = Math.min(MAX_WALL_DELAY, Math.max(0, Math.ceil((next.at - this.now()) / this.speed)));
+    this.wallTimerAt = next.at;
+    this.wallTimer = setTimeout(() => {
+      this.wallTimer = undefined;
+      this.wallTimerAt = Infinity;
+      this.runDue(this.now());
+      this.arm();
+    }, delay);
+    this.wallTimer.unref?.();
+  }
+}

@@ -1,0 +1,46 @@
+import { existsSync } from "node:fs";
+import { isAbsolute, resolve, extname } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Handler } from "./types.js";
+
+const MODULE_EXTENSIONS = new Set([".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"]);
+
+/** A handler reference names a module when it looks like a path or has a script extension. */
+export function isModuleRef(ref: string): boolean {
+  return ref.startsWith("./") || ref.startsWith("../") || isAbsolute(ref) || MODULE_EXTENSIONS.has(extname(ref));
+}
+
+/**
+ * Loads a handler module (`.js` natively, `.ts` through tsx) relative to `baseDir`. The module
+ * exports the handler as `default` or as `handler`.
+ */
+export async function loadHandlerModule(ref: string, baseDir: string): Promise<Handler> {
+  const file = resolve(baseDir, ref);
+  if (!existsSync(file)) throw new Error(`handler module "${ref}" not found (looked for ${file})`);
+  const url = pathToFileURL(file).href;
+  let mod: Record<string, unknown>;
+  try {
+    if ([".ts", ".mts", ".cts"].includes(extname(file))) {
+      const { tsImport } = await import("tsx/esm/api");
+      mod = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+    } else {
+      mod = (await import(url)) as Record<string, unknown>;
+    }
+  } catch (error) {
+    throw new Error(`handler module "${ref}" failed to load: ${(error as Error).message}`, { cause: error });
+  }
+  const fn = pick(mod);
+  if (typeof fn !== "function") {
+    throw new Error(`handler module "${ref}" must export a function as default or as "handler"`);
+  }
+  return fn as Handler;
+}
+
+function pick(mod: Record<string, unknown>): unknown {
+  if (typeof mod.default === "function") return mod.default;
+  if (typeof mod.handler === "function") return mod.handler;
+  // tsx may wrap a CommonJS-style default once more.
+  const inner = mod.default as Record<string, unknown> | undefined;
+  if (inner && typeof inner === "object") return inner.default ?? inner.handler;
+  return undefined;
+}

@@ -1,0 +1,51 @@
+import type { HandlerRef } from "../endpoint.js";
+import { EmulatorError } from "../errors.js";
+import { BUILTIN_HANDLERS } from "./builtins.js";
+import { isModuleRef, loadHandlerModule } from "./load-module.js";
+import type { Handler } from "./types.js";
+
+/**
+ * Resolves handler references: built-ins, functions registered by name through the programmatic
+ * API, and module paths (loaded once, relative to the config file's folder).
+ */
+export class HandlerRegistry {
+  private readonly named = new Map<string, Handler>(Object.entries(BUILTIN_HANDLERS));
+  private readonly modules = new Map<string, Handler>();
+
+  constructor(private readonly baseDir: string, functions: Record<string, Handler> = {}) {
+    for (const [name, fn] of Object.entries(functions)) this.named.set(name, fn);
+  }
+
+  /** Names usable as `handler` besides module paths. */
+  names(): string[] {
+    return [...this.named.keys()];
+  }
+
+  register(name: string, fn: Handler): void {
+    this.named.set(name, fn);
+  }
+
+  /** Loads every module a reference names, so a bad path fails at startup, not at the first job. */
+  async prepare(ref: HandlerRef): Promise<void> {
+    if (typeof ref !== "string" || this.named.has(ref) || this.modules.has(ref)) return;
+    if (!isModuleRef(ref)) {
+      throw new EmulatorError(
+        "BAD_REQUEST",
+        `unknown handler "${ref}": use one of ${this.names().join(", ")}, or a module path such as ./handlers/my-handler.ts`,
+      );
+    }
+    try {
+      this.modules.set(ref, await loadHandlerModule(ref, this.baseDir));
+    } catch (error) {
+      throw new EmulatorError("BAD_REQUEST", (error as Error).message, { cause: error });
+    }
+  }
+
+  /** The handler for a prepared reference. */
+  resolve(ref: HandlerRef): Handler {
+    if (typeof ref !== "string") throw new EmulatorError("BAD_REQUEST", `handler type "${ref.type}" is not supported`);
+    const fn = this.named.get(ref) ?? this.modules.get(ref);
+    if (!fn) throw new EmulatorError("BAD_REQUEST", `handler "${ref}" was not loaded`);
+    return fn;
+  }
+}

@@ -1,0 +1,25 @@
+import type { S3Config } from "../job.js";
+
+/** What a handler receives besides the job input. */
+export interface HandlerContext {
+  jobId: string;
+  endpointId: string;
+  /** 1 on the first run, 2 after one retry, ... */
+  attempt: number;
+  /** Aborts when the job is cancelled, times out or expires. */
+  signal: AbortSignal;
+  /** Waits `ms` of virtual time (rejects when the signal aborts). */
+  sleep(ms: number): Promise<void>;
+  /** Virtual now, epoch ms. */
+  now(): number;
+  /** The caller's storage settings, secret included, for the handler only. */
+  s3Config: S3Config | undefined;
+  /** Publishes a progress output, visible on `/status` while the job runs. */
+  progress(output: unknown): void;
+}
+
+/**
+ * A handler returns the job output (or a promise of it), or is an async generator whose every
+ * yield is one stream chunk. Throwing fails the job with the message as `error`.
+ */
+export type Handler = (input: Record<string, unknown>, ctx: HandlerContext) => unknown;

@@ -1,0 +1,264 @@
+import type { VirtualClock } from "./clock.js";
+import { EmulatorError } from "./errors.js";
+import { newJobId } from "./ids.js";
+import { isFinal, type HealthCounts, type Job, type JobKind, type S3Config, type StreamItem } from "./job.js";
+import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
+import type { Logger } from "./logger.js";
+import type { JobNotifier } from "./notifier.js";
+import type { JobStore } from "./ports.js";
+import type { Scheduler } from "./scheduler.js";
+import type { Transitions } from "./transitions.js";
+
+/** A validated `/run` or `/runsync` body. */
+export interface Submission {
+  input: Record<string, unknown>;
+  webhook?: string | undefined;
+  policy?: { executionTimeout?: number | undefined; lowPriority?: boolean | undefined; ttl?: number | undefined } | undefined;
+  s3Config?: S3Config | undefined;
+}
+
+export interface StreamBatch {
+  job: Job;
+  items: StreamItem[];
+}
+
+/**
+ * The queue operations of the specification, as the routes call them. Each checks that the
+ * endpoint and job exist and that the move is allowed, then lets the scheduler act.
+ */
+export class JobService {
+  private queueSeq: number;
+
+  constructor(
+    private readonly d: {
+      clock: VirtualClock;
+      jobs: JobStore;
+      scheduler: Scheduler;
+      transitions: Transitions;
+      notifier: JobNotifier;
+      log: Logger;
+    },
+  ) {
+    this.queueSeq = d.jobs.maxQueueSeq();
+  }
+
+  submit(endpointId: string, sub: Submission, kind: JobKind): Job {
+    const spec = this.requireEndpoint(endpointId);
+    const now = this.d.clock.now();
+    const ttlMs = sub.policy?.ttl ?? TTL_DEFAULT_MS;
+    const job: Job = {
+      id: newJobId(kind),
+      endpointId,
+      kind,
+      status: "IN_QUEUE",
+      input: sub.input,
+      output: undefined,
+      error: undefined,
+      webhook: sub.webhook,
+      s3Config: sub.s3Config,
+      executionTimeoutMs: sub.policy?.executionTimeout ?? spec.executionTimeoutMs ?? EXECUTION_TIMEOUT_DEFAULT_MS,
+      ttlMs,
+      lowPriority: sub.policy?.lowPriority ?? false,
+      createdAt: now,
+      queuedAt: now,
+      startedAt: undefined,
+      completedAt: undefined,
+      workerId: undefined,
+      retries: 0,
+      attempt: 0,
+      queueSeq: ++this.queueSeq,
+      expiresAt: now + ttlMs,
+      timeoutAt: undefined,
+      retainUntil: undefined,
+      streamCursor: 0,
+    };
+    this.d.transitions.insert(job, kind === "runsync" ? "submitted with /runsync" : "submitted with /run");
+    this.d.scheduler.pump(endpointId);
+    return job;
+  }
+
+  /** The job, if it belongs to the endpoint; a `ttl` sets its time to live from submission. */
+  status(endpointId: string, jobId: string, ttlMs?: number): Job {
+    let job = this.get(endpointId, jobId);
+    if (ttlMs !== undefined) {
+      job = this.d.transitions.reschedule(job, { ttlMs, expiresAt: job.createdAt + ttlMs }, `ttl set to ${ttlMs} ms`);
+      if (job.expiresAt <= this.d.clock.now()) {
+        this.expire(job, "ttl expired (set by /status)");
+        throw notFound(jobId);
+      }
+    }
+    return job;
+  }
+
+  get(endpointId: string, jobId: string): Job {
+    this.requireEndpoint(endpointId);
+    const job = this.d.jobs.get(jobId);
+    if (!job || job.endpointId !== endpointId) throw notFound(jobId);
+    return job;
+  }
+
+  /** Waits up to `waitMs` virtual ms for the job to be final (or gone). */
+  async waitUntilFinal(endpointId: string, jobId: string, waitMs: number, signal?: AbortSignal): Promise<Job> {
+    this.get(endpointId, jobId);
+    const job = await this.waitFor(jobId, waitMs, (j) => !j || isFinal(j.status), signal);
+    if (!job) throw notFound(jobId);
+    return job;
+  }
+
+  /**
+   * The stream chunks produced since the previous call. When there are none yet and the job is
+   * still running, the request is held up to `waitMs` for the next chunk or the end of the job.
+   */
+  async stream(endpointId: string, jobId: string, waitMs: number, signal?: AbortSignal): Promise<StreamBatch> {
+    const { jobs } = this.d;
+    let job: Job | undefined = this.get(endpointId, jobId);
+    const hasNews = (j: Job | undefined) => !j || isFinal(j.status) || jobs.chunkCount(j.id) > j.streamCursor;
+    if (!hasNews(job)) job = await this.waitFor(jobId, waitMs, hasNews, signal);
+    if (!job) throw notFound(jobId);
+    let items = jobs.chunks(job.id, job.streamCursor);
+    if (items.length === 0 && job.streamCursor === 0 && job.status === "COMPLETED" && job.output !== undefined && jobs.chunkCount(job.id) === 0) {
+      // A handler that does not stream: its output is the one item.
+      items = [{ output: job.output }];
+    }
+    if (items.length > 0) {
+      job = { ...job, streamCursor: job.streamCursor + items.length };
+      jobs.save(job);
+    }
+    return { job, items };
+  }
+
+  /** Cancels a queued or running job; a job already final is answered as it is. */
+  cancel(endpointId: string, jobId: string): Job {
+    const job = this.get(endpointId, jobId);
+    if (isFinal(job.status)) return job;
+    const wasRunning = job.status === "IN_PROGRESS";
+    if (wasRunning) this.d.scheduler.stopRun(job.id, "job cancelled");
+    const next = this.d.transitions.finish(job, { status: "CANCELLED" }, this.d.clock.now(), wasRunning ? "cancelled while running" : "cancelled while queued");
+    this.d.scheduler.pump(endpointId);
+    return next;
+  }
+
+  /** Puts a FAILED or TIMED_OUT job back in the queue under the same id with the same input. */
+  retry(endpointId: string, jobId: string): Job {
+    const job = this.get(endpointId, jobId);
+    if (job.status !== "FAILED" && job.status !== "TIMED_OUT") {
+      throw new EmulatorError("INVALID_STATE", `job ${jobId} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`);
+    }
+    this.d.jobs.clearChunks(job.id);
+    const next = this.d.transitions.move(job, requeued(job, this.d.clock.now(), ++this.queueSeq), "retried");
+    this.d.scheduler.pump(endpointId);
+    return next;
+  }
+
+  /** Removes every queued job of the endpoint; running jobs go on. */
+  purge(endpointId: string): number {
+    this.requireEndpoint(endpointId);
+    const now = this.d.clock.now();
+    const ids = this.d.jobs.purgeQueued(endpointId);
+    for (const id of ids) this.d.notifier.emit({ id, endpointId, job: undefined, from: "IN_QUEUE", cause: "purged", at: now });
+    return ids.length;
+  }
+
+  health(endpointId: string): HealthCounts {
+    this.requireEndpoint(endpointId);
+    const pool = this.d.scheduler.pool(endpointId)!;
+    const c = this.d.jobs.countByStatus(endpointId);
+    const w = pool.counts();
+    return {
+      jobs: { completed: c.COMPLETED, failed: c.FAILED, inProgress: c.IN_PROGRESS, inQueue: c.IN_QUEUE, retried: this.d.jobs.sumRetries(endpointId) },
+      workers: { idle: w.idle, initializing: w.initializing, ready: w.idle, running: w.running, throttled: pool.throttled ? 1 : 0, unhealthy: 0 },
+    };
+  }
+
+  /** Called by the deadline timer: ttl expiry, execution timeout, end of result retention. */
+  onDeadline(job: Job, now: number): void {
+    if (now >= job.expiresAt) {
+      this.expire(job, "ttl expired");
+      return;
+    }
+    if (job.status === "IN_PROGRESS" && job.timeoutAt !== undefined && now >= job.timeoutAt) {
+      this.d.scheduler.stopRun(job.id, "execution timeout");
+      const error = `job exceeded its execution timeout of ${job.executionTimeoutMs} ms`;
+      this.d.transitions.finish(job, { status: "TIMED_OUT", error }, now, "execution timeout");
+      this.d.scheduler.pump(job.endpointId);
+      return;
+    }
+    if (isFinal(job.status) && job.retainUntil !== undefined && now >= job.retainUntil) {
+      this.d.transitions.delete(job, "result retention ended");
+      return;
+    }
+    this.d.log.warn(`job ${job.id}: deadline fired with nothing due; rescheduled`);
+    this.d.transitions.reschedule(job, {}, "deadline recomputed");
+  }
+
+  /**
+   * After a restart on a file database: jobs that were running lost their worker, so they go back
+   * to the queue as the managed queue does (counted as a retry).
+   */
+  recover(): number {
+    const lost = this.d.jobs.listByStatus("IN_PROGRESS");
+    const now = this.d.clock.now();
+    for (const job of lost) this.d.transitions.move(job, requeued(job, now, ++this.queueSeq), "worker lost (emulator restarted); re-queued");
+    return lost.length;
+  }
+
+  /** Re-reads the queue position counter (after a reset or restore). */
+  resync(): void {
+    this.queueSeq = this.d.jobs.maxQueueSeq();
+  }
+
+  private expire(job: Job, cause: string): void {
+    if (job.status === "IN_PROGRESS") this.d.scheduler.stopRun(job.id, cause);
+    this.d.transitions.delete(job, cause);
+    this.d.scheduler.pump(job.endpointId);
+  }
+
+  private requireEndpoint(endpointId: string) {
+    const spec = this.d.scheduler.spec(endpointId);
+    if (!spec) throw new EmulatorError("ENDPOINT_NOT_FOUND", `endpoint "${endpointId}" not found`);
+    return spec;
+  }
+
+  private waitFor(
+    jobId: string,
+    waitMs: number,
+    done: (job: Job | undefined) => boolean,
+    signal?: AbortSignal,
+  ): Promise<Job | undefined> {
+    const { clock, jobs, notifier } = this.d;
+    return new Promise((resolve) => {
+      const current = jobs.get(jobId);
+      if (done(current) || signal?.aborted) return resolve(current);
+      const finish = () => {
+        unwatch();
+        clock.cancel(timer);
+        signal?.removeEventListener("abort", finish);
+        resolve(jobs.get(jobId));
+      };
+      const unwatch = notifier.watch(jobId, (change) => {
+        if (done(change.job)) finish();
+      });
+      const timer = clock.after(waitMs, finish, "held-request");
+      signal?.addEventListener("abort", finish, { once: true });
+    });
+  }
+}
+
+function requeued(job: Job, now: number, queueSeq: number): Partial<Job> & Pick<Job, "status"> {
+  return {
+    status: "IN_QUEUE",
+    output: undefined,
+    error: undefined,
+    queuedAt: now,
+    startedAt: undefined,
+    completedAt: undefined,
+    workerId: undefined,
+    retries: job.retries + 1,
+    queueSeq,
+    timeoutAt: undefined,
+    retainUntil: undefined,
+    streamCursor: 0,
+  };
+}
+
+const notFound = (jobId: string) => new EmulatorError("JOB_NOT_FOUND", `job "${jobId}" not found (it may never have existed, or its ttl or result retention has ended)`);

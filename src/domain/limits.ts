@@ -1,0 +1,59 @@
+/**
+ * Every number of the specification, once. The comment on each names the line of the
+ * specification ("Limits" and "Job submission body" sections) it comes from.
+ */
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** "`/runsync` wait | 1000 to 300000 ms, default 90000" */
+export const RUNSYNC_WAIT_MIN_MS = 1000;
+export const RUNSYNC_WAIT_MAX_MS = 300_000;
+export const RUNSYNC_WAIT_DEFAULT_MS = 90_000;
+
+/**
+ * `/status-sync` and `/stream` holds: not in the specification; real clients send `wait` in the
+ * same range, and the real service holds an empty stream poll about 10 s.
+ */
+export const STATUS_SYNC_WAIT_DEFAULT_MS = 90_000;
+export const STREAM_HOLD_DEFAULT_MS = 10_000;
+
+/** "executionTimeout | default 600000 ms; 5 seconds to 7 days" */
+export const EXECUTION_TIMEOUT_DEFAULT_MS = 600_000;
+export const EXECUTION_TIMEOUT_MIN_MS = 5 * SECOND;
+export const EXECUTION_TIMEOUT_MAX_MS = 7 * DAY;
+
+/** "ttl | default 86400000 ms; 10 seconds to 7 days; starts at submission" */
+export const TTL_DEFAULT_MS = DAY;
+export const TTL_MIN_MS = 10 * SECOND;
+export const TTL_MAX_MS = 7 * DAY;
+
+/** "result retention, `/run` | 30 minutes after completion" */
+export const RETENTION_RUN_MS = 30 * MINUTE;
+/** "result retention, `/runsync` | 1 minute (up to 5 minutes maximum)" */
+export const RETENTION_RUNSYNC_MS = 1 * MINUTE;
+
+/** "`/runsync` payload | 20 MB", "`/run` payload | 10 MB" (MB = 1024 * 1024 bytes) */
+export const RUNSYNC_PAYLOAD_MAX_BYTES = 20 * 1024 * 1024;
+export const RUN_PAYLOAD_MAX_BYTES = 10 * 1024 * 1024;
+/** "streamed chunk | 1 MB" */
+export const STREAM_CHUNK_MAX_BYTES = 1024 * 1024;
+
+/** "network volume size | 10 to 4096 GB" */
+export const NETWORK_VOLUME_SIZE_MIN_GB = 10;
+export const NETWORK_VOLUME_SIZE_MAX_GB = 4096;
+
+/** "webhook retries | 2 more attempts, 10 seconds apart" */
+export const WEBHOOK_EXTRA_ATTEMPTS = 2;
+export const WEBHOOK_RETRY_DELAY_MS = 10 * SECOND;
+
+/** Endpoint defaults (v1 endpoint: `idleTimeout` 5 s by default). */
+export const ENDPOINT_IDLE_TIMEOUT_DEFAULT_S = 5;
+export const ENDPOINT_WORKERS_MIN_DEFAULT = 0;
+export const ENDPOINT_WORKERS_MAX_DEFAULT = 3;
+/** Simulated cold start of a new worker; not in the specification, configurable per endpoint. */
+export const ENDPOINT_COLD_START_DEFAULT_MS = 1000;
+
+export const TIME = { SECOND, MINUTE, HOUR, DAY } as const;

@@ -1,0 +1,51 @@
+import type { Job, JobStatus } from "./job.js";
+
+/** What happened to a job: a transition, a new stream chunk, a progress update, or its deletion. */
+export interface JobChange {
+  id: string;
+  endpointId: string;
+  /** The job after the change; `undefined` when it was deleted. */
+  job: Job | undefined;
+  from: JobStatus | undefined;
+  /** Why: "submitted", "started on worker abc", "ttl expired", ... */
+  cause: string;
+  at: number;
+}
+
+type Listener = (change: JobChange) => void;
+
+/** In-process notifications, so held requests wake the moment a job changes; nothing polls. */
+export class JobNotifier {
+  private readonly perJob = new Map<string, Set<Listener>>();
+  private readonly all = new Set<Listener>();
+
+  /** Calls `fn` on every change of one job until the returned function is called. */
+  watch(jobId: string, fn: Listener): () => void {
+    let set = this.perJob.get(jobId);
+    if (!set) this.perJob.set(jobId, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0 && this.perJob.get(jobId) === set) this.perJob.delete(jobId);
+    };
+  }
+
+  /** Calls `fn` on every change of every job. */
+  onAny(fn: Listener): () => void {
+    this.all.add(fn);
+    return () => this.all.delete(fn);
+  }
+
+  /** Tells every watcher its job is gone (reset, restore), so held requests are answered. */
+  releaseAll(cause: string, at: number): void {
+    for (const [id, set] of [...this.perJob]) {
+      for (const fn of [...set]) fn({ id, endpointId: "", job: undefined, from: undefined, cause, at });
+    }
+  }
+
+  emit(change: JobChange): void {
+    for (const fn of this.all) fn(change);
+    const set = this.perJob.get(change.id);
+    if (set) for (const fn of [...set]) fn(change);
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * What the domain needs from storage. `store/` implements these with SQLite; the domain never
+ * sees SQL.
+ */
+import type { Job, JobStatus, StreamItem } from "./job.js";
+import type { EndpointSpec } from "./endpoint.js";
+
+export interface JobStore {
+  insert(job: Job): void;
+  get(id: string): Job | undefined;
+  /** Writes every field of the job. */
+  save(job: Job): void;
+  delete(id: string): void;
+  /** The oldest queued job of the endpoint (FIFO by queueSeq). */
+  nextQueued(endpointId: string): Job | undefined;
+  /** Queued jobs that may trigger scaling (not lowPriority), counted up to `limit`. */
+  countScalingDemand(endpointId: string, limit: number): number;
+  countByStatus(endpointId: string): Record<JobStatus, number>;
+  sumRetries(endpointId: string): number;
+  /** Deletes every queued job of the endpoint; returns their ids. */
+  purgeQueued(endpointId: string): string[];
+  /** Jobs whose next deadline is at or before `now`, earliest first. */
+  due(now: number, limit: number): Job[];
+  nextDeadline(): number | undefined;
+  /** Jobs in a status, any endpoint (restart recovery). */
+  listByStatus(status: JobStatus): Job[];
+  maxQueueSeq(): number;
+  appendChunks(jobId: string, items: StreamItem[]): void;
+  chunkCount(jobId: string): number;
+  /** Chunks from index `from` on (0-based), in order. */
+  chunks(jobId: string, from: number): StreamItem[];
+  clearChunks(jobId: string): void;
+  deleteEndpointJobs(endpointId: string): void;
+  deleteAll(): void;
+  /** Runs `fn` in one transaction. */
+  tx<T>(fn: () => T): T;
+}
+
+export interface EndpointStore {
+  list(): EndpointSpec[];
+  get(id: string): EndpointSpec | undefined;
+  upsert(spec: EndpointSpec): void;
+  delete(id: string): boolean;
+  deleteAll(): void;
+}

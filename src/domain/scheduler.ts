@@ -1,0 +1,218 @@
+import type { VirtualClock } from "./clock.js";
+import type { EndpointSpec } from "./endpoint.js";
+import type { HandlerRegistry } from "./handlers/registry.js";
+import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
+import type { HandlerContext } from "./handlers/types.js";
+import type { Job } from "./job.js";
+import type { Logger } from "./logger.js";
+import type { JobStore } from "./ports.js";
+import { splitStreamOutput } from "./stream-chunks.js";
+import type { Transitions } from "./transitions.js";
+import { WorkerPool, type SimWorker } from "./workers.js";
+
+interface Run {
+  jobId: string;
+  endpointId: string;
+  workerId: string;
+  controller: AbortController;
+  hold: HoldSlot;
+}
+
+/**
+ * Decides what runs next, in one place: matches queued jobs (FIFO) to idle simulated workers,
+ * scales the pools, runs handlers and records their outcome. Routes never move a job themselves.
+ */
+export class Scheduler {
+  private readonly pools = new Map<string, WorkerPool>();
+  private readonly runs = new Map<string, Run>();
+
+  constructor(
+    private readonly d: {
+      clock: VirtualClock;
+      jobs: JobStore;
+      handlers: HandlerRegistry;
+      transitions: Transitions;
+      log: Logger;
+      newWorkerId: () => string;
+    },
+  ) {}
+
+  has(endpointId: string): boolean {
+    return this.pools.has(endpointId);
+  }
+
+  spec(endpointId: string): EndpointSpec | undefined {
+    return this.pools.get(endpointId)?.settings;
+  }
+
+  specs(): EndpointSpec[] {
+    return [...this.pools.values()].map((p) => p.settings);
+  }
+
+  pool(endpointId: string): WorkerPool | undefined {
+    return this.pools.get(endpointId);
+  }
+
+  /** Starts serving an endpoint; `warm` starts its minimum workers ready. */
+  attach(spec: EndpointSpec, warm: boolean): void {
+    this.detach(spec.id);
+    const pool = new WorkerPool(spec, this.d.clock, this.d.newWorkerId, () => this.pump(spec.id));
+    this.pools.set(spec.id, pool);
+    pool.fillMinimum(warm);
+    this.pump(spec.id);
+  }
+
+  /** New endpoint settings take effect on its workers at once. */
+  update(spec: EndpointSpec): void {
+    const pool = this.pools.get(spec.id);
+    if (!pool) return this.attach(spec, false);
+    pool.update(spec);
+    this.pump(spec.id);
+  }
+
+  /** Stops serving an endpoint: its running handlers are aborted, its workers gone. */
+  detach(endpointId: string): void {
+    const pool = this.pools.get(endpointId);
+    if (!pool) return;
+    for (const run of [...this.runs.values()]) if (run.endpointId === endpointId) this.stopRun(run.jobId, "endpoint deleted");
+    pool.stopAll();
+    this.pools.delete(endpointId);
+  }
+
+  detachAll(): void {
+    for (const id of [...this.pools.keys()]) this.detach(id);
+  }
+
+  /** Gives idle workers the oldest queued jobs, then scales for what still waits. */
+  pump(endpointId: string): void {
+    const pool = this.pools.get(endpointId);
+    if (!pool) return;
+    for (;;) {
+      const worker = pool.takeIdle();
+      if (!worker) break;
+      const job = this.d.jobs.nextQueued(endpointId);
+      if (!job) break;
+      this.start(job, pool, worker);
+    }
+    pool.scaleFor((limit) => this.d.jobs.countScalingDemand(endpointId, limit));
+  }
+
+  isRunning(jobId: string): boolean {
+    return this.runs.has(jobId);
+  }
+
+  /**
+   * Stops a job's handler (cancel, timeout, expiry): its signal aborts, its worker is free at
+   * once. What the handler does afterwards is ignored.
+   */
+  stopRun(jobId: string, reason: string): void {
+    const run = this.runs.get(jobId);
+    if (!run) return;
+    this.runs.delete(jobId);
+    run.hold.close();
+    run.controller.abort(new Error(reason));
+    const pool = this.pools.get(run.endpointId);
+    const worker = pool?.get(run.workerId);
+    if (pool && worker) pool.markIdle(worker);
+  }
+
+  private start(job: Job, pool: WorkerPool, worker: SimWorker): void {
+    const { clock, transitions } = this.d;
+    const now = clock.now();
+    const started = transitions.move(
+      job,
+      {
+        status: "IN_PROGRESS",
+        startedAt: now,
+        workerId: worker.id,
+        attempt: job.attempt + 1,
+        timeoutAt: now + job.executionTimeoutMs,
+        output: undefined,
+        error: undefined,
+      },
+      `started on worker ${worker.id}`,
+    );
+    pool.markRunning(worker, job.id);
+    const controller = new AbortController();
+    const hold = new HoldSlot(clock);
+    const run: Run = { jobId: job.id, endpointId: job.endpointId, workerId: worker.id, controller, hold };
+    this.runs.set(job.id, run);
+
+    let handler;
+    try {
+      handler = this.d.handlers.resolve(pool.settings.handler);
+    } catch (e) {
+      hold.close();
+      this.finish(run, { ok: false, error: errorMessage(e) });
+      return;
+    }
+    const ctx: HandlerContext = {
+      jobId: job.id,
+      endpointId: job.endpointId,
+      attempt: started.attempt,
+      signal: controller.signal,
+      s3Config: job.s3Config,
+      now: () => clock.now(),
+      sleep: async (ms: number) => {
+        hold.drop();
+        try {
+          await clock.sleep(ms, controller.signal);
+        } finally {
+          hold.take();
+        }
+      },
+      progress: (output: unknown) => {
+        if (this.runs.get(job.id) === run) transitions.progress(job.id, output);
+      },
+    };
+    const onChunk = (output: unknown) => {
+      if (this.runs.get(job.id) === run) transitions.appendChunks(job.id, splitStreamOutput(output));
+    };
+    void runHandler(handler, structuredClone(job.input), ctx, onChunk).then((outcome) => {
+      hold.close();
+      this.finish(run, outcome);
+    });
+  }
+
+  private finish(run: Run, outcome: RunOutcome): void {
+    if (this.runs.get(run.jobId) !== run) return; // cancelled, timed out or expired meanwhile
+    this.runs.delete(run.jobId);
+    const job = this.d.jobs.get(run.jobId);
+    if (job && job.status === "IN_PROGRESS") {
+      const now = this.d.clock.now();
+      if (outcome.ok) {
+        this.d.transitions.finish(job, { status: "COMPLETED", output: outcome.output, error: undefined }, now, "handler returned");
+      } else {
+        this.d.transitions.finish(job, { status: "FAILED", output: undefined, error: outcome.error }, now, `handler failed: ${outcome.error}`);
+      }
+    }
+    const pool = this.pools.get(run.endpointId);
+    const worker = pool?.get(run.workerId);
+    if (pool && worker) pool.markIdle(worker);
+    this.pump(run.endpointId);
+  }
+}
+
+/**
+ * Tells the clock that handler code is running, except while it sleeps on the virtual clock, so
+ * `advance` waits for a handler's real work but not for its virtual sleeps. Closed when the
+ * handler ends or is abandoned (cancel, timeout), after which it holds nothing.
+ */
+class HoldSlot {
+  private release: (() => void) | undefined;
+  private closed = false;
+  constructor(private readonly clock: VirtualClock) {
+    this.take();
+  }
+  take(): void {
+    if (!this.release && !this.closed) this.release = this.clock.hold();
+  }
+  drop(): void {
+    this.release?.();
+    this.release = undefined;
+  }
+  close(): void {
+    this.closed = true;
+    this.drop();
+  }
+}

@@ -1,0 +1,51 @@
+import type { StreamItem } from "./job.js";
+import { STREAM_CHUNK_MAX_BYTES } from "./limits.js";
+
+/** Room left in a chunk for the item's own JSON around the piece (`{"output":..,"metrics":{..}}`). */
+const ENVELOPE_BYTES = 256;
+
+/**
+ * One yielded output as stream items of at most 1 MB each (serialised). An output that fits is one
+ * item `{ output }`. A larger one is split: a string into consecutive substrings, anything else
+ * into consecutive pieces of its JSON text; every piece carries
+ * `metrics: { chunk, chunks, encoding }` (`encoding` "text" or "json"). Joining the `output`
+ * strings of pieces 0..chunks-1 gives back the string, or the JSON text to parse.
+ */
+export function splitStreamOutput(output: unknown, maxBytes = STREAM_CHUNK_MAX_BYTES): StreamItem[] {
+  const json = JSON.stringify(output) ?? "null";
+  if (Buffer.byteLength(json) + 16 <= maxBytes) return [{ output: JSON.parse(json) as unknown }];
+  const encoding = typeof output === "string" ? "text" : "json";
+  const text = typeof output === "string" ? output : json;
+  const pieces = splitByEncodedSize(text, maxBytes - ENVELOPE_BYTES);
+  return pieces.map((piece, i) => ({ output: piece, metrics: { chunk: i, chunks: pieces.length, encoding } }));
+}
+
+/** Cuts `text` into pieces whose JSON-string encoding is at most `budget` bytes, never inside a surrogate pair. */
+function splitByEncodedSize(text: string, budget: number): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  let size = 2; // the quotes
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length;
+    const cost = pair ? 4 : encodedCost(c);
+    if (size + cost > budget && i > start) {
+      pieces.push(text.slice(start, i));
+      start = i;
+      size = 2;
+    }
+    size += cost;
+    if (pair) i++;
+  }
+  pieces.push(text.slice(start));
+  return pieces;
+}
+
+function encodedCost(c: number): number {
+  if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x0c || c === 0x0a || c === 0x0d || c === 0x09) return 2;
+  if (c < 0x20) return 6;
+  if (c < 0x80) return 1;
+  if (c < 0x800) return 2;
+  if (c >= 0xd800 && c <= 0xdfff) return 6; // a lone surrogate is escaped
+  return 3;
+}

@@ -1,0 +1,156 @@
+import type { TimerHandle, VirtualClock } from "./clock.js";
+import type { EndpointSpec } from "./endpoint.js";
+
+export type WorkerState = "initializing" | "idle" | "running";
+
+export interface SimWorker {
+  id: string;
+  state: WorkerState;
+  jobId: string | undefined;
+  /** Virtual time of the last state change. */
+  since: number;
+  timer: TimerHandle | undefined;
+}
+
+export interface WorkerCounts {
+  initializing: number;
+  idle: number;
+  running: number;
+}
+
+/**
+ * The simulated workers of one endpoint: `workersMin` kept warm, new workers after a cold start,
+ * idle workers scaled down after `idleTimeout` seconds. The pool only changes worker states; the
+ * scheduler decides what runs.
+ */
+export class WorkerPool {
+  private readonly workers = new Map<string, SimWorker>();
+  /** Set while the endpoint cannot scale (no capacity). */
+  throttled = false;
+
+  constructor(
+    private spec: EndpointSpec,
+    private readonly clock: VirtualClock,
+    private readonly newId: () => string,
+    private readonly onReady: () => void,
+  ) {}
+
+  get endpointId(): string {
+    return this.spec.id;
+  }
+
+  get settings(): EndpointSpec {
+    return this.spec;
+  }
+
+  counts(): WorkerCounts {
+    const c: WorkerCounts = { initializing: 0, idle: 0, running: 0 };
+    for (const w of this.workers.values()) c[w.state]++;
+    return c;
+  }
+
+  list(): SimWorker[] {
+    return [...this.workers.values()];
+  }
+
+  get(id: string): SimWorker | undefined {
+    return this.workers.get(id);
+  }
+
+  /** The worker idle the longest, if any. */
+  takeIdle(): SimWorker | undefined {
+    let best: SimWorker | undefined;
+    for (const w of this.workers.values()) if (w.state === "idle" && (!best || w.since < best.since)) best = w;
+    return best;
+  }
+
+  /** Starts `workersMin` workers; `warm` ones are ready at once (an endpoint already deployed). */
+  fillMinimum(warm: boolean): void {
+    const missing = this.spec.workersMin - this.workers.size;
+    for (let i = 0; i < missing; i++) this.add(warm);
+  }
+
+  /**
+   * Starts workers for the jobs waiting that may trigger scaling (`demand(limit)` counts them up
+   * to `limit`), counting workers already starting, up to `workersMax`.
+   */
+  scaleFor(demand: (limit: number) => number): void {
+    if (this.throttled) return;
+    const room = this.spec.workersMax - this.workers.size;
+    if (room <= 0) return;
+    const starting = this.counts().initializing;
+    const wanted = Math.min(demand(room + starting) - starting, room);
+    for (let i = 0; i < wanted; i++) this.add(false);
+  }
+
+  markRunning(w: SimWorker, jobId: string): void {
+    this.clock.cancel(w.timer);
+    w.timer = undefined;
+    w.state = "running";
+    w.jobId = jobId;
+    w.since = this.clock.now();
+  }
+
+  /** The worker is free again; it is scaled down after idleTimeout unless something takes it. */
+  markIdle(w: SimWorker): void {
+    if (!this.workers.has(w.id)) return;
+    this.clock.cancel(w.timer);
+    w.state = "idle";
+    w.jobId = undefined;
+    w.since = this.clock.now();
+    this.armIdle(w);
+  }
+
+  /** Takes a running worker out (crash); the caller re-queues or fails its job. */
+  remove(w: SimWorker): void {
+    this.clock.cancel(w.timer);
+    this.workers.delete(w.id);
+  }
+
+  /** New settings (management update): trims idle workers over the new maximum, fills the minimum. */
+  update(spec: EndpointSpec): void {
+    this.spec = spec;
+    for (const w of this.workers.values()) {
+      if (this.workers.size <= spec.workersMax) break;
+      if (w.state !== "running") this.remove(w);
+    }
+    for (const w of this.workers.values()) if (w.state === "idle") this.armIdle(w);
+    this.fillMinimum(false);
+  }
+
+  stopAll(): void {
+    for (const w of this.workers.values()) this.clock.cancel(w.timer);
+    this.workers.clear();
+  }
+
+  private add(warm: boolean): void {
+    const w: SimWorker = { id: this.newId(), state: "initializing", jobId: undefined, since: this.clock.now(), timer: undefined };
+    this.workers.set(w.id, w);
+    if (warm || this.spec.coldStartMs <= 0) {
+      w.state = "idle";
+      this.armIdle(w);
+      return;
+    }
+    w.timer = this.clock.after(
+      this.spec.coldStartMs,
+      () => {
+        w.timer = undefined;
+        this.markIdle(w);
+        this.onReady();
+      },
+      "worker-cold-start",
+    );
+  }
+
+  private armIdle(w: SimWorker): void {
+    this.clock.cancel(w.timer);
+    w.timer = this.clock.after(
+      this.spec.idleTimeout * 1000,
+      () => {
+        w.timer = undefined;
+        if (w.state === "idle" && this.workers.size > this.spec.workersMin) this.workers.delete(w.id);
+      },
+      "worker-idle",
+    );
+  }
+}

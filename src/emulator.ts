@@ -1,0 +1,121 @@
+import { serve, type ServerType } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
+import type { Config, ConfigInput } from "./config/schema.js";
+import { buildCore, type EmulatorCore } from "./core.js";
+import { VirtualClock, type ClockMode } from "./domain/clock.js";
+import type { EndpointSpec } from "./domain/endpoint.js";
+import type { Handler } from "./domain/handlers/types.js";
+import { createLogger, type Logger, type LogLevel } from "./domain/logger.js";
+import { createApp } from "./http/app.js";
+import { VERSION } from "./version.js";
+
+export interface EmulatorOptions {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number;
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /** Clock mode, or mode with speed and start; overrides the config's `clock`. */
+  clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string };
+  /** A config object, or the path of a JSON config file. */
+  config?: ConfigInput | string;
+  /** SQLite file; default in memory. */
+  db?: string;
+  /** Handlers by name, usable as an endpoint's `handler`. */
+  handlers?: Record<string, Handler>;
+  /** Log level (default: the config's, or "silent" for the programmatic API) or a line sink. */
+  logLevel?: LogLevel;
+  log?: (line: string) => void;
+}
+
+export interface EmulatorClock {
+  readonly mode: ClockMode;
+  now(): number;
+  /** Moves virtual time forward by `ms`, running everything due, and resolves once it settled. */
+  advance(ms: number): Promise<void>;
+}
+
+export interface Emulator {
+  /** Base URL, e.g. http://127.0.0.1:53121 (queue operations under `${url}/v2`). */
+  url: string;
+  port: number;
+  host: string;
+  clock: EmulatorClock;
+  /** The resolved configuration. */
+  config: Config;
+  /** Jobs re-queued at start because they were running when the previous process stopped. */
+  recovered: number;
+  /** The endpoints being served. */
+  endpoints(): EndpointSpec[];
+  /** Empties jobs and returns to the configured state. */
+  reset(): Promise<void>;
+  /** Stops the server and closes the database. */
+  close(): Promise<void>;
+  /** The Hono app, for in-process requests (`app.request(...)`). */
+  app: { request: (input: string | Request, init?: RequestInit) => Response | Promise<Response>; fetch: (req: Request) => Response | Promise<Response> };
+}
+
+/** Builds the emulator without listening: for in-process tests through `app.request`. */
+export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorCore; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
+  const loaded = typeof options.config === "string" ? loadConfigFile(options.config) : inlineConfig(options.config);
+  const config = loaded.config;
+  const clockOpt = typeof options.clock === "string" ? { mode: options.clock } : options.clock;
+  const start = clockOpt?.start ?? config.clock.start;
+  const level: LogLevel = options.logLevel ?? (options.log ? config.logLevel : "silent");
+  const write = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  let clock: VirtualClock | undefined;
+  const log = createLogger(level, write, () => clock?.now() ?? Date.now());
+  clock = new VirtualClock({
+    mode: clockOpt?.mode ?? config.clock.mode,
+    speed: clockOpt?.speed ?? config.clock.speed,
+    start: start === undefined ? undefined : typeof start === "number" ? start : Date.parse(start),
+    onError: (e, label) => log.error(`timer ${label} failed: ${(e as Error)?.stack ?? String(e)}`),
+    onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
+  });
+  const core = await buildCore({ config, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers: options.handlers ?? {}, log });
+  const app = createApp(core, { version: VERSION });
+  return { core, app, loaded, log };
+}
+
+/**
+ * Starts an emulator: `createEmulator({ port: 0, clock: "manual" })` in a test suite. Several can
+ * run in one process; each has its own clock, database and server.
+ */
+export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const { core, app, loaded } = await buildEmulator(options);
+  const host = options.host ?? "127.0.0.1";
+  let server: ServerType;
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, resolve);
+    server.once("error", reject);
+  }).catch((e: NodeJS.ErrnoException) => {
+    core.close();
+    throw new Error(e.code === "EADDRINUSE" ? `port ${options.port} is already in use; choose another with --port, or 0 for a free one` : e.message, { cause: e });
+  });
+  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    port: address.port,
+    host,
+    config: loaded.config,
+    recovered: core.recovered,
+    clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
+    reset: () => core.reset(),
+    endpoints: () => core.scheduler.specs(),
+    app,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        const s = server as import("node:http").Server;
+        s.close(() => {
+          core.close();
+          resolve();
+        });
+        s.closeIdleConnections?.();
+        core.notifier.releaseAll("emulator closing", core.clock.now());
+        setTimeout(() => s.closeAllConnections?.(), 2000).unref();
+      });
+      return closed;
+    },
+  };
+}

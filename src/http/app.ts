@@ -1,0 +1,61 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { EmulatorError } from "../domain/errors.js";
+import type { Core } from "./core.js";
+import type { AppEnv } from "./env.js";
+import { problemResponse, validationError } from "./problem.js";
+import { controlRoutes } from "./routes/control/index.js";
+import { queueRoutes } from "./routes/queue/index.js";
+
+export interface AppInfo {
+  version: string;
+}
+
+/**
+ * The whole HTTP surface. Every route is declared with `createRoute`, so `/openapi.json`
+ * documents all of it; every error, unknown routes included, is problem+json.
+ */
+export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationError(result.error, targetName(result.target));
+    },
+  });
+
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    const ms = (performance.now() - started).toFixed(1);
+    core.log.info(`${c.req.method} ${new URL(c.req.url).pathname} ${c.res.status} ${ms}ms`);
+  });
+
+  queueRoutes(core, app);
+  controlRoutes(core, app);
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "minipod",
+      version: info.version,
+      description:
+        "A local emulator of a serverless job-queue service: the queue operations under /v2/{endpoint_id}, and the emulator's own control API under /_emulator.",
+    },
+  });
+
+  app.notFound((c) => problemResponse(c, new EmulatorError("ROUTE_NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json for every route`)));
+  app.onError((err, c) => {
+    if (!(err instanceof EmulatorError) && !isHttpException(err)) core.log.error(`${c.req.method} ${c.req.path}: ${(err as Error)?.stack ?? String(err)}`);
+    return problemResponse(c, err);
+  });
+  return app;
+}
+
+function isHttpException(err: unknown): boolean {
+  return typeof err === "object" && err !== null && "getResponse" in err && "status" in err;
+}
+
+function targetName(target: string): "body" | "query" | "path" | "header" {
+  if (target === "query") return "query";
+  if (target === "param") return "path";
+  if (target === "header") return "header";
+  return "body";
+}

@@ -1,0 +1,91 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { z } from "zod";
+import { EmulatorError, type ErrorCode } from "../domain/errors.js";
+import { formatIssues } from "./validation-messages.js";
+
+/** The ErrorResponse of the specification (`application/problem+json`). */
+export interface Problem {
+  title: string;
+  status: number;
+  detail: string;
+  errors?: string[];
+}
+
+/** Every error code's HTTP status and title: the one mapping table. */
+export const PROBLEMS: Readonly<Record<ErrorCode, { status: ContentfulStatusCode; title: string }>> = {
+  BAD_REQUEST: { status: 400, title: "Bad Request" },
+  VALIDATION_FAILED: { status: 400, title: "Bad Request" },
+  INVALID_STATE: { status: 400, title: "Bad Request" },
+  UNAUTHORIZED: { status: 401, title: "Unauthorized" },
+  FORBIDDEN: { status: 403, title: "Forbidden" },
+  ENDPOINT_NOT_FOUND: { status: 404, title: "Not Found" },
+  JOB_NOT_FOUND: { status: 404, title: "Not Found" },
+  NOT_FOUND: { status: 404, title: "Not Found" },
+  ROUTE_NOT_FOUND: { status: 404, title: "Not Found" },
+  METHOD_NOT_ALLOWED: { status: 405, title: "Method Not Allowed" },
+  CONFLICT: { status: 409, title: "Conflict" },
+  PAYLOAD_TOO_LARGE: { status: 413, title: "Payload Too Large" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported Media Type" },
+  RATE_LIMITED: { status: 429, title: "Too Many Requests" },
+  INJECTED_FAULT: { status: 500, title: "Internal Server Error" },
+  INTERNAL: { status: 500, title: "Internal Server Error" },
+};
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  408: "Request Timeout",
+  409: "Conflict",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+export const statusTitle = (status: number): string => TITLES[status] ?? (status >= 500 ? "Server Error" : "Error");
+
+/** A request-validation failure from zod issues, each entry "location: message". */
+export function validationError(error: z.ZodError, where: "body" | "query" | "path" | "header" = "body"): EmulatorError {
+  const errors = formatIssues(error.issues, where);
+  const detail = where === "body" ? "the request body is invalid" : `the request ${where === "path" ? "path" : `${where} parameters`} are invalid`;
+  return new EmulatorError("VALIDATION_FAILED", `${detail}: ${errors.join("; ")}`, { errors });
+}
+
+/** Turns anything thrown into a problem; unknown errors become 500 without leaking internals. */
+export function toProblem(err: unknown): { problem: Problem; retryAfter?: number | undefined } {
+  if (err instanceof EmulatorError) {
+    const row = PROBLEMS[err.code];
+    const status = err.status ?? row.status;
+    const problem: Problem = { title: err.status ? statusTitle(status) : row.title, status, detail: err.message };
+    if (err.errors?.length) problem.errors = err.errors;
+    return { problem, retryAfter: err.retryAfter };
+  }
+  if (err instanceof HTTPException) {
+    const status = err.status;
+    const detail =
+      status === 400 && /malformed json/i.test(err.message)
+        ? "the request body is not valid JSON; send a JSON object such as {\"input\": {...}}"
+        : status === 415
+          ? "send the body as JSON with the header Content-Type: application/json"
+          : err.message || statusTitle(status);
+    return { problem: { title: statusTitle(status), status, detail } };
+  }
+  return { problem: { title: "Internal Server Error", status: 500, detail: "an unexpected error occurred in the emulator; see its log" } };
+}
+
+/** Writes a problem+json response. */
+export function problemResponse(c: Context, err: unknown): Response {
+  const { problem, retryAfter } = toProblem(err);
+  const headers: Record<string, string> = { "content-type": "application/problem+json" };
+  if (retryAfter !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(retryAfter)));
+  if (problem.status === 413) headers.connection = "close";
+  return c.body(JSON.stringify(problem), problem.status as ContentfulStatusCode, headers);
+}

@@ -1,0 +1,73 @@
+import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import type { Core } from "../../core.js";
+import { jsonBody } from "../../body.js";
+import type { AppEnv } from "../../env.js";
+import { ERROR_RESPONSES, int } from "../../schemas.js";
+
+const TAG = "Emulator control";
+const CONTROL_BODY_LIMIT = 1024 * 1024;
+
+const ClockSchema = z
+  .object({
+    now: z.int().openapi({ description: "Virtual now, epoch ms" }),
+    iso: z.string().openapi({ description: "Virtual now, ISO 8601" }),
+    mode: z.enum(["real", "manual"]),
+    speed: z.number().openapi({ description: "Real mode: virtual ms per wall ms" }),
+    pendingTimers: z.int(),
+  })
+  .openapi("Clock");
+
+const ok = <T extends z.ZodType>(schema: T, description: string) => ({ 200: { description, content: { "application/json": { schema } } } });
+
+const getClock = createRoute({
+  method: "get",
+  path: "/_emulator/clock",
+  operationId: "getClock",
+  tags: [TAG],
+  summary: "The virtual clock",
+  responses: ok(ClockSchema, "Now and mode"),
+});
+
+const advanceClock = createRoute({
+  method: "post",
+  path: "/_emulator/clock/advance",
+  operationId: "advanceClock",
+  tags: [TAG],
+  summary: "Move virtual time forward",
+  description:
+    "Moves time by exactly `ms`, fires every timer due on the way in time order, and answers after the work they started has settled. Works in both modes (in real mode it skips ahead).",
+  middleware: [jsonBody(CONTROL_BODY_LIMIT)] as const,
+  request: {
+    body: { required: true, content: { "application/json": { schema: z.object({ ms: int().min(0).openapi({ example: 60000 }) }).openapi("Advance") } } },
+  },
+  responses: { ...ok(ClockSchema, "The clock after the move"), 400: ERROR_RESPONSES[400] },
+});
+
+const reset = createRoute({
+  method: "post",
+  path: "/_emulator/reset",
+  operationId: "reset",
+  tags: [TAG],
+  summary: "Empty every job and return to the configured state",
+  responses: ok(z.object({ status: z.literal("reset") }), "Reset done"),
+});
+
+/** The emulator's own control API under `/_emulator`. */
+export function controlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  const { clock } = core;
+  const view = () => ({ now: clock.now(), iso: new Date(clock.now()).toISOString(), mode: clock.mode, speed: clock.speed, pendingTimers: clock.pending() });
+
+  router.openapi(getClock, (c) => c.json(view(), 200));
+
+  router.openapi(advanceClock, async (c) => {
+    const { ms } = c.req.valid("json");
+    await clock.advance(ms);
+    core.log.debug(`clock advanced by ${ms} ms to ${new Date(clock.now()).toISOString()}`);
+    return c.json(view(), 200);
+  });
+
+  router.openapi(reset, async (c) => {
+    await core.reset();
+    return c.json({ status: "reset" as const }, 200);
+  });
+}

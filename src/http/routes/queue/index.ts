@@ -1,0 +1,63 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { toView } from "../../../domain/job.js";
+import { RUNSYNC_WAIT_DEFAULT_MS, STATUS_SYNC_WAIT_DEFAULT_MS, STREAM_HOLD_DEFAULT_MS } from "../../../domain/limits.js";
+import type { Core } from "../../core.js";
+import type { AppEnv } from "../../env.js";
+import { cancelRoute, healthRoute, purgeRoute, retryRoute, runRoute, runsyncRoute, statusRoute, statusSyncRoute, streamRoute } from "./routes.js";
+
+/** The queue operations of the specification under `/v2/{endpoint_id}`. */
+export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  const { jobs, clock } = core;
+
+  router.openapi(runRoute, (c) => {
+    const job = jobs.submit(c.req.valid("param").endpoint_id, c.req.valid("json"), "run");
+    return c.json({ id: job.id, status: "IN_QUEUE" as const }, 200);
+  });
+
+  router.openapi(runsyncRoute, async (c) => {
+    const endpointId = c.req.valid("param").endpoint_id;
+    const wait = c.req.valid("query").wait ?? RUNSYNC_WAIT_DEFAULT_MS;
+    const job = jobs.submit(endpointId, c.req.valid("json"), "runsync");
+    const done = await jobs.waitUntilFinal(endpointId, job.id, wait, c.req.raw.signal);
+    return c.json(toView(done, clock.now()), 200);
+  });
+
+  router.openapi(statusRoute, (c) => {
+    const { endpoint_id, job_id } = c.req.valid("param");
+    const job = jobs.status(endpoint_id, job_id, c.req.valid("query").ttl);
+    return c.json(toView(job, clock.now()), 200);
+  });
+
+  router.openapi(statusSyncRoute, async (c) => {
+    const { endpoint_id, job_id } = c.req.valid("param");
+    const wait = c.req.valid("query").wait ?? STATUS_SYNC_WAIT_DEFAULT_MS;
+    const job = await jobs.waitUntilFinal(endpoint_id, job_id, wait, c.req.raw.signal);
+    return c.json(toView(job, clock.now()), 200);
+  });
+
+  router.openapi(streamRoute, async (c) => {
+    const { endpoint_id, job_id } = c.req.valid("param");
+    const wait = c.req.valid("query").wait ?? STREAM_HOLD_DEFAULT_MS;
+    const { job, items } = await jobs.stream(endpoint_id, job_id, wait, c.req.raw.signal);
+    return c.json({ status: job.status, stream: items, ...(job.error !== undefined ? { error: job.error } : {}) }, 200);
+  });
+
+  router.openapi(cancelRoute, (c) => {
+    const { endpoint_id, job_id } = c.req.valid("param");
+    const job = jobs.cancel(endpoint_id, job_id);
+    return c.json({ id: job.id, status: job.status }, 200);
+  });
+
+  router.openapi(retryRoute, (c) => {
+    const { endpoint_id, job_id } = c.req.valid("param");
+    const job = jobs.retry(endpoint_id, job_id);
+    return c.json({ id: job.id, status: job.status }, 200);
+  });
+
+  router.openapi(purgeRoute, (c) => {
+    const removed = jobs.purge(c.req.valid("param").endpoint_id);
+    return c.json({ removed, status: "completed" as const }, 200);
+  });
+
+  router.openapi(healthRoute, (c) => c.json(jobs.health(c.req.valid("param").endpoint_id), 200));
+}

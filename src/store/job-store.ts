@@ -1,0 +1,229 @@
+import type { Job, JobStatus, StreamItem } from "../domain/job.js";
+import { JOB_STATUSES, nextDeadline } from "../domain/job.js";
+import type { JobStore } from "../domain/ports.js";
+import type { Db } from "./db.js";
+
+interface JobRow {
+  id: string;
+  endpoint_id: string;
+  kind: string;
+  status: string;
+  input: string;
+  output: string | null;
+  error: string | null;
+  webhook: string | null;
+  s3_config: string | null;
+  execution_timeout_ms: number;
+  ttl_ms: number;
+  low_priority: number;
+  created_at: number;
+  queued_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+  worker_id: string | null;
+  retries: number;
+  attempt: number;
+  queue_seq: number;
+  expires_at: number;
+  timeout_at: number | null;
+  retain_until: number | null;
+  deadline_at: number;
+  stream_cursor: number;
+}
+
+const COLUMNS =
+  "id, endpoint_id, kind, status, input, output, error, webhook, s3_config, execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at, worker_id, retries, attempt, queue_seq, expires_at, timeout_at, retain_until, deadline_at, stream_cursor";
+const PARAMS = COLUMNS.split(", ").map((c) => `@${c}`).join(", ");
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+const parse = (v: string | null): unknown => (v === null ? undefined : JSON.parse(v));
+const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+
+function toRow(j: Job): JobRow {
+  return {
+    id: j.id,
+    endpoint_id: j.endpointId,
+    kind: j.kind,
+    status: j.status,
+    input: JSON.stringify(j.input),
+    output: json(j.output),
+    error: j.error ?? null,
+    webhook: j.webhook ?? null,
+    s3_config: json(j.s3Config),
+    execution_timeout_ms: j.executionTimeoutMs,
+    ttl_ms: j.ttlMs,
+    low_priority: j.lowPriority ? 1 : 0,
+    created_at: j.createdAt,
+    queued_at: j.queuedAt,
+    started_at: j.startedAt ?? null,
+    completed_at: j.completedAt ?? null,
+    worker_id: j.workerId ?? null,
+    retries: j.retries,
+    attempt: j.attempt,
+    queue_seq: j.queueSeq,
+    expires_at: j.expiresAt,
+    timeout_at: j.timeoutAt ?? null,
+    retain_until: j.retainUntil ?? null,
+    deadline_at: nextDeadline(j),
+    stream_cursor: j.streamCursor,
+  };
+}
+
+function fromRow(r: JobRow): Job {
+  return {
+    id: r.id,
+    endpointId: r.endpoint_id,
+    kind: r.kind as Job["kind"],
+    status: r.status as JobStatus,
+    input: JSON.parse(r.input) as Record<string, unknown>,
+    output: parse(r.output),
+    error: opt(r.error),
+    webhook: opt(r.webhook),
+    s3Config: parse(r.s3_config) as Job["s3Config"],
+    executionTimeoutMs: r.execution_timeout_ms,
+    ttlMs: r.ttl_ms,
+    lowPriority: r.low_priority === 1,
+    createdAt: r.created_at,
+    queuedAt: r.queued_at,
+    startedAt: opt(r.started_at),
+    completedAt: opt(r.completed_at),
+    workerId: opt(r.worker_id),
+    retries: r.retries,
+    attempt: r.attempt,
+    queueSeq: r.queue_seq,
+    expiresAt: r.expires_at,
+    timeoutAt: opt(r.timeout_at),
+    retainUntil: opt(r.retain_until),
+    streamCursor: r.stream_cursor,
+  };
+}
+
+/** Jobs and their stream chunks in SQLite, through prepared statements. */
+export class SqliteJobStore implements JobStore {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
+    this.s = {
+      insert: p(`INSERT INTO jobs (${COLUMNS}) VALUES (${PARAMS})`),
+      save: p(`INSERT OR REPLACE INTO jobs (${COLUMNS}) VALUES (${PARAMS})`),
+      get: p<JobRow>(`SELECT * FROM jobs WHERE id = ?`),
+      delete: p(`DELETE FROM jobs WHERE id = ?`),
+      deleteChunks: p(`DELETE FROM stream_chunks WHERE job_id = ?`),
+      nextQueued: p<JobRow>(`SELECT * FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT 1`),
+      demand: p<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND low_priority = 0 LIMIT ?)`,
+      ),
+      countByStatus: p<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM jobs WHERE endpoint_id = ? GROUP BY status`),
+      sumRetries: p<{ n: number | null }>(`SELECT SUM(retries) AS n FROM jobs WHERE endpoint_id = ?`),
+      queuedIds: p<{ id: string }>(`SELECT id FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
+      purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
+      due: p<JobRow>(`SELECT * FROM jobs WHERE deadline_at <= ? ORDER BY deadline_at LIMIT ?`),
+      nextDeadline: p<{ at: number | null }>(`SELECT MIN(deadline_at) AS at FROM jobs`),
+      byStatus: p<JobRow>(`SELECT * FROM jobs WHERE status = ? ORDER BY queue_seq`),
+      maxSeq: p<{ n: number | null }>(`SELECT MAX(queue_seq) AS n FROM jobs`),
+      addChunk: p(`INSERT INTO stream_chunks (job_id, seq, item) VALUES (?, ?, ?)`),
+      chunkCount: p<{ n: number }>(`SELECT COUNT(*) AS n FROM stream_chunks WHERE job_id = ?`),
+      chunks: p<{ item: string }>(`SELECT item FROM stream_chunks WHERE job_id = ? AND seq >= ? ORDER BY seq`),
+      endpointJobs: p(`DELETE FROM jobs WHERE endpoint_id = ?`),
+      endpointChunks: p(`DELETE FROM stream_chunks WHERE job_id IN (SELECT id FROM jobs WHERE endpoint_id = ?)`),
+    };
+  }
+
+  insert(job: Job): void {
+    this.s.insert.run(toRow(job));
+  }
+
+  get(id: string): Job | undefined {
+    const r = this.s.get.get(id);
+    return r ? fromRow(r) : undefined;
+  }
+
+  save(job: Job): void {
+    this.s.save.run(toRow(job));
+  }
+
+  delete(id: string): void {
+    this.tx(() => {
+      this.s.delete.run(id);
+      this.s.deleteChunks.run(id);
+    });
+  }
+
+  nextQueued(endpointId: string): Job | undefined {
+    const r = this.s.nextQueued.get(endpointId);
+    return r ? fromRow(r) : undefined;
+  }
+
+  countScalingDemand(endpointId: string, limit: number): number {
+    return this.s.demand.get(endpointId, limit)?.n ?? 0;
+  }
+
+  countByStatus(endpointId: string): Record<JobStatus, number> {
+    const counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
+    for (const r of this.s.countByStatus.all(endpointId)) counts[r.status as JobStatus] = r.n;
+    return counts;
+  }
+
+  sumRetries(endpointId: string): number {
+    return this.s.sumRetries.get(endpointId)?.n ?? 0;
+  }
+
+  purgeQueued(endpointId: string): string[] {
+    return this.tx(() => {
+      const ids = this.s.queuedIds.all(endpointId).map((r) => r.id);
+      this.s.purge.run(endpointId);
+      return ids;
+    });
+  }
+
+  due(now: number, limit: number): Job[] {
+    return this.s.due.all(now, limit).map(fromRow);
+  }
+
+  nextDeadline(): number | undefined {
+    return this.s.nextDeadline.get()?.at ?? undefined;
+  }
+
+  listByStatus(status: JobStatus): Job[] {
+    return this.s.byStatus.all(status).map(fromRow);
+  }
+
+  maxQueueSeq(): number {
+    return this.s.maxSeq.get()?.n ?? 0;
+  }
+
+  appendChunks(jobId: string, items: StreamItem[]): void {
+    this.tx(() => {
+      let seq = this.chunkCount(jobId);
+      for (const item of items) this.s.addChunk.run(jobId, seq++, JSON.stringify(item));
+    });
+  }
+
+  chunkCount(jobId: string): number {
+    return this.s.chunkCount.get(jobId)?.n ?? 0;
+  }
+
+  chunks(jobId: string, from: number): StreamItem[] {
+    return this.s.chunks.all(jobId, from).map((r) => JSON.parse(r.item) as StreamItem);
+  }
+
+  clearChunks(jobId: string): void {
+    this.s.deleteChunks.run(jobId);
+  }
+
+  deleteEndpointJobs(endpointId: string): void {
+    this.tx(() => {
+      this.s.endpointChunks.run(endpointId);
+      this.s.endpointJobs.run(endpointId);
+    });
+  }
+
+  deleteAll(): void {
+    this.db.exec("DELETE FROM stream_chunks; DELETE FROM jobs;");
+  }
+
+  tx<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Schema migrations, applied in order; `PRAGMA user_version` records how many ran. Never edit a
+ * released step: add a new one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE jobs (
+    id                   TEXT PRIMARY KEY,
+    endpoint_id          TEXT NOT NULL,
+    kind                 TEXT NOT NULL,
+    status               TEXT NOT NULL,
+    input                TEXT NOT NULL,
+    output               TEXT,
+    error                TEXT,
+    webhook              TEXT,
+    s3_config            TEXT,
+    execution_timeout_ms INTEGER NOT NULL,
+    ttl_ms               INTEGER NOT NULL,
+    low_priority         INTEGER NOT NULL,
+    created_at           INTEGER NOT NULL,
+    queued_at            INTEGER NOT NULL,
+    started_at           INTEGER,
+    completed_at         INTEGER,
+    worker_id            TEXT,
+    retries              INTEGER NOT NULL,
+    attempt              INTEGER NOT NULL,
+    queue_seq            INTEGER NOT NULL,
+    expires_at           INTEGER NOT NULL,
+    timeout_at           INTEGER,
+    retain_until         INTEGER,
+    deadline_at          INTEGER NOT NULL,
+    stream_cursor        INTEGER NOT NULL
+  );
+  CREATE INDEX jobs_queue ON jobs (endpoint_id, status, queue_seq);
+  CREATE INDEX jobs_deadline ON jobs (deadline_at);
+  CREATE TABLE stream_chunks (
+    job_id TEXT NOT NULL,
+    seq    INTEGER NOT NULL,
+    item   TEXT NOT NULL,
+    PRIMARY KEY (job_id, seq)
+  ) WITHOUT ROWID;
+  CREATE TABLE endpoints (
+    id                   TEXT PRIMARY KEY,
+    name                 TEXT NOT NULL,
+    handler              TEXT NOT NULL,
+    workers_min          INTEGER NOT NULL,
+    workers_max          INTEGER NOT NULL,
+    idle_timeout         INTEGER NOT NULL,
+    cold_start_ms        INTEGER NOT NULL,
+    execution_timeout_ms INTEGER,
+    created_at           INTEGER NOT NULL,
+    extra                TEXT NOT NULL
+  );
+  `,
+];
