@@ -1,0 +1,163 @@
+import { describe, expect, it } from "vitest";
+import { VirtualClock } from "../../src/domain/clock.js";
+
+const manual = (start = 1_000_000) => new VirtualClock({ mode: "manual", start });
+
+describe("VirtualClock (manual)", () => {
+  it("moves only when advanced, by exactly the amount asked", async () => {
+    const clock = manual();
+    expect(clock.now()).toBe(1_000_000);
+    await clock.advance(1234);
+    expect(clock.now()).toBe(1_001_234);
+    await clock.advance(0);
+    expect(clock.now()).toBe(1_001_234);
+  });
+
+  it("fires due timers in time order, ties in insertion order, with now set to each due time", async () => {
+    const clock = manual(0);
+    const seen: string[] = [];
+    clock.after(30, () => seen.push(`c@${clock.now()}`));
+    clock.after(10, () => seen.push(`a@${clock.now()}`));
+    clock.after(10, () => seen.push(`b@${clock.now()}`));
+    clock.after(31, () => seen.push("late"));
+    await clock.advance(30);
+    expect(seen).toEqual(["a@10", "b@10", "c@30"]);
+    expect(clock.pending()).toBe(1);
+  });
+
+  it("runs timers created on the way when they fall inside the advance", async () => {
+    const clock = manual(0);
+    const seen: number[] = [];
+    clock.after(10, () => clock.after(5, () => seen.push(clock.now())));
+    await clock.advance(20);
+    expect(seen).toEqual([15]);
+  });
+
+  it("lets held work started by a timer settle before the next timer fires", async () => {
+    const clock = manual(0);
+    const seen: string[] = [];
+    clock.after(10, () => {
+      const release = clock.hold();
+      void (async () => {
+        await Promise.resolve();
+        await new Promise((r) => setImmediate(r));
+        seen.push("work done");
+        clock.after(0, () => seen.push(`follow-up@${clock.now()}`));
+        release();
+      })();
+    });
+    clock.after(11, () => seen.push("next timer"));
+    await clock.advance(11);
+    expect(seen).toEqual(["work done", "follow-up@10", "next timer"]);
+  });
+
+  it("runs promise chains started by a timer to their end before the next timer", async () => {
+    const clock = manual(0);
+    const seen: string[] = [];
+    clock.after(10, () => {
+      void Promise.resolve()
+        .then(() => Promise.resolve())
+        .then(() => seen.push("chain done"));
+    });
+    clock.after(11, () => seen.push("next timer"));
+    await clock.advance(11);
+    expect(seen).toEqual(["chain done", "next timer"]);
+  });
+
+  it("waits for held work (real I/O inside a handler) before answering", async () => {
+    const clock = manual(0);
+    let done = false;
+    clock.after(5, () => {
+      const release = clock.hold();
+      setTimeout(() => {
+        done = true;
+        release();
+      }, 20);
+    });
+    await clock.advance(5);
+    expect(done).toBe(true);
+  });
+
+  it("sleep resolves on the virtual clock and rejects when its signal aborts", async () => {
+    const clock = manual(0);
+    let woke = -1;
+    void clock.sleep(100).then(() => (woke = clock.now()));
+    await clock.advance(99);
+    expect(woke).toBe(-1);
+    await clock.advance(1);
+    expect(woke).toBe(100);
+
+    const ac = new AbortController();
+    const slept = clock.sleep(100, ac.signal);
+    ac.abort(new Error("stop"));
+    await expect(slept).rejects.toThrow("stop");
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("cancels timers and ignores unknown handles", async () => {
+    const clock = manual(0);
+    let fired = false;
+    const t = clock.after(10, () => (fired = true));
+    clock.cancel(t);
+    clock.cancel(t);
+    clock.cancel(undefined);
+    await clock.advance(100);
+    expect(fired).toBe(false);
+  });
+
+  it("keeps going when a timer throws, and reports it", async () => {
+    const errors: string[] = [];
+    const clock = new VirtualClock({ mode: "manual", start: 0, onError: (e, label) => errors.push(`${label}: ${(e as Error).message}`) });
+    let after = false;
+    clock.after(1, () => {
+      throw new Error("boom");
+    }, "bad");
+    clock.after(2, () => (after = true));
+    await clock.advance(5);
+    expect(errors).toEqual(["bad: boom"]);
+    expect(after).toBe(true);
+  });
+
+  it("serialises concurrent advances", async () => {
+    const clock = manual(0);
+    const seen: number[] = [];
+    for (const at of [5, 15, 25]) clock.at(at, () => seen.push(clock.now()));
+    await Promise.all([clock.advance(10), clock.advance(10), clock.advance(10)]);
+    expect(clock.now()).toBe(30);
+    expect(seen).toEqual([5, 15, 25]);
+  });
+
+  it("refuses a negative advance", async () => {
+    await expect(manual().advance(-1)).rejects.toThrow(RangeError);
+  });
+
+  it("advances 7 days over 10,000 timers in order", async () => {
+    const clock = manual(0);
+    const seen: number[] = [];
+    const day = 86_400_000;
+    for (let i = 0; i < 10_000; i++) clock.at((i * 7919) % (7 * day), () => seen.push(clock.now()));
+    await clock.advance(7 * day);
+    expect(seen).toHaveLength(10_000);
+    expect([...seen].sort((a, b) => a - b)).toEqual(seen);
+  });
+});
+
+describe("VirtualClock (real)", () => {
+  it("follows the wall clock, scaled by speed, and fires timers by itself", async () => {
+    const clock = new VirtualClock({ mode: "real", speed: 1000, start: 0 });
+    const fired = new Promise<number>((resolve) => clock.after(5_000, () => resolve(clock.now())));
+    const at = await fired; // 5 virtual seconds at ×1000 is about 5 wall ms
+    expect(at).toBeGreaterThanOrEqual(5_000);
+    clock.stop();
+  });
+
+  it("can skip ahead with advance", async () => {
+    const clock = new VirtualClock({ mode: "real", start: 0 });
+    let fired = false;
+    clock.after(60_000, () => (fired = true));
+    await clock.advance(60_000);
+    expect(fired).toBe(true);
+    expect(clock.now()).toBeGreaterThanOrEqual(60_000);
+    clock.stop();
+  });
+});
