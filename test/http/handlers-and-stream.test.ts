@@ -1,0 +1,133 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Handler } from "../../src/index.js";
+import { inProcess, type InProcess } from "../support/in-process.js";
+
+let e: InProcess;
+afterEach(() => e?.close());
+
+const fixtures = new URL("../fixtures/", import.meta.url).pathname;
+const repoFixtures = new URL("../../fixtures/handlers/", import.meta.url).pathname;
+
+describe("handlers", () => {
+  it("passes input and a context (jobId, endpointId, attempt, signal, sleep on the virtual clock)", async () => {
+    const seen: Array<Record<string, unknown>> = [];
+    const spy: Handler = async (input, ctx) => {
+      const before = ctx.now();
+      await ctx.sleep(2500);
+      seen.push({ jobId: ctx.jobId, endpointId: ctx.endpointId, attempt: ctx.attempt, slept: ctx.now() - before, aborted: ctx.signal.aborted });
+      if (input.failFirst && ctx.attempt === 1) throw new Error("first attempt fails");
+      return { ok: true };
+    };
+    e = await inProcess({ config: { endpoints: [{ id: "spy", handler: "spy", workersMin: 1 }] }, handlers: { spy } });
+    const { id } = (await e.post("/v2/spy/run", { input: { failFirst: true } })).body;
+    await e.advance(2500);
+    expect((await e.get(`/v2/spy/status/${id}`)).body).toMatchObject({ status: "FAILED", error: "first attempt fails" });
+    await e.post(`/v2/spy/retry/${id}`);
+    await e.advance(2500);
+    expect((await e.get(`/v2/spy/status/${id}`)).body).toMatchObject({ status: "COMPLETED", output: { ok: true }, retries: 1 });
+    expect(seen).toEqual([
+      { jobId: id, endpointId: "spy", attempt: 1, slept: 2500, aborted: false },
+      { jobId: id, endpointId: "spy", attempt: 2, slept: 2500, aborted: false },
+    ]);
+  });
+
+  it("reports a thrown non-Error as a string error, and a non-JSON output as a failure", async () => {
+    e = await inProcess({
+      config: { endpoints: [{ id: "a", handler: "throws", workersMin: 1 }, { id: "b", handler: "bigint", workersMin: 1 }] },
+      handlers: { throws: () => { throw "plain string"; }, bigint: () => ({ n: 1n }) },
+    });
+    const a = (await e.post("/v2/a/runsync", { input: {} })).body;
+    expect(a).toMatchObject({ status: "FAILED", error: "plain string" });
+    const b = (await e.post("/v2/b/runsync", { input: {} })).body;
+    expect(b).toMatchObject({ status: "FAILED", error: expect.stringContaining("not JSON-serialisable") });
+  });
+
+  it("loads handler modules from the config (.js and .ts), relative to the config file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-config-"));
+    const file = join(dir, "emulator.config.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        endpoints: [
+          { id: "js", handler: join(fixtures, "upper-handler.js"), workersMin: 1 },
+          { id: "ts", handler: join(repoFixtures, "text-generator.ts"), workersMin: 1 },
+        ],
+      }),
+    );
+    e = await inProcess({ config: file });
+    const pending = e.post("/v2/js/runsync", { input: { text: "shout" } });
+    await e.advance(50);
+    expect((await pending).body).toMatchObject({ status: "COMPLETED", output: { upper: "SHOUT", attempt: 1, endpoint: "js" } });
+    const ts = e.post("/v2/ts/runsync", { input: { prompt: "one two three", delayMs: 100 } });
+    await e.advance(200);
+    expect((await ts).body).toMatchObject({ status: "COMPLETED", output: { text: ["three", "two", "one"], tokens: 3 } });
+  });
+
+  it("refuses to start with a handler module that does not exist, naming it", async () => {
+    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "./missing-handler.ts" }] } })).rejects.toThrow(/handler module "\.\/missing-handler\.ts" not found/);
+    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "nonsense" }] } })).rejects.toThrow(/unknown handler "nonsense": use one of echo, scripted/);
+  });
+});
+
+describe("/stream and /status-sync", () => {
+  it("hands out only the chunks produced since the previous call and holds an empty poll on the virtual clock", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "s", handler: "scripted", workersMin: 1 }] } });
+    const { id } = (await e.post("/v2/s/run", { input: { stream: ["a", "b", "c"], streamIntervalMs: 1000, output: "abc" } })).body;
+    await e.advance(0);
+    const first = await e.get(`/v2/s/stream/${id}`);
+    expect(first.body).toEqual({ status: "IN_PROGRESS", stream: [{ output: "a" }] });
+
+    let answered = false;
+    const held = e.get(`/v2/s/stream/${id}`).then((r) => ((answered = true), r));
+    await e.advance(999);
+    expect(answered).toBe(false);
+    await e.advance(1);
+    expect((await held).body).toEqual({ status: "IN_PROGRESS", stream: [{ output: "b" }] });
+
+    await e.advance(1000);
+    const last = await e.get(`/v2/s/stream/${id}`);
+    expect(last.body).toEqual({ status: "COMPLETED", stream: [{ output: "c" }] });
+    expect((await e.get(`/v2/s/stream/${id}`)).body).toEqual({ status: "COMPLETED", stream: [] });
+    expect((await e.get(`/v2/s/status/${id}`)).body.output).toBe("abc");
+  });
+
+  it("answers an empty stream poll when its wait ends", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "s", handler: "scripted", workersMin: 1 }] } });
+    const { id } = (await e.post("/v2/s/run", { input: { sleepMs: 60_000 } })).body;
+    const held = e.get(`/v2/s/stream/${id}?wait=2000`);
+    await e.advance(2000);
+    expect((await held).body).toEqual({ status: "IN_PROGRESS", stream: [] });
+    const dflt = e.get(`/v2/s/stream/${id}`);
+    await e.advance(10_000);
+    expect((await dflt).body.stream).toEqual([]);
+  });
+
+  it("gives a non-streaming job's output as the one stream item", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "s", handler: "echo", workersMin: 1 }] } });
+    const { id } = (await e.post("/v2/s/run", { input: { v: 1 } })).body;
+    await e.advance(0);
+    expect((await e.get(`/v2/s/stream/${id}`)).body).toEqual({ status: "COMPLETED", stream: [{ output: { v: 1 } }] });
+  });
+
+  it("streams a FAILED job's error", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "s", handler: "scripted", workersMin: 1 }] } });
+    const { id } = (await e.post("/v2/s/run", { input: { stream: [1], fail: "broke" } })).body;
+    await e.advance(0);
+    expect((await e.get(`/v2/s/stream/${id}`)).body).toEqual({ status: "FAILED", stream: [{ output: 1 }], error: "broke" });
+  });
+
+  it("/status-sync holds until the job is final or the wait ends", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "s", handler: "scripted", workersMin: 1 }] } });
+    const { id } = (await e.post("/v2/s/run", { input: { sleepMs: 5000, output: "late" } })).body;
+    const short = e.get(`/v2/s/status-sync/${id}?wait=1000`);
+    await e.advance(1000);
+    expect((await short).body.status).toBe("IN_PROGRESS");
+    const long = e.get(`/v2/s/status-sync/${id}?wait=90000`);
+    await e.advance(4000);
+    expect((await long).body).toMatchObject({ status: "COMPLETED", output: "late", executionTime: 5000 });
+    expect((await e.get(`/v2/s/status-sync/${id}?wait=1`)).body.errors).toEqual(["query.wait: expected number >= 1000"]);
+  });
+});
