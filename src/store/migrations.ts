@@ -52,4 +52,24 @@ export const MIGRATIONS: readonly string[] = [
     extra                TEXT NOT NULL
   );
   `,
+  // Network volumes (both REST versions share them) and templates of the management surface.
+  `
+  CREATE TABLE network_volumes (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    size_gb     INTEGER NOT NULL,
+    data_center TEXT NOT NULL,
+    type        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+  );
+  CREATE TABLE templates (
+    id         TEXT PRIMARY KEY,
+    name       TEXT NOT NULL,
+    handler    TEXT,
+    fields     TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];
