@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "./load.js";
 
@@ -77,7 +78,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
   }
 
   let config = pick("config", "MINIPOD_CONFIG");
-  if (config === undefined && existsSync(`${cwd}/${DEFAULT_CONFIG}`)) config = `${cwd}/${DEFAULT_CONFIG}`;
+  if (config === undefined && existsSync(join(cwd, DEFAULT_CONFIG))) config = join(cwd, DEFAULT_CONFIG);
 
   return {
     config,
