@@ -8,7 +8,7 @@ import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
-import { WorkerPool, type SimWorker } from "./workers.js";
+import { WorkerPool, type SimWorker, type WorkerObserver } from "./workers.js";
 
 interface Run {
   jobId: string;
@@ -34,6 +34,8 @@ export class Scheduler {
       transitions: Transitions;
       log: Logger;
       newWorkerId: () => string;
+      /** Told when workers start, change state and stop (usage metering). */
+      workerObserver?: WorkerObserver;
     },
   ) {}
 
@@ -56,7 +58,7 @@ export class Scheduler {
   /** Starts serving an endpoint; `warm` starts its minimum workers ready. */
   attach(spec: EndpointSpec, warm: boolean): void {
     this.detach(spec.id);
-    const pool = new WorkerPool(spec, this.d.clock, this.d.newWorkerId, () => this.pump(spec.id));
+    const pool = new WorkerPool(spec, this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver);
     this.pools.set(spec.id, pool);
     pool.fillMinimum(warm);
     this.pump(spec.id);

@@ -12,6 +12,23 @@ export interface SimWorker {
   timer: TimerHandle | undefined;
 }
 
+/**
+ * What happened to a simulated worker, for observers such as usage metering: `started` when it is
+ * created (cold start included), `state` on each later state change, `stopped` when it is gone
+ * (scaled down, removed, or its endpoint detached). `state` is the worker's state after the event
+ * (for `stopped`, the last one it had).
+ */
+export interface WorkerEvent {
+  type: "started" | "state" | "stopped";
+  endpointId: string;
+  workerId: string;
+  state: WorkerState;
+  /** Virtual time of the event. */
+  at: number;
+}
+
+export type WorkerObserver = (event: WorkerEvent) => void;
+
 export interface WorkerCounts {
   initializing: number;
   idle: number;
@@ -33,6 +50,7 @@ export class WorkerPool {
     private readonly clock: VirtualClock,
     private readonly newId: () => string,
     private readonly onReady: () => void,
+    private readonly observer?: WorkerObserver,
   ) {}
 
   get endpointId(): string {
@@ -89,6 +107,7 @@ export class WorkerPool {
     w.state = "running";
     w.jobId = jobId;
     w.since = this.clock.now();
+    this.emit("state", w);
   }
 
   /** The worker is free again; it is scaled down after idleTimeout unless something takes it. */
@@ -98,13 +117,14 @@ export class WorkerPool {
     w.state = "idle";
     w.jobId = undefined;
     w.since = this.clock.now();
+    this.emit("state", w);
     this.armIdle(w);
   }
 
   /** Takes a running worker out (crash); the caller re-queues or fails its job. */
   remove(w: SimWorker): void {
     this.clock.cancel(w.timer);
-    this.workers.delete(w.id);
+    if (this.workers.delete(w.id)) this.emit("stopped", w);
   }
 
   /** New settings (management update): trims idle workers over the new maximum, fills the minimum. */
@@ -119,15 +139,19 @@ export class WorkerPool {
   }
 
   stopAll(): void {
-    for (const w of this.workers.values()) this.clock.cancel(w.timer);
+    for (const w of this.workers.values()) {
+      this.clock.cancel(w.timer);
+      this.emit("stopped", w);
+    }
     this.workers.clear();
   }
 
   private add(warm: boolean): void {
     const w: SimWorker = { id: this.newId(), state: "initializing", jobId: undefined, since: this.clock.now(), timer: undefined };
     this.workers.set(w.id, w);
-    if (warm || this.spec.coldStartMs <= 0) {
-      w.state = "idle";
+    if (warm || this.spec.coldStartMs <= 0) w.state = "idle";
+    this.emit("started", w);
+    if (w.state === "idle") {
       this.armIdle(w);
       return;
     }
@@ -148,9 +172,13 @@ export class WorkerPool {
       this.spec.idleTimeout * 1000,
       () => {
         w.timer = undefined;
-        if (w.state === "idle" && this.workers.size > this.spec.workersMin) this.workers.delete(w.id);
+        if (w.state === "idle" && this.workers.size > this.spec.workersMin) this.remove(w);
       },
       "worker-idle",
     );
+  }
+
+  private emit(type: WorkerEvent["type"], w: SimWorker): void {
+    this.observer?.({ type, endpointId: this.spec.id, workerId: w.id, state: w.state, at: this.clock.now() });
   }
 }
