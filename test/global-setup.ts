@@ -1,8 +1,12 @@
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-/** End-to-end tests run the real CLI from dist/: build it once, fresh, before the suite. */
+/**
+ * End-to-end tests run the real CLI from dist/: build it once, fresh, before the suite. Type
+ * errors do not stop the build (tsc still emits); `npm test` type-checks separately first.
+ */
 export default function setup(): void {
   const root = fileURLToPath(new URL("..", import.meta.url));
-  execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+  const r = spawnSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, "-p", "tsconfig.build.json"], { cwd: root, encoding: "utf8" });
+  if (r.status !== 0) process.stderr.write(`warning: the build reported errors (dist/ was still written):\n${r.stdout}${r.stderr}\n`);
 }

@@ -198,7 +198,8 @@ export class JobService {
   recover(): number {
     const lost = this.d.jobs.listByStatus("IN_PROGRESS");
     const now = this.d.clock.now();
-    for (const job of lost) this.d.transitions.move(job, requeued(job, now, ++this.queueSeq), "worker lost (emulator restarted); re-queued");
+    // They keep their place at the front: they had been started before anything still queued.
+    for (const job of lost) this.d.transitions.move(job, requeued(job, now, job.queueSeq), "worker lost (emulator restarted); re-queued");
     return lost.length;
   }
 
