@@ -107,13 +107,18 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     close() {
       closed ??= new Promise<void>((resolve) => {
         const s = server as import("node:http").Server;
+        // Answer held requests, let answers in flight finish, drop keep-alive sockets as they
+        // go idle; whatever is still open after 2 s is cut.
+        const idle = setInterval(() => s.closeIdleConnections?.(), 25);
+        const cut = setTimeout(() => s.closeAllConnections?.(), 2000);
         s.close(() => {
+          clearInterval(idle);
+          clearTimeout(cut);
           core.close();
           resolve();
         });
         s.closeIdleConnections?.();
         core.notifier.releaseAll("emulator closing", core.clock.now());
-        setTimeout(() => s.closeAllConnections?.(), 2000).unref();
       });
       return closed;
     },

@@ -1,0 +1,65 @@
+import runpodSdk from "runpod-sdk";
+import { describe, expect, it } from "vitest";
+import { createEmulator } from "../../src/index.js";
+
+describe("createEmulator", () => {
+  it("serves on 127.0.0.1 and a free port, with a manual clock and handler functions", async () => {
+    const emu = await createEmulator({
+      port: 0,
+      clock: "manual",
+      config: { endpoints: [{ id: "double", handler: "double", workersMin: 1 }] },
+      handlers: { double: async (input, ctx) => { await ctx.sleep(1000); return { n: Number(input.n) * 2 }; } },
+    });
+    try {
+      expect(emu.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const ep = runpodSdk("k", { baseUrl: `${emu.url}/v2` }).endpoint("double")!;
+      const { id } = await ep.run({ input: { n: 21 } });
+      const t0 = emu.clock.now();
+      await emu.clock.advance(1000);
+      expect(emu.clock.now() - t0).toBe(1000);
+      expect(await ep.status(id)).toMatchObject({ status: "COMPLETED", output: { n: 42 } });
+      expect(emu.endpoints().map((e) => e.id)).toEqual(["double"]);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it("runs several isolated emulators in one process, and reset empties jobs", async () => {
+    const config = { endpoints: [{ id: "echo", workersMin: 0, workersMax: 0 }] };
+    const [a, b] = await Promise.all([createEmulator({ clock: "manual", config }), createEmulator({ clock: "manual", config })]);
+    try {
+      const sa = runpodSdk("k", { baseUrl: `${a.url}/v2` }).endpoint("echo")!;
+      const sb = runpodSdk("k", { baseUrl: `${b.url}/v2` }).endpoint("echo")!;
+      await sa.run({ input: {} });
+      await sa.run({ input: {} });
+      await a.clock.advance(5000);
+      expect((await sa.health()).jobs.inQueue).toBe(2);
+      expect((await sb.health()).jobs.inQueue).toBe(0);
+      expect(b.clock.now()).toBeLessThan(a.clock.now());
+      await a.reset();
+      expect((await sa.health()).jobs.inQueue).toBe(0);
+      const res = await fetch(`${a.url}/_emulator/reset`, { method: "POST" });
+      expect(await res.json()).toEqual({ status: "reset" });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("answers a request held on the manual clock when the emulator closes", async () => {
+    const emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "q", workersMax: 0 }] } });
+    const { id } = (await (await fetch(`${emu.url}/v2/q/run`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: {} }) })).json()) as { id: string };
+    const held = fetch(`${emu.url}/v2/q/status-sync/${id}?wait=300000`, { headers: { authorization: "k" } });
+    await new Promise((r) => setTimeout(r, 20));
+    await emu.close();
+    expect([200, 404]).toContain((await held).status);
+  });
+
+  it("reports a port in use clearly", async () => {
+    const first = await createEmulator({});
+    try {
+      await expect(createEmulator({ port: first.port })).rejects.toThrow(`port ${first.port} is already in use`);
+    } finally {
+      await first.close();
+    }
+  });
+});
