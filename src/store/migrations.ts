@@ -72,4 +72,30 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // Pods, container registry auths, and the usage intervals billing is computed from.
+  `
+  CREATE TABLE pods (
+    id         TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    data       TEXT NOT NULL
+  );
+  CREATE TABLE registry_auths (
+    id         TEXT PRIMARY KEY,
+    name       TEXT NOT NULL UNIQUE,
+    username   TEXT NOT NULL,
+    password   TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE usage_intervals (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    resource_id TEXT NOT NULL,
+    attrs       TEXT NOT NULL,
+    started_at  INTEGER NOT NULL,
+    stopped_at  INTEGER,
+    seen_at     INTEGER NOT NULL
+  );
+  CREATE INDEX usage_by_time ON usage_intervals (kind, started_at);
+  CREATE INDEX usage_open ON usage_intervals (kind, resource_id) WHERE stopped_at IS NULL;
+  `,
 ];
