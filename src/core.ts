@@ -9,8 +9,10 @@ import type { Job } from "./domain/job.js";
 import { JobService } from "./domain/jobs.js";
 import type { Logger } from "./domain/logger.js";
 import { JobNotifier } from "./domain/notifier.js";
+import { RateLimits } from "./domain/rate-limit.js";
 import { Scheduler } from "./domain/scheduler.js";
 import { Transitions } from "./domain/transitions.js";
+import { ApiKeys } from "./http/auth.js";
 import type { Core } from "./http/core.js";
 import { openDb, type Db } from "./store/db.js";
 import { SqliteEndpointStore } from "./store/endpoint-store.js";
@@ -49,6 +51,8 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId });
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log });
   const jobs = service;
+  const auth = new ApiKeys(config.auth);
+  const rateLimits = new RateLimits(clock, config.rateLimits);
 
   const seed = async () => {
     const now = clock.now();
@@ -98,11 +102,14 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     endpoints,
     handlers,
     recovered,
+    auth,
+    rateLimits,
     async reset() {
       scheduler.detachAll();
       notifier.releaseAll("reset", clock.now());
       clock.clearTimers();
       jobStore.deleteAll();
+      rateLimits.reset();
       endpoints.deleteAll();
       await seed();
       jobs.resync();

@@ -7,6 +7,9 @@ import {
   EXECUTION_TIMEOUT_MAX_MS,
   EXECUTION_TIMEOUT_MIN_MS,
 } from "../domain/limits.js";
+import { REST_V2_RESOURCES } from "../domain/surfaces.js";
+import { AuthConfigSchema } from "./auth-schema.js";
+import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schema.js";
 
 /** Endpoint ids appear in URLs and real clients check job ids with the same pattern. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -50,11 +53,16 @@ export const ConfigSchema = z
     logLevel: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
     clock: ClockConfigSchema.default({ mode: "real", speed: 1 }),
     endpoints: z.array(EndpointConfigSchema).default([]).describe("Queue-based endpoints served at /v2/{id}"),
+    auth: AuthConfigSchema.default({ keys: [] }).describe("API keys and their scopes"),
+    rateLimits: RateLimitsConfigSchema.default(RATE_LIMITS_DEFAULTS).describe("REST quotas and queue rate limits, on the virtual clock"),
   })
   .superRefine((config, ctx) => {
     const seen = new Set<string>();
     config.endpoints.forEach((e, i) => {
       if (seen.has(e.id)) ctx.addIssue({ code: "custom", message: `duplicate endpoint id "${e.id}"`, path: ["endpoints", i, "id"] });
+      if (REST_V2_RESOURCES.has(e.id)) {
+        ctx.addIssue({ code: "custom", message: `endpoint id "${e.id}" is reserved: /v2/${e.id} is a resource of the REST surface; choose another id`, path: ["endpoints", i, "id"] });
+      }
       seen.add(e.id);
     });
   });

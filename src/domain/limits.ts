@@ -57,3 +57,42 @@ export const ENDPOINT_WORKERS_MAX_DEFAULT = 3;
 export const ENDPOINT_COLD_START_DEFAULT_MS = 1000;
 
 export const TIME = { SECOND, MINUTE, HOUR, DAY } as const;
+
+/**
+ * REST surface quotas per API key: "Rate limit exceeded for a window (minute, hour or day on the
+ * REST surface)". The quota values are "not shown" in the specification; these are the real
+ * service's documented example values (`"minute";q=60;w=60, "hour";q=3000;w=3600, "day";q=50000;w=86400`).
+ */
+export const REST_RATE_LIMIT_WINDOWS = [
+  { name: "minute", ms: MINUTE },
+  { name: "hour", ms: HOUR },
+  { name: "day", ms: DAY },
+] as const;
+export const REST_RATE_LIMIT_MINUTE_DEFAULT = 60;
+export const REST_RATE_LIMIT_HOUR_DEFAULT = 3000;
+export const REST_RATE_LIMIT_DAY_DEFAULT = 50_000;
+
+/** "Per-endpoint, per-operation rate limits on queue operations": "Rate limit" is per 10 seconds. */
+export const QUEUE_RATE_WINDOW_MS = 10 * SECOND;
+
+/**
+ * The table of "Limits": requests per 10 s and concurrent requests, per endpoint and operation.
+ * `concurrent: undefined` is "none stated" (`/purge-queue`).
+ */
+export const QUEUE_RATE_LIMITS: Readonly<Record<string, { method: "GET" | "POST"; requests: number; concurrent: number | undefined }>> = {
+  runsync: { method: "POST", requests: 2000, concurrent: 400 },
+  run: { method: "POST", requests: 1000, concurrent: 200 },
+  status: { method: "GET", requests: 2000, concurrent: 400 },
+  stream: { method: "GET", requests: 2000, concurrent: 400 },
+  cancel: { method: "POST", requests: 100, concurrent: 20 },
+  "purge-queue": { method: "POST", requests: 2, concurrent: undefined },
+  openai: { method: "POST", requests: 2000, concurrent: 400 },
+  requests: { method: "GET", requests: 10, concurrent: 2 },
+};
+
+/**
+ * "Dynamic limit: the effective limit is the higher of the base limit above and
+ * `number_of_running_workers x requests_per_worker`"; requests_per_worker is "not shown", so this
+ * default is the emulator's choice (per 10 s window), configurable as `rateLimits.queue.requestsPerWorker`.
+ */
+export const QUEUE_REQUESTS_PER_WORKER_DEFAULT = 10;

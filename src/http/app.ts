@@ -1,8 +1,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { EmulatorError } from "../domain/errors.js";
+import { authenticate, authorize } from "./auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
+import { allowedMethods } from "./method-not-allowed.js";
 import { problemResponse, validationError } from "./problem.js";
+import { queueRateLimit, restRateLimit } from "./rate-limit.js";
 import { controlRoutes } from "./routes/control/index.js";
 import { queueRoutes } from "./routes/queue/index.js";
 
@@ -28,6 +31,10 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
     core.log.info(`${c.req.method} ${new URL(c.req.url).pathname} ${c.res.status} ${ms}ms`);
   });
 
+  // Service routes only: /_emulator, /openapi.json, /docs and / stay open.
+  const guards = [authenticate(core.auth), restRateLimit(core), authorize(), queueRateLimit(core)];
+  for (const path of ["/v1/*", "/v2/*"]) app.use(path, ...guards);
+
   queueRoutes(core, app);
   controlRoutes(core, app);
 
@@ -41,7 +48,15 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
     },
   });
 
-  app.notFound((c) => problemResponse(c, new EmulatorError("ROUTE_NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json for every route`)));
+  const allowed = allowedMethods(app.routes);
+  app.notFound((c) => {
+    const allow = allowed(c.req.path);
+    if (allow.length > 0) {
+      c.header("allow", allow.join(", "));
+      return problemResponse(c, new EmulatorError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${c.req.path}; it accepts ${allow.join(", ")}`));
+    }
+    return problemResponse(c, new EmulatorError("ROUTE_NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json for every route`));
+  });
   app.onError((err, c) => {
     if (!(err instanceof EmulatorError) && !isHttpException(err)) core.log.error(`${c.req.method} ${c.req.path}: ${(err as Error)?.stack ?? String(err)}`);
     return problemResponse(c, err);

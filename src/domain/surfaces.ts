@@ -1,0 +1,63 @@
+/**
+ * The service's surfaces as the paths show them: `/v1/*` and the resource collections of `/v2`
+ * are the REST surface; every other `/v2/{endpoint_id}/{operation}` is a queue operation, or a
+ * worker route when a worker process fetches jobs. Which permission scope each needs is decided
+ * here, in one place, so authentication, rate limits and the config's reserved names agree.
+ */
+
+/** First segments of `/v2/...` that are REST resources (the real `/v2` REST surface), not endpoint ids. */
+export const REST_V2_RESOURCES: ReadonlySet<string> = new Set([
+  "network-volumes",
+  "pods",
+  "serverless",
+  "templates",
+  "registries",
+  "billing",
+  "catalog",
+  "account",
+  "clusters",
+]);
+
+/** Operations a worker process calls (real workers: job-take, job-done, job-stream, ping). */
+export const WORKER_OPERATIONS: ReadonlySet<string> = new Set(["job-take", "job-take-batch", "job-done", "job-stream", "ping"]);
+
+/**
+ * Permission scopes of an API key. The specification leaves them open ("Authentication", item
+ * 5); these split each surface by reading and changing, and give workers their own.
+ */
+export const SCOPES = ["queue:read", "queue:write", "rest:read", "rest:write", "worker"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export type Surface = "rest" | "queue" | "worker";
+
+/** What a request to a service route is: its surface, the scope it needs, and for the queue its endpoint and operation. */
+export interface ServiceRoute {
+  surface: Surface;
+  scope: Scope;
+  /** Queue and worker routes: the `{endpoint_id}` of the path. */
+  endpointId: string | undefined;
+  /** Queue and worker routes: the operation segment (`run`, `status`, `job-take`, ...). */
+  operation: string | undefined;
+}
+
+const READ_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Classifies a service path (`/v1/...` or `/v2/...`). A path under `/v2` whose first segment is
+ * not a REST resource is a queue operation of that endpoint, whether or not the operation exists
+ * (an unknown one still needs a key, then answers 404).
+ */
+export function classifyServiceRoute(method: string, path: string): ServiceRoute {
+  const read = READ_METHODS.has(method.toUpperCase());
+  // "/v2/echo/run" splits into ["", "v2", "echo", "run"].
+  const parts = path.split("/", 4);
+  const first = parts[2];
+  if (parts[1] !== "v2" || first === undefined || first === "" || REST_V2_RESOURCES.has(first)) {
+    return { surface: "rest", scope: read ? "rest:read" : "rest:write", endpointId: undefined, operation: undefined };
+  }
+  const operation = parts[3];
+  if (operation !== undefined && WORKER_OPERATIONS.has(operation)) {
+    return { surface: "worker", scope: "worker", endpointId: first, operation };
+  }
+  return { surface: "queue", scope: read ? "queue:read" : "queue:write", endpointId: first, operation };
+}

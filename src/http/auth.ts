@@ -1,0 +1,95 @@
+import type { MiddlewareHandler } from "hono";
+import type { AuthConfig } from "../config/auth-schema.js";
+import { EmulatorError } from "../domain/errors.js";
+import { classifyServiceRoute, SCOPES, type Scope, type ServiceRoute } from "../domain/surfaces.js";
+
+/** Who is calling and what the request is, once authenticated. */
+export interface Caller {
+  /** The API key (for per-key counters; never logged or returned). */
+  key: string;
+  scopes: ReadonlySet<Scope>;
+  rateLimitExempt: boolean;
+  route: ServiceRoute;
+}
+
+declare module "hono" {
+  interface ContextVariableMap {
+    caller: Caller;
+  }
+}
+
+const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+
+/** The configured API keys, or, with none configured, any non-empty key with every scope. */
+export class ApiKeys {
+  private readonly keys = new Map<string, { scopes: ReadonlySet<Scope>; rateLimitExempt: boolean }>();
+
+  constructor(config: AuthConfig) {
+    for (const k of config.keys) this.keys.set(k.key, { scopes: k.scopes ? new Set(k.scopes) : ALL_SCOPES, rateLimitExempt: k.rateLimitExempt });
+  }
+
+  /** True when no key is configured: any non-empty key is accepted (the banner says so). */
+  get open(): boolean {
+    return this.keys.size === 0;
+  }
+
+  lookup(key: string): { scopes: ReadonlySet<Scope>; rateLimitExempt: boolean } | undefined {
+    if (this.open) return { scopes: ALL_SCOPES, rateLimitExempt: false };
+    return this.keys.get(key);
+  }
+}
+
+const BEARER = /^bearer(?:\s+(.*))?$/i;
+
+/**
+ * The key of an `Authorization` header: `Bearer <key>` everywhere; on queue and worker routes
+ * also the bare `<key>` (the real service's curl examples and workers send it so).
+ */
+export function keyFromHeader(header: string | undefined, bareAllowed: boolean): { key: string } | { problem: string } {
+  const value = header?.trim() ?? "";
+  if (value === "") return { problem: bareAllowed ? "missing API key: send Authorization: Bearer <key>" : "missing bearer token" };
+  const bearer = BEARER.exec(value);
+  if (bearer) {
+    const token = bearer[1]?.trim() ?? "";
+    if (token === "" || /\s/.test(token)) return { problem: 'malformed Authorization header: expected "Bearer <API key>"' };
+    return { key: token };
+  }
+  if (bareAllowed && !/\s/.test(value)) return { key: value };
+  return { problem: bareAllowed ? 'malformed Authorization header: expected "Bearer <API key>" or the bare key' : 'malformed Authorization header: expected "Bearer <API key>"' };
+}
+
+const unauthorized = (detail: string) => new EmulatorError("UNAUTHORIZED", detail);
+
+/**
+ * Authentication of every service route (`/v1/*`, `/v2/*`): 401 for a missing, malformed or
+ * unknown key. The request's surface and the scope it needs are decided here once and handed on
+ * as `caller`; `authorize` checks the scope after the REST quota has counted the request.
+ */
+export function authenticate(keys: ApiKeys): MiddlewareHandler {
+  return async (c, next) => {
+    const route = classifyServiceRoute(c.req.method, c.req.path);
+    const parsed = keyFromHeader(c.req.header("authorization"), route.surface !== "rest");
+    if ("problem" in parsed) {
+      c.header("www-authenticate", 'Bearer realm="minipod"');
+      throw unauthorized(parsed.problem);
+    }
+    const entry = keys.lookup(parsed.key);
+    if (!entry) {
+      c.header("www-authenticate", 'Bearer realm="minipod", error="invalid_token"');
+      throw unauthorized("invalid API key");
+    }
+    c.set("caller", { key: parsed.key, scopes: entry.scopes, rateLimitExempt: entry.rateLimitExempt, route });
+    await next();
+  };
+}
+
+/** 403 when the key's scopes do not cover the route (`"scopes": []` covers nothing). */
+export function authorize(): MiddlewareHandler {
+  return async (c, next) => {
+    const { scopes, route } = c.get("caller");
+    if (!scopes.has(route.scope)) {
+      throw new EmulatorError("FORBIDDEN", `access denied: this API key lacks the scope "${route.scope}" needed for ${c.req.method} ${c.req.path}`);
+    }
+    await next();
+  };
+}
