@@ -14,6 +14,12 @@ import { Scheduler } from "./domain/scheduler.js";
 import { Transitions } from "./domain/transitions.js";
 import { ApiKeys } from "./http/auth.js";
 import type { Core } from "./http/core.js";
+import { buildManagement } from "./core-management.js";
+import { buildPodsAndBilling } from "./core-pods.js";
+import { UsageMeter } from "./domain/management/usage.js";
+import { SqliteUsageStore } from "./store/usage-store.js";
+import { buildObserve } from "./core-observe.js";
+import { Snapshots } from "./snapshots.js";
 import { openDb, type Db } from "./store/db.js";
 import { SqliteEndpointStore } from "./store/endpoint-store.js";
 import { SqliteJobStore } from "./store/job-store.js";
@@ -48,13 +54,23 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   let service: JobService | undefined;
   const deadlines = new Deadlines(clock, jobStore, (job: Job, now: number) => service!.onDeadline(job, now));
   const transitions = new Transitions(clock, jobStore, deadlines, notifier);
-  const scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId });
+  // eslint-disable-next-line prefer-const -- built after the observers that read it lazily
+  let scheduler: Scheduler;
+  const usageStore = new SqliteUsageStore(db);
+  const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id), log });
+  const observed = buildObserve({ db, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
+  scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: usage.onWorker });
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log });
   const jobs = service;
+  const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore });
+  const { networkVolumes, templates } = management;
+  const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name });
   const auth = new ApiKeys(config.auth);
   const rateLimits = new RateLimits(clock, config.rateLimits);
 
   const seed = async () => {
+    await management.seed();
+    podsBilling.seed();
     const now = clock.now();
     for (const e of config.endpoints) {
       await handlers.prepare(e.handler);
@@ -69,7 +85,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
         coldStartMs: e.coldStartMs,
         executionTimeoutMs: e.executionTimeoutMs,
         createdAt: existing?.createdAt ?? now,
-        extra: existing?.extra ?? {},
+        extra: management.endpointManager.configExtra(e, existing),
       };
       endpoints.upsert(spec);
     }
@@ -91,6 +107,22 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const recovered = jobs.recover();
   attachAll();
   deadlines.rebuild();
+  observed.faults.reset(config.faults);
+
+  const snapshots = new Snapshots(db, clock, async (at) => {
+    // The database now holds the snapshot: rebuild timers, workers and queue positions from it.
+    scheduler.detachAll();
+    notifier.releaseAll("snapshot restored", clock.now());
+    clock.clearTimers();
+    clock.set(at);
+    rateLimits.reset();
+    jobs.resync();
+    jobs.recover();
+    usage.closeOrphanWorkers();
+    attachAll();
+    deadlines.rebuild();
+    await clock.settle();
+  });
 
   return {
     clock,
@@ -99,11 +131,23 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     log,
     db,
     notifier,
+    jobStore,
     endpoints,
     handlers,
     recovered,
+    networkVolumes: management.networkVolumes,
+    templates: management.templates,
+    endpointManager: management.endpointManager,
+    pods: podsBilling.pods,
+    registryAuths: podsBilling.registryAuths,
+    billing: podsBilling.billing,
     auth,
     rateLimits,
+    faults: observed.faults,
+    observe: observed.observe,
+    journalMax: config.journal.maxEntries,
+    snapshots,
+    runUntilIdle: observed.runUntilIdle,
     async reset() {
       scheduler.detachAll();
       notifier.releaseAll("reset", clock.now());
@@ -111,6 +155,9 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       jobStore.deleteAll();
       rateLimits.reset();
       endpoints.deleteAll();
+      management.clear();
+      podsBilling.clear();
+      observed.reset();
       await seed();
       jobs.resync();
       attachAll();

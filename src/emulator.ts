@@ -9,6 +9,11 @@ import type { Handler } from "./domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "./domain/logger.js";
 import { createApp } from "./http/app.js";
 import { VERSION } from "./version.js";
+import { waitForJob } from "./wait-for-job.js";
+import type { FaultRule, FaultRuleInput } from "./domain/faults.js";
+import type { JobStatus, JobView } from "./domain/job.js";
+import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "./domain/observability.js";
+import type { SnapshotInfo } from "./snapshots.js";
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
@@ -47,6 +52,30 @@ export interface Emulator {
   recovered: number;
   /** The endpoints being served. */
   endpoints(): EndpointSpec[];
+  /** Fault rules: add (answers the rule with its id), list, remove one, clear all. */
+  faults: {
+    add(rule: FaultRuleInput): FaultRule;
+    list(): FaultRule[];
+    remove(id: string): boolean;
+    clear(): number;
+  };
+  /** Every webhook attempt (of one job, or all), oldest first. */
+  webhooks(jobId?: string): WebhookDelivery[];
+  /** The request journal, filtered, with the count of every match. */
+  requests(filter?: JournalFilter): { requests: JournalEntry[]; count: number };
+  /** A job's timeline: every transition with its virtual time and cause. */
+  events(jobId: string): JobEvent[];
+  /** Saves the whole state under a name (in memory). */
+  snapshot(name: string): SnapshotInfo;
+  /** Puts a saved state back, clock included. */
+  restore(name: string): Promise<SnapshotInfo>;
+  /**
+   * Resolves when the job reaches `status` (advancing the manual clock timer by timer, at most
+   * `withinMs` virtual ms, default 1 hour); rejects if it ends otherwise.
+   */
+  waitForJob(endpointId: string, jobId: string, status: JobStatus, withinMs?: number): Promise<JobView>;
+  /** Advances the manual clock until no job waits or runs and no webhook retry is due. */
+  runUntilIdle(maxMs?: number): Promise<void>;
   /** Empties jobs and returns to the configured state. */
   reset(): Promise<void>;
   /** Stops the server and closes the database. */
@@ -103,6 +132,19 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
     reset: () => core.reset(),
     endpoints: () => core.scheduler.specs(),
+    faults: {
+      add: (rule) => core.faults.add(rule),
+      list: () => core.faults.list(),
+      remove: (id) => core.faults.remove(id),
+      clear: () => core.faults.clear(),
+    },
+    webhooks: (jobId) => core.observe.deliveries(jobId),
+    requests: (filter = {}) => core.observe.requests(filter),
+    events: (jobId) => core.observe.events(jobId),
+    snapshot: (name) => core.snapshots.save(name),
+    restore: (name) => core.snapshots.restore(name),
+    waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => waitForJob(core, endpointId, jobId, status, withinMs),
+    runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
     app,
     close() {
       closed ??= new Promise<void>((resolve) => {

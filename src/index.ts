@@ -2,3 +2,7 @@ export { createEmulator, buildEmulator, type Emulator, type EmulatorOptions, typ
 export type { Handler, HandlerContext } from "./domain/handlers/types.js";
 export type { ConfigInput as EmulatorConfig } from "./config/schema.js";
 export { ConfigError } from "./config/load.js";
+export type { Fault, FaultRule, FaultRuleInput } from "./domain/faults.js";
+export type { JobStatus, JobView } from "./domain/job.js";
+export type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "./domain/observability.js";
+export type { SnapshotInfo } from "./snapshots.js";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OBSERVE_CONFIG } from "./observe-schema.js";
 import {
   ENDPOINT_COLD_START_DEFAULT_MS,
   ENDPOINT_IDLE_TIMEOUT_DEFAULT_S,
@@ -10,6 +11,8 @@ import {
 import { REST_V2_RESOURCES } from "../domain/surfaces.js";
 import { AuthConfigSchema } from "./auth-schema.js";
 import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schema.js";
+import { ENDPOINT_MANAGEMENT_CONFIG, MANAGEMENT_CONFIG, checkManagementConfig, configVolumeId, resolveEndpointHandlers } from "./management-schema.js";
+import { PODS_CONFIG, checkPodsConfig } from "./pods-schema.js";
 
 /** Endpoint ids appear in URLs and real clients check job ids with the same pattern. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -21,8 +24,8 @@ export const EndpointConfigSchema = z
     handler: z
       .string()
       .min(1)
-      .default("echo")
-      .describe('"echo", "scripted", a name registered with createEmulator({ handlers }), or a module path ("./fixtures/handlers/x.ts") relative to this file'),
+      .optional()
+      .describe('"echo", "scripted", a name registered with createEmulator({ handlers }), or a module path ("./fixtures/handlers/x.ts") relative to this file; default: the template\'s handler, else defaultHandler'),
     workersMin: z.int().min(0).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
     workersMax: z.int().min(0).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
     idleTimeout: z.int().min(0).default(ENDPOINT_IDLE_TIMEOUT_DEFAULT_S).describe("Seconds an idle worker lives before it is scaled down"),
@@ -33,6 +36,7 @@ export const EndpointConfigSchema = z
       .max(EXECUTION_TIMEOUT_MAX_MS)
       .optional()
       .describe("Default execution timeout of the endpoint's jobs (policy.executionTimeout overrides it); 600000 when unset"),
+    ...ENDPOINT_MANAGEMENT_CONFIG,
   })
   .refine((e) => e.workersMin <= e.workersMax, { message: "workersMin must not exceed workersMax", path: ["workersMin"] });
 
@@ -53,6 +57,9 @@ export const ConfigSchema = z
     logLevel: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
     clock: ClockConfigSchema.default({ mode: "real", speed: 1 }),
     endpoints: z.array(EndpointConfigSchema).default([]).describe("Queue-based endpoints served at /v2/{id}"),
+    ...MANAGEMENT_CONFIG,
+    ...PODS_CONFIG,
+    ...OBSERVE_CONFIG,
     auth: AuthConfigSchema.default({ keys: [] }).describe("API keys and their scopes"),
     rateLimits: RateLimitsConfigSchema.default(RATE_LIMITS_DEFAULTS).describe("REST quotas and queue rate limits, on the virtual clock"),
   })
@@ -65,7 +72,10 @@ export const ConfigSchema = z
       }
       seen.add(e.id);
     });
-  });
+    checkManagementConfig(config, ctx);
+    checkPodsConfig(config, configVolumeId, ctx);
+  })
+  .transform(resolveEndpointHandlers);
 
 export type Config = z.infer<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;

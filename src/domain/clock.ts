@@ -243,6 +243,16 @@ export class VirtualClock {
     }
   }
 
+  /**
+   * Puts virtual time at `at`, backwards too (restoring a snapshot). Only sensible with no timers
+   * pending: call clearTimers() first.
+   */
+  set(at: number): void {
+    this.setNow(Math.floor(at));
+    this.version++;
+    if (this.mode === "real") this.arm();
+  }
+
   /** Stops the wall-clock driver and forgets every timer. */
   stop(): void {
     this.stopped = true;

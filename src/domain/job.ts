@@ -76,6 +76,27 @@ export function nextDeadline(job: Pick<Job, "expiresAt" | "timeoutAt" | "retainU
   return Math.min(job.expiresAt, job.timeoutAt ?? Infinity, job.retainUntil ?? Infinity);
 }
 
+/**
+ * The fields of a job going back to the queue (retry, lost or crashed worker): results cleared,
+ * one more retry counted, at queue position `queueSeq`.
+ */
+export function requeuedPatch(job: Job, now: number, queueSeq: number): Partial<Job> & Pick<Job, "status"> {
+  return {
+    status: "IN_QUEUE",
+    output: undefined,
+    error: undefined,
+    queuedAt: now,
+    startedAt: undefined,
+    completedAt: undefined,
+    workerId: undefined,
+    retries: job.retries + 1,
+    queueSeq,
+    timeoutAt: undefined,
+    retainUntil: undefined,
+    streamCursor: 0,
+  };
+}
+
 /** The envelope `/status`, `/runsync` and `/status-sync` share (see real-clients.md). */
 export interface JobView {
   id: string;

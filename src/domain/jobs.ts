@@ -1,7 +1,7 @@
 import type { VirtualClock } from "./clock.js";
 import { EmulatorError } from "./errors.js";
 import { newJobId } from "./ids.js";
-import { isFinal, type HealthCounts, type Job, type JobKind, type S3Config, type StreamItem } from "./job.js";
+import { isFinal, requeuedPatch, type HealthCounts, type Job, type JobKind, type S3Config, type StreamItem } from "./job.js";
 import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobNotifier } from "./notifier.js";
@@ -145,7 +145,7 @@ export class JobService {
       throw new EmulatorError("INVALID_STATE", `job ${jobId} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`);
     }
     this.d.jobs.clearChunks(job.id);
-    const next = this.d.transitions.move(job, requeued(job, this.d.clock.now(), ++this.queueSeq), "retried");
+    const next = this.d.transitions.move(job, requeuedPatch(job, this.d.clock.now(), ++this.queueSeq), "retried");
     this.d.scheduler.pump(endpointId);
     return next;
   }
@@ -199,7 +199,7 @@ export class JobService {
     const lost = this.d.jobs.listByStatus("IN_PROGRESS");
     const now = this.d.clock.now();
     // They keep their place at the front: they had been started before anything still queued.
-    for (const job of lost) this.d.transitions.move(job, requeued(job, now, job.queueSeq), "worker lost (emulator restarted); re-queued");
+    for (const job of lost) this.d.transitions.move(job, requeuedPatch(job, now, job.queueSeq), "worker lost (emulator restarted); re-queued");
     return lost.length;
   }
 
@@ -243,23 +243,6 @@ export class JobService {
       signal?.addEventListener("abort", finish, { once: true });
     });
   }
-}
-
-function requeued(job: Job, now: number, queueSeq: number): Partial<Job> & Pick<Job, "status"> {
-  return {
-    status: "IN_QUEUE",
-    output: undefined,
-    error: undefined,
-    queuedAt: now,
-    startedAt: undefined,
-    completedAt: undefined,
-    workerId: undefined,
-    retries: job.retries + 1,
-    queueSeq,
-    timeoutAt: undefined,
-    retainUntil: undefined,
-    streamCursor: 0,
-  };
 }
 
 const notFound = (jobId: string) => new EmulatorError("JOB_NOT_FOUND", `job "${jobId}" not found (it may never have existed, or its ttl or result retention has ended)`);

@@ -5,6 +5,17 @@
 import type { Job, JobStatus, StreamItem } from "./job.js";
 import type { EndpointSpec } from "./endpoint.js";
 
+/** Which jobs a listing wants; newest first. */
+export interface JobFilter {
+  endpointId?: string | undefined;
+  status?: JobStatus | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** A job without its payloads (input, output, error, s3Config), for listings. */
+export type JobSummary = Omit<Job, "input" | "output" | "error" | "s3Config">;
+
 export interface JobStore {
   insert(job: Job): void;
   get(id: string): Job | undefined;
@@ -16,12 +27,16 @@ export interface JobStore {
   /** Queued jobs that may trigger scaling (not lowPriority), counted up to `limit`. */
   countScalingDemand(endpointId: string, limit: number): number;
   countByStatus(endpointId: string): Record<JobStatus, number>;
+  /** Jobs waiting or running, all endpoints. */
+  countActive(): number;
   sumRetries(endpointId: string): number;
   /** Deletes every queued job of the endpoint; returns their ids. */
   purgeQueued(endpointId: string): string[];
   /** Jobs whose next deadline is at or before `now`, earliest first. */
   due(now: number, limit: number): Job[];
   nextDeadline(): number | undefined;
+  /** One page of jobs matching the filter, newest first, and how many match in all. */
+  list(filter: JobFilter): { jobs: JobSummary[]; total: number };
   /** Jobs in a status, any endpoint (restart recovery). */
   listByStatus(status: JobStatus): Job[];
   maxQueueSeq(): number;

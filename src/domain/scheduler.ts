@@ -1,9 +1,10 @@
-import type { VirtualClock } from "./clock.js";
+import type { TimerHandle, VirtualClock } from "./clock.js";
 import type { EndpointSpec } from "./endpoint.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
 import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
 import type { HandlerContext } from "./handlers/types.js";
-import type { Job } from "./job.js";
+import type { Fault } from "./faults.js";
+import { requeuedPatch, type Job } from "./job.js";
 import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
@@ -16,6 +17,16 @@ interface Run {
   workerId: string;
   controller: AbortController;
   hold: HoldSlot;
+  /** A worker-crash fault: the rule id, and when the crash comes (a timer, or at the handler's end). */
+  crash?: { ruleId: string; timer: TimerHandle | undefined };
+}
+
+/** Job-level fault injection, as the scheduler sees it. */
+export interface SchedulerFaults {
+  /** The `worker-crash` or `timeout` rule that fires as this job starts, if any. */
+  atStart(job: Job): { id: string; fault: Fault } | undefined;
+  /** Whether the endpoint has no capacity (a `no-workers` rule). */
+  blocksWorkers(endpointId: string): boolean;
 }
 
 /**
@@ -36,6 +47,7 @@ export class Scheduler {
       newWorkerId: () => string;
       /** Told when workers start, change state and stop (usage metering). */
       workerObserver?: WorkerObserver;
+      faults?: SchedulerFaults;
     },
   ) {}
 
@@ -85,18 +97,33 @@ export class Scheduler {
     for (const id of [...this.pools.keys()]) this.detach(id);
   }
 
-  /** Gives idle workers the oldest queued jobs, then scales for what still waits. */
+  /** Re-reads which endpoints have no capacity (after fault rules changed) and acts on it. */
+  refreshCapacity(): void {
+    for (const id of [...this.pools.keys()]) this.pump(id);
+  }
+
+  /**
+   * Replaces lost workers up to the minimum, gives idle workers the oldest queued jobs, then
+   * scales for what still waits (a worker with no cold start takes a job at once).
+   */
   pump(endpointId: string): void {
     const pool = this.pools.get(endpointId);
     if (!pool) return;
+    pool.setThrottled(this.d.faults?.blocksWorkers(endpointId) ?? false);
+    pool.fillMinimum(false);
+    this.assign(pool);
+    pool.scaleFor((limit) => this.d.jobs.countScalingDemand(endpointId, limit));
+    this.assign(pool);
+  }
+
+  private assign(pool: WorkerPool): void {
     for (;;) {
       const worker = pool.takeIdle();
-      if (!worker) break;
-      const job = this.d.jobs.nextQueued(endpointId);
-      if (!job) break;
+      if (!worker) return;
+      const job = this.d.jobs.nextQueued(pool.endpointId);
+      if (!job) return;
       this.start(job, pool, worker);
     }
-    pool.scaleFor((limit) => this.d.jobs.countScalingDemand(endpointId, limit));
   }
 
   isRunning(jobId: string): boolean {
@@ -111,6 +138,7 @@ export class Scheduler {
     const run = this.runs.get(jobId);
     if (!run) return;
     this.runs.delete(jobId);
+    this.d.clock.cancel(run.crash?.timer);
     run.hold.close();
     run.controller.abort(new Error(reason));
     const pool = this.pools.get(run.endpointId);
@@ -139,6 +167,19 @@ export class Scheduler {
     const hold = new HoldSlot(clock);
     const run: Run = { jobId: job.id, endpointId: job.endpointId, workerId: worker.id, controller, hold };
     this.runs.set(job.id, run);
+
+    const rule = this.d.faults?.atStart(started);
+    if (rule?.fault.type === "timeout") {
+      // The handler never answers: the job stays IN_PROGRESS until its execution timeout.
+      hold.close();
+      transitions.note(started, `fault ${rule.id} fired: timeout (the handler hangs until the execution timeout)`);
+      return;
+    }
+    if (rule?.fault.type === "worker-crash") {
+      const atMs = rule.fault.atMs;
+      run.crash = { ruleId: rule.id, timer: atMs === undefined ? undefined : clock.after(atMs, () => this.crash(run), "worker-crash") };
+      transitions.note(started, `fault ${rule.id} fired: worker ${worker.id} will crash ${atMs === undefined ? "before reporting its result" : `${atMs} ms into the job`}`);
+    }
 
     let handler;
     try {
@@ -176,8 +217,30 @@ export class Scheduler {
     });
   }
 
+  /**
+   * The worker dies mid-job: it is gone, and the managed queue puts the job back at its place in
+   * the queue (one more retry); another worker picks it up.
+   */
+  private crash(run: Run): void {
+    if (this.runs.get(run.jobId) !== run) return;
+    this.runs.delete(run.jobId);
+    this.d.clock.cancel(run.crash?.timer);
+    run.hold.close();
+    run.controller.abort(new Error("worker crashed"));
+    const pool = this.pools.get(run.endpointId);
+    const worker = pool?.get(run.workerId);
+    if (pool && worker) pool.remove(worker);
+    const job = this.d.jobs.get(run.jobId);
+    if (job && job.status === "IN_PROGRESS") {
+      const cause = `worker ${run.workerId} crashed (fault ${run.crash?.ruleId}); job re-queued`;
+      this.d.transitions.move(job, requeuedPatch(job, this.d.clock.now(), job.queueSeq), cause);
+    }
+    this.pump(run.endpointId);
+  }
+
   private finish(run: Run, outcome: RunOutcome): void {
     if (this.runs.get(run.jobId) !== run) return; // cancelled, timed out or expired meanwhile
+    if (run.crash) return this.crash(run);
     this.runs.delete(run.jobId);
     const job = this.d.jobs.get(run.jobId);
     if (job && job.status === "IN_PROGRESS") {

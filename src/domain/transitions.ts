@@ -67,6 +67,11 @@ export class Transitions {
     return next;
   }
 
+  /** Records something that happened to a job without changing it (a fault firing). */
+  note(job: Job, cause: string): void {
+    this.announce(job.id, job.endpointId, job, job.status, cause);
+  }
+
   delete(job: Job, cause: string): void {
     this.jobs.delete(job.id);
     this.announce(job.id, job.endpointId, undefined, job.status, cause);

@@ -42,8 +42,8 @@ export interface WorkerCounts {
  */
 export class WorkerPool {
   private readonly workers = new Map<string, SimWorker>();
-  /** Set while the endpoint cannot scale (no capacity). */
-  throttled = false;
+  /** Set while the endpoint has no capacity (a `no-workers` fault): no worker starts or stays idle. */
+  private blocked = false;
 
   constructor(
     private spec: EndpointSpec,
@@ -82,8 +82,27 @@ export class WorkerPool {
     return best;
   }
 
+  get throttled(): boolean {
+    return this.blocked;
+  }
+
+  /**
+   * Takes capacity away (true): idle and starting workers go at once, running ones when their job
+   * ends, and none starts. Giving it back (false) refills the minimum.
+   */
+  setThrottled(blocked: boolean): void {
+    if (blocked === this.blocked) return;
+    this.blocked = blocked;
+    if (blocked) {
+      for (const w of this.workers.values()) if (w.state !== "running") this.remove(w);
+    } else {
+      this.fillMinimum(false);
+    }
+  }
+
   /** Starts `workersMin` workers; `warm` ones are ready at once (an endpoint already deployed). */
   fillMinimum(warm: boolean): void {
+    if (this.blocked) return;
     const missing = this.spec.workersMin - this.workers.size;
     for (let i = 0; i < missing; i++) this.add(warm);
   }
@@ -93,7 +112,7 @@ export class WorkerPool {
    * to `limit`), counting workers already starting, up to `workersMax`.
    */
   scaleFor(demand: (limit: number) => number): void {
-    if (this.throttled) return;
+    if (this.blocked) return;
     const room = this.spec.workersMax - this.workers.size;
     if (room <= 0) return;
     const starting = this.counts().initializing;
@@ -113,6 +132,7 @@ export class WorkerPool {
   /** The worker is free again; it is scaled down after idleTimeout unless something takes it. */
   markIdle(w: SimWorker): void {
     if (!this.workers.has(w.id)) return;
+    if (this.blocked) return this.remove(w);
     this.clock.cancel(w.timer);
     w.state = "idle";
     w.jobId = undefined;

@@ -4,10 +4,21 @@ import { authenticate, authorize } from "./auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { allowedMethods } from "./method-not-allowed.js";
+import { faultMiddleware } from "./faults.js";
+import { journalMiddleware } from "./journal.js";
 import { problemResponse, validationError } from "./problem.js";
 import { queueRateLimit, restRateLimit } from "./rate-limit.js";
+import { dashboardRoutes } from "./dashboard/index.js";
 import { controlRoutes } from "./routes/control/index.js";
+import { docsRoutes } from "./routes/control/docs.js";
+import { endpointControlRoutes } from "./routes/control/endpoints.js";
+import { feedControlRoutes } from "./routes/control/feed.js";
+import { jobControlRoutes } from "./routes/control/jobs.js";
+import { billingRoutes } from "./routes/billing/index.js";
+import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
+import { podRoutes } from "./routes/pods/index.js";
 import { queueRoutes } from "./routes/queue/index.js";
+import { registryAuthRoutes } from "./routes/registry-auths/index.js";
 
 export interface AppInfo {
   version: string;
@@ -28,15 +39,29 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
     const started = performance.now();
     await next();
     const ms = (performance.now() - started).toFixed(1);
-    core.log.info(`${c.req.method} ${new URL(c.req.url).pathname} ${c.res.status} ${ms}ms`);
+    core.log.info(`${c.req.method} ${c.req.path} ${c.res.status} ${ms}ms`);
   });
+
+  // Journal first (it also classifies the route for what follows), then injected faults: a fault
+  // acts before authentication, as a failing network or service would.
+  app.use(journalMiddleware(core.observe, core.clock, core.journalMax));
+  app.use(faultMiddleware(core.faults, core.log));
 
   // Service routes only: /_emulator, /openapi.json, /docs and / stay open.
   const guards = [authenticate(core.auth), restRateLimit(core), authorize(), queueRateLimit(core)];
   for (const path of ["/v1/*", "/v2/*"]) app.use(path, ...guards);
 
+  networkVolumeRoutes(core, app); // before the queue: /v2/network-volumes/{id} is not an endpoint
   queueRoutes(core, app);
+  podRoutes(core, app);
+  registryAuthRoutes(core, app);
+  billingRoutes(core, app);
   controlRoutes(core, app);
+  endpointControlRoutes(core, app);
+  jobControlRoutes(core, app);
+  feedControlRoutes(core, app);
+  dashboardRoutes(core, app, info);
+  docsRoutes(app);
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

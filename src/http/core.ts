@@ -1,7 +1,18 @@
 import type { VirtualClock } from "../domain/clock.js";
+import type { FaultRules } from "../domain/faults.js";
+import type { ObservabilityStore } from "../domain/observability.js";
+import type { Snapshots } from "../snapshots.js";
 import type { JobService } from "../domain/jobs.js";
 import type { Logger } from "../domain/logger.js";
+import type { EndpointManager } from "../domain/management/endpoints.js";
+import type { BillingService } from "../domain/management/billing.js";
+import type { NetworkVolumeService } from "../domain/management/network-volumes.js";
+import type { PodService } from "../domain/management/pods.js";
+import type { RegistryAuthService } from "../domain/management/registry-auths.js";
+import type { TemplateService } from "../domain/management/templates.js";
 import type { RateLimits } from "../domain/rate-limit.js";
+import type { JobNotifier } from "../domain/notifier.js";
+import type { JobStore } from "../domain/ports.js";
 import type { Scheduler } from "../domain/scheduler.js";
 import type { ApiKeys } from "./auth.js";
 
@@ -11,10 +22,36 @@ export interface Core {
   jobs: JobService;
   scheduler: Scheduler;
   log: Logger;
+  /** Every job change, for live views (the dashboard's feed). */
+  notifier: JobNotifier;
+  /** Read-only job queries for the dashboard's listings; every change goes through `jobs`. */
+  jobStore: Pick<JobStore, "get" | "list" | "chunks" | "chunkCount" | "countByStatus">;
   /** The accepted API keys and their scopes (`auth` of the config). */
   auth: ApiKeys;
   /** REST quotas and queue limits (`rateLimits` of the config), on the virtual clock. */
   rateLimits: RateLimits;
+  /** Network volumes of /v2/network-volumes and /v1/networkvolumes. */
+  networkVolumes: NetworkVolumeService;
+  /** Templates of /v1/templates. */
+  templates: TemplateService;
+  /** Endpoints of /v1/endpoints: create, change and delete what the scheduler serves. */
+  endpointManager: EndpointManager;
+  /** Pods of /v1/pods and their lifecycle. */
+  pods: PodService;
+  /** Container registry auths of /v1/containerregistryauth (passwords never leave the store). */
+  registryAuths: RegistryAuthService;
+  /** Billing records of /v1/billing, computed from recorded usage. */
+  billing: BillingService;
+  /** Fault rules (request and job faults). */
+  faults: FaultRules;
+  /** Job timelines, webhook attempts and the request journal. */
+  observe: ObservabilityStore;
+  /** Journal entries kept (config `journal.maxEntries`; 0 = off). */
+  journalMax: number;
+  /** Snapshots of the whole state, by name. */
+  snapshots: Snapshots;
+  /** Advances the manual clock until no job waits or runs (and no webhook retry is due). */
+  runUntilIdle(maxMs?: number): Promise<void>;
   /** Empties jobs and returns to the configured state. */
   reset(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import type { Job, JobStatus, StreamItem } from "../domain/job.js";
 import { JOB_STATUSES, nextDeadline } from "../domain/job.js";
-import type { JobStore } from "../domain/ports.js";
+import type { JobFilter, JobStore, JobSummary } from "../domain/ports.js";
 import type { Db } from "./db.js";
 
 interface JobRow {
@@ -33,6 +33,10 @@ interface JobRow {
 
 const COLUMNS =
   "id, endpoint_id, kind, status, input, output, error, webhook, s3_config, execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at, worker_id, retries, attempt, queue_seq, expires_at, timeout_at, retain_until, deadline_at, stream_cursor";
+/** The columns a listing reads: the payloads are left out, so a page stays cheap whatever their size. */
+const SUMMARY_COLUMNS = COLUMNS.replace(/\b(input|output|error|s3_config)\b/g, (c) => (c === "input" ? "'{}' AS input" : `NULL AS ${c}`));
+/** Optional filters in one prepared statement: a NULL parameter matches everything. */
+const LIST_WHERE = "(@endpoint IS NULL OR endpoint_id = @endpoint) AND (@status IS NULL OR status = @status)";
 const PARAMS = COLUMNS.split(", ").map((c) => `@${c}`).join(", ");
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
@@ -115,11 +119,14 @@ export class SqliteJobStore implements JobStore {
         `SELECT COUNT(*) AS n FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND low_priority = 0 LIMIT ?)`,
       ),
       countByStatus: p<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM jobs WHERE endpoint_id = ? GROUP BY status`),
+      active: p<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS')`),
       sumRetries: p<{ n: number | null }>(`SELECT SUM(retries) AS n FROM jobs WHERE endpoint_id = ?`),
       queuedIds: p<{ id: string }>(`SELECT id FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
       purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
       due: p<JobRow>(`SELECT * FROM jobs WHERE deadline_at <= ? ORDER BY deadline_at LIMIT ?`),
       nextDeadline: p<{ at: number | null }>(`SELECT MIN(deadline_at) AS at FROM jobs`),
+      list: p<JobRow>(`SELECT ${SUMMARY_COLUMNS} FROM jobs WHERE ${LIST_WHERE} ORDER BY created_at DESC, queue_seq DESC LIMIT @limit OFFSET @offset`),
+      listCount: p<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE ${LIST_WHERE}`),
       byStatus: p<JobRow>(`SELECT * FROM jobs WHERE status = ? ORDER BY queue_seq`),
       maxSeq: p<{ n: number | null }>(`SELECT MAX(queue_seq) AS n FROM jobs`),
       addChunk: p(`INSERT INTO stream_chunks (job_id, seq, item) VALUES (?, ?, ?)`),
@@ -165,6 +172,10 @@ export class SqliteJobStore implements JobStore {
     return counts;
   }
 
+  countActive(): number {
+    return this.s.active.get()?.n ?? 0;
+  }
+
   sumRetries(endpointId: string): number {
     return this.s.sumRetries.get(endpointId)?.n ?? 0;
   }
@@ -183,6 +194,17 @@ export class SqliteJobStore implements JobStore {
 
   nextDeadline(): number | undefined {
     return this.s.nextDeadline.get()?.at ?? undefined;
+  }
+
+  list(filter: JobFilter): { jobs: JobSummary[]; total: number } {
+    const where = { endpoint: filter.endpointId ?? null, status: filter.status ?? null };
+    return this.tx(() => ({
+      jobs: this.s.list.all({ ...where, limit: filter.limit, offset: filter.offset }).map((r) => {
+        const { input: _i, output: _o, error: _e, s3Config: _s, ...summary } = fromRow(r);
+        return summary;
+      }),
+      total: this.s.listCount.get(where)?.n ?? 0,
+    }));
   }
 
   listByStatus(status: JobStatus): Job[] {

@@ -98,4 +98,39 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX usage_by_time ON usage_intervals (kind, started_at);
   CREATE INDEX usage_open ON usage_intervals (kind, resource_id) WHERE stopped_at IS NULL;
   `,
+  // What a test looks at afterwards: job timelines, webhook deliveries, the request journal.
+  `
+  CREATE TABLE job_events (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id      TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    at          INTEGER NOT NULL,
+    from_status TEXT,
+    to_status   TEXT,
+    cause       TEXT NOT NULL
+  );
+  CREATE INDEX job_events_job ON job_events (job_id, seq);
+  CREATE TABLE webhook_deliveries (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id      TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    url         TEXT NOT NULL,
+    attempt     INTEGER NOT NULL,
+    status      INTEGER,
+    error       TEXT,
+    at          INTEGER NOT NULL
+  );
+  CREATE TABLE request_journal (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    method      TEXT NOT NULL,
+    path        TEXT NOT NULL,
+    endpoint_id TEXT,
+    operation   TEXT,
+    status      INTEGER NOT NULL,
+    at          INTEGER NOT NULL,
+    duration_ms REAL NOT NULL,
+    body        TEXT
+  );
+  CREATE INDEX request_journal_filter ON request_journal (endpoint_id, operation, status);
+  `,
 ];

@@ -3,6 +3,9 @@ import type { Core } from "../../core.js";
 import { jsonBody } from "../../body.js";
 import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES, int } from "../../schemas.js";
+import { faultRoutes } from "./faults.js";
+import { observeRoutes } from "./observe.js";
+import { snapshotRoutes } from "./snapshots.js";
 
 const TAG = "Emulator control";
 const CONTROL_BODY_LIMIT = 1024 * 1024;
@@ -70,4 +73,8 @@ export function controlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
     await core.reset();
     return c.json({ status: "reset" as const }, 200);
   });
+
+  faultRoutes(core, router);
+  observeRoutes(core, router);
+  snapshotRoutes(core, router);
 }

@@ -1,0 +1,32 @@
+import { z } from "zod";
+
+const ms = () => z.int().min(0);
+
+/** One fault (see FaultRuleInput in src/domain/faults.ts). */
+export const FaultSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("http"),
+    status: z.int().min(400).max(599).describe("The status to answer with (problem+json)"),
+    retryAfter: z.int().min(0).optional().describe("Seconds, sent as Retry-After"),
+    message: z.string().optional().describe("The problem's detail"),
+  }),
+  z.strictObject({ type: z.literal("latency"), ms: ms().max(600_000).describe("Wall-clock ms added before the answer") }),
+  z.strictObject({ type: z.literal("reset").describe("The connection is dropped without an answer") }),
+  z.strictObject({
+    type: z.literal("worker-crash"),
+    atMs: ms().optional().describe("Virtual ms into the job when the worker dies; default: just before it reports its result"),
+  }),
+  z.strictObject({ type: z.literal("timeout").describe("The handler hangs until the job's execution timeout") }),
+  z.strictObject({ type: z.literal("no-workers").describe("The endpoint has no capacity while the rule lives: jobs wait, workers throttled") }),
+]);
+
+export const FaultRuleSchema = z.strictObject({
+  endpoint: z.string().min(1).optional().describe("Only this endpoint"),
+  operation: z.string().min(1).optional().describe("Only this operation: run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health, network-volumes, endpoints, ..."),
+  fault: FaultSchema,
+  times: z.int().min(1).optional().describe("Fires for this many matches, then is spent"),
+  probability: z.number().min(0).max(1).optional().describe("Chance that a match fires (seeded PRNG)"),
+  after: z.int().min(0).optional().describe("Matches let through before the rule starts firing"),
+});
+
+export type FaultRuleConfig = z.infer<typeof FaultRuleSchema>;

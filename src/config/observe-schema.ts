@@ -1,0 +1,14 @@
+import { z } from "zod";
+import { FaultRuleSchema } from "./faults-schema.js";
+
+/** Fault injection, webhooks and the request journal (`faults`, `seed`, `webhooks`, `journal`). */
+export const OBSERVE_CONFIG = {
+  seed: z.int().default(1).describe("Seed of the PRNG behind fault probabilities: the same seed replays the same faults"),
+  faults: z.array(FaultRuleSchema).default([]).describe("Fault rules active from the start (and after each reset)"),
+  webhooks: z
+    .strictObject({ timeoutMs: z.int().min(1).max(60_000).default(5000).describe("Wall-clock ms a webhook receiver has to answer") })
+    .default({ timeoutMs: 5000 }),
+  journal: z
+    .strictObject({ maxEntries: z.int().min(0).default(10_000).describe("Requests kept in the journal (0 turns it off)") })
+    .default({ maxEntries: 10_000 }),
+} as const;

@@ -1,0 +1,65 @@
+/**
+ * What a test can look at after the fact: each job's timeline, every webhook attempt, and the
+ * request journal. Ports only; `store/` keeps them in SQLite.
+ */
+import type { JobStatus } from "./job.js";
+
+export interface JobEvent {
+  jobId: string;
+  endpointId: string;
+  /** Virtual time. */
+  at: number;
+  from: JobStatus | undefined;
+  /** The state after the event; undefined when the job was deleted. */
+  to: JobStatus | undefined;
+  cause: string;
+}
+
+export interface WebhookDelivery {
+  jobId: string;
+  endpointId: string;
+  url: string;
+  /** 1 for the first try, then 2 and 3. */
+  attempt: number;
+  /** The receiver's HTTP status, when it answered. */
+  status: number | undefined;
+  /** Why it failed, when it did not answer (refused, timed out, ...). */
+  error: string | undefined;
+  /** Virtual time of the attempt. */
+  at: number;
+}
+
+export interface JournalEntry {
+  method: string;
+  path: string;
+  endpoint: string | undefined;
+  operation: string | undefined;
+  status: number;
+  /** Virtual time the request arrived. */
+  at: number;
+  durationMs: number;
+  /** The request body with secrets redacted (and cut at 64 KB), when it had one. */
+  body: unknown;
+}
+
+export interface JournalFilter {
+  endpoint?: string | undefined;
+  operation?: string | undefined;
+  status?: number | undefined;
+  limit?: number | undefined;
+}
+
+export interface ObservabilityStore {
+  appendEvent(e: JobEvent): void;
+  events(jobId: string): JobEvent[];
+  appendDelivery(d: WebhookDelivery): void;
+  deliveries(jobId?: string): WebhookDelivery[];
+  appendRequest(r: JournalEntry): void;
+  requests(f: JournalFilter): { requests: JournalEntry[]; count: number };
+  clearRequests(): number;
+  /** Keeps the newest `max` job events and webhook attempts. */
+  trimLogs(max: number): void;
+  /** Keeps the newest `max` journal entries. */
+  trimRequests(max: number): void;
+  clearAll(): void;
+}

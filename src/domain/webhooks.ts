@@ -1,0 +1,71 @@
+import type { VirtualClock } from "./clock.js";
+import { isFinal, toView, type Job } from "./job.js";
+import { WEBHOOK_EXTRA_ATTEMPTS, WEBHOOK_RETRY_DELAY_MS } from "./limits.js";
+import type { Logger } from "./logger.js";
+import type { JobNotifier } from "./notifier.js";
+import type { ObservabilityStore } from "./observability.js";
+
+/** Sends one webhook call; resolves with the receiver's status or why it could not be reached. */
+export type WebhookSender = (url: string, body: unknown) => Promise<{ status: number } | { error: string }>;
+
+/** The body of a webhook call: the status envelope plus the job's input and the webhook URL. */
+export function webhookBody(job: Job, now: number): Record<string, unknown> {
+  return { ...toView(job, now), input: job.input, webhook: job.webhook };
+}
+
+/**
+ * Calls a job's webhook when it finishes (COMPLETED, FAILED, CANCELLED, TIMED_OUT). An answer
+ * other than 200, or none, is tried again up to 2 more times, 10 s apart on the virtual clock.
+ * Each attempt is recorded; `advance` waits for a call in flight.
+ */
+export class Webhooks {
+  private retriesPending = 0;
+
+  constructor(
+    private readonly d: { clock: VirtualClock; notifier: JobNotifier; store: ObservabilityStore; send: WebhookSender; log: Logger },
+  ) {}
+
+  /** Starts listening for finished jobs; returns the unsubscribe function. */
+  start(): () => void {
+    return this.d.notifier.onAny((c) => {
+      const job = c.job;
+      if (!job?.webhook || !isFinal(job.status) || c.from === undefined || isFinal(c.from)) return;
+      this.attempt(job, webhookBody(job, c.at), 1);
+    });
+  }
+
+  /** Retries waiting on the clock (for runUntilIdle). */
+  pending(): number {
+    return this.retriesPending;
+  }
+
+  private attempt(job: Job, body: Record<string, unknown>, attempt: number): void {
+    const { clock, store, send, log } = this.d;
+    const url = job.webhook!;
+    const at = clock.now();
+    const release = clock.hold();
+    void send(url, body)
+      .catch((e: unknown) => ({ error: (e as Error)?.message ?? String(e) }))
+      .then((result) => {
+        const status = "status" in result ? result.status : undefined;
+        const error = "error" in result ? result.error : undefined;
+        store.appendDelivery({ jobId: job.id, endpointId: job.endpointId, url, attempt, status, error, at });
+        const ok = status === 200;
+        const outcome = ok ? "delivered" : status !== undefined ? `answered ${status}` : `failed: ${error}`;
+        if (ok) log.info(`webhook for job ${job.id} (${job.status}) ${outcome}, attempt ${attempt}`);
+        else if (attempt <= WEBHOOK_EXTRA_ATTEMPTS) {
+          log.warn(`webhook for job ${job.id} ${outcome} (attempt ${attempt}); trying again in ${WEBHOOK_RETRY_DELAY_MS / 1000} s`);
+          this.retriesPending++;
+          clock.after(
+            WEBHOOK_RETRY_DELAY_MS,
+            () => {
+              this.retriesPending--;
+              this.attempt(job, body, attempt + 1);
+            },
+            "webhook-retry",
+          );
+        } else log.warn(`webhook for job ${job.id} ${outcome} (attempt ${attempt}); giving up`);
+      })
+      .finally(release);
+  }
+}

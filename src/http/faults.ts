@@ -1,0 +1,42 @@
+import type { MiddlewareHandler } from "hono";
+import { EmulatorError } from "../domain/errors.js";
+import { REQUEST_FAULTS, type FaultRules } from "../domain/faults.js";
+import type { Logger } from "../domain/logger.js";
+import type { AppEnv } from "./env.js";
+import { statusTitle } from "./problem.js";
+
+/**
+ * Request-level fault injection on service routes: answers with an injected status, delays the
+ * answer (wall time), or drops the connection. Rules are matched by endpoint and operation.
+ */
+export function faultMiddleware(faults: FaultRules, log: Logger): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const info = c.get("route");
+    if (!info.service) return next();
+    const rule = faults.fire(REQUEST_FAULTS, { endpoint: info.endpoint, operation: info.operation });
+    if (!rule) return next();
+    const what = `${c.req.method} ${c.req.path}`;
+    const f = rule.fault;
+    if (f.type === "latency") {
+      log.warn(`fault ${rule.id} fired: ${f.ms} ms of latency on ${what}`);
+      await new Promise((r) => setTimeout(r, f.ms));
+      return next();
+    }
+    if (f.type === "http") {
+      log.warn(`fault ${rule.id} fired: HTTP ${f.status} on ${what}`);
+      throw new EmulatorError("INJECTED_FAULT", f.message ?? `injected fault ${rule.id}: ${statusTitle(f.status)}`, { status: f.status, retryAfter: f.retryAfter });
+    }
+    if (f.type === "reset") {
+      log.warn(`fault ${rule.id} fired: connection reset on ${what}`);
+      c.set("dropped", true);
+      const socket = (c.env as { incoming?: { socket?: { destroy(): void } } } | undefined)?.incoming?.socket;
+      if (socket) {
+        socket.destroy();
+        return new Response(null, { status: 499 });
+      }
+      // In-process requests (app.request) have no socket to drop.
+      throw new EmulatorError("INJECTED_FAULT", `injected fault ${rule.id}: connection reset (no socket in-process)`, { status: 502 });
+    }
+    return next();
+  };
+}

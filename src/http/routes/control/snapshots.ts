@@ -1,0 +1,64 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Core } from "../../core.js";
+import type { AppEnv } from "../../env.js";
+import { ERROR_RESPONSES } from "../../schemas.js";
+
+const TAG = "Emulator control";
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const Info = z.object({ name: z.string(), at: z.int().openapi({ description: "Virtual time it was taken" }), bytes: z.int() }).openapi("Snapshot");
+const Name = z.object({
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,100}$/, "expected 1 to 100 letters, digits, '.', '_' or '-'")
+    .openapi({ param: { name: "name", in: "path" }, example: "before-test" }),
+});
+
+const list = createRoute({ method: "get", path: "/_emulator/snapshots", operationId: "listSnapshots", tags: [TAG], summary: "Saved snapshots", responses: { 200: json(z.object({ snapshots: z.array(Info) }), "Snapshots held in memory") } });
+const save = createRoute({
+  method: "post",
+  path: "/_emulator/snapshots/{name}",
+  operationId: "saveSnapshot",
+  tags: [TAG],
+  summary: "Save the whole state under a name",
+  description: "A SQLite image of the whole database (jobs, endpoints, resources, timelines), kept in memory. Fault rules are not part of it.",
+  request: { params: Name },
+  responses: { 200: json(Info, "Saved (an existing snapshot of that name is replaced)"), 400: ERROR_RESPONSES[400] },
+});
+const restore = createRoute({
+  method: "post",
+  path: "/_emulator/snapshots/{name}/restore",
+  operationId: "restoreSnapshot",
+  tags: [TAG],
+  summary: "Put a snapshot back in place",
+  description: "Replaces the state and sets the virtual clock back to the snapshot's time. Jobs that were running are re-queued (their handlers are not running any more).",
+  request: { params: Name },
+  responses: { 200: json(Info, "Restored"), 404: ERROR_RESPONSES[404] },
+});
+const exportDb = createRoute({
+  method: "get",
+  path: "/_emulator/export",
+  operationId: "exportState",
+  tags: [TAG],
+  summary: "The whole state as a SQLite file, secrets redacted",
+  description: "What `minipod export FILE` saves; start another emulator on it with `minipod --import FILE`.",
+  responses: { 200: { description: "A SQLite database file", content: { "application/vnd.sqlite3": { schema: z.string().openapi({ format: "binary" }) } } } },
+});
+
+/** Named snapshots and the export of the state. */
+export function snapshotRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  router.openapi(list, (c) => c.json({ snapshots: core.snapshots.list() }, 200));
+  router.openapi(save, (c) => {
+    const info = core.snapshots.save(c.req.valid("param").name);
+    core.log.info(`snapshot "${info.name}" saved (${info.bytes} bytes)`);
+    return c.json(info, 200);
+  });
+  router.openapi(restore, async (c) => {
+    const info = await core.snapshots.restore(c.req.valid("param").name);
+    core.log.info(`snapshot "${info.name}" restored; clock at ${new Date(info.at).toISOString()}`);
+    return c.json(info, 200);
+  });
+  router.openapi(exportDb, (c) => {
+    const image = core.snapshots.exportImage();
+    return c.body(new Uint8Array(image), 200, { "content-type": "application/vnd.sqlite3", "content-disposition": 'attachment; filename="minipod-state.db"' });
+  });
+}

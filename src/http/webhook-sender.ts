@@ -1,0 +1,22 @@
+import type { WebhookSender } from "../domain/webhooks.js";
+import { VERSION } from "../version.js";
+
+/** POSTs webhook bodies with fetch, giving up after `timeoutMs` of wall time. */
+export function fetchWebhookSender(timeoutMs: number): WebhookSender {
+  return async (url, body) => {
+    try {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "user-agent": `minipod/${VERSION}` },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      return { status: res.status };
+    } catch (e) {
+      const err = e as Error & { cause?: { code?: string; message?: string } };
+      if (err.name === "TimeoutError") return { error: `no answer within ${timeoutMs} ms` };
+      return { error: err.cause?.code ?? err.cause?.message ?? err.message };
+    }
+  };
+}

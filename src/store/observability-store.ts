@@ -1,0 +1,98 @@
+import type { JobStatus } from "../domain/job.js";
+import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, WebhookDelivery } from "../domain/observability.js";
+import type { Db } from "./db.js";
+
+interface EventRow { job_id: string; endpoint_id: string; at: number; from_status: string | null; to_status: string | null; cause: string }
+interface DeliveryRow { job_id: string; endpoint_id: string; url: string; attempt: number; status: number | null; error: string | null; at: number }
+interface RequestRow { method: string; path: string; endpoint_id: string | null; operation: string | null; status: number; at: number; duration_ms: number; body: string | null }
+
+const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+
+/** Job timelines, webhook attempts and the request journal in SQLite. */
+export class SqliteObservabilityStore implements ObservabilityStore {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      addEvent: db.prepare(`INSERT INTO job_events (job_id, endpoint_id, at, from_status, to_status, cause) VALUES (?, ?, ?, ?, ?, ?)`),
+      events: db.prepare<[string], EventRow>(`SELECT * FROM job_events WHERE job_id = ? ORDER BY seq`),
+      addDelivery: db.prepare(`INSERT INTO webhook_deliveries (job_id, endpoint_id, url, attempt, status, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      deliveries: db.prepare<[], DeliveryRow>(`SELECT * FROM webhook_deliveries ORDER BY seq`),
+      jobDeliveries: db.prepare<[string], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY seq`),
+      addRequest: db.prepare(`INSERT INTO request_journal (method, path, endpoint_id, operation, status, at, duration_ms, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    };
+  }
+
+  appendEvent(e: JobEvent): void {
+    this.s.addEvent.run(e.jobId, e.endpointId, e.at, e.from ?? null, e.to ?? null, e.cause);
+  }
+
+  events(jobId: string): JobEvent[] {
+    return this.s.events.all(jobId).map((r) => ({
+      jobId: r.job_id,
+      endpointId: r.endpoint_id,
+      at: r.at,
+      from: opt(r.from_status) as JobStatus | undefined,
+      to: opt(r.to_status) as JobStatus | undefined,
+      cause: r.cause,
+    }));
+  }
+
+  appendDelivery(d: WebhookDelivery): void {
+    this.s.addDelivery.run(d.jobId, d.endpointId, d.url, d.attempt, d.status ?? null, d.error ?? null, d.at);
+  }
+
+  deliveries(jobId?: string): WebhookDelivery[] {
+    const rows = jobId === undefined ? this.s.deliveries.all() : this.s.jobDeliveries.all(jobId);
+    return rows.map((r) => ({ jobId: r.job_id, endpointId: r.endpoint_id, url: r.url, attempt: r.attempt, status: opt(r.status), error: opt(r.error), at: r.at }));
+  }
+
+  appendRequest(r: JournalEntry): void {
+    this.s.addRequest.run(r.method, r.path, r.endpoint ?? null, r.operation ?? null, r.status, r.at, r.durationMs, r.body === undefined ? null : JSON.stringify(r.body));
+  }
+
+  requests(f: JournalFilter): { requests: JournalEntry[]; count: number } {
+    const where: string[] = [];
+    const args: Array<string | number> = [];
+    if (f.endpoint !== undefined) (where.push("endpoint_id = ?"), args.push(f.endpoint));
+    if (f.operation !== undefined) (where.push("operation = ?"), args.push(f.operation));
+    if (f.status !== undefined) (where.push("status = ?"), args.push(f.status));
+    const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
+    const count = (this.db.prepare(`SELECT COUNT(*) AS n FROM request_journal ${clause}`).get(...args) as { n: number }).n;
+    // The newest `limit` entries, oldest first.
+    const rows = (this.db.prepare(`SELECT * FROM request_journal ${clause} ORDER BY seq DESC LIMIT ?`).all(...args, f.limit ?? 1000) as RequestRow[]).reverse();
+    return {
+      count,
+      requests: rows.map((r) => ({
+        method: r.method,
+        path: r.path,
+        endpoint: opt(r.endpoint_id),
+        operation: opt(r.operation),
+        status: r.status,
+        at: r.at,
+        durationMs: r.duration_ms,
+        body: r.body === null ? undefined : (JSON.parse(r.body) as unknown),
+      })),
+    };
+  }
+
+  clearRequests(): number {
+    return this.db.prepare(`DELETE FROM request_journal`).run().changes;
+  }
+
+  trimLogs(max: number): void {
+    for (const table of ["job_events", "webhook_deliveries"]) this.trim(table, max);
+  }
+
+  trimRequests(max: number): void {
+    this.trim("request_journal", max);
+  }
+
+  private trim(table: string, max: number): void {
+    this.db.prepare(`DELETE FROM ${table} WHERE seq <= (SELECT MAX(seq) FROM ${table}) - ?`).run(max);
+  }
+
+  clearAll(): void {
+    this.db.exec(`DELETE FROM job_events; DELETE FROM webhook_deliveries; DELETE FROM request_journal;`);
+  }
+}

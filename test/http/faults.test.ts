@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createEmulator, type Emulator } from "../../src/index.js";
+import { inProcess, type InProcess } from "../support/in-process.js";
+
+let e: InProcess;
+afterEach(() => e?.close());
+
+const start = (endpoint: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+  inProcess({ config: { endpoints: [{ id: "ep", handler: "scripted", workersMin: 1, workersMax: 2, coldStartMs: 1000, ...endpoint }], ...extra } }).then((x) => (e = x));
+
+describe("request faults", () => {
+  it("answers an injected status as problem+json with Retry-After, then lets requests through", async () => {
+    await start();
+    const added = await e.post("/_emulator/faults", { endpoint: "ep", operation: "run", fault: { type: "http", status: 429, retryAfter: 3 }, times: 1 });
+    expect(added.status).toBe(200);
+    expect(added.body).toMatchObject({ id: "fault-1", fired: 0, spent: false });
+    const hit = await e.post("/v2/ep/run", { input: {} });
+    expect(hit.status).toBe(429);
+    expect(hit.headers.get("retry-after")).toBe("3");
+    expect(hit.headers.get("content-type")).toContain("application/problem+json");
+    expect(hit.body).toMatchObject({ title: "Too Many Requests", status: 429 });
+    expect((await e.post("/v2/ep/run", { input: {} })).status).toBe(200);
+    expect((await e.get("/_emulator/faults")).body.faults[0]).toMatchObject({ fired: 1, spent: true });
+  });
+
+  it("only matches its operation and endpoint, and can be removed", async () => {
+    await start();
+    const { id } = (await e.post("/_emulator/faults", { operation: "health", fault: { type: "http", status: 503 } })).body;
+    expect((await e.get("/v2/ep/health")).status).toBe(503);
+    expect((await e.post("/v2/ep/run", { input: {} })).status).toBe(200);
+    expect((await e.request("DELETE", `/_emulator/faults/${id}`)).body).toEqual({ removed: 1 });
+    expect((await e.get("/v2/ep/health")).status).toBe(200);
+    expect((await e.request("DELETE", `/_emulator/faults/${id}`)).status).toBe(404);
+  });
+
+  it("validates rules", async () => {
+    await start();
+    const bad = await e.post("/_emulator/faults", { fault: { type: "explode" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0]).toMatch(/^\$\.fault/);
+  });
+});
+
+describe("request faults over a real socket", () => {
+  let emu: Emulator;
+  afterEach(() => emu?.close());
+
+  it("drops the connection on a reset fault and delays on a latency fault", async () => {
+    emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "ep", workersMin: 1 }] } });
+    emu.faults.add({ operation: "health", fault: { type: "reset" }, times: 1 });
+    await expect(fetch(`${emu.url}/v2/ep/health`, { headers: { authorization: "k" } })).rejects.toThrow();
+    expect((await fetch(`${emu.url}/v2/ep/health`, { headers: { authorization: "k" } })).status).toBe(200);
+    expect(emu.requests({ operation: "health" }).requests.map((r) => r.status)).toEqual([0, 200]);
+
+    emu.faults.add({ operation: "health", fault: { type: "latency", ms: 150 }, times: 1 });
+    const t0 = performance.now();
+    expect((await fetch(`${emu.url}/v2/ep/health`, { headers: { authorization: "k" } })).status).toBe(200);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(140);
+  });
+});
+
+describe("job faults", () => {
+  it("worker-crash: the worker dies mid-job, the job is re-queued and counted as retried", async () => {
+    await start({ workersMin: 1, workersMax: 1, coldStartMs: 500 });
+    await e.post("/_emulator/faults", { endpoint: "ep", fault: { type: "worker-crash", atMs: 1000 }, times: 1 });
+    const { id } = (await e.post("/v2/ep/run", { input: { sleepMs: 3000, output: "ok" } })).body;
+    await e.advance(0);
+    const first = (await e.get(`/v2/ep/status/${id}`)).body.workerId;
+    await e.advance(1000);
+    expect(await e.get(`/v2/ep/health`).then((r) => r.body)).toMatchObject({ jobs: { inQueue: 1, retried: 1 }, workers: { initializing: 1 } });
+    await e.advance(500 + 3000);
+    const done = (await e.get(`/v2/ep/status/${id}`)).body;
+    expect(done).toMatchObject({ status: "COMPLETED", output: "ok", retries: 1 });
+    expect(done.workerId).not.toBe(first);
+    const causes = (await e.get(`/_emulator/jobs/${id}/events`)).body.events.map((ev: { cause: string }) => ev.cause);
+    expect(causes).toEqual([
+      "submitted with /run",
+      `started on worker ${first}`,
+      expect.stringMatching(/^fault fault-1 fired: worker .* will crash 1000 ms into the job$/),
+      expect.stringMatching(/^worker .* crashed \(fault fault-1\); job re-queued$/),
+      expect.stringMatching(/^started on worker /),
+      "handler returned",
+    ]);
+  });
+
+  it("worker-crash without atMs loses the result the handler was about to report", async () => {
+    await start({ workersMin: 1, workersMax: 1, coldStartMs: 0 });
+    await e.post("/_emulator/faults", { fault: { type: "worker-crash" }, times: 1 });
+    const { id } = (await e.post("/v2/ep/run", { input: { sleepMs: 100 } })).body;
+    await e.advance(100);
+    expect((await e.get(`/v2/ep/status/${id}`)).body).toMatchObject({ retries: 1, status: "IN_PROGRESS" });
+    await e.advance(100);
+    expect((await e.get(`/v2/ep/status/${id}`)).body).toMatchObject({ retries: 1, status: "COMPLETED" });
+  });
+
+  it("timeout: the job hangs until its execution timeout, then TIMED_OUT", async () => {
+    await start();
+    await e.post("/_emulator/faults", { endpoint: "ep", fault: { type: "timeout" }, times: 1 });
+    const { id } = (await e.post("/v2/ep/run", { input: { output: "never" }, policy: { executionTimeout: 30_000 } })).body;
+    await e.advance(29_999);
+    expect((await e.get(`/v2/ep/status/${id}`)).body.status).toBe("IN_PROGRESS");
+    await e.advance(1);
+    expect((await e.get(`/v2/ep/status/${id}`)).body).toMatchObject({ status: "TIMED_OUT" });
+  });
+
+  it("no-workers: jobs wait in the queue with workers throttled until the rule goes", async () => {
+    await start({ workersMin: 1, workersMax: 2 });
+    const { id: ruleId } = (await e.post("/_emulator/faults", { endpoint: "ep", fault: { type: "no-workers" } })).body;
+    const { id } = (await e.post("/v2/ep/run", { input: {} })).body;
+    await e.advance(60_000);
+    expect((await e.get("/v2/ep/health")).body).toMatchObject({ jobs: { inQueue: 1 }, workers: { idle: 0, running: 0, initializing: 0, throttled: 1 } });
+    await e.request("DELETE", `/_emulator/faults/${ruleId}`);
+    await e.advance(1000);
+    expect((await e.get(`/v2/ep/status/${id}`)).body.status).toBe("COMPLETED");
+    expect((await e.get("/v2/ep/health")).body.workers.throttled).toBe(0);
+  });
+
+  it("config faults[] are active from the start and again after a reset", async () => {
+    await start({}, { faults: [{ operation: "health", fault: { type: "http", status: 500 }, times: 1 }] });
+    expect((await e.get("/v2/ep/health")).status).toBe(500);
+    expect((await e.get("/v2/ep/health")).status).toBe(200);
+    await e.post("/_emulator/reset");
+    expect((await e.get("/v2/ep/health")).status).toBe(500);
+  });
+});
