@@ -1,0 +1,169 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { arch, cpus, platform, release, totalmem } from "node:os";
+import { join } from "node:path";
+import type { ClockResult } from "../sections/clock.js";
+import type { ColdStartResult } from "../sections/cold-start.js";
+import type { LifecycleResult } from "../sections/lifecycle.js";
+import type { SoakResult } from "../sections/soak.js";
+import type { Op, Target, ThroughputResult } from "../sections/throughput.js";
+import { CONNECTIONS, type LoadResult } from "./load.js";
+import { ROOT } from "./processes.js";
+
+export interface Results {
+  started: Date;
+  seconds: number;
+  prismVersion: string | undefined;
+  rateLimitsOff: boolean;
+  throughput?: ThroughputResult;
+  lifecycle?: LifecycleResult;
+  clock?: ClockResult;
+  coldStart?: ColdStartResult;
+  soak?: SoakResult;
+}
+
+const median = (xs: number[]) => {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const n0 = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "n/a");
+const n2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
+const mb = (b: number | undefined) => (b === undefined ? "n/a" : `${(b / 1024 / 1024).toFixed(0)} MB`);
+const mark = (ok: boolean | undefined) => (ok === undefined ? "not run" : ok ? "met" : "**missed**");
+
+function commit(): string {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+interface TargetRow {
+  what: string;
+  measured: string;
+  goal: string;
+  ok: boolean | undefined;
+}
+
+function targets(r: Results): TargetRow[] {
+  const rows: TargetRow[] = [];
+  const t = r.throughput;
+  for (const [op, bareGoal] of [["run", 0.5], ["status", 0.7]] as const) {
+    const bare = t ? median(t.ratios[op].bare) : NaN;
+    rows.push({ what: `/${op} vs bare Hono route`, measured: `${n2(bare)}x`, goal: `≥ ${bareGoal}x`, ok: t ? bare >= bareGoal : undefined });
+    const prism = t ? median(t.ratios[op].prism) : NaN;
+    rows.push({ what: `/${op} vs Prism`, measured: t?.prismError ? "Prism did not run" : `${n2(prism)}x`, goal: "≥ 10x", ok: t && !t.prismError ? prism >= 10 : undefined });
+  }
+  const l = r.lifecycle;
+  rows.push({ what: `lifecycle: ${l ? n0(l.jobs) : "100,000"} jobs over HTTP`, measured: l ? `${n0(l.jobsPerSecond)} jobs/s` : "", goal: "≥ 5,000 jobs/s", ok: l ? l.jobsPerSecond >= 5000 && l.errors === 0 : undefined });
+  rows.push({ what: "lifecycle: peak RSS", measured: mb(l?.peakRssBytes), goal: "< 300 MB", ok: l?.peakRssBytes === undefined ? undefined : l.peakRssBytes < 300 * 1024 * 1024 });
+  const c = r.clock;
+  rows.push({ what: `clock: advance 7 days, ${c ? n0(c.jobs) : "10,000"} pending jobs`, measured: c ? `${n0(c.advanceMs)} ms` : "", goal: "< 1000 ms", ok: c ? c.advanceMs < 1000 : undefined });
+  const cs = r.coldStart;
+  rows.push({ what: "cold start to first 200 on /health (median)", measured: cs ? `${n0(median(cs.minipodMs))} ms` : "", goal: "< 500 ms", ok: cs ? median(cs.minipodMs) < 500 : undefined });
+  const s = r.soak;
+  rows.push({ what: `soak ${s?.seconds ?? 60} s: RSS growth after warm-up`, measured: s ? `${(s.growth * 100).toFixed(1)} %` : "", goal: "< 10 %", ok: s ? s.growth < 0.1 : undefined });
+  rows.push({ what: "soak: errors", measured: s ? String(s.errors) : "", goal: "0", ok: s ? s.errors === 0 : undefined });
+  return rows;
+}
+
+function throughputSection(t: ThroughputResult, seconds: number): string[] {
+  const lines = [
+    `## Throughput and latency`,
+    "",
+    `autocannon, ${CONNECTIONS} connections, 127.0.0.1, ${seconds} s per run after a short warm-up, ${t.rounds} round(s); in each round the three servers are loaded one after the other, so each round gives one ratio measured back to back. Figures are medians over the rounds.`,
+    "",
+    "| server | operation | req/s | p50 ms | p99 ms | requests | errors |",
+    "|---|---|---:|---:|---:|---:|---:|",
+  ];
+  const label: Record<Target, string> = { minipod: "minipod", bare: "bare Hono route", prism: "Prism mock" };
+  for (const op of ["run", "status"] as Op[]) {
+    for (const target of ["minipod", "bare", "prism"] as Target[]) {
+      const rs: LoadResult[] = t.runs[op][target];
+      if (!rs.length) continue;
+      const path = op === "run" ? "POST /run" : "GET /status";
+      lines.push(`| ${label[target]} | ${path} | ${n0(median(rs.map((r) => r.rps)))} | ${n0(median(rs.map((r) => r.p50)))} | ${n0(median(rs.map((r) => r.p99)))} | ${n0(rs.reduce((a, r) => a + r.requests, 0))} | ${rs.reduce((a, r) => a + r.errors, 0)} |`);
+    }
+  }
+  lines.push("", "Ratios per round (minipod ÷ other):", "");
+  for (const op of ["run", "status"] as Op[]) {
+    lines.push(`- /${op}: vs bare ${t.ratios[op].bare.map(n2).join(", ")}; vs Prism ${t.prismError ? "n/a" : t.ratios[op].prism.map(n2).join(", ")}`);
+  }
+  if (t.prismError) lines.push("", `Prism could not be started: ${t.prismError}`);
+  lines.push("", `Prism mocks minipod's own /openapi.json (${n0(t.openapiBytes)} bytes) with static examples, log level warn.`);
+  return lines;
+}
+
+/** Renders RESULTS.md. */
+export function render(r: Results): string {
+  const cpu = cpus();
+  const version = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+  const lines = [
+    "# minipod benchmark results",
+    "",
+    `Written by \`npm run bench\` (bench/run.ts). Do not edit by hand; see bench/PROFILING.md for profiles and before/after figures.`,
+    "",
+    `- date: ${r.started.toISOString()}`,
+    `- machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, ${platform()} ${release()} ${arch()}`,
+    `- node ${process.version}; minipod ${version} (commit ${commit()}), run from dist/ through bin/minipod.js; Prism ${r.prismVersion ?? "not installed"}`,
+    `- all traffic on 127.0.0.1; minipod logs at warn; rate limits ${r.rateLimitsOff ? "off (`rateLimits.enabled: false`)" : "on (this build has no switch to turn them off)"}`,
+    `- the bench and the servers share the machine's cores with whatever else runs on it: figures from a busy machine are lower and noisier`,
+    "",
+    "## Targets",
+    "",
+    "| what | measured | goal | |",
+    "|---|---:|---:|---|",
+    ...targets(r).map((t) => `| ${t.what} | ${t.measured} | ${t.goal} | ${mark(t.ok)} |`),
+    "",
+  ];
+  if (r.throughput) lines.push(...throughputSection(r.throughput, r.seconds), "");
+  const l = r.lifecycle;
+  if (l) {
+    lines.push(
+      "## End-to-end lifecycle (manual clock)",
+      "",
+      `${n0(l.jobs)} POST /run over HTTP (autocannon, ${CONNECTIONS} connections; ${n0(l.accepted)} answered 200, ${l.errors} errors), each completed by the echo workers; timed from the first request to /health reporting every job COMPLETED: ${l.seconds.toFixed(2)} s, **${n0(l.jobsPerSecond)} jobs/s**. One advance of 31 minutes then ended the result retention of all of them in ${n0(l.sweepMs)} ms (completed afterwards: ${l.completedAfterSweep}). Peak RSS (VmHWM): **${mb(l.peakRssBytes)}**.`,
+      "",
+    );
+  }
+  const c = r.clock;
+  if (c) {
+    lines.push(
+      "## Clock",
+      "",
+      `${n0(c.jobs)} jobs pending on a scripted endpoint (20 workers, 1 s cold start) whose handler would sleep 8 days, with execution timeouts from 5 s to 2 h and ttls from 10 s to 7 days. One \`POST /_emulator/clock/advance {"ms": 604800000}\` (timeouts, ttl expiries, cold starts, idle scale-downs and retention ends on the way): **${n0(c.advanceMs)} ms**. Timers before: ${c.timersBefore}, after: ${c.timersAfter}. Health after: \`${JSON.stringify(c.healthAfter)}\`.`,
+      "",
+    );
+  }
+  const cs = r.coldStart;
+  if (cs) {
+    lines.push(
+      "## Cold start",
+      "",
+      "Process spawn to the first 200 on `GET /v2/echo/health` (polled every 2 ms).",
+      "",
+      `- minipod (\`node bin/minipod.js\`, in-memory database): median **${n0(median(cs.minipodMs))} ms** (runs: ${cs.minipodMs.map(n0).join(", ")})`,
+      `- Prism: ${cs.prismMs.length ? `median ${n0(median(cs.prismMs))} ms (runs: ${cs.prismMs.map(n0).join(", ")})` : `did not run: ${cs.prismError}`}`,
+      "",
+    );
+  }
+  const s = r.soak;
+  if (s) {
+    const every = Math.max(1, Math.round(s.rss.length / 12));
+    lines.push(
+      "## Soak",
+      "",
+      `${s.seconds} s of mixed load from ${CONNECTIONS} lanes on the real clock at speed ${s.speed.toFixed(0)} (the 30-minute result retention lasts ${(s.seconds / 3).toFixed(0)} s, so old jobs are swept during the run): ${n0(s.requests)} requests (${Object.entries(s.byOp).map(([k, v]) => `${k} ${n0(v)}`).join(", ")}), **${s.errors} errors**${s.errorSamples.length ? ` (e.g. ${s.errorSamples.join("; ")})` : ""}.`,
+      "",
+      `RSS after warm-up (${s.warmupSeconds} s): ${mb(s.baselineRss)} at first, ${mb(s.endRss)} at the end (means of the first and last tenth of the samples): **${(s.growth * 100).toFixed(1)} % growth**. Echo endpoint at the end: \`${JSON.stringify(s.jobsAtEnd)}\`.`,
+      "",
+      "| s | " + s.rss.filter((_, i) => i % every === 0).map(([t]) => t.toFixed(0)).join(" | ") + " |",
+      "|---|" + s.rss.filter((_, i) => i % every === 0).map(() => "---:").join("|") + "|",
+      "| RSS MB | " + s.rss.filter((_, i) => i % every === 0).map(([, b]) => (b / 1024 / 1024).toFixed(0)).join(" | ") + " |",
+      "",
+    );
+  }
+  return lines.join("\n");
+}

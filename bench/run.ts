@@ -1,0 +1,70 @@
+/**
+ * `npm run bench`: measures minipod side by side with a bare Hono route and Stoplight Prism, and
+ * writes the figures to bench/RESULTS.md. Every load is on 127.0.0.1, bounded in time and count.
+ *
+ * Options: --quick (short runs, written to bench/RESULTS-quick.md), --seconds N (each autocannon
+ * run, default 10), --rounds N (default 3), --jobs N (lifecycle, default 100000), --clock-jobs N
+ * (default 10000), --soak-seconds N (default 60), --only a,b (throughput, lifecycle, clock, cold,
+ * soak), --out FILE.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { supportsRateLimitSwitch } from "./lib/config.js";
+import { BENCH, ROOT } from "./lib/processes.js";
+import { render, type Results } from "./lib/report.js";
+import { clockAdvance } from "./sections/clock.js";
+import { coldStart } from "./sections/cold-start.js";
+import { lifecycle } from "./sections/lifecycle.js";
+import { soak } from "./sections/soak.js";
+import { throughput } from "./sections/throughput.js";
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    seconds: { type: "string" },
+    rounds: { type: "string" },
+    jobs: { type: "string" },
+    "clock-jobs": { type: "string" },
+    "soak-seconds": { type: "string" },
+    only: { type: "string" },
+    out: { type: "string" },
+  },
+});
+const num = (v: string | undefined, full: number, quick: number) => {
+  const n = v === undefined ? (values.quick ? quick : full) : Number(v);
+  if (!(n > 0)) throw new Error(`expected a positive number, got "${v}"`);
+  return n;
+};
+const seconds = num(values.seconds, 10, 2);
+const rounds = num(values.rounds, 3, 1);
+const jobs = num(values.jobs, 100_000, 10_000);
+const clockJobs = num(values["clock-jobs"], 10_000, 10_000);
+const soakSeconds = num(values["soak-seconds"], 60, 10);
+const all = ["throughput", "lifecycle", "clock", "cold", "soak"];
+const only = new Set(values.only ? values.only.split(",") : all);
+for (const s of only) if (!all.includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}`);
+const partial = values.quick || only.size < all.length || values.seconds !== undefined || values["soak-seconds"] !== undefined || values.jobs !== undefined;
+const out = values.out ?? join(BENCH, partial ? "RESULTS-quick.md" : "RESULTS.md");
+
+if (!existsSync(join(ROOT, "dist/cli.js"))) throw new Error("dist/ is missing: run `npm run build` first (npm run bench does)");
+const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const prismPkg = join(BENCH, "node_modules/@stoplight/prism-cli/package.json");
+
+const results: Results = {
+  started: new Date(),
+  seconds,
+  prismVersion: existsSync(prismPkg) ? (JSON.parse(readFileSync(prismPkg, "utf8")) as { version: string }).version : undefined,
+  rateLimitsOff: await supportsRateLimitSwitch(),
+};
+if (only.has("throughput")) results.throughput = await throughput(seconds, rounds, log);
+if (only.has("lifecycle")) results.lifecycle = await lifecycle(jobs, log);
+if (only.has("clock")) results.clock = await clockAdvance(clockJobs, log);
+if (only.has("cold")) results.coldStart = await coldStart(values.quick ? 3 : 5, log);
+if (only.has("soak")) results.soak = await soak(soakSeconds, log);
+
+const text = render(results);
+writeFileSync(out, text + "\n");
+log(`wrote ${out}`);
+process.stdout.write(text.split("## Throughput")[0]!);
+process.exit(0);
