@@ -56,6 +56,19 @@ export const ENDPOINT_WORKERS_MAX_DEFAULT = 3;
 /** Simulated cold start of a new worker; not in the specification, configurable per endpoint. */
 export const ENDPOINT_COLD_START_DEFAULT_MS = 1000;
 
+/**
+ * v1 endpoint fields (real-clients.md, "v1 Endpoint fields": defaults `gpuCount` 1, `idleTimeout` 5,
+ * `scalerValue` 4; rest-v1 EndpointCreateInput: `idleTimeout` 1..3600, `name` at most 191 characters).
+ */
+export const ENDPOINT_GPU_COUNT_DEFAULT = 1;
+export const ENDPOINT_SCALER_VALUE_DEFAULT = 4;
+export const ENDPOINT_IDLE_TIMEOUT_MIN_S = 1;
+export const ENDPOINT_IDLE_TIMEOUT_MAX_S = 3600;
+export const ENDPOINT_NAME_MAX_LENGTH = 191;
+
+/** Largest body of a management request (endpoints, templates, volumes); not in the specification. */
+export const MANAGEMENT_BODY_MAX_BYTES = 1024 * 1024;
+
 export const TIME = { SECOND, MINUTE, HOUR, DAY } as const;
 
 /**

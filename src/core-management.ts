@@ -1,0 +1,79 @@
+import type { Config } from "./config/schema.js";
+import { configVolumeId } from "./config/management-schema.js";
+import type { HandlerRegistry } from "./domain/handlers/registry.js";
+import { newResourceId } from "./domain/ids.js";
+import { EndpointManager, type EndpointRuntime } from "./domain/management/endpoints.js";
+import { NetworkVolumeService } from "./domain/management/network-volumes.js";
+import { TemplateService } from "./domain/management/templates.js";
+import type { Now } from "./domain/management/ports.js";
+import type { EndpointStore, JobStore } from "./domain/ports.js";
+import type { Db } from "./store/db.js";
+import { SqliteNetworkVolumeStore } from "./store/network-volume-store.js";
+import { SqliteTemplateStore } from "./store/template-store.js";
+
+export interface Management {
+  networkVolumes: NetworkVolumeService;
+  templates: TemplateService;
+  endpointManager: EndpointManager;
+  /** Writes the configured templates and volumes (start, reset); endpoints are seeded after. */
+  seed(): Promise<void>;
+  /** Forgets every template and volume (reset). */
+  clear(): void;
+}
+
+/** Wires the management surface's services on their SQLite stores. */
+export function buildManagement(o: {
+  db: Db;
+  clock: Now;
+  config: Config;
+  handlers: HandlerRegistry;
+  runtime: EndpointRuntime;
+  endpoints: EndpointStore;
+  jobs: Pick<JobStore, "deleteEndpointJobs">;
+}): Management {
+  const { config, handlers } = o;
+  // The usage checks ask the endpoint manager, built last: the closures only run on requests.
+  let endpointManager: EndpointManager | undefined;
+  const networkVolumes = new NetworkVolumeService({
+    store: new SqliteNetworkVolumeStore(o.db),
+    clock: o.clock,
+    newId: newResourceId,
+    usedBy: (id) => endpointManager?.usingVolume(id) ?? [],
+  });
+  const templates = new TemplateService({
+    store: new SqliteTemplateStore(o.db),
+    clock: o.clock,
+    newId: newResourceId,
+    handlerNames: () => handlers.names(),
+    usedBy: (id) => endpointManager?.usingTemplate(id) ?? [],
+  });
+  endpointManager = new EndpointManager({
+    store: o.endpoints,
+    clock: o.clock,
+    newId: newResourceId,
+    runtime: o.runtime,
+    templates,
+    volumes: networkVolumes,
+    handlers,
+    jobs: o.jobs,
+    defaultHandler: config.defaultHandler,
+  });
+
+  return {
+    networkVolumes,
+    templates,
+    endpointManager,
+    async seed() {
+      for (const t of config.templates) {
+        if (t.handler !== undefined) await handlers.prepare(t.handler);
+        templates.seed(t);
+      }
+      await handlers.prepare(config.defaultHandler);
+      for (const v of config.networkVolumes) networkVolumes.seed({ ...v, id: configVolumeId(v) });
+    },
+    clear() {
+      templates.deleteAll();
+      networkVolumes.deleteAll();
+    },
+  };
+}
