@@ -1,0 +1,109 @@
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { inProcess, type InProcess } from "../support/in-process.js";
+
+let e: InProcess;
+afterEach(() => e?.close());
+
+const start = () =>
+  inProcess({ config: { endpoints: [{ id: "ep", handler: "scripted", workersMin: 1, workersMax: 1 }, { id: "other", workersMin: 1 }] } }).then((x) => (e = x));
+
+describe("request journal", () => {
+  it("records service requests with endpoint, operation, status, virtual time and redacted bodies", async () => {
+    await start();
+    const t0 = e.now();
+    await e.post("/v2/ep/run", { input: { a: 1 }, s3Config: { accessId: "id", accessSecret: "S3-SECRET-VALUE", bucketName: "b", endpointUrl: "u" } });
+    await e.advance(1000);
+    await e.get("/v2/other/health");
+    await e.get("/v2/ep/status/nope");
+    await e.get("/_emulator/clock"); // control routes are not journaled
+    const all = await e.get("/_emulator/requests");
+    expect(all.body.count).toBe(3);
+    expect(all.body.requests[0]).toMatchObject({ method: "POST", path: "/v2/ep/run", endpoint: "ep", operation: "run", status: 200, at: t0, durationMs: expect.any(Number) });
+    expect(all.body.requests[0].body).toEqual({ input: { a: 1 }, s3Config: { accessId: "id", accessSecret: "[redacted]", bucketName: "b", endpointUrl: "u" } });
+    expect(all.body.requests[1]).toMatchObject({ endpoint: "other", operation: "health", at: t0 + 1000 });
+    expect(all.text).not.toContain("S3-SECRET-VALUE");
+    expect(all.text).not.toContain("test-key");
+
+    expect((await e.get("/_emulator/requests?endpoint=ep")).body.count).toBe(2);
+    expect((await e.get("/_emulator/requests?operation=status&status=404")).body.requests.map((r: { path: string }) => r.path)).toEqual(["/v2/ep/status/nope"]);
+    expect((await e.get("/_emulator/requests?status=abc")).status).toBe(400);
+    expect((await e.request("DELETE", "/_emulator/requests")).body).toEqual({ removed: 3 });
+    expect((await e.get("/_emulator/requests")).body.count).toBe(0);
+  });
+});
+
+describe("job timeline", () => {
+  it("lists every transition with virtual time and cause, and outlives the job", async () => {
+    await start();
+    const t0 = e.now();
+    const { id } = (await e.post("/v2/ep/run", { input: { sleepMs: 500, fail: "boom" }, policy: { ttl: 60_000 } })).body;
+    await e.advance(500);
+    await e.post(`/v2/ep/retry/${id}`);
+    await e.advance(500);
+    await e.advance(60_000);
+    expect((await e.get(`/v2/ep/status/${id}`)).status).toBe(404);
+    const { events } = (await e.get(`/_emulator/jobs/${id}/events`)).body;
+    expect(events.map((ev: Record<string, unknown>) => [Number(ev.at) - t0, ev.from ?? null, ev.to ?? null, ev.cause])).toEqual([
+      [0, null, "IN_QUEUE", "submitted with /run"],
+      [0, "IN_QUEUE", "IN_PROGRESS", expect.stringMatching(/^started on worker /)],
+      [500, "IN_PROGRESS", "FAILED", "handler failed: boom"],
+      [500, "FAILED", "IN_QUEUE", "retried"],
+      [500, "IN_QUEUE", "IN_PROGRESS", expect.stringMatching(/^started on worker /)],
+      [1000, "IN_PROGRESS", "FAILED", "handler failed: boom"],
+      [60_000, "FAILED", null, "ttl expired"],
+    ]);
+    expect((await e.get("/_emulator/jobs/unknown/events")).status).toBe(404);
+  });
+});
+
+describe("snapshots", () => {
+  it("saves the whole state and puts it back in place, clock included", async () => {
+    await start();
+    const kept = (await e.post("/v2/ep/run", { input: { output: "kept" } })).body.id;
+    await e.advance(0);
+    const saved = await e.post("/_emulator/snapshots/base");
+    expect(saved.body).toMatchObject({ name: "base", at: e.now(), bytes: expect.any(Number) });
+    const savedAt = e.now();
+
+    const later = (await e.post("/v2/ep/run", { input: { sleepMs: 100 } })).body.id;
+    await e.advance(3_600_000); // the first job's retention ends
+    expect((await e.get(`/v2/ep/status/${kept}`)).status).toBe(404);
+
+    const restored = await e.post("/_emulator/snapshots/base/restore");
+    expect(restored.status).toBe(200);
+    expect(e.now()).toBe(savedAt);
+    expect((await e.get(`/v2/ep/status/${kept}`)).body).toMatchObject({ status: "COMPLETED", output: "kept" });
+    expect((await e.get(`/v2/ep/status/${later}`)).status).toBe(404);
+    // Timers were rebuilt from the restored state: retention ends 30 minutes after completion.
+    await e.advance(30 * 60_000);
+    expect((await e.get(`/v2/ep/status/${kept}`)).status).toBe(404);
+    expect((await e.get("/_emulator/snapshots")).body.snapshots.map((s: { name: string }) => s.name)).toEqual(["base"]);
+    expect((await e.post("/_emulator/snapshots/nope/restore")).status).toBe(404);
+    expect((await e.post("/_emulator/snapshots/bad%20name")).status).toBe(400);
+  });
+
+  it("exports the state as a SQLite file with secrets redacted", async () => {
+    await start();
+    await e.post("/v2/other/run", { input: { q: 1 }, s3Config: { accessId: "id", accessSecret: "EXPORT-SECRET", bucketName: "b", endpointUrl: "u" } });
+    const exported = await e.app.request("http://minipod.test/_emulator/export");
+    expect(exported.headers.get("content-type")).toBe("application/vnd.sqlite3");
+    const bytes = Buffer.from(await exported.arrayBuffer());
+    expect(bytes.includes(Buffer.from("EXPORT-SECRET"))).toBe(false);
+    const db = new Database(bytes);
+    const row = db.prepare("SELECT input, s3_config FROM jobs").get() as { input: string; s3_config: string };
+    db.close();
+    expect(JSON.parse(row.input)).toEqual({ q: 1 });
+    expect(JSON.parse(row.s3_config).accessSecret).toBe("[redacted]");
+  });
+});
+
+describe("run until idle", () => {
+  it("advances until no job waits or runs", async () => {
+    await start();
+    for (let i = 0; i < 3; i++) await e.post("/v2/ep/run", { input: { sleepMs: 10_000 } });
+    const res = await e.post("/_emulator/run-until-idle");
+    expect(res.body.advancedMs).toBe(30_000);
+    expect((await e.get("/v2/ep/health")).body.jobs).toMatchObject({ completed: 3, inQueue: 0, inProgress: 0 });
+  });
+});
