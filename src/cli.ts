@@ -3,11 +3,14 @@ import { banner } from "./banner.js";
 import { parseCli, USAGE } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
 import { createEmulator } from "./emulator.js";
+import { exportCommand } from "./export-command.js";
 import { VERSION } from "./version.js";
 
 /** `minipod`: parse flags, start the emulator, print the banner, stop cleanly on a signal. */
 async function main(): Promise<void> {
-  const cli = parseCli(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv[0] === "export") return exportCommand(argv.slice(1), process.env);
+  const cli = parseCli(argv);
   if (cli.help) {
     process.stdout.write(USAGE + "\n");
     return;
@@ -21,6 +24,7 @@ async function main(): Promise<void> {
     host: cli.host,
     config: cli.config ?? {},
     db: cli.db,
+    importFile: cli.importFile,
     ...(cli.clock || cli.speed ? { clock: { mode: cli.clock ?? "real", ...(cli.speed ? { speed: cli.speed } : {}) } } : {}),
     ...(cli.logLevel ? { logLevel: cli.logLevel } : {}),
     log: (line) => process.stderr.write(line + "\n"),

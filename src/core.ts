@@ -19,7 +19,7 @@ import { buildPodsAndBilling } from "./core-pods.js";
 import { UsageMeter } from "./domain/management/usage.js";
 import { SqliteUsageStore } from "./store/usage-store.js";
 import { buildObserve } from "./core-observe.js";
-import { Snapshots } from "./snapshots.js";
+import { loadImage, Snapshots } from "./snapshots.js";
 import { openDb, type Db } from "./store/db.js";
 import { SqliteEndpointStore } from "./store/endpoint-store.js";
 import { SqliteJobStore } from "./store/job-store.js";
@@ -31,6 +31,8 @@ export interface CoreOptions {
   clock: VirtualClock;
   handlers: Record<string, Handler>;
   log: Logger;
+  /** A state file (`minipod export`) loaded into the database before anything starts. */
+  importImage?: Buffer | undefined;
 }
 
 export interface EmulatorCore extends Core {
@@ -47,6 +49,14 @@ export interface EmulatorCore extends Core {
 export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const { clock, log, config } = o;
   const db = openDb(o.db);
+  if (o.importImage) {
+    try {
+      loadImage(o.importImage, db);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
   const jobStore = new SqliteJobStore(db);
   const endpoints = new SqliteEndpointStore(db);
   const notifier = new JobNotifier();

@@ -1,6 +1,7 @@
 import { serve, type ServerType } from "@hono/node-server";
+import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
+import { ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
 import type { Config, ConfigInput } from "./config/schema.js";
 import { buildCore, type EmulatorCore } from "./core.js";
 import { VirtualClock, type ClockMode } from "./domain/clock.js";
@@ -26,6 +27,8 @@ export interface EmulatorOptions {
   config?: ConfigInput | string;
   /** SQLite file; default in memory. */
   db?: string;
+  /** A state file written by `minipod export`, loaded before the emulator starts. */
+  importFile?: string;
   /** Handlers by name, usable as an endpoint's `handler`. */
   handlers?: Record<string, Handler>;
   /** Log level (default: the config's, or "silent" for the programmatic API) or a line sink. */
@@ -84,6 +87,14 @@ export interface Emulator {
   app: { request: (input: string | Request, init?: RequestInit) => Response | Promise<Response>; fetch: (req: Request) => Response | Promise<Response> };
 }
 
+function readStateFile(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new ConfigError(`cannot read state file ${file} for --import: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+}
+
 /** Builds the emulator without listening: for in-process tests through `app.request`. */
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorCore; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const loaded = typeof options.config === "string" ? loadConfigFile(options.config) : inlineConfig(options.config);
@@ -101,7 +112,8 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
     onError: (e, label) => log.error(`timer ${label} failed: ${(e as Error)?.stack ?? String(e)}`),
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
-  const core = await buildCore({ config, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers: options.handlers ?? {}, log });
+  const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
+  const core = await buildCore({ config, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers: options.handlers ?? {}, log, importImage });
   const app = createApp(core, { version: VERSION });
   return { core, app, loaded, log };
 }

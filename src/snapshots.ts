@@ -41,7 +41,7 @@ export class Snapshots {
   async restore(name: string): Promise<SnapshotInfo> {
     const snap = this.images.get(name);
     if (!snap) throw new EmulatorError("NOT_FOUND", `no snapshot named "${name}"; saved: ${[...this.images.keys()].join(", ") || "none"}`);
-    copyAll(new Database(snap.image), this.db);
+    loadImage(snap.image, this.db);
     await this.rebuild(snap.at);
     return { name, at: snap.at, bytes: snap.image.byteLength };
   }
@@ -68,6 +68,18 @@ function tables(db: Db): string[] {
 
 function columns(db: Db, table: string): string[] {
   return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((r) => r.name);
+}
+
+/** Replaces the live database's rows with those of a SQLite image (a snapshot or an export). */
+export function loadImage(image: Buffer, into: Db): void {
+  let from: Db;
+  try {
+    from = new Database(image);
+    from.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
+  } catch (e) {
+    throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);
+  }
+  copyAll(from, into);
 }
 
 /** Replaces the live database's rows with the image's, table by table, in one transaction. */

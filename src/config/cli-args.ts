@@ -8,6 +8,7 @@ export interface CliOptions {
   port: number;
   host: string;
   db: string | undefined;
+  importFile: string | undefined;
   clock: "real" | "manual" | undefined;
   speed: number | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent" | undefined;
@@ -24,11 +25,15 @@ Options:
   --port N             port to listen on; 0 picks a free one (default: 8080)
   --host HOST          interface to bind (default: 127.0.0.1)
   --db FILE            SQLite file for state that survives a restart (default: in memory)
+  --import FILE        start from a state file written by "minipod export"
   --clock real|manual  real: time follows the wall clock; manual: time moves only when told
   --speed X            real clock: virtual ms per wall ms (default: 1)
   --log-level LEVEL    debug | info | warn | error | silent (default: info)
   -h, --help           this help
   -v, --version        the version
+
+Commands:
+  minipod export FILE [--url URL]   save a running emulator's state (secrets redacted) to FILE
 
 Environment: MINIPOD_CONFIG, MINIPOD_PORT, MINIPOD_HOST, MINIPOD_DB, MINIPOD_CLOCK, MINIPOD_SPEED,
 MINIPOD_LOG_LEVEL stand in for the flags of the same name; flags win.`;
@@ -49,6 +54,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
         port: { type: "string" },
         host: { type: "string" },
         db: { type: "string" },
+        import: { type: "string" },
         clock: { type: "string" },
         speed: { type: "string" },
         "log-level": { type: "string" },
@@ -85,6 +91,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     port,
     host: pick("host", "MINIPOD_HOST") ?? "127.0.0.1",
     db: pick("db", "MINIPOD_DB"),
+    importFile: values.import as string | undefined,
     clock: clock as CliOptions["clock"],
     speed,
     logLevel: logLevel as CliOptions["logLevel"],
