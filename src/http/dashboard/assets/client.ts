@@ -1,0 +1,180 @@
+/**
+ * The dashboard's one client script. The server renders every panel (hono/jsx); this script only
+ * re-fetches a panel's HTML when the live feed says something changed, and sends the buttons' and
+ * forms' requests to the control API. Plain ES2020, no build step, no dependency.
+ */
+export const DASHBOARD_JS = String.raw`
+(function () {
+  "use strict";
+  var byId = function (id) { return document.getElementById(id); };
+  var state = { job: null, offset: 0, seq: {}, timers: {}, clockLoadedAt: Date.now() };
+  var ALL = ["clock", "endpoints", "jobs", "job", "faults", "webhooks", "requests"];
+
+  function formQuery(id) {
+    var form = byId(id);
+    var params = new URLSearchParams();
+    if (!form) return params;
+    new FormData(form).forEach(function (v, k) { if (typeof v === "string" && v.trim() !== "") params.set(k, v.trim()); });
+    return params;
+  }
+
+  function panelQuery(panel) {
+    var params = new URLSearchParams();
+    if (panel === "jobs") { params = formQuery("jobs-filter"); if (state.offset) params.set("offset", String(state.offset)); }
+    if (panel === "requests") params = formQuery("requests-filter");
+    if (panel === "job" && state.job) params.set("id", state.job);
+    var s = params.toString();
+    return s ? "?" + s : "";
+  }
+
+  async function refresh(panel) {
+    var body = byId(panel + "-body");
+    if (!body) return;
+    var seq = (state.seq[panel] || 0) + 1;
+    state.seq[panel] = seq;
+    var res = await fetch("/_dashboard/panels/" + panel + panelQuery(panel), { headers: { accept: "text/html" } });
+    var html = await res.text();
+    if (state.seq[panel] !== seq) return; // a newer refresh of this panel is on its way
+    if (!res.ok) return toast(problemText(html, res.status), true);
+    body.innerHTML = html;
+    if (panel === "jobs") markSelected();
+    if (panel === "clock") state.clockLoadedAt = Date.now();
+  }
+
+  // Many changes in a burst cost one refresh per panel.
+  function schedule(panel, delay) {
+    if (state.timers[panel]) return;
+    state.timers[panel] = setTimeout(function () {
+      state.timers[panel] = 0;
+      if (!document.hidden) refresh(panel).catch(report);
+    }, delay === undefined ? 120 : delay);
+  }
+
+  function refreshAll(panels) { (panels || ALL).forEach(function (p) { refresh(p).catch(report); }); }
+
+  function problemText(text, status) {
+    try {
+      var p = JSON.parse(text);
+      if (status === 404 && /no route for/.test(p.detail || "")) return "not available in this build";
+      return p.detail || p.title || "HTTP " + status;
+    } catch (e) { return "HTTP " + status; }
+  }
+
+  async function send(method, path, body) {
+    var init = { method: method, headers: { accept: "application/json" } };
+    if (body !== undefined) { init.body = JSON.stringify(body); init.headers["content-type"] = "application/json"; }
+    var res = await fetch(path, init);
+    if (!res.ok) {
+      var reason = problemText(await res.text(), res.status);
+      toast(method + " " + path + ": " + reason, true);
+    }
+    return res;
+  }
+
+  var toastTimer = 0;
+  function toast(message, isError) {
+    var el = byId("toast");
+    el.textContent = message;
+    el.className = isError ? "toast error" : "toast";
+    el.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(function () { el.hidden = true; }, isError ? 6000 : 2500);
+  }
+  function report(e) { toast(String(e && e.message ? e.message : e), true); }
+
+  function setLive(mode, text) { var el = byId("live"); el.dataset.state = mode; el.textContent = text; }
+
+  function markSelected() {
+    document.querySelectorAll("tr[data-job]").forEach(function (tr) { tr.classList.toggle("selected", tr.dataset.job === state.job); });
+  }
+
+  function selectJob(id) {
+    state.job = id;
+    history.replaceState(null, "", id ? "#job=" + encodeURIComponent(id) : location.pathname);
+    markSelected();
+    refresh("job").catch(report);
+  }
+
+  async function clockAction(path, body) {
+    var card = byId("clock");
+    card.classList.add("busy");
+    try {
+      var res = await send("POST", path, body);
+      if (res.ok) refreshAll();
+    } finally { card.classList.remove("busy"); }
+  }
+
+  document.addEventListener("click", function (ev) {
+    var t = ev.target.closest("[data-advance], [data-action], [data-delete-fault], [data-offset], tr[data-job]");
+    if (!t || t.disabled) return;
+    if (t.dataset.advance) return clockAction("/_emulator/clock/advance", { ms: Number(t.dataset.advance) }).catch(report);
+    if (t.dataset.action === "run-until-idle") return clockAction("/_emulator/run-until-idle").catch(report);
+    if (t.dataset.action === "clear-faults") {
+      return send("DELETE", "/_emulator/faults").then(function (res) { if (res.ok) { toast("fault rules cleared"); refresh("faults"); } }).catch(report);
+    }
+    if (t.dataset.deleteFault) {
+      return send("DELETE", "/_emulator/faults/" + encodeURIComponent(t.dataset.deleteFault)).then(function (res) { if (res.ok) refresh("faults"); }).catch(report);
+    }
+    if (t.dataset.offset !== undefined) { state.offset = Number(t.dataset.offset); return refresh("jobs").catch(report); }
+    if (t.dataset.job) selectJob(t.dataset.job);
+  });
+
+  document.addEventListener("keydown", function (ev) {
+    var tr = ev.target.closest && ev.target.closest("tr[data-job]");
+    if (tr && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); selectJob(tr.dataset.job); }
+  });
+
+  byId("jobs-filter").addEventListener("change", function () { state.offset = 0; refresh("jobs").catch(report); });
+  byId("jobs-filter").addEventListener("submit", function (ev) { ev.preventDefault(); });
+  byId("requests-filter").addEventListener("input", function () { schedule("requests", 250); });
+  byId("requests-filter").addEventListener("submit", function (ev) { ev.preventDefault(); refresh("requests").catch(report); });
+
+  var faultForm = byId("fault-form");
+  faultForm.type.addEventListener("change", function () { faultForm.dataset.type = faultForm.type.value; });
+  faultForm.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    var f = new FormData(faultForm);
+    var type = String(f.get("type"));
+    var rule = { fault: { type: type } };
+    ["endpoint", "operation"].forEach(function (k) { var v = String(f.get(k) || "").trim(); if (v) rule[k] = v; });
+    if (type === "http") rule.fault.status = Number(f.get("status"));
+    if (type === "latency") rule.fault.ms = Number(f.get("ms"));
+    ["times", "probability", "after"].forEach(function (k) { var v = String(f.get(k) || "").trim(); if (v !== "") rule[k] = Number(v); });
+    send("POST", "/_emulator/faults", rule).then(function (res) {
+      if (res.ok) { toast("fault rule added"); refresh("faults").catch(report); }
+    }).catch(report);
+  });
+
+  // Real mode: the clock moves between refreshes, so show it moving.
+  setInterval(function () {
+    var el = byId("clock-now");
+    if (!el || el.dataset.mode !== "real" || document.hidden) return;
+    var now = Number(el.dataset.now) + (Date.now() - state.clockLoadedAt) * Number(el.dataset.speed);
+    var iso = new Date(now).toISOString();
+    el.querySelector(".clock-date").textContent = iso.slice(0, 10);
+    el.querySelector(".clock-time").textContent = iso.slice(11, 23);
+  }, 100);
+
+  document.addEventListener("visibilitychange", function () { if (!document.hidden) refreshAll(); });
+
+  function connect() {
+    if (!window.EventSource) return setLive("off", "no live updates in this browser");
+    setLive("retry", "connecting…");
+    var feed = new EventSource("/_emulator/feed");
+    feed.addEventListener("ready", function () { setLive("on", "live"); refreshAll(); });
+    feed.addEventListener("job", function (ev) {
+      var change = JSON.parse(ev.data);
+      schedule("jobs"); schedule("endpoints"); schedule("clock");
+      if (change.id === state.job) schedule("job");
+      schedule("webhooks", 500); schedule("requests", 500); schedule("faults", 500);
+    });
+    feed.addEventListener("tick", function () { ALL.forEach(function (p) { if (p !== "job") schedule(p, 0); }); });
+    feed.addEventListener("resync", function () { refreshAll(); });
+    feed.onerror = function () { setLive("retry", "reconnecting…"); };
+  }
+
+  var fromHash = /^#job=(.+)$/.exec(location.hash);
+  if (fromHash) selectJob(decodeURIComponent(fromHash[1]));
+  connect();
+})();
+`;

@@ -1,0 +1,113 @@
+import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { createHash } from "node:crypto";
+import type { Context } from "hono";
+import { EmulatorError } from "../../domain/errors.js";
+import type { Core } from "../core.js";
+import type { AppEnv } from "../env.js";
+import { ERROR_RESPONSES } from "../schemas.js";
+import { DASHBOARD_JS } from "./assets/client.js";
+import { FAVICON_SVG } from "./assets/icon.js";
+import { DASHBOARD_CSS } from "./assets/styles.js";
+import { DashboardPage } from "./page.js";
+import { PANELS, renderPanel, type PanelContext, type PanelName, type PanelQuery } from "./panels.js";
+
+const TAG = "Dashboard";
+
+/** Only the emulator's own origin: a page that tried to load anything else would be refused. */
+export const DASHBOARD_CSP = "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+interface Asset {
+  body: string;
+  type: string;
+  /** Content hash, part of the asset's URL so a browser never keeps a stale copy. */
+  hash: string;
+}
+
+const asset = (body: string, type: string): Asset => ({ body, type, hash: createHash("sha256").update(body).digest("hex").slice(0, 12) });
+
+const ASSETS: Record<string, Asset> = {
+  "dashboard.js": asset(DASHBOARD_JS, "text/javascript; charset=utf-8"),
+  "dashboard.css": asset(DASHBOARD_CSS, "text/css; charset=utf-8"),
+  "icon.svg": asset(FAVICON_SVG, "image/svg+xml"),
+};
+
+/** The URL of a dashboard asset, with its content hash. */
+export const assetUrl = (name: keyof typeof ASSETS & string): string => `/_dashboard/assets/${name}?v=${ASSETS[name]!.hash}`;
+
+const html = (description: string) => ({ 200: { description, content: { "text/html": { schema: z.string() } } } });
+
+const pageRoute = createRoute({
+  method: "get",
+  path: "/",
+  operationId: "dashboard",
+  tags: [TAG],
+  summary: "The dashboard",
+  description: "Endpoints and their simulated workers, live jobs, a job's detail and timeline, the virtual clock, fault rules, webhook deliveries and the request journal. Every asset is served by the emulator.",
+  responses: html("The dashboard page"),
+});
+
+const panelRoute = createRoute({
+  method: "get",
+  path: "/_dashboard/panels/{panel}",
+  operationId: "dashboardPanel",
+  tags: [TAG],
+  summary: "One dashboard panel as an HTML fragment",
+  description: "What the dashboard's script fetches to refresh a panel. `jobs` takes `endpoint`, `status`, `offset`; `job` takes `id`; `requests` takes `endpoint`, `operation`, `status`.",
+  request: {
+    params: z.object({ panel: z.enum(PANELS).openapi({ param: { name: "panel", in: "path" } }) }),
+    query: z.object({
+      endpoint: z.string().optional(),
+      status: z.string().optional(),
+      operation: z.string().optional(),
+      offset: z.string().optional(),
+      id: z.string().optional(),
+    }),
+  },
+  responses: { ...html("The panel's body"), 400: ERROR_RESPONSES[400] },
+});
+
+const assetRoute = createRoute({
+  method: "get",
+  path: "/_dashboard/assets/{file}",
+  operationId: "dashboardAsset",
+  tags: [TAG],
+  summary: "The dashboard's script, stylesheet and icon",
+  request: { params: z.object({ file: z.string().openapi({ param: { name: "file", in: "path" }, example: "dashboard.js" }) }) },
+  responses: { 200: { description: "The file", content: { "text/javascript": { schema: z.string() }, "text/css": { schema: z.string() } } }, 404: ERROR_RESPONSES[404] },
+});
+
+/** Serves the dashboard at `/`, its panels and its assets. `app` renders the panels that read other control routes. */
+export function dashboardRoutes(core: Core, router: OpenAPIHono<AppEnv>, info: { version: string }): void {
+  const context = (query: PanelQuery): PanelContext => ({ core, app: router, query });
+
+  router.openapi(pageRoute, async (c) => {
+    const ctx = context({});
+    const bodies = Object.fromEntries(await Promise.all(PANELS.map(async (p) => [p, await renderPanel(p, ctx)] as const))) as Record<PanelName, unknown>;
+    const page = (
+      <DashboardPage
+        version={info.version}
+        assets={{ css: assetUrl("dashboard.css"), js: assetUrl("dashboard.js"), icon: assetUrl("icon.svg") }}
+        endpointIds={core.scheduler.specs().map((s) => s.id)}
+        bodies={bodies as Parameters<typeof DashboardPage>[0]["bodies"]}
+      />
+    );
+    return htmlResponse(c, `<!doctype html>${await page}`);
+  });
+
+  router.openapi(panelRoute, async (c) => {
+    const body = await renderPanel(c.req.valid("param").panel, context(c.req.valid("query")));
+    return htmlResponse(c, String(await body));
+  });
+
+  router.openapi(assetRoute, (c) => {
+    const file = ASSETS[c.req.valid("param").file];
+    if (!file) throw new EmulatorError("NOT_FOUND", `no dashboard asset "${c.req.valid("param").file}"; there are ${Object.keys(ASSETS).join(", ")}`);
+    // A request carrying the current hash may be cached for good; any other must revalidate.
+    const immutable = c.req.query("v") === file.hash;
+    return c.body(file.body, 200, { "content-type": file.type, "cache-control": immutable ? "public, max-age=31536000, immutable" : "no-cache" });
+  });
+}
+
+function htmlResponse(c: Context, body: string) {
+  return c.body(body, 200, { "content-type": "text/html; charset=utf-8", "content-security-policy": DASHBOARD_CSP, "cache-control": "no-store" });
+}

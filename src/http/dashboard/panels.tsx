@@ -1,0 +1,61 @@
+import { EmulatorError } from "../../domain/errors.js";
+import { JOB_STATUSES, type JobStatus } from "../../domain/job.js";
+import type { Core } from "../core.js";
+import { endpointStates } from "../routes/control/endpoints.js";
+import { JOB_LIST_DEFAULT, jobDetail, jobSummary } from "../routes/control/jobs.js";
+import { fetchControl, pickQuery, type FaultRule, type InProcess, type JobEvent, type JournalEntry, type WebhookDelivery } from "./data.js";
+import { ClockBody } from "./panels/clock.js";
+import { EndpointsBody } from "./panels/endpoints.js";
+import { FaultsBody } from "./panels/faults.js";
+import { JobDetailBody } from "./panels/job-detail.js";
+import { JobsBody } from "./panels/jobs.js";
+import { RequestsBody, WebhooksBody } from "./panels/journal.js";
+
+/** The parts of the dashboard the client script refreshes on its own. */
+export const PANELS = ["clock", "endpoints", "jobs", "job", "faults", "webhooks", "requests"] as const;
+export type PanelName = (typeof PANELS)[number];
+
+/** Query parameters a panel may receive (the client sends each panel its own filters). */
+export type PanelQuery = Partial<Record<"endpoint" | "status" | "operation" | "offset" | "id", string>>;
+
+export interface PanelContext {
+  core: Core;
+  app: InProcess;
+  query: PanelQuery;
+}
+
+/** Renders one panel's body from the emulator's state (or its control routes). */
+export async function renderPanel(name: PanelName, { core, app, query }: PanelContext) {
+  switch (name) {
+    case "clock":
+      return <ClockBody clock={core.clock} />;
+    case "endpoints":
+      return <EndpointsBody endpoints={endpointStates(core)} />;
+    case "jobs": {
+      const offset = query.offset ? Number(query.offset) : 0;
+      if (!Number.isInteger(offset) || offset < 0) throw new EmulatorError("BAD_REQUEST", `offset must be a non-negative integer, got "${query.offset}"`);
+      const status = jobStatus(query.status);
+      const page = core.jobStore.list({ endpointId: query.endpoint || undefined, status, limit: JOB_LIST_DEFAULT, offset });
+      const now = core.clock.now();
+      return <JobsBody page={{ jobs: page.jobs.map((j) => jobSummary(j, now)), count: page.total, limit: JOB_LIST_DEFAULT, offset }} />;
+    }
+    case "job": {
+      const job = query.id ? core.jobStore.get(query.id) : undefined;
+      // The timeline outlives the job (ttl, retention), so it is asked for even when the job is gone.
+      const events = query.id ? await fetchControl<{ events: JobEvent[] }>(app, `/_emulator/jobs/${encodeURIComponent(query.id)}/events`) : undefined;
+      return <JobDetailBody id={query.id} job={job ? jobDetail(core, job) : undefined} events={events} />;
+    }
+    case "faults":
+      return <FaultsBody faults={await fetchControl<{ faults: FaultRule[] }>(app, "/_emulator/faults")} />;
+    case "webhooks":
+      return <WebhooksBody webhooks={await fetchControl<{ deliveries: WebhookDelivery[] }>(app, "/_emulator/webhooks")} />;
+    case "requests":
+      return <RequestsBody requests={await fetchControl<{ requests: JournalEntry[] }>(app, `/_emulator/requests${pickQuery(query, ["endpoint", "operation", "status"])}`)} />;
+  }
+}
+
+function jobStatus(s: string | undefined): JobStatus | undefined {
+  if (!s) return undefined;
+  if ((JOB_STATUSES as readonly string[]).includes(s)) return s as JobStatus;
+  throw new EmulatorError("BAD_REQUEST", `unknown job status "${s}"; expected one of ${JOB_STATUSES.join(", ")}`);
+}

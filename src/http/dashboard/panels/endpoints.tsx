@@ -1,0 +1,52 @@
+import type { EndpointState } from "../../routes/control/endpoints.js";
+import { Empty } from "../components.js";
+import { duration } from "../format.js";
+
+/** One card per served endpoint: its workers as chips, its queue depth and job counts. */
+export function EndpointsBody({ endpoints }: { endpoints: EndpointState[] }) {
+  if (endpoints.length === 0) return <Empty>No endpoints. Add some under "endpoints" in emulator.config.json.</Empty>;
+  return (
+    <div class="endpoints">
+      {endpoints.map((e) => (
+        <article class="endpoint" data-endpoint={e.id}>
+          <header>
+            <h3>{e.id}</h3>
+            {e.name !== e.id ? <span class="muted">{e.name}</span> : null}
+            <code class="handler" title="handler">{e.handler}</code>
+          </header>
+          <dl class="counts">
+            <div class="count-queue">
+              <dt>queue</dt>
+              <dd data-count="IN_QUEUE">{e.jobs.IN_QUEUE}</dd>
+            </div>
+            <div>
+              <dt>running</dt>
+              <dd data-count="IN_PROGRESS">{e.jobs.IN_PROGRESS}</dd>
+            </div>
+            <div>
+              <dt>completed</dt>
+              <dd data-count="COMPLETED">{e.jobs.COMPLETED}</dd>
+            </div>
+            <div>
+              <dt>failed</dt>
+              <dd data-count="FAILED">{e.jobs.FAILED + e.jobs.TIMED_OUT}</dd>
+            </div>
+          </dl>
+          <div class="workers" aria-label="workers">
+            {e.workers.length === 0 ? <span class="muted">no workers (scaled to zero)</span> : null}
+            {e.workers.map((w) => (
+              <span class={`worker w-${w.state}`} data-worker={w.id} data-state={w.state} title={`${w.id} · ${w.state}${w.jobId ? ` · job ${w.jobId}` : ""}`}>
+                {w.state === "running" ? "run" : w.state === "idle" ? "idle" : "init"}
+              </span>
+            ))}
+          </div>
+          <p class="settings muted">
+            workers {e.workersMin}–{e.workersMax} · cold start {duration(e.coldStartMs)} · idle {duration(e.idleTimeout * 1000)}
+            {e.executionTimeoutMs !== undefined ? ` · timeout ${duration(e.executionTimeoutMs)}` : ""}
+            {e.throttled ? " · throttled" : ""}
+          </p>
+        </article>
+      ))}
+    </div>
+  );
+}

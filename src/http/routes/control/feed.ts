@@ -1,0 +1,102 @@
+import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import type { JobChange } from "../../../domain/notifier.js";
+import type { Core } from "../../core.js";
+import type { AppEnv } from "../../env.js";
+import { jobSummary } from "./jobs.js";
+
+const TAG = "Emulator control";
+/** Changes waiting for a slow reader; past this the feed drops them and asks for a `resync`. */
+export const FEED_BUFFER_MAX = 500;
+/** Wall ms between `tick` events: they carry the clock and show a dead connection. */
+export const FEED_TICK_MS = 5000;
+
+const feedRoute = createRoute({
+  method: "get",
+  path: "/_emulator/feed",
+  operationId: "feed",
+  tags: [TAG],
+  summary: "Live job changes (Server-Sent Events)",
+  description: [
+    "An `text/event-stream` of what happens to jobs, for live views such as the dashboard.",
+    "",
+    "- `ready`: sent once on connect, data `{now}` (virtual epoch ms).",
+    "- `job`: data `{id, endpointId, from?, to?, cause, at, job?}`; `to` and `job` (a JobSummary) are absent when the job was deleted (ttl, retention, purge). Changes to one job that arrive faster than the reader takes them are merged into the latest.",
+    `- \`resync\`: the reader fell more than ${FEED_BUFFER_MAX} jobs behind and changes were dropped; reload the list.`,
+    `- \`tick\`: every ${FEED_TICK_MS / 1000} s of wall time, data \`{now, mode, speed}\` of the virtual clock.`,
+  ].join("\n"),
+  responses: { 200: { description: "The event stream", content: { "text/event-stream": { schema: z.string() } } } },
+});
+
+/** One `job` event of the feed. */
+export function feedEvent(change: JobChange) {
+  return {
+    id: change.id,
+    endpointId: change.endpointId,
+    ...(change.from !== undefined ? { from: change.from } : {}),
+    ...(change.job ? { to: change.job.status } : {}),
+    cause: change.cause,
+    at: change.at,
+    ...(change.job ? { job: jobSummary(change.job, change.at) } : {}),
+  };
+}
+
+/**
+ * `GET /_emulator/feed`. A listener only records the latest change per job and wakes the writer,
+ * so a burst of thousands of changes costs one map entry each and a slow reader cannot make the
+ * emulator buffer without bound.
+ */
+export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  const { clock, notifier } = core;
+  router.openapi(feedRoute, (c) =>
+    streamSSE(c, async (stream) => {
+      const pending = new Map<string, JobChange>();
+      let overflow = false;
+      let tick = false;
+      let closed = false;
+      let wake: (() => void) | undefined;
+      const poke = () => {
+        wake?.();
+        wake = undefined;
+      };
+      const unsubscribe = notifier.onAny((change) => {
+        if (overflow) return;
+        pending.delete(change.id); // re-insert so the map keeps changes in the order they last happened
+        pending.set(change.id, change);
+        if (pending.size > FEED_BUFFER_MAX) {
+          pending.clear();
+          overflow = true;
+        }
+        poke();
+      });
+      const timer = setInterval(() => {
+        tick = true;
+        poke();
+      }, FEED_TICK_MS);
+      timer.unref?.();
+      stream.onAbort(() => {
+        closed = true;
+        unsubscribe();
+        clearInterval(timer);
+        poke();
+      });
+
+      await stream.writeSSE({ event: "ready", data: JSON.stringify({ now: clock.now() }), retry: 2000 });
+      while (!closed) {
+        if (pending.size === 0 && !overflow && !tick) await new Promise<void>((resolve) => (wake = resolve));
+        if (closed) break;
+        if (overflow) {
+          overflow = false;
+          await stream.writeSSE({ event: "resync", data: "{}" });
+        }
+        const batch = [...pending.values()];
+        pending.clear();
+        for (const change of batch) await stream.writeSSE({ event: "job", data: JSON.stringify(feedEvent(change)) });
+        if (tick) {
+          tick = false;
+          await stream.writeSSE({ event: "tick", data: JSON.stringify({ now: clock.now(), mode: clock.mode, speed: clock.speed }) });
+        }
+      }
+    }),
+  );
+}

@@ -1,0 +1,146 @@
+import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { EmulatorError } from "../../../domain/errors.js";
+import { JOB_STATUSES, type Job } from "../../../domain/job.js";
+import type { JobSummary } from "../../../domain/ports.js";
+import type { Core } from "../../core.js";
+import type { AppEnv } from "../../env.js";
+import { ERROR_RESPONSES, intQuery } from "../../schemas.js";
+
+const TAG = "Emulator control";
+export const JOB_LIST_DEFAULT = 50;
+export const JOB_LIST_MAX = 500;
+/** A job's detail carries at most this many stream chunks (each may be up to 1 MB). */
+export const DETAIL_CHUNKS_MAX = 100;
+
+const Status = z.enum(JOB_STATUSES);
+
+export const JobSummarySchema = z
+  .object({
+    id: z.string(),
+    endpointId: z.string(),
+    kind: z.enum(["run", "runsync"]),
+    status: Status,
+    createdAt: z.int().openapi({ description: "Virtual epoch ms of the submission" }),
+    queuedAt: z.int().openapi({ description: "When the job last entered the queue (submission or retry)" }),
+    startedAt: z.int().optional(),
+    completedAt: z.int().optional(),
+    workerId: z.string().optional(),
+    retries: z.int(),
+    attempt: z.int(),
+    delayTime: z.int().optional().openapi({ description: "ms before a worker started it (so far, while queued)" }),
+    executionTime: z.int().optional(),
+  })
+  .openapi("JobSummary");
+
+export type JobSummaryView = z.infer<typeof JobSummarySchema>;
+
+const JobDetailSchema = JobSummarySchema.extend({
+  input: z.record(z.string(), z.unknown()),
+  output: z.unknown().optional(),
+  error: z.string().optional(),
+  webhook: z.string().optional(),
+  s3Config: z
+    .object({ accessId: z.string(), bucketName: z.string(), endpointUrl: z.string(), objectPath: z.string().optional() })
+    .optional()
+    .openapi({ description: "As submitted, without accessSecret" }),
+  policy: z.object({ executionTimeout: z.int(), ttl: z.int(), lowPriority: z.boolean() }),
+  expiresAt: z.int().openapi({ description: "createdAt + ttl" }),
+  timeoutAt: z.int().optional(),
+  retainUntil: z.int().optional(),
+  stream: z.array(z.object({ output: z.unknown(), metrics: z.record(z.string(), z.union([z.number(), z.string()])).optional() })),
+  streamCount: z.int().openapi({ description: `Chunks the job produced; \`stream\` holds the first ${DETAIL_CHUNKS_MAX}` }),
+}).openapi("JobDetail");
+
+const listJobs = createRoute({
+  method: "get",
+  path: "/_emulator/jobs",
+  operationId: "listEmulatorJobs",
+  tags: [TAG],
+  summary: "Jobs, newest first",
+  description: "Every job the emulator holds (any endpoint unless filtered), newest submission first, without payloads. `count` is how many match the filter.",
+  request: {
+    query: z.object({
+      endpoint: z.string().min(1).optional().openapi({ param: { name: "endpoint", in: "query" }, description: "Only this endpoint's jobs" }),
+      status: Status.optional().openapi({ param: { name: "status", in: "query" } }),
+      limit: intQuery().pipe(z.int().min(1).max(JOB_LIST_MAX)).optional().openapi({ param: { name: "limit", in: "query" }, description: `1..${JOB_LIST_MAX}, default ${JOB_LIST_DEFAULT}` }),
+      offset: intQuery().pipe(z.int().min(0)).optional().openapi({ param: { name: "offset", in: "query" }, description: "Jobs to skip, default 0" }),
+    }),
+  },
+  responses: {
+    200: { description: "One page of jobs", content: { "application/json": { schema: z.object({ jobs: z.array(JobSummarySchema), count: z.int(), limit: z.int(), offset: z.int() }).openapi("JobPage") } } },
+    400: ERROR_RESPONSES[400],
+  },
+});
+
+const getJob = createRoute({
+  method: "get",
+  path: "/_emulator/jobs/{id}",
+  operationId: "getEmulatorJob",
+  tags: [TAG],
+  summary: "One job in full",
+  description: "Input, output or error, stream chunks, times and worker of any job, whatever its endpoint. Never includes `s3Config.accessSecret`.",
+  request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
+  responses: { 200: { description: "The job", content: { "application/json": { schema: JobDetailSchema } } }, 404: ERROR_RESPONSES[404] },
+});
+
+/** A job as listings and the live feed show it: states and times, no payloads. */
+export function jobSummary(j: JobSummary, now: number): JobSummaryView {
+  const view: JobSummaryView = {
+    id: j.id,
+    endpointId: j.endpointId,
+    kind: j.kind,
+    status: j.status,
+    createdAt: j.createdAt,
+    queuedAt: j.queuedAt,
+    retries: j.retries,
+    attempt: j.attempt,
+  };
+  if (j.startedAt !== undefined) view.startedAt = j.startedAt;
+  if (j.completedAt !== undefined) view.completedAt = j.completedAt;
+  if (j.workerId !== undefined) view.workerId = j.workerId;
+  // Same arithmetic as the /status envelope, so the dashboard and the API agree.
+  if (j.startedAt !== undefined) view.delayTime = Math.max(0, j.startedAt - j.queuedAt);
+  else if (j.status === "IN_QUEUE") view.delayTime = Math.max(0, now - j.queuedAt);
+  if (j.startedAt !== undefined && j.completedAt !== undefined) view.executionTime = Math.max(0, j.completedAt - j.startedAt);
+  return view;
+}
+
+/** A job in full for the dashboard; the S3 secret stays out. */
+export function jobDetail(core: Core, job: Job): z.infer<typeof JobDetailSchema> {
+  const { accessSecret: _secret, ...s3 } = job.s3Config ?? { accessSecret: "" };
+  return {
+    ...jobSummary(job, core.clock.now()),
+    input: job.input,
+    ...(job.output !== undefined ? { output: job.output } : {}),
+    ...(job.error !== undefined ? { error: job.error } : {}),
+    ...(job.webhook !== undefined ? { webhook: job.webhook } : {}),
+    ...(job.s3Config ? { s3Config: s3 as { accessId: string; bucketName: string; endpointUrl: string; objectPath?: string } } : {}),
+    policy: { executionTimeout: job.executionTimeoutMs, ttl: job.ttlMs, lowPriority: job.lowPriority },
+    expiresAt: job.expiresAt,
+    ...(job.timeoutAt !== undefined ? { timeoutAt: job.timeoutAt } : {}),
+    ...(job.retainUntil !== undefined ? { retainUntil: job.retainUntil } : {}),
+    stream: core.jobStore.chunks(job.id, 0).slice(0, DETAIL_CHUNKS_MAX),
+    streamCount: core.jobStore.chunkCount(job.id),
+  };
+}
+
+/** The job with this id, or a 404 naming it. */
+export function requireJob(core: Core, id: string): Job {
+  const job = core.jobStore.get(id);
+  if (!job) throw new EmulatorError("JOB_NOT_FOUND", `job "${id}" not found (its ttl or result retention may have ended)`);
+  return job;
+}
+
+/** `GET /_emulator/jobs` and `GET /_emulator/jobs/{id}`. */
+export function jobControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  router.openapi(listJobs, (c) => {
+    const q = c.req.valid("query");
+    const limit = q.limit ?? JOB_LIST_DEFAULT;
+    const offset = q.offset ?? 0;
+    const page = core.jobStore.list({ endpointId: q.endpoint, status: q.status, limit, offset });
+    const now = core.clock.now();
+    return c.json({ jobs: page.jobs.map((j) => jobSummary(j, now)), count: page.total, limit, offset }, 200);
+  });
+
+  router.openapi(getJob, (c) => c.json(jobDetail(core, requireJob(core, c.req.valid("param").id)), 200));
+}
