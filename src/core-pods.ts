@@ -1,0 +1,104 @@
+import type { Config } from "./config/schema.js";
+import { configPodId, configRegistryAuthId } from "./config/pods-schema.js";
+import type { Logger } from "./domain/logger.js";
+import { BillingService } from "./domain/management/billing.js";
+import type { NetworkVolumeService } from "./domain/management/network-volumes.js";
+import { PodService } from "./domain/management/pods.js";
+import { priceList, type PriceList } from "./domain/management/pricing.js";
+import { RegistryAuthService } from "./domain/management/registry-auths.js";
+import type { TemplateService } from "./domain/management/templates.js";
+import type { UsageMeter } from "./domain/management/usage.js";
+import type { Db } from "./store/db.js";
+import { SqlitePodStore } from "./store/pod-store.js";
+import { SqliteRegistryAuthStore } from "./store/registry-auth-store.js";
+
+export interface PodsAndBilling {
+  pods: PodService;
+  registryAuths: RegistryAuthService;
+  billing: BillingService;
+  prices: PriceList;
+  /** Writes the configured registry auths and pods that the database lacks (start, reset). */
+  seed(): void;
+  /** Forgets every pod, registry auth and usage record (reset). */
+  clear(): void;
+}
+
+/**
+ * Wires pods, container registry auths and billing on their SQLite stores. Usage comes from the
+ * meter (workers, told by the scheduler; pods, told by the pod service) and from the network
+ * volume service's events. Worker intervals a previous process left open are closed here, before
+ * any new worker starts.
+ */
+export function buildPodsAndBilling(o: {
+  db: Db;
+  clock: { now(): number };
+  config: Config;
+  log: Logger;
+  usage: UsageMeter;
+  usageStore: ConstructorParameters<typeof BillingService>[0]["usage"];
+  networkVolumes: NetworkVolumeService;
+  templates: TemplateService;
+  endpointName: (endpointId: string) => string | undefined;
+}): PodsAndBilling {
+  const { config, usage, networkVolumes, templates, clock } = o;
+  const prices = priceList(config.pricing);
+  const orphans = usage.closeOrphanWorkers();
+  if (orphans > 0) o.log.info(`usage: ${orphans} worker(s) of the previous run billed until they were last seen`);
+
+  let pods: PodService | undefined;
+  const registryAuths = new RegistryAuthService({
+    clock,
+    store: new SqliteRegistryAuthStore(o.db),
+    usedBy: (id) => pods?.usingRegistryAuth(id) ?? templateUsing(templates, id),
+  });
+  pods = new PodService({
+    clock,
+    store: new SqlitePodStore(o.db),
+    prices,
+    usage,
+    liveWorkers: () => usage.liveWorkers(),
+    refs: {
+      template: (id) => templates.find(id),
+      networkVolume: (id) => (networkVolumes.has(id) ? { dataCenterId: networkVolumes.get(id).dataCenter } : undefined),
+      registryAuthExists: (id) => registryAuths.exists(id),
+      endpointName: o.endpointName,
+    },
+  });
+  const templatesWithImage = (image: string) => templates.list().filter((t) => t.imageName === image).map((t) => t.id);
+  const billing = new BillingService({ clock, usage: o.usageStore, prices, templatesWithImage });
+
+  networkVolumes.subscribe((e) => {
+    if (e.kind === "deleted") usage.volumeDeleted(e.volume.id, e.at);
+    else usage.volumeSized(e.volume.id, { sizeGb: e.volume.size, volumeType: e.volume.type, dataCenterId: e.volume.dataCenter }, e.at);
+  });
+
+  const podService = pods;
+  return {
+    pods: podService,
+    registryAuths,
+    billing,
+    prices,
+    seed() {
+      for (const a of config.containerRegistryAuths) {
+        const id = configRegistryAuthId(a);
+        // An auth of that name made through the API since stands in for the declared one.
+        if (!registryAuths.exists(id) && !registryAuths.list().some((r) => r.name === a.name)) registryAuths.create(a, id);
+      }
+      for (const p of config.pods) {
+        const id = configPodId(p);
+        const { id: _id, desiredStatus, ...input } = p;
+        if (!podService.exists(id)) podService.create(input, { id, desiredStatus });
+      }
+    },
+    clear() {
+      podService.deleteAll();
+      registryAuths.deleteAll();
+      usage.clear();
+    },
+  };
+}
+
+function templateUsing(templates: TemplateService, authId: string): string | undefined {
+  const t = templates.list().find((t) => t.containerRegistryAuthId === authId);
+  return t ? `template "${t.id}"` : undefined;
+}

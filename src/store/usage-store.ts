@@ -1,0 +1,69 @@
+import type { UsageAttrs, UsageInterval, UsageKind, UsageStore } from "../domain/management/usage.js";
+import type { Db } from "./db.js";
+
+interface UsageRow {
+  id: number;
+  kind: UsageKind;
+  resource_id: string;
+  attrs: string;
+  started_at: number;
+  stopped_at: number | null;
+  seen_at: number;
+}
+
+const fromRow = (r: UsageRow): UsageInterval => ({
+  id: r.id,
+  kind: r.kind,
+  resourceId: r.resource_id,
+  attrs: JSON.parse(r.attrs) as UsageAttrs,
+  startedAt: r.started_at,
+  stoppedAt: r.stopped_at ?? undefined,
+  seenAt: r.seen_at,
+});
+
+/** Usage intervals (worker lives, pod running time, volume sizes) in SQLite. */
+export class SqliteUsageStore implements UsageStore {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      open: db.prepare(`INSERT INTO usage_intervals (kind, resource_id, attrs, started_at, seen_at) VALUES (@kind, @resource_id, @attrs, @at, @at)`),
+      close: db.prepare<[number, number, number]>(`UPDATE usage_intervals SET stopped_at = ?, seen_at = ? WHERE id = ? AND stopped_at IS NULL`),
+      seen: db.prepare<[number, number]>(`UPDATE usage_intervals SET seen_at = ? WHERE id = ?`),
+      openFor: db.prepare<[UsageKind, string], UsageRow>(`SELECT * FROM usage_intervals WHERE kind = ? AND resource_id = ? AND stopped_at IS NULL`),
+      overlapping: db.prepare<[UsageKind, number, number], UsageRow>(
+        `SELECT * FROM usage_intervals WHERE kind = ? AND started_at < ? AND (stopped_at IS NULL OR stopped_at > ?) ORDER BY started_at, id`,
+      ),
+      closeOpenAtSeen: db.prepare<[UsageKind]>(`UPDATE usage_intervals SET stopped_at = seen_at WHERE kind = ? AND stopped_at IS NULL`),
+    };
+  }
+
+  open(kind: UsageKind, resourceId: string, attrs: UsageAttrs, at: number): number {
+    return Number(this.s.open.run({ kind, resource_id: resourceId, attrs: JSON.stringify(attrs), at }).lastInsertRowid);
+  }
+
+  close(id: number, at: number): void {
+    this.s.close.run(at, at, id);
+  }
+
+  seen(id: number, at: number): void {
+    this.s.seen.run(at, id);
+  }
+
+  openFor(kind: UsageKind, resourceId: string): UsageInterval | undefined {
+    const r = this.s.openFor.get(kind, resourceId);
+    return r ? fromRow(r) : undefined;
+  }
+
+  overlapping(kind: UsageKind, from: number, to: number): UsageInterval[] {
+    return this.s.overlapping.all(kind, to, from).map(fromRow);
+  }
+
+  closeOpenAtSeen(kind: UsageKind): number {
+    return this.s.closeOpenAtSeen.run(kind).changes;
+  }
+
+  deleteAll(): void {
+    this.db.exec("DELETE FROM usage_intervals");
+  }
+}
