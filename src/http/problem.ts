@@ -86,6 +86,7 @@ export function problemResponse(c: Context, err: unknown): Response {
   const { problem, retryAfter } = toProblem(err);
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (retryAfter !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(retryAfter)));
-  if (problem.status === 413) headers.connection = "close";
+  // No `Connection: close` on 413: a client still sending its body would then often see a reset
+  // (EPIPE) instead of this answer. Node's server discards the unread rest without buffering it.
   return c.body(JSON.stringify(problem), problem.status as ContentfulStatusCode, headers);
 }
