@@ -12,6 +12,7 @@ import { JobNotifier } from "./domain/notifier.js";
 import { RateLimits } from "./domain/rate-limit.js";
 import { Scheduler } from "./domain/scheduler.js";
 import { Transitions } from "./domain/transitions.js";
+import { WorkerProtocol } from "./domain/worker-protocol.js";
 import { ApiKeys } from "./http/auth.js";
 import type { Core } from "./http/core.js";
 import { buildManagement } from "./core-management.js";
@@ -70,7 +71,8 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id), log });
   const observed = buildObserve({ db, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
   scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: usage.onWorker });
-  service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log });
+  const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions });
+  service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
   const jobs = service;
   const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore });
   const { networkVolumes, templates } = management;
@@ -153,6 +155,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     billing: podsBilling.billing,
     auth,
     rateLimits,
+    workerProtocol,
     faults: observed.faults,
     observe: observed.observe,
     journalMax: config.journal.maxEntries,
@@ -168,6 +171,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       management.clear();
       podsBilling.clear();
       observed.reset();
+      workerProtocol.workers.forget();
       await seed();
       jobs.resync();
       attachAll();

@@ -5,6 +5,7 @@ import { isFinal, requeuedPatch, type HealthCounts, type Job, type JobKind, type
 import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobNotifier } from "./notifier.js";
+import type { ExternalWorkers } from "./external-workers.js";
 import type { JobStore } from "./ports.js";
 import type { Scheduler } from "./scheduler.js";
 import type { Transitions } from "./transitions.js";
@@ -37,6 +38,8 @@ export class JobService {
       transitions: Transitions;
       notifier: JobNotifier;
       log: Logger;
+      /** Worker processes of "external" endpoints, counted in /health. */
+      external?: ExternalWorkers;
     },
   ) {
     this.queueSeq = d.jobs.maxQueueSeq();
@@ -163,7 +166,9 @@ export class JobService {
     this.requireEndpoint(endpointId);
     const pool = this.d.scheduler.pool(endpointId)!;
     const c = this.d.jobs.countByStatus(endpointId);
-    const w = pool.counts();
+    const w = pool.external && this.d.external
+      ? { ...this.d.external.counts(endpointId, this.d.clock.now(), this.d.jobs.busyWorkers(endpointId)), initializing: 0 }
+      : pool.counts();
     return {
       jobs: { completed: c.COMPLETED, failed: c.FAILED, inProgress: c.IN_PROGRESS, inQueue: c.IN_QUEUE, retried: this.d.jobs.sumRetries(endpointId) },
       workers: { idle: w.idle, initializing: w.initializing, ready: w.idle, running: w.running, throttled: pool.throttled ? 1 : 0, unhealthy: 0 },

@@ -1,5 +1,6 @@
 import type { TimerHandle, VirtualClock } from "./clock.js";
 import type { EndpointSpec } from "./endpoint.js";
+import { EXTERNAL_HANDLER } from "./external-workers.js";
 
 export type WorkerState = "initializing" | "idle" | "running";
 
@@ -82,6 +83,11 @@ export class WorkerPool {
     return best;
   }
 
+  /** Endpoints served by worker processes over HTTP have no simulated workers. */
+  get external(): boolean {
+    return this.spec.handler === EXTERNAL_HANDLER;
+  }
+
   get throttled(): boolean {
     return this.blocked;
   }
@@ -102,7 +108,7 @@ export class WorkerPool {
 
   /** Starts `workersMin` workers; `warm` ones are ready at once (an endpoint already deployed). */
   fillMinimum(warm: boolean): void {
-    if (this.blocked) return;
+    if (this.blocked || this.external) return;
     const missing = this.spec.workersMin - this.workers.size;
     for (let i = 0; i < missing; i++) this.add(warm);
   }
@@ -112,7 +118,7 @@ export class WorkerPool {
    * to `limit`), counting workers already starting, up to `workersMax`.
    */
   scaleFor(demand: (limit: number) => number): void {
-    if (this.blocked) return;
+    if (this.blocked || this.external) return;
     const room = this.spec.workersMax - this.workers.size;
     if (room <= 0) return;
     const starting = this.counts().initializing;

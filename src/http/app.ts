@@ -15,10 +15,13 @@ import { endpointControlRoutes } from "./routes/control/endpoints.js";
 import { feedControlRoutes } from "./routes/control/feed.js";
 import { jobControlRoutes } from "./routes/control/jobs.js";
 import { billingRoutes } from "./routes/billing/index.js";
+import { endpointRoutes } from "./routes/endpoints/index.js";
 import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
 import { podRoutes } from "./routes/pods/index.js";
 import { queueRoutes } from "./routes/queue/index.js";
+import { workerRoutes } from "./routes/worker/index.js";
 import { registryAuthRoutes } from "./routes/registry-auths/index.js";
+import { templateRoutes } from "./routes/templates/index.js";
 
 export interface AppInfo {
   version: string;
@@ -52,7 +55,10 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
   for (const path of ["/v1/*", "/v2/*"]) app.use(path, ...guards);
 
   networkVolumeRoutes(core, app); // before the queue: /v2/network-volumes/{id} is not an endpoint
+  workerRoutes(core, app);
   queueRoutes(core, app);
+  endpointRoutes(core, app);
+  templateRoutes(core, app);
   podRoutes(core, app);
   registryAuthRoutes(core, app);
   billingRoutes(core, app);

@@ -1,5 +1,6 @@
 import type { VirtualClock } from "../domain/clock.js";
 import type { FaultRules } from "../domain/faults.js";
+import type { WorkerProtocol } from "../domain/worker-protocol.js";
 import type { ObservabilityStore } from "../domain/observability.js";
 import type { Snapshots } from "../snapshots.js";
 import type { JobService } from "../domain/jobs.js";
@@ -42,6 +43,8 @@ export interface Core {
   registryAuths: RegistryAuthService;
   /** Billing records of /v1/billing, computed from recorded usage. */
   billing: BillingService;
+  /** The worker side of the queue (job-take, job-done) for endpoints served by worker processes. */
+  workerProtocol: WorkerProtocol;
   /** Fault rules (request and job faults). */
   faults: FaultRules;
   /** Job timelines, webhook attempts and the request journal. */

@@ -119,6 +119,7 @@ export class SqliteJobStore implements JobStore {
         `SELECT COUNT(*) AS n FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND low_priority = 0 LIMIT ?)`,
       ),
       countByStatus: p<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM jobs WHERE endpoint_id = ? GROUP BY status`),
+      busy: p<{ worker_id: string }>(`SELECT DISTINCT worker_id FROM jobs WHERE endpoint_id = ? AND status = 'IN_PROGRESS' AND worker_id IS NOT NULL`),
       active: p<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS')`),
       sumRetries: p<{ n: number | null }>(`SELECT SUM(retries) AS n FROM jobs WHERE endpoint_id = ?`),
       queuedIds: p<{ id: string }>(`SELECT id FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
@@ -170,6 +171,10 @@ export class SqliteJobStore implements JobStore {
     const counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
     for (const r of this.s.countByStatus.all(endpointId)) counts[r.status as JobStatus] = r.n;
     return counts;
+  }
+
+  busyWorkers(endpointId: string): Set<string> {
+    return new Set(this.s.busy.all(endpointId).map((r) => r.worker_id));
   }
 
   countActive(): number {

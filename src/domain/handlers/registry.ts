@@ -1,5 +1,6 @@
 import type { HandlerRef } from "../endpoint.js";
 import { EmulatorError } from "../errors.js";
+import { EXTERNAL_HANDLER } from "../external-workers.js";
 import { BUILTIN_HANDLERS } from "./builtins.js";
 import { isModuleRef, loadHandlerModule } from "./load-module.js";
 import type { Handler } from "./types.js";
@@ -18,7 +19,7 @@ export class HandlerRegistry {
 
   /** Names usable as `handler` besides module paths. */
   names(): string[] {
-    return [...this.named.keys()];
+    return [...this.named.keys(), EXTERNAL_HANDLER];
   }
 
   register(name: string, fn: Handler): void {
@@ -27,7 +28,7 @@ export class HandlerRegistry {
 
   /** Loads every module a reference names, so a bad path fails at startup, not at the first job. */
   async prepare(ref: HandlerRef): Promise<void> {
-    if (typeof ref !== "string" || this.named.has(ref) || this.modules.has(ref)) return;
+    if (typeof ref !== "string" || ref === EXTERNAL_HANDLER || this.named.has(ref) || this.modules.has(ref)) return;
     if (!isModuleRef(ref)) {
       throw new EmulatorError(
         "BAD_REQUEST",
