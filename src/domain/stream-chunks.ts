@@ -27,7 +27,9 @@ function splitByEncodedSize(text: string, budget: number): string[] {
   let size = 2; // the quotes
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length;
+    // A pair only when a high surrogate is followed by a low one: a lone one is escaped (6 bytes).
+    const next = text.charCodeAt(i + 1);
+    const pair = c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff;
     const cost = pair ? 4 : encodedCost(c);
     if (size + cost > budget && i > start) {
       pieces.push(text.slice(start, i));
