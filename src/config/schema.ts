@@ -22,10 +22,15 @@ export const EndpointConfigSchema = z
     id: z.string().min(1).max(64).regex(ID_PATTERN, "expected letters, digits, '_' or '-'").describe("Endpoint id: the {endpoint_id} of /v2/{endpoint_id}/run"),
     name: z.string().min(1).optional().describe("Human-readable name; defaults to the id"),
     handler: z
-      .string()
-      .min(1)
+      .union([
+        z.string().min(1),
+        // The object form of an HTTP worker; kept as its URL, which names it everywhere else.
+        z.strictObject({ type: z.literal("http"), url: z.url().describe("The worker's local test server; jobs go to POST {url}/runsync") }).transform((h) => h.url),
+      ])
       .optional()
-      .describe('"echo", "scripted", a name registered with createEmulator({ handlers }), or a module path ("./fixtures/handlers/x.ts") relative to this file; default: the template\'s handler, else defaultHandler'),
+      .describe(
+        '"echo", "scripted", "external" (worker processes take jobs over HTTP), a name registered with createEmulator({ handlers }), a module path ("./fixtures/handlers/x.ts") relative to this file, or an HTTP worker ({ "type": "http", "url": "http://127.0.0.1:8000" } or the URL alone); default: the template\'s handler, else defaultHandler',
+      ),
     workersMin: z.int().min(0).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
     workersMax: z.int().min(0).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
     idleTimeout: z.int().min(0).default(ENDPOINT_IDLE_TIMEOUT_DEFAULT_S).describe("Seconds an idle worker lives before it is scaled down"),

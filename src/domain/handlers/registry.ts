@@ -2,6 +2,7 @@ import type { HandlerRef } from "../endpoint.js";
 import { EmulatorError } from "../errors.js";
 import { EXTERNAL_HANDLER } from "../external-workers.js";
 import { BUILTIN_HANDLERS } from "./builtins.js";
+import { httpHandler, isHttpRef } from "./http-handler.js";
 import { isModuleRef, loadHandlerModule } from "./load-module.js";
 import type { Handler } from "./types.js";
 
@@ -28,11 +29,16 @@ export class HandlerRegistry {
 
   /** Loads every module a reference names, so a bad path fails at startup, not at the first job. */
   async prepare(ref: HandlerRef): Promise<void> {
-    if (typeof ref !== "string" || ref === EXTERNAL_HANDLER || this.named.has(ref) || this.modules.has(ref)) return;
+    if (typeof ref !== "string") ref = ref.url;
+    if (ref === EXTERNAL_HANDLER || this.named.has(ref) || this.modules.has(ref)) return;
+    if (isHttpRef(ref)) {
+      this.modules.set(ref, httpHandler(ref));
+      return;
+    }
     if (!isModuleRef(ref)) {
       throw new EmulatorError(
         "BAD_REQUEST",
-        `unknown handler "${ref}": use one of ${this.names().join(", ")}, or a module path such as ./handlers/my-handler.ts`,
+        `unknown handler "${ref}": use one of ${this.names().join(", ")}, a module path such as ./handlers/my-handler.ts, or a worker's URL such as http://127.0.0.1:8000`,
       );
     }
     try {
@@ -44,7 +50,7 @@ export class HandlerRegistry {
 
   /** The handler for a prepared reference. */
   resolve(ref: HandlerRef): Handler {
-    if (typeof ref !== "string") throw new EmulatorError("BAD_REQUEST", `handler type "${ref.type}" is not supported`);
+    if (typeof ref !== "string") ref = ref.url;
     const fn = this.named.get(ref) ?? this.modules.get(ref);
     if (!fn) throw new EmulatorError("BAD_REQUEST", `handler "${ref}" was not loaded`);
     return fn;
