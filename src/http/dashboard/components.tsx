@@ -1,17 +1,17 @@
 import type { Child } from "hono/jsx";
-import { clockTime, isoTime } from "./format.js";
+import { clockTime, dateTime, isoTime } from "./format.js";
 
 /** A job status as a coloured badge (`IN_QUEUE` reads "in queue"). */
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge s-${status.toLowerCase().replace(/_/g, "-")}`}>{status.replace(/_/g, " ").toLowerCase()}</span>;
 }
 
-/** A virtual time with its full ISO value as tooltip. */
-export function Time({ ms }: { ms: number | undefined }) {
+/** A virtual time (with its date when `withDate`), its full ISO value as tooltip. */
+export function Time({ ms, withDate = false }: { ms: number | undefined; withDate?: boolean }) {
   if (ms === undefined) return <span class="muted">–</span>;
   return (
     <time datetime={isoTime(ms)} title={isoTime(ms)}>
-      {clockTime(ms)}
+      {withDate ? dateTime(ms) : clockTime(ms)}
     </time>
   );
 }

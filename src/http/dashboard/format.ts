@@ -43,8 +43,15 @@ export function shortId(id: string): string {
   return id.length <= 16 ? id : `${id.slice(0, id.startsWith("sync-") ? 18 : 13)}…`;
 }
 
+/** `YYYY-MM-DD HH:MM:SS.mmm` (UTC), for times that may fall on another day (expiry, retention). */
+export function dateTime(ms: number): string {
+  return `${clockDate(ms)} ${clockTime(ms)}`;
+}
+
 /** Pretty JSON for a `<pre>`, cut at `max` characters so a 10 MB input cannot freeze the page. */
 export function prettyJson(v: unknown, max = 100_000): string {
-  const text = JSON.stringify(v, null, 2) ?? "undefined";
+  const flat = JSON.stringify(v) ?? "undefined";
+  // Small values (a stream chunk's text) read best on one line.
+  const text = flat.length <= 72 ? flat : JSON.stringify(v, null, 2);
   return text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters)` : text;
 }

@@ -60,10 +60,10 @@ export function JobDetailBody({ id, job, events }: { id: string | undefined; job
           {duration(job.delayTime) || "–"} · {duration(job.executionTime) || "–"}
         </Fact>
         <Fact k="expires (ttl)">
-          <Time ms={job.expiresAt} />
+          <Time ms={job.expiresAt} withDate />
         </Fact>
         <Fact k="result kept until">
-          <Time ms={job.retainUntil} />
+          <Time ms={job.retainUntil} withDate />
         </Fact>
         <Fact k="policy">
           timeout {duration(job.policy.executionTimeout)} · ttl {duration(job.policy.ttl)}

@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+/** Debian's Chromium; `.ci/run` installs it with apt-get. */
+export const CHROMIUM = "/usr/bin/chromium";
+
+/** Exactly these switches, plus a fresh profile and the DevTools port Playwright connects to. */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+] as const;
+
+/**
+ * Whether the browser tests can run. In CI (`CI=true`) a missing browser is an error, so the
+ * suite cannot pass by skipping; elsewhere the tests are skipped with a message saying why.
+ */
+export function browserAvailable(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.CI === "true") throw new Error(`${CHROMIUM} is missing; .ci/run installs it with apt-get install chromium`);
+  console.warn(`browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+  return false;
+}
+
+export interface RunningBrowser {
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts Chromium ourselves (so its switches are exactly ours, not Playwright's defaults) on a
+ * fresh profile and DevTools port 0, then connects Playwright to it over CDP.
+ */
+export async function launchChromium(): Promise<RunningBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), "minipod-chromium-"));
+  const child = spawn(CHROMIUM, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, "--remote-debugging-port=0", "about:blank"], { stdio: ["ignore", "ignore", "pipe"] });
+  let browser: Browser | undefined;
+  try {
+    const ws = await devtoolsUrl(child);
+    browser = await chromium.connectOverCDP(ws);
+  } catch (e) {
+    await stop(child);
+    rmSync(profile, { recursive: true, force: true });
+    throw e;
+  }
+  return {
+    browser,
+    async close() {
+      await browser?.close().catch(() => {});
+      await stop(child);
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Chromium prints `DevTools listening on ws://...` on stderr once it is ready. */
+function devtoolsUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let err = "";
+    const timer = setTimeout(() => reject(new Error(`chromium did not start within 20 s:\n${err}`)), 20_000);
+    child.stderr!.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+      const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`chromium exited with ${code}:\n${err}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill("SIGKILL"), 5000);
+    child.once("exit", () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** What a page asked the network for and what its console complained about. */
+export interface PageLog {
+  requests: string[];
+  problems: string[];
+}
+
+/**
+ * A new page that records every request it makes and every console error (a refused
+ * Content-Security-Policy load shows up there even when no request is made).
+ */
+export async function recordedPage(browser: Browser): Promise<{ page: Page; log: PageLog }> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+  const page = await context.newPage();
+  const log: PageLog = { requests: [], problems: [] };
+  page.on("request", (r) => log.requests.push(r.url()));
+  page.on("console", (m) => {
+    if (m.type() === "error") log.problems.push(m.text());
+  });
+  page.on("pageerror", (e) => log.problems.push(`page error: ${e.message}`));
+  return { page, log };
+}
