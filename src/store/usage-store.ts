@@ -28,7 +28,7 @@ export class SqliteUsageStore implements UsageStore {
   constructor(private readonly db: Db) {
     this.s = {
       open: db.prepare(`INSERT INTO usage_intervals (kind, resource_id, attrs, started_at, seen_at) VALUES (@kind, @resource_id, @attrs, @at, @at)`),
-      close: db.prepare<[number, number, number]>(`UPDATE usage_intervals SET stopped_at = ?, seen_at = ? WHERE id = ? AND stopped_at IS NULL`),
+      close: db.prepare<[number, number]>(`UPDATE usage_intervals SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL`),
       seen: db.prepare<[number, number]>(`UPDATE usage_intervals SET seen_at = ? WHERE id = ?`),
       openFor: db.prepare<[UsageKind, string], UsageRow>(`SELECT * FROM usage_intervals WHERE kind = ? AND resource_id = ? AND stopped_at IS NULL`),
       overlapping: db.prepare<[UsageKind, number, number], UsageRow>(
@@ -43,7 +43,7 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   close(id: number, at: number): void {
-    this.s.close.run(at, at, id);
+    this.s.close.run(at, id);
   }
 
   seen(id: number, at: number): void {

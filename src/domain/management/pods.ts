@@ -4,6 +4,7 @@ import { invalidBody, notFound } from "./invalid.js";
 import { IN_PLACE_FIELDS, POD_DEFAULTS, statusChange, type Pod, type PodCreate, type PodEvent, type PodStatus, type PodUpdate } from "./pod.js";
 import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID, gpuHourly, type PriceList } from "./pricing.js";
 import type { LiveWorker, UsageAttrs } from "./usage.js";
+import { workerPod } from "./worker-pods.js";
 
 export interface PodStore {
   list(): Pod[];
@@ -272,39 +273,7 @@ export class PodService {
     return a;
   }
 
-  /** The serverless workers alive now, shown as running pods of their endpoint. */
   private workerPods(): Pod[] {
-    return this.d.liveWorkers().map((w) => ({
-      id: w.workerId,
-      name: this.d.refs.endpointName(w.endpointId) ?? w.endpointId,
-      imageName: (w.attrs.templateId && this.d.refs.template(w.attrs.templateId)?.imageName) || "",
-      templateId: w.attrs.templateId,
-      computeType: w.attrs.gpuTypeId ? "GPU" : "CPU",
-      cloudType: "SECURE",
-      gpuTypeId: w.attrs.gpuTypeId,
-      gpuCount: w.attrs.gpuCount ?? 0,
-      cpuFlavorId: undefined,
-      vcpuCount: w.attrs.vcpuCount ?? 0,
-      memoryInGb: 0,
-      containerDiskInGb: 0,
-      volumeInGb: 0,
-      volumeMountPath: POD_DEFAULTS.volumeMountPath,
-      networkVolumeId: undefined,
-      containerRegistryAuthId: undefined,
-      dataCenterId: w.attrs.dataCenterId ?? DEFAULT_DATA_CENTER_ID,
-      env: {},
-      ports: [],
-      dockerEntrypoint: [],
-      dockerStartCmd: [],
-      interruptible: false,
-      locked: false,
-      globalNetworking: false,
-      machineId: w.workerId,
-      endpointId: w.endpointId,
-      desiredStatus: "RUNNING",
-      lastStartedAt: w.startedAt,
-      lastStatusChange: statusChange("Rented", w.startedAt),
-      createdAt: w.startedAt,
-    }));
+    return this.d.liveWorkers().map((w) => workerPod(w, this.d.refs));
   }
 }
