@@ -55,6 +55,8 @@ export class Snapshots {
     const copy = new Database(this.db.serialize());
     try {
       redactSecrets(copy);
+      // An UPDATE leaves the old values in the file's free space: rebuild it so they are gone.
+      copy.exec("VACUUM");
       return copy.serialize();
     } finally {
       copy.close();
