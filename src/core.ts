@@ -130,7 +130,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     rateLimits.reset();
     jobs.resync();
     jobs.recover();
-    usage.closeOrphanWorkers();
+    usage.restoredAt(at);
     attachAll();
     deadlines.rebuild();
     await clock.settle();

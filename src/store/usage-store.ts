@@ -35,6 +35,9 @@ export class SqliteUsageStore implements UsageStore {
         `SELECT * FROM usage_intervals WHERE kind = ? AND started_at < ? AND (stopped_at IS NULL OR stopped_at > ?) ORDER BY started_at, id`,
       ),
       closeOpenAtSeen: db.prepare<[UsageKind]>(`UPDATE usage_intervals SET stopped_at = seen_at WHERE kind = ? AND stopped_at IS NULL`),
+      endAllAt: db.prepare(
+        `UPDATE usage_intervals SET stopped_at = MAX(started_at, @at) WHERE kind = @kind AND (stopped_at IS NULL OR stopped_at > @at)`,
+      ),
     };
   }
 
@@ -61,6 +64,10 @@ export class SqliteUsageStore implements UsageStore {
 
   closeOpenAtSeen(kind: UsageKind): number {
     return this.s.closeOpenAtSeen.run(kind).changes;
+  }
+
+  endAllAt(kind: UsageKind, at: number): void {
+    this.s.endAllAt.run({ kind, at });
   }
 
   deleteAll(): void {

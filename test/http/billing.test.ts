@@ -186,6 +186,32 @@ describe("/v1/billing/networkvolumes", () => {
   });
 });
 
+describe("billing history and the emulator's state", () => {
+  const warm = { endpoints: [{ id: "warm", workersMin: 1, workersMax: 1, gpuTypeIds: ["NVIDIA A40"] }] };
+
+  it("is emptied by a reset", async () => {
+    e = await start(MONDAY, warm);
+    await e.post("/v1/pods", { imageName: "img" });
+    await e.advance(H);
+    expect((await e.post("/_emulator/reset")).status).toBe(200);
+    await e.advance(60_000);
+    expect((await e.get("/v1/billing/endpoints")).body).toEqual([{ time: iso(MONDAY), endpointId: "warm", amount: 0.06, timeBilledMs: 60_000 }]);
+    expect((await e.get("/v1/billing/pods")).body).toEqual([]);
+  });
+
+  it("follows a snapshot restore without counting the abandoned future", async () => {
+    e = await start(MONDAY, warm);
+    await e.advance(10 * 60_000);
+    expect((await e.post("/_emulator/snapshots/s")).status).toBe(200);
+    await e.advance(50 * 60_000);
+    expect((await e.post("/_emulator/snapshots/s/restore")).status).toBe(200);
+    expect(e.now()).toBe(MONDAY + 10 * 60_000);
+    await e.advance(5 * 60_000);
+    // 10 min of the worker before the snapshot, 5 min of the one started at the restore.
+    expect((await e.get("/v1/billing/endpoints")).body).toEqual([{ time: iso(MONDAY), endpointId: "warm", amount: 0.9, timeBilledMs: 15 * 60_000 }]);
+  });
+});
+
 describe("billing windows", () => {
   it("snaps startTime down and endTime up to buckets, defaults to the last 30 days, and checks the query", async () => {
     e = await start(MONDAY - 40 * DAY, { endpoints: [{ id: "warm", workersMin: 1, workersMax: 1, gpuTypeIds: ["NVIDIA A40"] }] });

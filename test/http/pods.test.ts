@@ -231,6 +231,19 @@ describe("/v1/pods", () => {
     const res = await e.request("GET", "/v1/pods", undefined, { authorization: "" });
     expect(res.status).toBe(401);
   });
+
+  it("documents every pod, registry-auth and billing operation in /openapi.json", async () => {
+    const doc = (await e.get("/openapi.json")).body;
+    const ops = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) => Object.values(p).map((o) => o.operationId));
+    for (const op of [
+      "ListPods", "CreatePod", "GetPod", "UpdatePod", "UpdatePodPost", "DeletePod", "StartPod", "StopPod", "ResetPod", "RestartPod",
+      "ListContainerRegistryAuths", "CreateContainerRegistryAuth", "GetContainerRegistryAuth", "DeleteContainerRegistryAuth",
+      "PodBilling", "EndpointBilling", "NetworkVolumeBilling",
+    ]) {
+      expect(ops, op).toContain(op);
+    }
+    expect(doc.paths["/v1/pods"].post.responses).toHaveProperty("201");
+  });
 });
 
 describe("/v1/pods seeded from the config", () => {

@@ -85,6 +85,14 @@ describe("/v1/containerregistryauth", () => {
     expect((await e.request("DELETE", "/v1/containerregistryauth/seeded")).status).toBe(204);
   });
 
+  it("refuses to delete an auth a template uses", async () => {
+    const tpl = await e.post("/v1/templates", { name: "private", imageName: "private/img:1", containerRegistryAuthId: "seeded" });
+    expect(tpl.status).toBe(200);
+    const refused = await e.request("DELETE", "/v1/containerregistryauth/seeded");
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toBe(`container registry auth "seeded" is used by template "${tpl.body.id}"; change or delete that first`);
+  });
+
   it("returns to the configured auths on reset", async () => {
     await e.post("/v1/containerregistryauth", { name: "extra", username: "me", password: "p" });
     await e.request("DELETE", "/v1/containerregistryauth/seeded");

@@ -45,6 +45,8 @@ export interface UsageStore {
   overlapping(kind: UsageKind, from: number, to: number): UsageInterval[];
   /** Closes every open interval of a kind at its last-seen time; returns how many. */
   closeOpenAtSeen(kind: UsageKind): number;
+  /** Ends every interval of a kind that is open or ends after `at` at `at` (snapshot restore). */
+  endAllAt(kind: UsageKind, at: number): void;
   deleteAll(): void;
 }
 
@@ -105,6 +107,15 @@ export class UsageMeter {
    */
   closeOrphanWorkers(): number {
     return this.d.store.closeOpenAtSeen("worker");
+  }
+
+  /**
+   * After a snapshot is restored with the clock set back to `at`: the workers the snapshot holds
+   * were alive until `at` and are gone now, and nothing of theirs may reach past `at`.
+   */
+  restoredAt(at: number): void {
+    this.workers.clear();
+    this.d.store.endAllAt("worker", at);
   }
 
   podStarted(podId: string, attrs: UsageAttrs, at: number): void {
