@@ -107,7 +107,9 @@ export async function startMinipod(o: MinipodOptions): Promise<Server> {
   const port = await freePort();
   const cfg = join(tmpdir(), `minipod-bench-${process.pid}-${port}.json`);
   writeFileSync(cfg, JSON.stringify(o.config));
-  const args = [join(ROOT, "bin/minipod.js"), "--config", cfg, "--host", HOST, "--port", String(port), "--log-level", "warn", "--clock", o.clock ?? "real"];
+  // BENCH_CPU_PROF=DIR profiles every minipod process (`node --cpu-prof`); see profile-summary.ts.
+  const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const args = [...prof, join(ROOT, "bin/minipod.js"), "--config", cfg, "--host", HOST, "--port", String(port), "--log-level", "warn", "--clock", o.clock ?? "real"];
   if (o.speed) args.push("--speed", String(o.speed));
   if (o.db) args.push("--db", o.db);
   args.push(...(o.extraArgs ?? []));
