@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createEmulator } from "../../src/emulator.js";
 import { FEED_BUFFER_MAX } from "../../src/http/routes/control/feed.js";
 import { inProcess, type InProcess } from "../support/in-process.js";
 
@@ -38,7 +39,14 @@ function sseReader(body: ReadableStream<Uint8Array>) {
       buffer += decoder.decode(value, { stream: true });
     }
   };
-  return { next, cancel: () => reader.cancel() };
+  /** Resolves when the server ends the stream (after any events left). */
+  const ended = async (): Promise<boolean> => {
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) return true;
+    }
+  };
+  return { next, ended, cancel: () => reader.cancel() };
 }
 
 describe("GET /_emulator/feed", () => {
@@ -131,5 +139,28 @@ describe("GET /_emulator/feed", () => {
     await e.post("/v2/held/run", { input: {} });
     expect((await feed.next()).event).toBe("job");
     await feed.cancel();
+  });
+
+  it("sends a resync and ends when the emulator resets, so the page reloads a fresh state", async () => {
+    const feed = await open();
+    await feed.next();
+    await e.core.reset();
+    expect((await feed.next()).event).toBe("resync");
+    expect(await feed.ended()).toBe(true);
+    expect(listeners).toBe(0);
+  });
+});
+
+describe("the feed and closing the emulator", () => {
+  it("does not hold up close() while a dashboard listens", async () => {
+    const emu = await createEmulator({ port: 0, clock: "manual", config });
+    const res = await fetch(`${emu.url}/_emulator/feed`);
+    const feed = sseReader(res.body!);
+    expect((await feed.next()).event).toBe("ready");
+    const started = performance.now();
+    await emu.close();
+    // Without the feed ending itself, close() waits 2 s before it cuts open connections.
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect((await feed.next()).event).toBe("resync");
   });
 });

@@ -130,7 +130,7 @@ describe("panels over control routes that may be missing", () => {
     expect(webhooks).toContain("ECONNREFUSED");
     const requests = await render(app, "requests", { endpoint: "echo", status: "503", id: "ignored" });
     expect(requests).toContain('data-request-status="503"');
-    expect(requests).toContain("/v2/echo/run?endpoint=echo&amp;status=503");
+    expect(requests).toContain("/v2/echo/run?endpoint=echo&amp;status=503&amp;limit=100");
   });
 });
 

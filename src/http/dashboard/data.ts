@@ -77,7 +77,7 @@ export interface JobEvent {
 }
 
 /** Keeps only the query parameters a panel knows, non-empty, URL-encoded. */
-export function pickQuery(query: Record<string, string | undefined>, keys: readonly string[]): string {
+export function pickQuery(query: Readonly<Record<string, string | undefined>>, keys: readonly string[]): string {
   const params = new URLSearchParams();
   for (const k of keys) {
     const v = query[k]?.trim();

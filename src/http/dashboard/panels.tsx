@@ -9,7 +9,7 @@ import { EndpointsBody } from "./panels/endpoints.js";
 import { FaultsBody } from "./panels/faults.js";
 import { JobDetailBody } from "./panels/job-detail.js";
 import { JobsBody } from "./panels/jobs.js";
-import { RequestsBody, WebhooksBody } from "./panels/journal.js";
+import { JOURNAL_ROWS_MAX, RequestsBody, WebhooksBody } from "./panels/journal.js";
 
 /** The parts of the dashboard the client script refreshes on its own. */
 export const PANELS = ["clock", "endpoints", "jobs", "job", "faults", "webhooks", "requests"] as const;
@@ -50,7 +50,9 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
     case "webhooks":
       return <WebhooksBody webhooks={await fetchControl<{ deliveries: WebhookDelivery[] }>(app, "/_emulator/webhooks")} />;
     case "requests":
-      return <RequestsBody requests={await fetchControl<{ requests: JournalEntry[] }>(app, `/_emulator/requests${pickQuery(query, ["endpoint", "operation", "status"])}`)} />;
+      // Only the newest entries are shown, so only those are asked for.
+      const filter = pickQuery({ ...query, limit: String(JOURNAL_ROWS_MAX) }, ["endpoint", "operation", "status", "limit"]);
+      return <RequestsBody requests={await fetchControl<{ requests: JournalEntry[] }>(app, `/_emulator/requests${filter}`)} />;
   }
 }
 

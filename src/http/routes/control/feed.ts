@@ -10,6 +10,12 @@ const TAG = "Emulator control";
 export const FEED_BUFFER_MAX = 500;
 /** Wall ms between `tick` events: they carry the clock and show a dead connection. */
 export const FEED_TICK_MS = 5000;
+/**
+ * The feed watches this id, which no job can have (job ids have no slash), only to hear the
+ * notifier's `releaseAll` (reset, restore, emulator closing): the feed then ends, so closing the
+ * emulator is not held up by open dashboards, and browsers reconnect to a fresh state.
+ */
+const RELEASE_WATCH_ID = "/_emulator/feed";
 
 const feedRoute = createRoute({
   method: "get",
@@ -24,6 +30,8 @@ const feedRoute = createRoute({
     "- `job`: data `{id, endpointId, from?, to?, cause, at, job?}`; `to` and `job` (a JobSummary) are absent when the job was deleted (ttl, retention, purge). Changes to one job that arrive faster than the reader takes them are merged into the latest.",
     `- \`resync\`: the reader fell more than ${FEED_BUFFER_MAX} jobs behind and changes were dropped; reload the list.`,
     `- \`tick\`: every ${FEED_TICK_MS / 1000} s of wall time, data \`{now, mode, speed}\` of the virtual clock.`,
+    "",
+    "The stream ends after a `resync` when the emulator resets, restores a snapshot or closes; an EventSource reconnects by itself.",
   ].join("\n"),
   responses: { 200: { description: "The event stream", content: { "text/event-stream": { schema: z.string() } } } },
 });
@@ -54,6 +62,7 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
       let overflow = false;
       let tick = false;
       let closed = false;
+      let released = false;
       let wake: (() => void) | undefined;
       const poke = () => {
         wake?.();
@@ -69,22 +78,35 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
         }
         poke();
       });
+      const unwatch = notifier.watch(RELEASE_WATCH_ID, () => {
+        released = true;
+        poke();
+      });
       const timer = setInterval(() => {
         tick = true;
         poke();
       }, FEED_TICK_MS);
       timer.unref?.();
-      stream.onAbort(() => {
+      let stopped = false;
+      const stop = () => {
+        if (stopped) return;
+        stopped = true;
         closed = true;
         unsubscribe();
+        unwatch();
         clearInterval(timer);
         poke();
-      });
+      };
+      stream.onAbort(stop);
 
       await stream.writeSSE({ event: "ready", data: JSON.stringify({ now: clock.now() }), retry: 2000 });
       while (!closed) {
-        if (pending.size === 0 && !overflow && !tick) await new Promise<void>((resolve) => (wake = resolve));
+        if (pending.size === 0 && !overflow && !tick && !released) await new Promise<void>((resolve) => (wake = resolve));
         if (closed) break;
+        if (released) {
+          await stream.writeSSE({ event: "resync", data: "{}" });
+          break;
+        }
         if (overflow) {
           overflow = false;
           await stream.writeSSE({ event: "resync", data: "{}" });
@@ -97,6 +119,7 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
           await stream.writeSSE({ event: "tick", data: JSON.stringify({ now: clock.now(), mode: clock.mode, speed: clock.speed }) });
         }
       }
+      stop();
     }),
   );
 }
