@@ -6,6 +6,7 @@ import { EndpointManager, type EndpointRuntime } from "./domain/management/endpo
 import { NetworkVolumeService } from "./domain/management/network-volumes.js";
 import { TemplateService } from "./domain/management/templates.js";
 import type { Now } from "./domain/management/ports.js";
+import type { JobChange } from "./domain/notifier.js";
 import type { EndpointStore, JobStore } from "./domain/ports.js";
 import type { Db } from "./store/db.js";
 import { SqliteNetworkVolumeStore } from "./store/network-volume-store.js";
@@ -29,7 +30,8 @@ export function buildManagement(o: {
   handlers: HandlerRegistry;
   runtime: EndpointRuntime;
   endpoints: EndpointStore;
-  jobs: Pick<JobStore, "deleteEndpointJobs">;
+  jobs: Pick<JobStore, "list" | "deleteEndpointJobs">;
+  notifier: { emit(change: JobChange): void };
 }): Management {
   const { config, handlers } = o;
   // The usage checks ask the endpoint manager, built last: the closures only run on requests.
@@ -56,6 +58,7 @@ export function buildManagement(o: {
     volumes: networkVolumes,
     handlers,
     jobs: o.jobs,
+    notifier: o.notifier,
     defaultHandler: config.defaultHandler,
   });
 

@@ -74,7 +74,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions });
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
   const jobs = service;
-  const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore });
+  const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore, notifier });
   const { networkVolumes, templates } = management;
   const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name });
   const auth = new ApiKeys(config.auth);

@@ -240,6 +240,20 @@ describe("endpoints, v1", () => {
     expect((await e.request("DELETE", `/v1/endpoints/${ep.id}`)).status).toBe(404);
   });
 
+  it("answers requests held on its jobs with 404 as soon as the endpoint is deleted", async () => {
+    const { body: ep } = await create({ workersMin: 1 });
+    await e.advance(1000);
+    const held = e.post(`/v2/${ep.id}/runsync?wait=300000`, { input: { sleepMs: 60_000 } });
+    let answered = false;
+    void held.then(() => (answered = true));
+    await e.advance(10);
+    expect(answered).toBe(false);
+    await e.request("DELETE", `/v1/endpoints/${ep.id}`);
+    // No clock move: the 5-minute hold ends because the job went with its endpoint.
+    const res = await held;
+    expect(res.status).toBe(404);
+  });
+
   it("keeps a network volume while an endpoint uses it", async () => {
     const { body: ep } = await create({ networkVolumeId: "vol" });
     const refused = await e.request("DELETE", "/v2/network-volumes/vol");

@@ -1,6 +1,7 @@
 import type { EndpointSpec, HandlerRef } from "../endpoint.js";
 import { ENDPOINT_COLD_START_DEFAULT_MS, ENDPOINT_IDLE_TIMEOUT_DEFAULT_S, ENDPOINT_WORKERS_MAX_DEFAULT, ENDPOINT_WORKERS_MIN_DEFAULT } from "../limits.js";
-import type { EndpointStore } from "../ports.js";
+import type { JobChange } from "../notifier.js";
+import type { EndpointStore, JobStore } from "../ports.js";
 import type { SimWorker } from "../workers.js";
 import { ENDPOINT_FIELD_DEFAULTS, endpointFields, toExtra, type EndpointFields } from "./endpoint-fields.js";
 import { invalidBody, notFound } from "./invalid.js";
@@ -57,7 +58,9 @@ export class EndpointManager {
       templates: TemplateService;
       volumes: NetworkVolumeService;
       handlers: { prepare(ref: HandlerRef): Promise<void> };
-      jobs: { deleteEndpointJobs(endpointId: string): void };
+      jobs: Pick<JobStore, "list" | "deleteEndpointJobs">;
+      /** Told of every job that goes with a deleted endpoint, so requests held on them answer 404 at once. */
+      notifier: { emit(change: JobChange): void };
       defaultHandler: string;
     },
   ) {
@@ -137,8 +140,11 @@ export class EndpointManager {
   delete(id: string): void {
     this.get(id);
     this.d.runtime.detach(id);
+    const gone = this.jobsOf(id);
     this.d.jobs.deleteEndpointJobs(id);
     this.d.store.delete(id);
+    const at = this.d.clock.now();
+    for (const job of gone) this.d.notifier.emit({ id: job.id, endpointId: id, job: undefined, from: job.status, cause: "endpoint deleted", at });
   }
 
   /** Ids of the endpoints made from a template. */
@@ -161,6 +167,16 @@ export class EndpointManager {
     const base = { ...(existing?.extra ?? {}) };
     for (const k of CONFIG_FIELDS) delete base[k];
     return { ...base, ...toExtra(declared) };
+  }
+
+  private jobsOf(endpointId: string): Array<{ id: string; status: JobChange["from"] }> {
+    const page = 1000;
+    const out: Array<{ id: string; status: JobChange["from"] }> = [];
+    for (let offset = 0; ; offset += page) {
+      const { jobs } = this.d.jobs.list({ endpointId, limit: page, offset });
+      out.push(...jobs.map((j) => ({ id: j.id, status: j.status })));
+      if (jobs.length < page) return out;
+    }
   }
 
   private handlerOf(template: Template | undefined): string {
