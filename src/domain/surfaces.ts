@@ -48,14 +48,19 @@ const READ_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
  * (an unknown one still needs a key, then answers 404).
  */
 export function classifyServiceRoute(method: string, path: string): ServiceRoute {
-  const read = READ_METHODS.has(method.toUpperCase());
-  // "/v2/echo/run" splits into ["", "v2", "echo", "run"].
-  const parts = path.split("/", 4);
-  const first = parts[2];
-  if (parts[1] !== "v2" || first === undefined || first === "" || REST_V2_RESOURCES.has(first)) {
+  // Request methods arrive upper-case (fetch normalises them). Slicing by index, not split():
+  // this runs on every /run.
+  const read = READ_METHODS.has(method);
+  const firstEnd = path.startsWith("/v2/") ? path.indexOf("/", 4) : -2;
+  const first = firstEnd === -2 ? "" : path.slice(4, firstEnd === -1 ? undefined : firstEnd);
+  if (first === "" || REST_V2_RESOURCES.has(first)) {
     return { surface: "rest", scope: read ? "rest:read" : "rest:write", endpointId: undefined, operation: undefined };
   }
-  const operation = parts[3];
+  let operation: string | undefined;
+  if (firstEnd !== -1) {
+    const opEnd = path.indexOf("/", firstEnd + 1);
+    operation = path.slice(firstEnd + 1, opEnd === -1 ? undefined : opEnd);
+  }
   if (operation !== undefined && WORKER_OPERATIONS.has(operation)) {
     return { surface: "worker", scope: "worker", endpointId: first, operation };
   }
