@@ -48,8 +48,10 @@ describe("createEmulator", () => {
   it("answers a request held on the manual clock when the emulator closes", async () => {
     const emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "q", workersMax: 0 }] } });
     const { id } = (await (await fetch(`${emu.url}/v2/q/run`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: {} }) })).json()) as { id: string };
+    const timers = async () => ((await (await fetch(`${emu.url}/_emulator/clock`)).json()) as { pendingTimers: number }).pendingTimers;
+    const before = await timers();
     const held = fetch(`${emu.url}/v2/q/status-sync/${id}?wait=300000`, { headers: { authorization: "k" } });
-    await new Promise((r) => setTimeout(r, 20));
+    while ((await timers()) === before) await new Promise((r) => setImmediate(r)); // held: its wait is a timer
     await emu.close();
     expect([200, 404]).toContain((await held).status);
   });
