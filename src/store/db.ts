@@ -5,19 +5,40 @@ export type Db = Database.Database;
 
 /**
  * Opens the database (`:memory:` or a file), applies the pragmas and migrations. A file database
- * uses WAL so readers never wait for the writer, and takes an exclusive lock file so that two
- * emulators never share one file.
+ * uses WAL and is held with an exclusive lock for as long as it is open, so that two emulators
+ * never share one file: the second is refused at start with a clear message.
  */
 export function openDb(file: string): Db {
   const db = new Database(file);
-  db.pragma("foreign_keys = ON");
-  if (file !== ":memory:") {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("busy_timeout = 0");
+  try {
+    db.pragma("foreign_keys = ON");
+    if (file !== ":memory:") lockFile(db);
+    migrate(db);
+  } catch (e) {
+    db.close();
+    if (isBusy(e)) throw new Error(`database ${file} is in use by another minipod process; stop it first, or start this one with another --db file`, { cause: e });
+    throw e;
   }
-  migrate(db);
   return db;
+}
+
+/**
+ * Takes the file for this process alone. The locking mode comes before WAL so that SQLite keeps
+ * the WAL index in process memory (no -shm sharing), and the immediate write transaction takes
+ * the lock now, not at the first write, which it then keeps until the connection closes. With no
+ * busy timeout a second process fails at once with SQLITE_BUSY instead of waiting.
+ */
+function lockFile(db: Db): void {
+  db.pragma("busy_timeout = 0");
+  db.pragma("locking_mode = EXCLUSIVE");
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec("BEGIN IMMEDIATE; COMMIT;");
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT";
 }
 
 function migrate(db: Db): void {

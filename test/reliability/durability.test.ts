@@ -1,0 +1,155 @@
+import Database from "better-sqlite3";
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openDb } from "../../src/store/db.js";
+import { startCli, type RunningCli } from "../support/cli.js";
+
+const AUTH = { authorization: "Bearer test-key", "content-type": "application/json" };
+const CONFIG = {
+  logLevel: "warn",
+  rateLimits: { enabled: false },
+  endpoints: [
+    { id: "echo", handler: "echo", workersMin: 2, workersMax: 2, coldStartMs: 0 },
+    // Never finishes on the manual clock: its two workers stay busy, the rest waits in the queue.
+    { id: "slow", handler: "scripted", workersMin: 2, workersMax: 2, coldStartMs: 0 },
+  ],
+};
+
+interface Ack {
+  id: string;
+  endpoint: string;
+}
+
+interface Row {
+  id: string;
+  endpoint_id: string;
+  status: string;
+  retries: number;
+  output: string | null;
+}
+
+/** The jobs of a database file as they are on disk (read from a copy, so the original stays untouched). */
+function readJobs(dir: string, file: string): Map<string, Row> {
+  const copy = join(dir, "inspect.db");
+  for (const suffix of ["", "-wal"]) if (existsSync(file + suffix)) copyFileSync(file + suffix, copy + suffix);
+  const db = new Database(copy);
+  try {
+    return new Map(db.prepare<[], Row>("SELECT id, endpoint_id, status, retries, output FROM jobs").all().map((r) => [r.id, r]));
+  } finally {
+    db.close();
+  }
+}
+
+describe("durability on a file database", () => {
+  let dir: string;
+  let cfg: string;
+  const running: RunningCli[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "minipod-durability-"));
+    cfg = join(dir, "config.json");
+    writeFileSync(cfg, JSON.stringify(CONFIG));
+  });
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((c) => c.stop("SIGKILL")));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("keeps every job whose /run was answered 200 across kill -9, and re-queues the running ones", async () => {
+    const db = join(dir, "state.db");
+    const first = await startCli(["--config", cfg, "--db", db, "--clock", "manual"]);
+    running.push(first);
+
+    // 16 clients submit at full speed; the process is killed while they are still sending.
+    const acks: Ack[] = [];
+    let killed = false;
+    const started = Date.now();
+    const client = async (lane: number) => {
+      for (let i = 0; !killed && i < 2000 && Date.now() - started < 20_000; i++) {
+        const endpoint = (lane + i) % 4 === 0 ? "slow" : "echo";
+        try {
+          const res = await fetch(`${first.url}/v2/${endpoint}/run`, { method: "POST", headers: AUTH, body: JSON.stringify({ input: { lane, i, sleepMs: 3_600_000 } }) });
+          const body = (await res.json()) as { id: string };
+          if (res.status === 200) acks.push({ id: body.id, endpoint });
+        } catch {
+          return; // the server is gone
+        }
+      }
+    };
+    const clients = Array.from({ length: 16 }, (_, lane) => client(lane));
+    while (acks.length < 400 && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 5));
+    first.proc.kill("SIGKILL");
+    killed = true;
+    expect(await first.stop()).toBe(null); // died by the signal, not by exiting
+    await Promise.all(clients);
+    expect(acks.length).toBeGreaterThanOrEqual(400);
+
+    // On disk: every acknowledged job, in the state it had when the process died.
+    const onDisk = readJobs(dir, db);
+    const missing = acks.filter((a) => !onDisk.has(a.id));
+    expect(missing, "acknowledged jobs missing from the file").toEqual([]);
+    const wasRunning = [...onDisk.values()].filter((r) => r.status === "IN_PROGRESS");
+    expect(wasRunning.filter((r) => r.endpoint_id === "slow").length).toBe(2);
+
+    const second = await startCli(["--config", cfg, "--db", db, "--clock", "manual"]);
+    running.push(second);
+    expect(second.stdout()).toContain(`recovered   ${wasRunning.length} job(s)`);
+    await second.advance(0);
+
+    for (const ack of acks) {
+      const before = onDisk.get(ack.id)!;
+      const res = await fetch(`${second.url}/v2/${ack.endpoint}/status/${ack.id}`, { headers: AUTH });
+      expect(res.status, `job ${ack.id} after the restart`).toBe(200);
+      const job = (await res.json()) as { status: string; retries?: number; output?: unknown };
+      if (ack.endpoint === "echo") {
+        // Echo jobs finish at once: those that had not yet finished run after the restart.
+        expect(job.status).toBe("COMPLETED");
+        if (before.status === "COMPLETED") expect(job.output).toEqual(JSON.parse(before.output!));
+      } else if (before.status === "IN_PROGRESS") {
+        // Lost its worker: back in the queue (and maybe started again), counted as a retry.
+        expect(["IN_QUEUE", "IN_PROGRESS"]).toContain(job.status);
+        expect(job.retries).toBe(before.retries + 1);
+      } else {
+        expect(before.status).toBe("IN_QUEUE");
+        expect(["IN_QUEUE", "IN_PROGRESS"]).toContain(job.status);
+        expect(job.retries ?? 0).toBe(before.retries);
+      }
+    }
+    const health = (await (await fetch(`${second.url}/v2/slow/health`, { headers: AUTH })).json()) as { jobs: { retried: number; inProgress: number } };
+    expect(health.jobs.retried).toBe(wasRunning.filter((r) => r.endpoint_id === "slow").length);
+    expect(health.jobs.inProgress).toBe(2);
+  });
+
+  it("refuses a second process on the same file with a clear message, and the first keeps serving", async () => {
+    const db = join(dir, "shared.db");
+    const first = await startCli(["--config", cfg, "--db", db, "--clock", "manual"]);
+    running.push(first);
+    const err = await startCli(["--config", cfg, "--db", db, "--clock", "manual"]).then(
+      (c) => {
+        running.push(c);
+        return "";
+      },
+      (e: Error) => e.message,
+    );
+    expect(err).toMatch(/exited with 2 before listening/);
+    expect(err).toContain(`minipod: database ${db} is in use by another minipod process`);
+    const res = await fetch(`${first.url}/v2/echo/run`, { method: "POST", headers: AUTH, body: JSON.stringify({ input: {} }) });
+    expect(res.status).toBe(200);
+
+    // Once the first has stopped, the file is free again.
+    expect(await first.stop("SIGTERM")).toBe(0);
+    const again = await startCli(["--config", cfg, "--db", db, "--clock", "manual"]);
+    running.push(again);
+    expect((await fetch(`${again.url}/v2/echo/health`, { headers: AUTH })).status).toBe(200);
+  });
+
+  it("holds the lock inside one process too: a second openDb on the file is refused until the first closes", () => {
+    const file = join(dir, "lock.db");
+    const a = openDb(file);
+    expect(() => openDb(file)).toThrow(`database ${file} is in use by another minipod process`);
+    a.close();
+    openDb(file).close();
+    expect(() => openDb(":memory:").close()).not.toThrow();
+  });
+});
