@@ -133,4 +133,8 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX request_journal_filter ON request_journal (endpoint_id, operation, status);
   `,
+  // The dashboard lists jobs newest first.
+  `
+  CREATE INDEX jobs_created ON jobs (created_at, queue_seq);
+  `,
 ];

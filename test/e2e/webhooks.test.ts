@@ -88,7 +88,7 @@ describe("webhooks", () => {
     const deadAttempts = emu.webhooks(dead);
     expect(deadAttempts.map((d) => d.attempt)).toEqual([1, 2, 3]);
     expect(deadAttempts[0]!.error).toMatch(/ECONNREFUSED|refused/i);
-    const listed = await (await fetch(`${emu.url}/_emulator/webhooks`)).json();
+    const listed = (await (await fetch(`${emu.url}/_emulator/webhooks`)).json()) as { count: number };
     expect(listed.count).toBe(5);
   });
 });
