@@ -95,6 +95,9 @@ function readStateFile(file: string): Buffer {
   }
 }
 
+/** Largest request head node accepts (431 beyond, before any parsing); node's default, made explicit. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
 /** Builds the emulator without listening: for in-process tests through `app.request`. */
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorCore; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const loaded = typeof options.config === "string" ? loadConfigFile(options.config) : inlineConfig(options.config);
@@ -114,7 +117,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
   });
   const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
   const core = await buildCore({ config, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers: options.handlers ?? {}, log, importImage });
-  const app = createApp(core, { version: VERSION });
+  const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
   return { core, app, loaded, log };
 }
 
@@ -127,7 +130,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   const host = options.host ?? "127.0.0.1";
   let server: ServerType;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, resolve);
+    server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host, serverOptions: { maxHeaderSize: MAX_HEADER_BYTES } }, resolve);
     server.once("error", reject);
   }).catch((e: NodeJS.ErrnoException) => {
     core.close();

@@ -67,6 +67,11 @@ export const ConfigSchema = z
     ...OBSERVE_CONFIG,
     auth: AuthConfigSchema.default({ keys: [] }).describe("API keys and their scopes"),
     rateLimits: RateLimitsConfigSchema.default(RATE_LIMITS_DEFAULTS).describe("REST quotas and queue rate limits, on the virtual clock"),
+    controlKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("When set, /_emulator/* needs Authorization: Bearer <controlKey> or X-Minipod-Control-Key: <controlKey>; set it whenever minipod listens beyond 127.0.0.1"),
   })
   .superRefine((config, ctx) => {
     const seen = new Set<string>();

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { EmulatorError } from "../domain/errors.js";
 import { authenticate, authorize } from "./auth.js";
+import { controlAuth } from "./control-auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { allowedMethods } from "./method-not-allowed.js";
@@ -25,6 +26,8 @@ import { templateRoutes } from "./routes/templates/index.js";
 
 export interface AppInfo {
   version: string;
+  /** Guards /_emulator/* when set (config `controlKey`). */
+  controlKey?: string | undefined;
 }
 
 /**
@@ -53,6 +56,7 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
   // Service routes only: /_emulator, /openapi.json, /docs and / stay open.
   const guards = [authenticate(core.auth), restRateLimit(core), authorize(), queueRateLimit(core)];
   for (const path of ["/v1/*", "/v2/*"]) app.use(path, ...guards);
+  app.use("/_emulator/*", controlAuth(info.controlKey));
 
   networkVolumeRoutes(core, app); // before the queue: /v2/network-volumes/{id} is not an endpoint
   workerRoutes(core, app);
