@@ -19,6 +19,12 @@ export const ProblemSchema = z
   })
   .openapi("ErrorResponse");
 
+/** A JSON response of `schema` for a route's `responses`. */
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+
+/** `{ 200: json(schema, description) }`. */
+export const ok = <T extends z.ZodType>(schema: T, description: string) => ({ 200: json(schema, description) });
+
 export const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: ProblemSchema } } });
 
 /** The error responses every service route may give. */

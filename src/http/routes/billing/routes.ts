@@ -2,11 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { DATA_CENTER_IDS, GPU_TYPE_IDS } from "../../../domain/management/catalog.js";
 import { BUCKET_SIZES } from "../../../domain/management/buckets.js";
 import { listQuery, timeQuery } from "../../query-params.js";
-import { ERROR_RESPONSES } from "../../schemas.js";
+import { ERROR_RESPONSES, json } from "../../schemas.js";
 
 const TAG = "Billing";
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const { 404: _notFound, ...errors } = ERROR_RESPONSES;
 
 const amount = () => z.number().openapi({ description: "USD at the configured prices, rounded to 6 decimal places", example: 0.69 });

@@ -4,14 +4,13 @@ import { EmulatorError } from "../../../domain/errors.js";
 import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES } from "../../schemas.js";
+import { ERROR_RESPONSES, json } from "../../schemas.js";
 
 const TAG = "Emulator control";
 const RuleIn = FaultRuleSchema;
 const Rule = FaultRuleSchema.extend({ id: z.string(), matched: z.int(), fired: z.int(), spent: z.boolean() });
 const Id = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example: "fault-1" }) });
 const Removed = z.object({ removed: z.int() });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
 const list = createRoute({ method: "get", path: "/_emulator/faults", operationId: "listFaults", tags: [TAG], summary: "Fault rules", responses: { 200: json(z.object({ faults: z.array(Rule) }), "Every rule, with how often it matched and fired") } });
 const add = createRoute({

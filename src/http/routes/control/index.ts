@@ -2,7 +2,7 @@ import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { Core } from "../../core.js";
 import { jsonBody } from "../../body.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, int } from "../../schemas.js";
+import { ERROR_RESPONSES, int, ok } from "../../schemas.js";
 import { faultRoutes } from "./faults.js";
 import { observeRoutes } from "./observe.js";
 import { snapshotRoutes } from "./snapshots.js";
@@ -20,7 +20,6 @@ const ClockSchema = z
   })
   .openapi("Clock");
 
-const ok = <T extends z.ZodType>(schema: T, description: string) => ({ 200: { description, content: { "application/json": { schema } } } });
 
 const getClock = createRoute({
   method: "get",

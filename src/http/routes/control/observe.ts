@@ -2,10 +2,9 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { EmulatorError } from "../../../domain/errors.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, intQuery } from "../../schemas.js";
+import { ERROR_RESPONSES, intQuery, json } from "../../schemas.js";
 
 const TAG = "Emulator control";
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
 const Delivery = z
   .object({ jobId: z.string(), endpointId: z.string(), url: z.string(), attempt: z.int(), status: z.int().optional(), error: z.string().optional(), at: z.int() })

@@ -1,10 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES } from "../../schemas.js";
+import { ERROR_RESPONSES, json } from "../../schemas.js";
 
 const TAG = "Emulator control";
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const Info = z.object({ name: z.string(), at: z.int().openapi({ description: "Virtual time it was taken" }), bytes: z.int() }).openapi("Snapshot");
 const Name = z.object({
   name: z

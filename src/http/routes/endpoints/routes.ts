@@ -1,11 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../../domain/limits.js";
 import { jsonBody } from "../../body.js";
-import { ERROR_RESPONSES, problem } from "../../schemas.js";
+import { ERROR_RESPONSES, problem, json } from "../../schemas.js";
 import { flagQuery } from "../templates/schemas.js";
 import { CreateEndpointSchema, EndpointSchema, TAG, UpdateEndpointSchema } from "./schemas.js";
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 const errors = { ...ERROR_RESPONSES, 404: problem("No endpoint with this id") };
 const params = z.object({ endpointId: z.string().min(1).openapi({ param: { name: "endpointId", in: "path" }, example: "jpnw0v75y3qoql" }) });

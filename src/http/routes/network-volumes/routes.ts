@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../../domain/limits.js";
 import { jsonBody } from "../../body.js";
-import { ERROR_RESPONSES, problem } from "../../schemas.js";
+import { ERROR_RESPONSES, problem, json } from "../../schemas.js";
 import {
   CreateNetworkVolumeSchema,
   CreateNetworkVolumeV1Schema,
@@ -13,7 +13,6 @@ import {
   UpdateNetworkVolumeV1Schema,
 } from "./schemas.js";
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 const errors = { ...ERROR_RESPONSES, 404: problem("No network volume with this id") };
 const deleted = { 204: { description: "Deleted; no body" } };

@@ -1,10 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../../domain/limits.js";
 import { jsonBody } from "../../body.js";
-import { ERROR_RESPONSES, problem } from "../../schemas.js";
+import { ERROR_RESPONSES, problem, json } from "../../schemas.js";
 import { PodCreateSchema, PodIncludeQuery, PodListQuery, PodSchema, PodUpdateSchema, TAG } from "./schemas.js";
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 const errors = { ...ERROR_RESPONSES, 404: problem("No pod with this id") };
 const params = z.object({ podId: z.string().min(1).openapi({ param: { name: "podId", in: "path" }, example: "xedezhzb9la3ye" }) });

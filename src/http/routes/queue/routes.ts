@@ -13,7 +13,7 @@ import {
   TTL_MIN_MS,
 } from "../../../domain/limits.js";
 import { jsonBody } from "../../body.js";
-import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, int, intQuery } from "../../schemas.js";
+import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, int, intQuery, ok } from "../../schemas.js";
 
 const TAG = "Queue";
 
@@ -85,7 +85,6 @@ const HealthSchema = z
 
 const PurgeSchema = z.object({ removed: z.int(), status: z.literal("completed") }).openapi("PurgeResult");
 
-const ok = <T extends z.ZodType>(schema: T, description: string) => ({ 200: { description, content: { "application/json": { schema } } } });
 
 const waitQuery = (def: number, what: string) =>
   z.object({

@@ -1,11 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../../domain/limits.js";
 import { jsonBody } from "../../body.js";
-import { ERROR_RESPONSES, problem } from "../../schemas.js";
+import { ERROR_RESPONSES, problem, json } from "../../schemas.js";
 
 const TAG = "Container registry auths";
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const errors = { ...ERROR_RESPONSES, 404: problem("No container registry auth with this id") };
 const params = z.object({
   containerRegistryAuthId: z.string().min(1).openapi({ param: { name: "containerRegistryAuthId", in: "path" }, example: "clzdaifot0001l90809257ynb" }),

@@ -1,10 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../../domain/limits.js";
 import { jsonBody } from "../../body.js";
-import { ERROR_RESPONSES, problem } from "../../schemas.js";
+import { ERROR_RESPONSES, problem, json } from "../../schemas.js";
 import { CreateTemplateSchema, TAG, TemplateSchema, UpdateTemplateSchema, flagQuery } from "./schemas.js";
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 const errors = { ...ERROR_RESPONSES, 404: problem("No template with this id") };
 const params = z.object({ templateId: z.string().min(1).openapi({ param: { name: "templateId", in: "path" }, example: "30zmvf89kd" }) });

@@ -3,7 +3,7 @@ import { RUNSYNC_PAYLOAD_MAX_BYTES } from "../../../domain/limits.js";
 import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, intQuery, problem } from "../../schemas.js";
+import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, intQuery, problem, json } from "../../schemas.js";
 
 const TAG = "Worker protocol";
 const Params = z.object({
@@ -15,7 +15,6 @@ const Ack = z.object({ id: z.string(), status: z.string() }).openapi("WorkerResu
 const Result = z
   .object({ output: z.unknown().optional(), error: z.unknown().optional(), status: z.string().optional() })
   .openapi("WorkerResult", { description: '`{ "output" }`, `{ "error" }`, or progress `{ "status": "IN_PROGRESS", "output" }`' });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const none = { 204: { description: "No job is waiting" } };
 const resultBody = { required: true, content: { "application/json": { schema: Result } } };
 const doneQuery = z.object({
