@@ -33,6 +33,14 @@ describe("request faults", () => {
     expect((await e.request("DELETE", `/_emulator/faults/${id}`)).status).toBe(404);
   });
 
+  it("logs every fired fault", async () => {
+    const lines: string[] = [];
+    e = await inProcess({ config: { endpoints: [{ id: "ep", workersMin: 1 }] }, log: (l) => lines.push(l), logLevel: "info" });
+    await e.post("/_emulator/faults", { operation: "health", fault: { type: "http", status: 502 }, times: 1 });
+    await e.get("/v2/ep/health");
+    expect(lines.some((l) => /warn .*fault fault-1 fired: HTTP 502 on GET \/v2\/ep\/health/.test(l))).toBe(true);
+  });
+
   it("validates rules", async () => {
     await start();
     const bad = await e.post("/_emulator/faults", { fault: { type: "explode" } });
