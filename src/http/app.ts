@@ -7,6 +7,7 @@ import type { AppEnv } from "./env.js";
 import { allowedMethods } from "./method-not-allowed.js";
 import { faultMiddleware } from "./faults.js";
 import { journalMiddleware } from "./journal.js";
+import { serveOpenApi } from "./openapi.js";
 import { problemResponse, validationError } from "./problem.js";
 import { queueRateLimit, restRateLimit } from "./rate-limit.js";
 import { dashboardRoutes } from "./dashboard/index.js";
@@ -73,15 +74,7 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
   dashboardRoutes(core, app, info);
   docsRoutes(app);
 
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "minipod",
-      version: info.version,
-      description:
-        "A local emulator of a serverless job-queue service: the queue operations under /v2/{endpoint_id}, and the emulator's own control API under /_emulator.",
-    },
-  });
+  serveOpenApi(app, info.version);
 
   const allowed = allowedMethods(app.routes);
   app.notFound((c) => {
