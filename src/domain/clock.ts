@@ -8,6 +8,8 @@
  * earliest virtual timer.
  */
 
+import { TimerHeap, type Timer } from "./timer-heap.js";
+
 export type ClockMode = "real" | "manual";
 
 export interface TimerHandle {
@@ -29,70 +31,7 @@ export interface ClockOptions {
   onSettleTimeout?: (holds: number) => void;
 }
 
-interface Timer {
-  id: number;
-  at: number;
-  seq: number;
-  fn: () => void;
-  label: string;
-  cancelled: boolean;
-}
-
 const MAX_WALL_DELAY = 2_147_483_647;
-
-/** A binary min-heap ordered by (at, seq), so ties run in insertion order. */
-class TimerHeap {
-  private items: Timer[] = [];
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  push(t: Timer): void {
-    const a = this.items;
-    a.push(t);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!before(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
-      i = p;
-    }
-  }
-
-  peek(): Timer | undefined {
-    return this.items[0];
-  }
-
-  pop(): Timer | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && before(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-
-  clear(): void {
-    this.items = [];
-  }
-}
-
-function before(x: Timer, y: Timer): boolean {
-  return x.at < y.at || (x.at === y.at && x.seq < y.seq);
-}
 
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
