@@ -6,7 +6,7 @@ import type { ClockResult } from "../sections/clock.js";
 import type { ColdStartResult } from "../sections/cold-start.js";
 import type { LifecycleResult } from "../sections/lifecycle.js";
 import type { SoakResult } from "../sections/soak.js";
-import type { Op, Target, ThroughputResult } from "../sections/throughput.js";
+import { TARGETS, type Op, type Target, type ThroughputResult } from "../sections/throughput.js";
 import { CONNECTIONS, type LoadResult } from "./load.js";
 import { ROOT } from "./processes.js";
 
@@ -33,6 +33,7 @@ const mb = (b: number | undefined) => (b === undefined ? "n/a" : `${(b / 1024 / 
 const mark = (ok: boolean | undefined) => (ok === undefined ? "not run" : ok ? "met" : "**missed**");
 
 function commit(): string {
+  if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
   try {
     return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
   } catch {
@@ -78,9 +79,9 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
     "| server | operation | req/s | p50 ms | p99 ms | requests | errors |",
     "|---|---|---:|---:|---:|---:|---:|",
   ];
-  const label: Record<Target, string> = { minipod: "minipod", bare: "bare Hono route", prism: "Prism mock" };
+  const label: Record<Target, string> = { minipod: "minipod", noJournal: "minipod, journal off", bare: "bare Hono route", prism: "Prism mock" };
   for (const op of ["run", "status"] as Op[]) {
-    for (const target of ["minipod", "bare", "prism"] as Target[]) {
+    for (const target of TARGETS) {
       const rs: LoadResult[] = t.runs[op][target];
       if (!rs.length) continue;
       const path = op === "run" ? "POST /run" : "GET /status";
@@ -92,6 +93,7 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
     lines.push(`- /${op}: vs bare ${t.ratios[op].bare.map(n2).join(", ")}; vs Prism ${t.prismError ? "n/a" : t.ratios[op].prism.map(n2).join(", ")}`);
   }
   if (t.prismError) lines.push("", `Prism could not be started: ${t.prismError}`);
+  if (t.runs.run.noJournal.length) lines.push("", "\"minipod, journal off\" is the same emulator with `journal: { maxEntries: 0 }`: the request journal writes one row per request; the ratios use the default (journal on).");
   lines.push("", `Prism mocks minipod's own /openapi.json (${n0(t.openapiBytes)} bytes) with static examples, log level warn.`);
   return lines;
 }

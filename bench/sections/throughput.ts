@@ -1,13 +1,14 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { benchConfig, ECHO } from "../lib/config.js";
+import { benchConfig, ECHO, supportsConfig } from "../lib/config.js";
 import { call, pool, waitForHealth } from "../lib/http.js";
 import { measure, type LoadResult } from "../lib/load.js";
 import { startBare, startMinipod, startPrism, type Server } from "../lib/processes.js";
 
 export type Op = "run" | "status";
-export type Target = "minipod" | "bare" | "prism";
+export type Target = "minipod" | "noJournal" | "bare" | "prism";
+export const TARGETS: readonly Target[] = ["minipod", "noJournal", "bare", "prism"];
 
 export interface ThroughputResult {
   /** Every measured run, per operation and server, in the order they ran. */
@@ -33,7 +34,7 @@ const FIXED_ID = "3f1c2a8e-1b2c-4d5e-9f00-112233445566-u1";
 export async function throughput(seconds: number, rounds: number, log: (line: string) => void): Promise<ThroughputResult> {
   const servers: Partial<Record<Target, Server>> = {};
   const result: ThroughputResult = {
-    runs: { run: { minipod: [], bare: [], prism: [] }, status: { minipod: [], bare: [], prism: [] } },
+    runs: { run: { minipod: [], noJournal: [], bare: [], prism: [] }, status: { minipod: [], noJournal: [], bare: [], prism: [] } },
     ratios: { run: { bare: [], prism: [] }, status: { bare: [], prism: [] } },
     openapiBytes: 0,
     rounds,
@@ -44,6 +45,9 @@ export async function throughput(seconds: number, rounds: number, log: (line: st
     result.openapiBytes = doc.length;
     const openapiFile = join(tmpdir(), `minipod-bench-openapi-${process.pid}.json`);
     writeFileSync(openapiFile, doc);
+    // The same minipod with the request journal off, to show what the journal costs per request.
+    const noJournal = { journal: { maxEntries: 0 } };
+    if (await supportsConfig(noJournal)) servers.noJournal = await startMinipod({ config: { ...(await benchConfig([ECHO])), ...noJournal } });
     servers.bare = await startBare();
     try {
       servers.prism = await startPrism(openapiFile);
@@ -53,22 +57,27 @@ export async function throughput(seconds: number, rounds: number, log: (line: st
     }
 
     // /status reads real jobs: submit some and let the echo workers finish them first.
-    const ids: string[] = [];
-    await pool(STATUS_IDS, 16, async () => {
-      const r = await call(minipod.url, "POST", "/v2/echo/run", { input: { prompt: "hello" } });
-      if (r.status !== 200) throw new Error(`minipod /run answered ${r.status}: ${JSON.stringify(r.body)}`);
-      ids.push(r.body.id as string);
-    });
-    await waitForHealth(minipod.url, "echo", (h) => h.jobs.completed >= STATUS_IDS);
+    const ids: Partial<Record<Target, string[]>> = {};
+    for (const target of ["minipod", "noJournal"] as const) {
+      const server = servers[target];
+      if (!server) continue;
+      const list: string[] = (ids[target] = []);
+      await pool(STATUS_IDS, 16, async () => {
+        const r = await call(server.url, "POST", "/v2/echo/run", { input: { prompt: "hello" } });
+        if (r.status !== 200) throw new Error(`minipod /run answered ${r.status}: ${JSON.stringify(r.body)}`);
+        list.push(r.body.id as string);
+      });
+      await waitForHealth(server.url, "echo", (h) => h.jobs.completed >= STATUS_IDS);
+    }
 
     for (const op of ["run", "status"] as const) {
       for (let round = 1; round <= rounds; round++) {
         const rates: Partial<Record<Target, number>> = {};
-        for (const target of ["minipod", "bare", "prism"] as const) {
+        for (const target of TARGETS) {
           const server = servers[target];
           if (!server) continue;
           log(`throughput: ${op} round ${round}/${rounds} ${target}`);
-          const statusIds = target === "minipod" ? ids : [FIXED_ID];
+          const statusIds = ids[target] ?? [FIXED_ID];
           let i = 0;
           const r =
             op === "run"
