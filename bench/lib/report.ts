@@ -74,7 +74,7 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
   const lines = [
     `## Throughput and latency`,
     "",
-    `autocannon, ${CONNECTIONS} connections, 127.0.0.1, ${seconds} s per run after a short warm-up, ${t.rounds} round(s); in each round the three servers are loaded one after the other, so each round gives one ratio measured back to back. Figures are medians over the rounds.`,
+    `autocannon, ${CONNECTIONS} connections, 127.0.0.1, ${seconds} s per run after a short warm-up, ${t.rounds} round(s); in each round the servers are loaded one after the other, so each round gives one ratio measured back to back. Figures are medians over the rounds.`,
     "",
     "| server | operation | req/s | p50 ms | p99 ms | requests | errors |",
     "|---|---|---:|---:|---:|---:|---:|",
