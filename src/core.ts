@@ -134,7 +134,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     attachAll();
     deadlines.rebuild();
     await clock.settle();
-  });
+  }, () => observed.observe.flush());
 
   return {
     clock,
@@ -182,6 +182,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     close() {
       scheduler.detachAll();
       clock.stop();
+      observed.observe.flush();
       db.close();
     },
   };

@@ -25,6 +25,8 @@ export class Snapshots {
     private readonly db: Db,
     private readonly clock: VirtualClock,
     private readonly rebuild: (at: number) => Promise<void>,
+    /** Writes what is held back for the end of the turn, so the image is complete. */
+    private readonly flush: () => void = () => {},
   ) {}
 
   list(): SnapshotInfo[] {
@@ -32,6 +34,7 @@ export class Snapshots {
   }
 
   save(name: string): SnapshotInfo {
+    this.flush();
     const image = this.db.serialize();
     const at = this.clock.now();
     this.images.set(name, { image, at });
@@ -52,6 +55,7 @@ export class Snapshots {
 
   /** The database as a file image for `minipod export`, with every secret redacted. */
   exportImage(): Buffer {
+    this.flush();
     const copy = new Database(this.db.serialize());
     try {
       redactSecrets(copy);

@@ -11,6 +11,8 @@ const BATCH = 500;
  */
 export class Deadlines {
   private timer: TimerHandle | undefined;
+  /** While firing, re-arming waits for the end: every deadline asked for is in the store by then. */
+  private firing = false;
 
   constructor(
     private readonly clock: VirtualClock,
@@ -21,6 +23,7 @@ export class Deadlines {
   /** Makes sure the timer fires no later than `at`. */
   schedule(at: number | undefined): void {
     if (at === undefined || !Number.isFinite(at)) return;
+    if (this.firing) return;
     if (this.timer && this.timer.at <= at) return;
     this.clock.cancel(this.timer);
     this.timer = this.clock.at(at, () => this.fire(), "deadlines");
@@ -36,10 +39,15 @@ export class Deadlines {
   private fire(): void {
     this.timer = undefined;
     const now = this.clock.now();
-    for (let round = 0; round < 10_000; round++) {
-      const due = this.jobs.due(now, BATCH);
-      for (const job of due) this.onDue(job, now);
-      if (due.length < BATCH) break;
+    this.firing = true;
+    try {
+      for (let round = 0; round < 10_000; round++) {
+        const due = this.jobs.due(now, BATCH);
+        for (const job of due) this.onDue(job, now);
+        if (due.length < BATCH) break;
+      }
+    } finally {
+      this.firing = false;
     }
     this.schedule(this.jobs.nextDeadline());
   }

@@ -62,4 +62,6 @@ export interface ObservabilityStore {
   /** Keeps the newest `max` journal entries. */
   trimRequests(max: number): void;
   clearAll(): void;
+  /** Writes rows held back for the end of the event-loop turn (before a snapshot, export or close). */
+  flush(): void;
 }

@@ -211,7 +211,8 @@ export class Scheduler {
     const onChunk = (output: unknown) => {
       if (this.runs.get(job.id) === run) transitions.appendChunks(job.id, splitStreamOutput(output));
     };
-    void runHandler(handler, structuredClone(job.input), ctx, onChunk).then((outcome) => {
+    // `job` was just read from the store: its input is a fresh object the handler may change.
+    void runHandler(handler, job.input, ctx, onChunk).then((outcome) => {
       hold.close();
       this.finish(run, outcome);
     });

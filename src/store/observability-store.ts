@@ -8,9 +8,17 @@ interface RequestRow { method: string; path: string; endpoint_id: string | null;
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
-/** Job timelines, webhook attempts and the request journal in SQLite. */
+/**
+ * Job timelines, webhook attempts and the request journal in SQLite. Rows are written behind:
+ * gathered during one turn of the event loop and inserted in one transaction at its end (every
+ * read flushes first), so the few rows each request and each transition add cost one commit per
+ * turn instead of one each.
+ */
 export class SqliteObservabilityStore implements ObservabilityStore {
   private readonly s;
+  private pending: Array<() => void> = [];
+  private scheduled = false;
+  private readonly flushAll: () => void;
 
   constructor(private readonly db: Db) {
     this.s = {
@@ -21,13 +29,33 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       jobDeliveries: db.prepare<[string], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY seq`),
       addRequest: db.prepare(`INSERT INTO request_journal (method, path, endpoint_id, operation, status, at, duration_ms, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     };
+    this.flushAll = db.transaction(() => {
+      const rows = this.pending;
+      this.pending = [];
+      for (const write of rows) write();
+    });
+  }
+
+  /** Writes every row still waiting for the end of the turn. */
+  flush(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0 || !this.db.open) return;
+    this.flushAll();
+  }
+
+  private later(write: () => void): void {
+    this.pending.push(write);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
   }
 
   appendEvent(e: JobEvent): void {
-    this.s.addEvent.run(e.jobId, e.endpointId, e.at, e.from ?? null, e.to ?? null, e.cause);
+    this.later(() => this.s.addEvent.run(e.jobId, e.endpointId, e.at, e.from ?? null, e.to ?? null, e.cause));
   }
 
   events(jobId: string): JobEvent[] {
+    this.flush();
     return this.s.events.all(jobId).map((r) => ({
       jobId: r.job_id,
       endpointId: r.endpoint_id,
@@ -39,19 +67,21 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   appendDelivery(d: WebhookDelivery): void {
-    this.s.addDelivery.run(d.jobId, d.endpointId, d.url, d.attempt, d.status ?? null, d.error ?? null, d.at);
+    this.later(() => this.s.addDelivery.run(d.jobId, d.endpointId, d.url, d.attempt, d.status ?? null, d.error ?? null, d.at));
   }
 
   deliveries(jobId?: string): WebhookDelivery[] {
+    this.flush();
     const rows = jobId === undefined ? this.s.deliveries.all() : this.s.jobDeliveries.all(jobId);
     return rows.map((r) => ({ jobId: r.job_id, endpointId: r.endpoint_id, url: r.url, attempt: r.attempt, status: opt(r.status), error: opt(r.error), at: r.at }));
   }
 
   appendRequest(r: JournalEntry): void {
-    this.s.addRequest.run(r.method, r.path, r.endpoint ?? null, r.operation ?? null, r.status, r.at, r.durationMs, r.body === undefined ? null : JSON.stringify(r.body));
+    this.later(() => this.s.addRequest.run(r.method, r.path, r.endpoint ?? null, r.operation ?? null, r.status, r.at, r.durationMs, r.body === undefined ? null : JSON.stringify(r.body)));
   }
 
   requests(f: JournalFilter): { requests: JournalEntry[]; count: number } {
+    this.flush();
     const where: string[] = [];
     const args: Array<string | number> = [];
     if (f.endpoint !== undefined) (where.push("endpoint_id = ?"), args.push(f.endpoint));
@@ -77,6 +107,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   clearRequests(): number {
+    this.flush();
     return this.db.prepare(`DELETE FROM request_journal`).run().changes;
   }
 
@@ -89,10 +120,12 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   private trim(table: string, max: number): void {
+    this.flush();
     this.db.prepare(`DELETE FROM ${table} WHERE seq <= (SELECT MAX(seq) FROM ${table}) - ?`).run(max);
   }
 
   clearAll(): void {
+    this.pending = [];
     this.db.exec(`DELETE FROM job_events; DELETE FROM webhook_deliveries; DELETE FROM request_journal;`);
   }
 }
