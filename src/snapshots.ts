@@ -10,6 +10,19 @@ export interface SnapshotInfo {
   bytes: number;
 }
 
+/**
+ * SQLite's serialisation of a WAL database says "WAL" in its header (bytes 18 and 19), and an
+ * image in memory cannot be opened in WAL mode. Marking it as a rollback-journal database makes
+ * it openable (and a valid file to write out); the content is the same.
+ */
+function openable(image: Buffer): Buffer {
+  if (image.length > 19) {
+    image[18] = 1;
+    image[19] = 1;
+  }
+  return image;
+}
+
 const SECRET_COLUMN = /secret|password|passwd|token|api_?key/i;
 
 /**
@@ -35,7 +48,7 @@ export class Snapshots {
 
   save(name: string): SnapshotInfo {
     this.flush();
-    const image = this.db.serialize();
+    const image = openable(this.db.serialize());
     const at = this.clock.now();
     this.images.set(name, { image, at });
     return { name, at, bytes: image.byteLength };
@@ -56,12 +69,12 @@ export class Snapshots {
   /** The database as a file image for `minipod export`, with every secret redacted. */
   exportImage(): Buffer {
     this.flush();
-    const copy = new Database(this.db.serialize());
+    const copy = new Database(openable(this.db.serialize()));
     try {
       redactSecrets(copy);
       // An UPDATE leaves the old values in the file's free space: rebuild it so they are gone.
       copy.exec("VACUUM");
-      return copy.serialize();
+      return openable(copy.serialize());
     } finally {
       copy.close();
     }
@@ -80,7 +93,7 @@ function columns(db: Db, table: string): string[] {
 export function loadImage(image: Buffer, into: Db): void {
   let from: Db;
   try {
-    from = new Database(image);
+    from = new Database(openable(Buffer.from(image)));
     from.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
   } catch (e) {
     throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);

@@ -58,6 +58,8 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
   const guards = [authenticate(core.auth), restRateLimit(core), authorize(), queueRateLimit(core)];
   for (const path of ["/v1/*", "/v2/*"]) app.use(path, ...guards);
   app.use("/_emulator/*", controlAuth(info.controlKey));
+  app.use("/_dashboard/*", controlAuth(info.controlKey));
+  app.use("/", controlAuth(info.controlKey, true));
 
   networkVolumeRoutes(core, app); // before the queue: /v2/network-volumes/{id} is not an endpoint
   workerRoutes(core, app);

@@ -7,11 +7,16 @@ export const CONTROL_KEY_HEADER = "x-minipod-control-key";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-/** The key a request offers: `Authorization: Bearer <key>` or `X-Minipod-Control-Key: <key>`. */
-function offered(authorization: string | undefined, header: string | undefined): string | undefined {
+/** The cookie the dashboard's browser carries once unlocked with `/?key=<controlKey>`. */
+export const CONTROL_KEY_COOKIE = "minipod_control_key";
+
+/** The key a request offers: `Authorization: Bearer <key>`, `X-Minipod-Control-Key: <key>`, or the dashboard's cookie. */
+function offered(authorization: string | undefined, header: string | undefined, cookie: string | undefined): string | undefined {
   if (header) return header.trim();
   const m = /^Bearer\s+(.+)$/i.exec(authorization?.trim() ?? "");
-  return m?.[1]?.trim();
+  if (m?.[1]) return m[1].trim();
+  const c = cookie?.split(/;\s*/).find((p) => p.startsWith(`${CONTROL_KEY_COOKIE}=`));
+  return c ? decodeURIComponent(c.slice(CONTROL_KEY_COOKIE.length + 1)) : undefined;
 }
 
 /**
@@ -19,17 +24,27 @@ function offered(authorization: string | undefined, header: string | undefined):
  * beyond loopback cannot be reset, time-travelled or exported by anyone who reaches it. Without a
  * key configured every request passes, as before. Keys are compared by digest in constant time.
  */
-export function controlAuth(controlKey: string | undefined): MiddlewareHandler {
+export function controlAuth(controlKey: string | undefined, page = false): MiddlewareHandler {
   if (!controlKey) return async (_c, next) => next();
   const expected = digest(controlKey);
+  const matches = (key: string | undefined) => key !== undefined && timingSafeEqual(digest(key), expected);
   return async (c, next) => {
-    const key = offered(c.req.header("authorization"), c.req.header(CONTROL_KEY_HEADER));
-    if (key === undefined || !timingSafeEqual(digest(key), expected)) {
+    // The dashboard page is unlocked once with /?key=<controlKey>: the key moves into a cookie
+    // (same site, not readable by scripts) that the page's own requests then carry.
+    const fromQuery = page ? c.req.query("key") : undefined;
+    if (matches(fromQuery)) {
+      c.header("set-cookie", `${CONTROL_KEY_COOKIE}=${encodeURIComponent(fromQuery!)}; Path=/; HttpOnly; SameSite=Strict`);
+      return c.redirect(c.req.path, 303);
+    }
+    const key = offered(c.req.header("authorization"), c.req.header(CONTROL_KEY_HEADER), c.req.header("cookie"));
+    if (!matches(key)) {
       c.header("www-authenticate", 'Bearer realm="minipod control"');
       throw new EmulatorError(
         "UNAUTHORIZED",
         key === undefined
-          ? `the control API needs the control key: send Authorization: Bearer <controlKey> or ${CONTROL_KEY_HEADER}: <controlKey>`
+          ? page
+            ? "the dashboard needs the control key: open /?key=<controlKey> once in this browser"
+            : `the control API needs the control key: send Authorization: Bearer <controlKey> or ${CONTROL_KEY_HEADER}: <controlKey>`
           : "the control key is wrong",
       );
     }

@@ -107,3 +107,26 @@ describe("run until idle", () => {
     expect((await e.get("/v2/ep/health")).body.jobs).toMatchObject({ completed: 3, inQueue: 0, inProgress: 0 });
   });
 });
+
+describe("snapshots and export on a file database (WAL)", () => {
+  it("restore and export work when the database is a WAL file", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const file = join(mkdtempSync(join(tmpdir(), "minipod-wal-")), "state.db");
+    e = await inProcess({ db: file, config: { endpoints: [{ id: "ep", workersMin: 1 }] } });
+    const { id } = (await e.post("/v2/ep/run", { input: { w: 1 } })).body;
+    await e.advance(0);
+    expect((await e.post("/_emulator/snapshots/s")).status).toBe(200);
+    await e.post("/v2/ep/purge-queue");
+    await e.advance(31 * 60_000);
+    expect((await e.get(`/v2/ep/status/${id}`)).status).toBe(404);
+    expect((await e.post("/_emulator/snapshots/s/restore")).status).toBe(200);
+    expect((await e.get(`/v2/ep/status/${id}`)).body).toMatchObject({ status: "COMPLETED", output: { w: 1 } });
+    const exported = await e.app.request("http://minipod.test/_emulator/export");
+    expect(exported.status).toBe(200);
+    const db = new Database(Buffer.from(await exported.arrayBuffer()));
+    expect((db.prepare("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n).toBe(1);
+    db.close();
+  });
+});

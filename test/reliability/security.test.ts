@@ -91,6 +91,32 @@ describe("controlKey guards /_emulator/*", () => {
     }
   });
 
+  it("guards the dashboard too: /?key= unlocks it with a cookie its own requests carry", async () => {
+    const e = await inProcess({ config: { controlKey: CONTROL_KEY, endpoints: [{ id: "echo" }] } });
+    try {
+      const locked = await e.request("GET", "/", undefined, { authorization: "" });
+      expect(locked.status).toBe(401);
+      expect(locked.body.detail).toMatch(/open \/\?key=<controlKey> once/);
+      expect((await e.request("GET", "/?key=wrong", undefined, { authorization: "" })).status).toBe(401);
+      expect((await e.request("GET", "/_dashboard/panels/faults", undefined, { authorization: "" })).status).toBe(401);
+
+      const unlock = await e.request("GET", `/?key=${CONTROL_KEY}`, undefined, { authorization: "" });
+      expect(unlock.status).toBe(303);
+      const cookie = unlock.headers.get("set-cookie")!;
+      expect(cookie).toMatch(/HttpOnly/);
+      expect(cookie).toMatch(/SameSite=Strict/);
+      const jar = { authorization: "", cookie: cookie.split(";")[0]! };
+      expect((await e.request("GET", "/", undefined, jar)).status).toBe(200);
+      expect((await e.request("GET", "/_emulator/clock", undefined, jar)).status).toBe(200);
+      // Panels that read other control routes in-process pass the key on: no "401" inside.
+      const panel = await e.request("GET", "/_dashboard/panels/faults", undefined, jar);
+      expect(panel.status).toBe(200);
+      expect(panel.text).not.toMatch(/401|not available/);
+    } finally {
+      e.close();
+    }
+  });
+
   it("leaves /_emulator open when no controlKey is configured", async () => {
     const e = await inProcess({ config: { endpoints: [{ id: "echo" }] } });
     try {
@@ -235,8 +261,8 @@ describe("secrets", () => {
     const dir = mkdtempSync(join(tmpdir(), "minipod-secrets-"));
     const db = join(dir, "state.db");
     try {
-      // Export of a file database is left out here: it fails on a WAL image (reported separately).
-      const { seen, logs } = await plantedRun(db, false);
+      const { seen, logs } = await plantedRun(db, true);
+      expect(seen.some((s) => s.startsWith("GET /_emulator/export 200"))).toBe(true);
       expectNoSecrets(seen, logs);
       // The file keeps what a handler needs after a restart (s3Config as given, like the registry
       // password the store keeps), but never an API key or the control key.

@@ -1,3 +1,4 @@
+import { CONTROL_KEY_HEADER } from "../control-auth.js";
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { createHash } from "node:crypto";
 import type { Context } from "hono";
@@ -77,8 +78,13 @@ const assetRoute = createRoute({
 });
 
 /** Serves the dashboard at `/`, its panels and its assets. `app` renders the panels that read other control routes. */
-export function dashboardRoutes(core: Core, router: OpenAPIHono<AppEnv>, info: { version: string }): void {
-  const context = (query: PanelQuery): PanelContext => ({ core, app: router, query });
+export function dashboardRoutes(core: Core, router: OpenAPIHono<AppEnv>, info: { version: string; controlKey?: string | undefined }): void {
+  // Panels read other control routes in-process, with the control key when one guards them.
+  const app = {
+    request: (path: string, init: RequestInit = {}) =>
+      router.request(path, info.controlKey ? { ...init, headers: { ...(init.headers as Record<string, string>), [CONTROL_KEY_HEADER]: info.controlKey } } : init),
+  };
+  const context = (query: PanelQuery): PanelContext => ({ core, app, query });
 
   router.openapi(pageRoute, async (c) => {
     const ctx = context({});
@@ -100,7 +106,8 @@ export function dashboardRoutes(core: Core, router: OpenAPIHono<AppEnv>, info: {
   });
 
   router.openapi(assetRoute, (c) => {
-    const file = ASSETS[c.req.valid("param").file];
+    const name = c.req.valid("param").file;
+    const file = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
     if (!file) throw new EmulatorError("NOT_FOUND", `no dashboard asset "${c.req.valid("param").file}"; there are ${Object.keys(ASSETS).join(", ")}`);
     // A request carrying the current hash may be cached for good; any other must revalidate.
     const immutable = c.req.query("v") === file.hash;

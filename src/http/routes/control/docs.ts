@@ -107,7 +107,7 @@ export function docsRoutes(router: OpenAPIHono<AppEnv>): void {
 
   router.openapi(docsAsset, (c) => {
     const file = c.req.valid("param").file;
-    let body: string | Buffer | undefined = OWN_FILES[file];
+    let body: string | Buffer | undefined = Object.hasOwn(OWN_FILES, file) ? OWN_FILES[file] : undefined;
     if (body === undefined && (PACKAGE_FILES as readonly string[]).includes(file)) {
       body = cache.get(file);
       if (!body) cache.set(file, (body = readFileSync(join(dist.dir, file))));
