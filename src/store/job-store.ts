@@ -39,6 +39,10 @@ const SUMMARY_COLUMNS = COLUMNS.replace(/\b(input|output|error|s3_config)\b/g, (
 /** Optional filters in one prepared statement: a NULL parameter matches everything. */
 const LIST_WHERE = "(@endpoint IS NULL OR endpoint_id = @endpoint) AND (@status IS NULL OR status = @status)";
 const PARAMS = COLUMNS.split(", ").map((c) => `@${c}`).join(", ");
+const UPDATES = COLUMNS.split(", ")
+  .filter((c) => c !== "id")
+  .map((c) => `${c} = excluded.${c}`)
+  .join(", ");
 
 /**
  * Hot reads (status, the scheduler's next job, due deadlines) fetch rows as arrays: better-sqlite3
@@ -151,7 +155,9 @@ export class SqliteJobStore implements JobStore {
     const rows = (sql: string) => this.rawRows(sql);
     this.s = {
       insert: p(`INSERT INTO jobs (${COLUMNS}) VALUES (${PARAMS})`),
-      save: p(`INSERT OR REPLACE INTO jobs (${COLUMNS}) VALUES (${PARAMS})`),
+      // An upsert changes the row in place: only the indexes whose columns changed are touched,
+      // where INSERT OR REPLACE deletes and re-inserts the row in every index.
+      save: p(`INSERT INTO jobs (${COLUMNS}) VALUES (${PARAMS}) ON CONFLICT (id) DO UPDATE SET ${UPDATES}`),
       get: rows(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`),
       delete: p(`DELETE FROM jobs WHERE id = ?`),
       deleteChunks: p(`DELETE FROM stream_chunks WHERE job_id = ?`),
