@@ -48,7 +48,6 @@ try {
   await api("POST", "/_emulator/faults", { endpoint: "llm", fault: { type: "worker-crash" }, times: 1 });
   await api("GET", `/v2/llm/status/${story.id}`);
   await api("GET", "/v2/echo/health");
-  await new Promise((r) => setTimeout(r, 300)); // webhook calls are real HTTP
 
   const context = await chrome.browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: "light" });
   const page = await context.newPage();
