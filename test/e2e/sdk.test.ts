@@ -34,6 +34,8 @@ describe("the real CLI driven by runpod-sdk", () => {
     expect(cli.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(cli.stdout()).toContain(`${cli.url}/v2/echo`);
     expect(cli.stdout()).toContain(`${cli.url}/docs`);
+    expect(cli.stdout()).toContain(`dashboard   ${cli.url}/`);
+    expect(cli.stdout()).toContain("auth        open: any non-empty API key is accepted");
     expect(cli.stdout()).toContain("clock       manual");
   });
 
