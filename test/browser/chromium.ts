@@ -55,7 +55,13 @@ export async function launchChromium(): Promise<RunningBrowser> {
     async close() {
       await browser?.close().catch(() => {});
       await stop(child);
-      rmSync(profile, { recursive: true, force: true });
+      // Chromium's helper processes may still be writing into the profile as it exits: retry,
+      // and never fail a test over a temporary folder.
+      try {
+        rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      } catch {
+        /* left for the OS to clean */
+      }
     },
   };
 }
