@@ -2,6 +2,7 @@ import { EmulatorError } from "../errors.js";
 import { NETWORK_VOLUME_SIZE_MAX_GB, NETWORK_VOLUME_SIZE_MIN_GB } from "../limits.js";
 import { invalidBody, notFound } from "./invalid.js";
 import type { NetworkVolumeStore, Now } from "./ports.js";
+import { Listeners } from "../listeners.js";
 
 /** Storage tiers of the specification; a volume's tier is set at creation and immutable. */
 export const VOLUME_TYPES = ["STANDARD", "HIGH_PERFORMANCE"] as const;
@@ -63,7 +64,7 @@ export const immutableMessage = (field: string): string =>
  * and no deletion while an endpoint still uses the volume.
  */
 export class NetworkVolumeService {
-  private readonly listeners = new Set<(e: NetworkVolumeEvent) => void>();
+  private readonly listeners = new Listeners<NetworkVolumeEvent>();
 
   constructor(
     private readonly d: {
@@ -170,12 +171,11 @@ export class NetworkVolumeService {
 
   /** Calls `fn` on every creation, change and deletion until the returned function is called. */
   subscribe(fn: (e: NetworkVolumeEvent) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    return this.listeners.subscribe(fn);
   }
 
   private emit(e: NetworkVolumeEvent): void {
-    for (const fn of this.listeners) fn(e);
+    this.listeners.emit(e);
   }
 }
 

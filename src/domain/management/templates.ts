@@ -1,6 +1,7 @@
 import { invalidBody, notFound } from "./invalid.js";
 import type { Now, TemplateStore } from "./ports.js";
 import { EmulatorError } from "../errors.js";
+import { Listeners } from "../listeners.js";
 
 export const TEMPLATE_CATEGORIES = ["NVIDIA", "AMD", "CPU"] as const;
 export type TemplateCategory = (typeof TEMPLATE_CATEGORIES)[number];
@@ -65,7 +66,7 @@ export interface TemplateEvent {
  * template. Changes are announced so that endpoints made from a template follow it.
  */
 export class TemplateService {
-  private readonly listeners = new Set<(e: TemplateEvent) => void>();
+  private readonly listeners = new Listeners<TemplateEvent>();
 
   constructor(
     private readonly d: {
@@ -148,12 +149,11 @@ export class TemplateService {
 
   /** Calls `fn` on every creation, change and deletion until the returned function is called. */
   subscribe(fn: (e: TemplateEvent) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    return this.listeners.subscribe(fn);
   }
 
   private emit(e: TemplateEvent): void {
-    for (const fn of this.listeners) fn(e);
+    this.listeners.emit(e);
   }
 
   private checkName(name: string, selfId: string): string[] {
