@@ -4,6 +4,8 @@ export interface Logger {
   info(message: string): void;
   warn(message: string): void;
   error(message: string): void;
+  /** Whether lines of this level are written: callers skip building a line nobody reads. */
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -17,7 +19,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void, now
     const time = new Date(now()).toISOString().slice(11, 23);
     write(`${time} ${l.padEnd(5)} ${message}`);
   };
-  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), enabled: (l) => ORDER[l] >= ORDER[level] };
 }
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, enabled: () => false };

@@ -1,15 +1,13 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { EmulatorError } from "../domain/errors.js";
-import { authenticate, authorize } from "./auth.js";
 import { controlAuth } from "./control-auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { allowedMethods } from "./method-not-allowed.js";
-import { faultMiddleware } from "./faults.js";
-import { journalMiddleware } from "./journal.js";
+import { requestGate } from "./gate.js";
 import { serveOpenApi } from "./openapi.js";
 import { problemResponse, validationError } from "./problem.js";
-import { queueRateLimit, restRateLimit } from "./rate-limit.js";
 import { dashboardRoutes } from "./dashboard/index.js";
 import { controlRoutes } from "./routes/control/index.js";
 import { docsRoutes } from "./routes/control/docs.js";
@@ -42,21 +40,12 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
     },
   });
 
-  app.use(async (c, next) => {
-    const started = performance.now();
-    await next();
-    const ms = (performance.now() - started).toFixed(1);
-    core.log.info(`${c.req.method} ${c.req.path} ${c.res.status} ${ms}ms`);
-  });
-
-  // Journal first (it also classifies the route for what follows), then injected faults: a fault
-  // acts before authentication, as a failing network or service would.
-  app.use(journalMiddleware(core.observe, core.clock, core.journalMax));
-  app.use(faultMiddleware(core.faults, core.log));
-
-  // Service routes only: /_emulator, /openapi.json, /docs and / stay open.
-  const guards = [authenticate(core.auth), restRateLimit(core), authorize(), queueRateLimit(core)];
-  for (const path of ["/v1/*", "/v2/*"]) app.use(path, ...guards);
+  const onError = (err: Error, c: Context<AppEnv>): Response => {
+    if (!(err instanceof EmulatorError) && !isHttpException(err)) core.log.error(`${c.req.method} ${c.req.path}: ${err?.stack ?? String(err)}`);
+    return problemResponse(c, err);
+  };
+  // The request log, the journal, injected faults, authentication and limits: see gate.ts.
+  app.use(requestGate(core, onError));
   app.use("/_emulator/*", controlAuth(info.controlKey));
   app.use("/_dashboard/*", controlAuth(info.controlKey));
   app.use("/", controlAuth(info.controlKey, true));
@@ -87,10 +76,7 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
     }
     return problemResponse(c, new EmulatorError("ROUTE_NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json for every route`));
   });
-  app.onError((err, c) => {
-    if (!(err instanceof EmulatorError) && !isHttpException(err)) core.log.error(`${c.req.method} ${c.req.path}: ${(err as Error)?.stack ?? String(err)}`);
-    return problemResponse(c, err);
-  });
+  app.onError(onError);
   return app;
 }
 

@@ -1,7 +1,7 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import type { AuthConfig } from "../config/auth-schema.js";
 import { EmulatorError } from "../domain/errors.js";
-import { classifyServiceRoute, SCOPES, type Scope, type ServiceRoute } from "../domain/surfaces.js";
+import { SCOPES, type Scope, type ServiceRoute } from "../domain/surfaces.js";
 
 /** Who is calling and what the request is, once authenticated. */
 export interface Caller {
@@ -10,12 +10,6 @@ export interface Caller {
   scopes: ReadonlySet<Scope>;
   rateLimitExempt: boolean;
   route: ServiceRoute;
-}
-
-declare module "hono" {
-  interface ContextVariableMap {
-    caller: Caller;
-  }
 }
 
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
@@ -61,35 +55,27 @@ export function keyFromHeader(header: string | undefined, bareAllowed: boolean):
 const unauthorized = (detail: string) => new EmulatorError("UNAUTHORIZED", detail);
 
 /**
- * Authentication of every service route (`/v1/*`, `/v2/*`): 401 for a missing, malformed or
- * unknown key. The request's surface and the scope it needs are decided here once and handed on
- * as `caller`; `authorize` checks the scope after the REST quota has counted the request.
+ * Authentication of a service route (`/v1/*`, `/v2/*`): 401 for a missing, malformed or unknown
+ * key (thrown, with `WWW-Authenticate` set on `c`). `authorize` checks the scope after the REST
+ * quota has counted the request.
  */
-export function authenticate(keys: ApiKeys): MiddlewareHandler {
-  return async (c, next) => {
-    const route = classifyServiceRoute(c.req.method, c.req.path);
-    const parsed = keyFromHeader(c.req.header("authorization"), route.surface !== "rest");
-    if ("problem" in parsed) {
-      c.header("www-authenticate", 'Bearer realm="minipod"');
-      throw unauthorized(parsed.problem);
-    }
-    const entry = keys.lookup(parsed.key);
-    if (!entry) {
-      c.header("www-authenticate", 'Bearer realm="minipod", error="invalid_token"');
-      throw unauthorized("invalid API key");
-    }
-    c.set("caller", { key: parsed.key, scopes: entry.scopes, rateLimitExempt: entry.rateLimitExempt, route });
-    await next();
-  };
+export function authenticate(c: Context, keys: ApiKeys, route: ServiceRoute): Caller {
+  const parsed = keyFromHeader(c.req.header("authorization"), route.surface !== "rest");
+  if ("problem" in parsed) {
+    c.header("www-authenticate", 'Bearer realm="minipod"');
+    throw unauthorized(parsed.problem);
+  }
+  const entry = keys.lookup(parsed.key);
+  if (!entry) {
+    c.header("www-authenticate", 'Bearer realm="minipod", error="invalid_token"');
+    throw unauthorized("invalid API key");
+  }
+  return { key: parsed.key, scopes: entry.scopes, rateLimitExempt: entry.rateLimitExempt, route };
 }
 
 /** 403 when the key's scopes do not cover the route (`"scopes": []` covers nothing). */
-export function authorize(): MiddlewareHandler {
-  return async (c, next) => {
-    const { scopes, route } = c.get("caller");
-    if (!scopes.has(route.scope)) {
-      throw new EmulatorError("FORBIDDEN", `access denied: this API key lacks the scope "${route.scope}" needed for ${c.req.method} ${c.req.path}`);
-    }
-    await next();
-  };
+export function authorize(c: Context, { scopes, route }: Caller): void {
+  if (!scopes.has(route.scope)) {
+    throw new EmulatorError("FORBIDDEN", `access denied: this API key lacks the scope "${route.scope}" needed for ${c.req.method} ${c.req.path}`);
+  }
 }

@@ -1,42 +1,40 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { EmulatorError } from "../domain/errors.js";
 import { REQUEST_FAULTS, type FaultRules } from "../domain/faults.js";
 import type { Logger } from "../domain/logger.js";
 import type { AppEnv } from "./env.js";
 import { statusTitle } from "./problem.js";
+import type { RouteInfo } from "./route-info.js";
 
 /**
- * Request-level fault injection on service routes: answers with an injected status, delays the
- * answer (wall time), or drops the connection. Rules are matched by endpoint and operation.
+ * Request-level fault injection on a service route: answers with an injected status (thrown),
+ * delays the answer (wall time), or drops the connection (the answer returned, never sent).
+ * Rules are matched by endpoint and operation. Undefined: the request goes on.
  */
-export function faultMiddleware(faults: FaultRules, log: Logger): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const info = c.get("route");
-    if (!info.service) return next();
-    const rule = faults.fire(REQUEST_FAULTS, { endpoint: info.endpoint, operation: info.operation });
-    if (!rule) return next();
-    const what = `${c.req.method} ${c.req.path}`;
-    const f = rule.fault;
-    if (f.type === "latency") {
-      log.warn(`fault ${rule.id} fired: ${f.ms} ms of latency on ${what}`);
-      await new Promise((r) => setTimeout(r, f.ms));
-      return next();
+export async function requestFault(c: Context<AppEnv>, faults: FaultRules, log: Logger, info: RouteInfo): Promise<Response | undefined> {
+  const rule = faults.fire(REQUEST_FAULTS, { endpoint: info.endpoint, operation: info.operation });
+  if (!rule) return undefined;
+  const what = `${c.req.method} ${c.req.path}`;
+  const f = rule.fault;
+  if (f.type === "latency") {
+    log.warn(`fault ${rule.id} fired: ${f.ms} ms of latency on ${what}`);
+    await new Promise((r) => setTimeout(r, f.ms));
+    return undefined;
+  }
+  if (f.type === "http") {
+    log.warn(`fault ${rule.id} fired: HTTP ${f.status} on ${what}`);
+    throw new EmulatorError("INJECTED_FAULT", f.message ?? `injected fault ${rule.id}: ${statusTitle(f.status)}`, { status: f.status, retryAfter: f.retryAfter });
+  }
+  if (f.type === "reset") {
+    log.warn(`fault ${rule.id} fired: connection reset on ${what}`);
+    c.set("dropped", true);
+    const socket = (c.env as { incoming?: { socket?: { destroy(): void } } } | undefined)?.incoming?.socket;
+    if (socket) {
+      socket.destroy();
+      return new Response(null, { status: 499 });
     }
-    if (f.type === "http") {
-      log.warn(`fault ${rule.id} fired: HTTP ${f.status} on ${what}`);
-      throw new EmulatorError("INJECTED_FAULT", f.message ?? `injected fault ${rule.id}: ${statusTitle(f.status)}`, { status: f.status, retryAfter: f.retryAfter });
-    }
-    if (f.type === "reset") {
-      log.warn(`fault ${rule.id} fired: connection reset on ${what}`);
-      c.set("dropped", true);
-      const socket = (c.env as { incoming?: { socket?: { destroy(): void } } } | undefined)?.incoming?.socket;
-      if (socket) {
-        socket.destroy();
-        return new Response(null, { status: 499 });
-      }
-      // In-process requests (app.request) have no socket to drop.
-      throw new EmulatorError("INJECTED_FAULT", `injected fault ${rule.id}: connection reset (no socket in-process)`, { status: 502 });
-    }
-    return next();
-  };
+    // In-process requests (app.request) have no socket to drop.
+    throw new EmulatorError("INJECTED_FAULT", `injected fault ${rule.id}: connection reset (no socket in-process)`, { status: 502 });
+  }
+  return undefined;
 }

@@ -31,6 +31,23 @@ describe("request journal", () => {
     expect((await e.request("DELETE", "/_emulator/requests")).body).toEqual({ removed: 3 });
     expect((await e.get("/_emulator/requests")).body.count).toBe(0);
   });
+
+  it("records the answers given before any route runs (401, injected faults) and logs each request once", async () => {
+    const lines: string[] = [];
+    e = await inProcess({ config: { logLevel: "info", endpoints: [{ id: "ep", workersMin: 1, workersMax: 1 }] }, log: (l: string) => lines.push(l) });
+    await e.post("/_emulator/faults", { endpoint: "ep", operation: "health", fault: { type: "http", status: 503 }, times: 1 });
+    expect((await e.get("/v2/ep/health", { authorization: "" })).status).toBe(503); // the fault acts before authentication
+    expect((await e.get("/v2/ep/health", { authorization: "" })).status).toBe(401);
+    expect((await e.get("/v2/ep/health")).status).toBe(200);
+    const { requests } = (await e.get("/_emulator/requests")).body;
+    expect(requests.map((r: { status: number; operation: string }) => [r.operation, r.status])).toEqual([
+      ["health", 503],
+      ["health", 401],
+      ["health", 200],
+    ]);
+    const logged = lines.filter((l) => / GET \/v2\/ep\/health /.test(l));
+    expect(logged.map((l) => / (\d{3}) [\d.]+ms$/.exec(l)?.[1])).toEqual(["503", "401", "200"]);
+  });
 });
 
 describe("job timeline", () => {
