@@ -123,6 +123,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
 
   const snapshots = new Snapshots(db, clock, async (at) => {
     // The database now holds the snapshot: rebuild timers, workers and queue positions from it.
+    jobStore.forget();
     scheduler.detachAll();
     notifier.releaseAll("snapshot restored", clock.now());
     clock.clearTimers();

@@ -125,7 +125,7 @@ export class JobService {
     }
     if (items.length > 0) {
       job = { ...job, streamCursor: job.streamCursor + items.length };
-      jobs.save(job);
+      jobs.save(job, ["streamCursor"]);
     }
     return { job, items };
   }

@@ -19,8 +19,11 @@ export type JobSummary = Omit<Job, "input" | "output" | "error" | "s3Config">;
 export interface JobStore {
   insert(job: Job): void;
   get(id: string): Job | undefined;
-  /** Writes every field of the job. */
-  save(job: Job): void;
+  /**
+   * Writes the job: every field, or only the `changed` ones (a transition touches a few of 25).
+   * A job whose row is gone is written whole again.
+   */
+  save(job: Job, changed?: readonly (keyof Job)[]): void;
   delete(id: string): void;
   /** The oldest queued job of the endpoint (FIFO by queueSeq). */
   nextQueued(endpointId: string): Job | undefined;

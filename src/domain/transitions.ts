@@ -30,7 +30,7 @@ export class Transitions {
       throw new EmulatorError("INVALID_STATE", `job ${job.id} cannot move from ${job.status} to ${patch.status}`);
     }
     const next: Job = { ...job, ...patch };
-    this.jobs.save(next);
+    this.jobs.save(next, Object.keys(patch) as (keyof Job)[]);
     this.deadlines.schedule(nextDeadline(next));
     this.announce(job.id, job.endpointId, next, job.status, cause);
     return next;
@@ -47,7 +47,7 @@ export class Transitions {
     const job = this.jobs.get(jobId);
     if (!job || job.status !== "IN_PROGRESS") return;
     const next = { ...job, output: output === undefined ? undefined : (JSON.parse(JSON.stringify(output)) as unknown) };
-    this.jobs.save(next);
+    this.jobs.save(next, ["output"]);
     this.announce(job.id, job.endpointId, next, job.status, "progress");
   }
 
@@ -61,7 +61,7 @@ export class Transitions {
   /** Changes where the job's deadline falls (e.g. a new ttl) without a transition. */
   reschedule(job: Job, patch: Partial<Job>, cause: string): Job {
     const next: Job = { ...job, ...patch };
-    this.jobs.save(next);
+    this.jobs.save(next, Object.keys(patch) as (keyof Job)[]);
     this.deadlines.schedule(nextDeadline(next));
     this.announce(job.id, job.endpointId, next, job.status, cause);
     return next;

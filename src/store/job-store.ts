@@ -38,7 +38,7 @@ const COLUMNS =
 const SUMMARY_COLUMNS = COLUMNS.replace(/\b(input|output|error|s3_config)\b/g, (c) => (c === "input" ? "'{}' AS input" : `NULL AS ${c}`));
 /** Optional filters in one prepared statement: a NULL parameter matches everything. */
 const LIST_WHERE = "(@endpoint IS NULL OR endpoint_id = @endpoint) AND (@status IS NULL OR status = @status)";
-const PARAMS = COLUMNS.split(", ").map((c) => `@${c}`).join(", ");
+const PARAMS = COLUMNS.split(", ").map(() => "?").join(", ");
 const UPDATES = COLUMNS.split(", ")
   .filter((c) => c !== "id")
   .map((c) => `${c} = excluded.${c}`)
@@ -83,35 +83,40 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 const parse = (v: string | null): unknown => (v === null ? undefined : JSON.parse(v));
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
-function toRow(j: Job): JobRow {
-  return {
-    id: j.id,
-    endpoint_id: j.endpointId,
-    kind: j.kind,
-    status: j.status,
-    input: JSON.stringify(j.input),
-    output: json(j.output),
-    error: j.error ?? null,
-    webhook: j.webhook ?? null,
-    s3_config: json(j.s3Config),
-    execution_timeout_ms: j.executionTimeoutMs,
-    ttl_ms: j.ttlMs,
-    low_priority: j.lowPriority ? 1 : 0,
-    created_at: j.createdAt,
-    queued_at: j.queuedAt,
-    started_at: j.startedAt ?? null,
-    completed_at: j.completedAt ?? null,
-    worker_id: j.workerId ?? null,
-    retries: j.retries,
-    attempt: j.attempt,
-    queue_seq: j.queueSeq,
-    expires_at: j.expiresAt,
-    timeout_at: j.timeoutAt ?? null,
-    retain_until: j.retainUntil ?? null,
-    deadline_at: nextDeadline(j),
-    stream_cursor: j.streamCursor,
-  };
-}
+/**
+ * Each field of a job, its column and how it is written: the one mapping from jobs to rows, in
+ * COLUMNS order (the constructor checks), with `deadline_at` derived from the job.
+ */
+const WRITES: ReadonlyArray<readonly [column: string, field: keyof Job | null, write: (j: Job) => unknown]> = [
+  ["id", "id", (j) => j.id],
+  ["endpoint_id", "endpointId", (j) => j.endpointId],
+  ["kind", "kind", (j) => j.kind],
+  ["status", "status", (j) => j.status],
+  ["input", "input", (j) => JSON.stringify(j.input)],
+  ["output", "output", (j) => json(j.output)],
+  ["error", "error", (j) => j.error ?? null],
+  ["webhook", "webhook", (j) => j.webhook ?? null],
+  ["s3_config", "s3Config", (j) => json(j.s3Config)],
+  ["execution_timeout_ms", "executionTimeoutMs", (j) => j.executionTimeoutMs],
+  ["ttl_ms", "ttlMs", (j) => j.ttlMs],
+  ["low_priority", "lowPriority", (j) => (j.lowPriority ? 1 : 0)],
+  ["created_at", "createdAt", (j) => j.createdAt],
+  ["queued_at", "queuedAt", (j) => j.queuedAt],
+  ["started_at", "startedAt", (j) => j.startedAt ?? null],
+  ["completed_at", "completedAt", (j) => j.completedAt ?? null],
+  ["worker_id", "workerId", (j) => j.workerId ?? null],
+  ["retries", "retries", (j) => j.retries],
+  ["attempt", "attempt", (j) => j.attempt],
+  ["queue_seq", "queueSeq", (j) => j.queueSeq],
+  ["expires_at", "expiresAt", (j) => j.expiresAt],
+  ["timeout_at", "timeoutAt", (j) => j.timeoutAt ?? null],
+  ["retain_until", "retainUntil", (j) => j.retainUntil ?? null],
+  ["deadline_at", null, (j) => nextDeadline(j)],
+  ["stream_cursor", "streamCursor", (j) => j.streamCursor],
+];
+const WRITE_OF = new Map(WRITES.filter(([, field]) => field !== null).map(([column, field, write]) => [field!, { column, write }]));
+const DEADLINE_WRITE = WRITES.find(([column]) => column === "deadline_at")![2];
+const values = (j: Job): unknown[] => WRITES.map(([, , write]) => write(j));
 
 function fromRow(r: JobRow): Job {
   return {
@@ -142,18 +147,35 @@ function fromRow(r: JobRow): Job {
   };
 }
 
+/** How many jobs the store keeps at hand in memory (see `recent`). */
+const RECENT_JOBS = 10_000;
+
 /** Jobs and their stream chunks in SQLite, through prepared statements. */
 export class SqliteJobStore implements JobStore {
+  /**
+   * The jobs written or read lately, by id, so that `/status` polls and the scheduler's reads of a
+   * running job skip SQLite and the parsing of its row. Every write of this store keeps an entry
+   * true (a partial save applies the same fields to it); `forget()` after the database was
+   * replaced under the store. Bounded: the oldest entries leave first. Entries are never handed
+   * to code that changes them: jobs are changed by copying (Transitions), and the scheduler gives
+   * handlers the input of a job read fresh from SQLite.
+   */
+  private readonly recent = new Map<string, Job>();
   private readonly s;
   private readonly dueByLimit = new Map<number, Statement<[number], unknown[]>>();
   /** One transaction wrapper, made once: better-sqlite3 builds several functions per wrapper. */
   private readonly inTx: (fn: () => unknown) => unknown;
 
+  /** `UPDATE` statements by the fields they write (a transition changes a few columns of 25). */
+  private readonly updates = new Map<string, { statement: Statement<unknown[]>; writes: Array<(j: Job) => unknown> }>();
+
   constructor(private readonly db: Db) {
+    if (WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
     const rows = (sql: string) => this.rawRows(sql);
     this.s = {
+      // Positional parameters: binding 25 named ones from an object costs more than the write.
       insert: p(`INSERT INTO jobs (${COLUMNS}) VALUES (${PARAMS})`),
       // An upsert changes the row in place: only the indexes whose columns changed are touched,
       // where INSERT OR REPLACE deletes and re-inserts the row in every index.
@@ -185,19 +207,62 @@ export class SqliteJobStore implements JobStore {
   }
 
   insert(job: Job): void {
-    this.s.insert.run(toRow(job));
+    this.s.insert.run(values(job));
+    this.remember(job);
   }
 
   get(id: string): Job | undefined {
+    const hit = this.recent.get(id);
+    if (hit) return hit;
     const r = this.s.get.get(id);
-    return r ? fromArray(r) : undefined;
+    if (!r) return undefined;
+    const job = fromArray(r);
+    this.remember(job);
+    return job;
   }
 
-  save(job: Job): void {
-    this.s.save.run(toRow(job));
+  /** Drops every job kept in memory: the database changed under the store (a snapshot was restored). */
+  forget(): void {
+    this.recent.clear();
+  }
+
+  private remember(job: Job): void {
+    if (this.recent.size >= RECENT_JOBS && !this.recent.has(job.id)) this.recent.delete(this.recent.keys().next().value!);
+    this.recent.set(job.id, job);
+  }
+
+  save(job: Job, changed?: readonly (keyof Job)[]): void {
+    if (changed === undefined || changed.includes("id")) {
+      this.s.save.run(values(job));
+      this.remember(job);
+      return;
+    }
+    const key = changed.join(",");
+    let st = this.updates.get(key);
+    if (!st) {
+      const fields = [...new Set(changed)].flatMap((f) => WRITE_OF.get(f) ?? []);
+      const sets = [...fields.map((f) => `${f.column} = ?`), "deadline_at = ?"].join(", ");
+      st = { statement: this.db.prepare(`UPDATE jobs SET ${sets} WHERE id = ?`), writes: [...fields.map((f) => f.write), DEADLINE_WRITE, (j: Job) => j.id] };
+      this.updates.set(key, st);
+    }
+    const args = new Array<unknown>(st.writes.length);
+    for (let i = 0; i < args.length; i++) args[i] = st.writes[i]!(job);
+    if (st.statement.run(args).changes === 0) {
+      // A row deleted meanwhile (purged, expired) is written whole again, as before.
+      this.s.save.run(values(job));
+      this.remember(job);
+      return;
+    }
+    const kept = this.recent.get(job.id);
+    if (kept) {
+      const next = { ...kept };
+      for (const f of changed) (next as Record<string, unknown>)[f] = job[f];
+      this.recent.set(job.id, next);
+    }
   }
 
   delete(id: string): void {
+    this.recent.delete(id);
     this.tx(() => {
       this.s.delete.run(id);
       this.s.deleteChunks.run(id);
@@ -235,6 +300,7 @@ export class SqliteJobStore implements JobStore {
     return this.tx(() => {
       const ids = this.s.queuedIds.all(endpointId).map((r) => r.id);
       this.s.purge.run(endpointId);
+      for (const id of ids) this.recent.delete(id);
       return ids;
     });
   }
@@ -293,6 +359,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   deleteEndpointJobs(endpointId: string): void {
+    this.recent.clear();
     this.tx(() => {
       this.s.endpointChunks.run(endpointId);
       this.s.endpointJobs.run(endpointId);
@@ -300,6 +367,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   deleteAll(): void {
+    this.recent.clear();
     this.db.exec("DELETE FROM stream_chunks; DELETE FROM jobs;");
   }
 

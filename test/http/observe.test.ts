@@ -100,6 +100,18 @@ describe("snapshots", () => {
     expect((await e.post("/_emulator/snapshots/bad%20name")).status).toBe(400);
   });
 
+  it("answers for a job as the restored state has it, not as it was changed since", async () => {
+    await start();
+    await e.post("/v2/ep/run", { input: { sleepMs: 60_000 } }); // keeps the one worker busy
+    const waiting = (await e.post("/v2/ep/run", { input: {} })).body.id;
+    await e.advance(0);
+    expect((await e.get(`/v2/ep/status/${waiting}`)).body.status).toBe("IN_QUEUE");
+    await e.post("/_emulator/snapshots/queued");
+    expect((await e.post(`/v2/ep/cancel/${waiting}`)).body.status).toBe("CANCELLED");
+    await e.post("/_emulator/snapshots/queued/restore");
+    expect((await e.get(`/v2/ep/status/${waiting}`)).body.status).toBe("IN_QUEUE");
+  });
+
   it("exports the state as a SQLite file with secrets redacted", async () => {
     await start();
     await e.post("/v2/other/run", { input: { q: 1 }, s3Config: { accessId: "id", accessSecret: "EXPORT-SECRET", bucketName: "b", endpointUrl: "u" } });

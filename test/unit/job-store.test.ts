@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import type { Job } from "../../src/domain/job.js";
+import { openDb } from "../../src/store/db.js";
+import { SqliteJobStore } from "../../src/store/job-store.js";
+
+const job = (id: string, over: Partial<Job> = {}): Job => ({
+  id,
+  endpointId: "ep",
+  kind: "run",
+  status: "IN_QUEUE",
+  input: { prompt: "hi" },
+  output: undefined,
+  error: undefined,
+  webhook: undefined,
+  s3Config: undefined,
+  executionTimeoutMs: 600_000,
+  ttlMs: 86_400_000,
+  lowPriority: false,
+  createdAt: 1000,
+  queuedAt: 1000,
+  startedAt: undefined,
+  completedAt: undefined,
+  workerId: undefined,
+  retries: 0,
+  attempt: 0,
+  queueSeq: 1,
+  expiresAt: 86_401_000,
+  timeoutAt: undefined,
+  retainUntil: undefined,
+  streamCursor: 0,
+  ...over,
+});
+
+describe("job store", () => {
+  it("writes whole jobs and reads them back field for field", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
+    const j = job("a", { webhook: "http://hook", s3Config: { accessId: "i", accessSecret: "s", bucketName: "b", endpointUrl: "u" }, lowPriority: true });
+    store.insert(j);
+    expect(store.get("a")).toEqual(j);
+    const done = { ...j, status: "COMPLETED" as const, output: { n: 1 }, completedAt: 2000, retainUntil: 3000, workerId: "w" };
+    store.save(done);
+    expect(store.get("a")).toEqual(done);
+  });
+
+  it("writes only the changed fields when told which, keeps the deadline index right, and re-creates a row that is gone", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
+    const j = job("a");
+    store.insert(j);
+    // The unchanged fields are not written: a stale copy's other fields do not overwrite the row.
+    store.save({ ...j, status: "IN_PROGRESS", startedAt: 1500, timeoutAt: 5000, input: { stale: true } }, ["status", "startedAt", "timeoutAt"]);
+    expect(store.get("a")).toEqual({ ...j, status: "IN_PROGRESS", startedAt: 1500, timeoutAt: 5000 });
+    expect(store.nextDeadline()).toBe(5000);
+    expect(store.due(5000, 10).map((d) => d.id)).toEqual(["a"]);
+    store.save({ ...j, status: "COMPLETED", startedAt: 1500, timeoutAt: undefined, output: [1, 2], completedAt: 2000, retainUntil: 4000 }, ["status", "timeoutAt", "output", "completedAt", "retainUntil"]);
+    expect(store.get("a")).toMatchObject({ status: "COMPLETED", startedAt: 1500, timeoutAt: undefined, output: [1, 2], retainUntil: 4000 });
+    expect(store.nextDeadline()).toBe(4000);
+    store.delete("a");
+    store.save({ ...j, streamCursor: 2 }, ["streamCursor"]);
+    expect(store.get("a")).toEqual({ ...j, streamCursor: 2 });
+  });
+});
+
+describe("job store: jobs kept in memory", () => {
+  it("answers reads as the database would after every kind of write", () => {
+    const db = openDb(":memory:");
+    const store = new SqliteJobStore(db);
+    const fresh = () => new SqliteJobStore(db); // reads the database only
+    store.insert(job("a"));
+    store.insert(job("b", { queueSeq: 2 }));
+    store.insert(job("c", { endpointId: "other", queueSeq: 3 }));
+    expect(store.get("a")).toEqual(fresh().get("a"));
+    store.save({ ...job("a"), status: "IN_PROGRESS", startedAt: 5, workerId: "w" }, ["status", "startedAt", "workerId"]);
+    expect(store.get("a")).toEqual(fresh().get("a"));
+    expect(store.purgeQueued("ep")).toEqual(["b"]);
+    expect(store.get("b")).toBeUndefined();
+    store.delete("a");
+    expect(store.get("a")).toBeUndefined();
+    store.deleteEndpointJobs("other");
+    expect(store.get("c")).toBeUndefined();
+    store.insert(job("d"));
+    store.deleteAll();
+    expect(store.get("d")).toBeUndefined();
+  });
+
+  it("reads the database again after forget() (a snapshot replaced it)", () => {
+    const db = openDb(":memory:");
+    const store = new SqliteJobStore(db);
+    store.insert(job("a"));
+    db.prepare("UPDATE jobs SET status = 'CANCELLED' WHERE id = 'a'").run();
+    expect(store.get("a")?.status).toBe("IN_QUEUE");
+    store.forget();
+    expect(store.get("a")?.status).toBe("CANCELLED");
+  });
+});
