@@ -112,8 +112,7 @@ export class Scheduler {
     pool.setThrottled(this.d.faults?.blocksWorkers(endpointId) ?? false);
     pool.fillMinimum(false);
     this.assign(pool);
-    pool.scaleFor((limit) => this.d.jobs.countScalingDemand(endpointId, limit));
-    this.assign(pool);
+    if (pool.scaleFor((limit) => this.d.jobs.countScalingDemand(endpointId, limit)) > 0) this.assign(pool);
   }
 
   private assign(pool: WorkerPool): void {

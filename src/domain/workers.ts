@@ -117,13 +117,15 @@ export class WorkerPool {
    * Starts workers for the jobs waiting that may trigger scaling (`demand(limit)` counts them up
    * to `limit`), counting workers already starting, up to `workersMax`.
    */
-  scaleFor(demand: (limit: number) => number): void {
-    if (this.blocked || this.external) return;
+  /** Adds workers for the demand; returns how many were added. */
+  scaleFor(demand: (limit: number) => number): number {
+    if (this.blocked || this.external) return 0;
     const room = this.spec.workersMax - this.workers.size;
-    if (room <= 0) return;
+    if (room <= 0) return 0;
     const starting = this.counts().initializing;
     const wanted = Math.min(demand(room + starting) - starting, room);
     for (let i = 0; i < wanted; i++) this.add(false);
+    return Math.max(0, wanted);
   }
 
   markRunning(w: SimWorker, jobId: string): void {

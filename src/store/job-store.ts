@@ -161,6 +161,11 @@ export class SqliteJobStore implements JobStore {
    * handlers the input of a job read fresh from SQLite.
    */
   private readonly recent = new Map<string, Job>();
+  /**
+   * Endpoints whose queue was found empty and has had no job enter it since: the scheduler looks
+   * for a next job after every submission and every finish, and mostly finds none.
+   */
+  private readonly emptyQueues = new Set<string>();
   private readonly s;
   private readonly dueByLimit = new Map<number, Statement<[number], unknown[]>>();
   /** One transaction wrapper, made once: better-sqlite3 builds several functions per wrapper. */
@@ -209,6 +214,7 @@ export class SqliteJobStore implements JobStore {
   insert(job: Job): void {
     this.s.insert.run(values(job));
     this.remember(job);
+    if (job.status === "IN_QUEUE") this.emptyQueues.delete(job.endpointId);
   }
 
   get(id: string): Job | undefined {
@@ -224,6 +230,7 @@ export class SqliteJobStore implements JobStore {
   /** Drops every job kept in memory: the database changed under the store (a snapshot was restored). */
   forget(): void {
     this.recent.clear();
+    this.emptyQueues.clear();
   }
 
   private remember(job: Job): void {
@@ -232,6 +239,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   save(job: Job, changed?: readonly (keyof Job)[]): void {
+    if (job.status === "IN_QUEUE") this.emptyQueues.delete(job.endpointId);
     if (changed === undefined || changed.includes("id")) {
       this.s.save.run(values(job));
       this.remember(job);
@@ -270,11 +278,14 @@ export class SqliteJobStore implements JobStore {
   }
 
   nextQueued(endpointId: string): Job | undefined {
+    if (this.emptyQueues.has(endpointId)) return undefined;
     const r = this.s.nextQueued.get(endpointId);
+    if (!r) this.emptyQueues.add(endpointId);
     return r ? fromArray(r) : undefined;
   }
 
   countScalingDemand(endpointId: string, limit: number): number {
+    if (this.emptyQueues.has(endpointId)) return 0;
     return this.s.demand.get(endpointId, limit)?.n ?? 0;
   }
 
@@ -360,6 +371,7 @@ export class SqliteJobStore implements JobStore {
 
   deleteEndpointJobs(endpointId: string): void {
     this.recent.clear();
+    this.emptyQueues.clear();
     this.tx(() => {
       this.s.endpointChunks.run(endpointId);
       this.s.endpointJobs.run(endpointId);
@@ -368,6 +380,7 @@ export class SqliteJobStore implements JobStore {
 
   deleteAll(): void {
     this.recent.clear();
+    this.emptyQueues.clear();
     this.db.exec("DELETE FROM stream_chunks; DELETE FROM jobs;");
   }
 

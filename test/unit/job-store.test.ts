@@ -92,3 +92,26 @@ describe("job store: jobs kept in memory", () => {
     expect(store.get("a")?.status).toBe("CANCELLED");
   });
 });
+
+describe("job store: the next queued job", () => {
+  it("finds jobs entering the queue after it was found empty: submitted, re-queued, or restored underneath", () => {
+    const db = openDb(":memory:");
+    const store = new SqliteJobStore(db);
+    expect(store.nextQueued("ep")).toBeUndefined();
+    expect(store.countScalingDemand("ep", 5)).toBe(0);
+    store.insert(job("a"));
+    expect(store.nextQueued("ep")?.id).toBe("a");
+    expect(store.countScalingDemand("ep", 5)).toBe(1);
+    const running = { ...job("a"), status: "IN_PROGRESS" as const, startedAt: 5 };
+    store.save(running, ["status", "startedAt"]);
+    expect(store.nextQueued("ep")).toBeUndefined();
+    store.save({ ...running, status: "IN_QUEUE", retries: 1 }, ["status", "retries"]);
+    expect(store.nextQueued("ep")).toMatchObject({ id: "a", retries: 1 });
+    store.save(running, ["status"]);
+    expect(store.nextQueued("ep")).toBeUndefined();
+    db.prepare("UPDATE jobs SET status = 'IN_QUEUE'").run();
+    store.forget();
+    expect(store.nextQueued("ep")?.id).toBe("a");
+    expect(store.nextQueued("other")).toBeUndefined();
+  });
+});
