@@ -162,6 +162,28 @@ describe("transitions", () => {
     expect((await status(a)).status).toBe("CANCELLED");
   });
 
+  it("stops a handler that never looked at its signal: its sleep rejects with the reason, and a later look sees it aborted", async () => {
+    const seen: unknown[] = [];
+    e = await inProcess({
+      config: { endpoints: [{ id: "ep", handler: "sleeper", workersMin: 1, workersMax: 1 }] },
+      handlers: {
+        sleeper: async (_input, ctx) => {
+          try {
+            await ctx.sleep(60_000);
+          } catch (err) {
+            seen.push((err as Error).message, ctx.signal.aborted, (ctx.signal.reason as Error).message);
+            await ctx.sleep(1).catch((again: Error) => seen.push(`again: ${again.message}`));
+          }
+        },
+      },
+    });
+    const a = await run({});
+    await e.advance(100);
+    await e.post(`/v2/ep/cancel/${a}`);
+    await e.advance(0);
+    expect(seen).toEqual(["job cancelled", true, "job cancelled", "again: job cancelled"]);
+  });
+
   it("answers cancel of a finished job with its state unchanged", async () => {
     await start({ workersMin: 1, workersMax: 1 });
     const id = await run({});
