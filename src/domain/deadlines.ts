@@ -11,8 +11,9 @@ const BATCH = 500;
  */
 export class Deadlines {
   private timer: TimerHandle | undefined;
-  /** While firing, re-arming waits for the end: every deadline asked for is in the store by then. */
+  /** While firing, re-arming waits for the end; the earliest deadline asked for meanwhile. */
   private firing = false;
+  private askedWhileFiring = Infinity;
 
   constructor(
     private readonly clock: VirtualClock,
@@ -23,7 +24,10 @@ export class Deadlines {
   /** Makes sure the timer fires no later than `at`. */
   schedule(at: number | undefined): void {
     if (at === undefined || !Number.isFinite(at)) return;
-    if (this.firing) return;
+    if (this.firing) {
+      this.askedWhileFiring = Math.min(this.askedWhileFiring, at);
+      return;
+    }
     if (this.timer && this.timer.at <= at) return;
     this.clock.cancel(this.timer);
     this.timer = this.clock.at(at, () => this.fire(), "deadlines");
@@ -36,19 +40,46 @@ export class Deadlines {
     this.schedule(this.jobs.nextDeadline());
   }
 
+  /**
+   * Hands every due job to `onDue`, in batches, then re-arms for the earliest of: the first job the
+   * last batch saw beyond now, and every deadline asked for while firing (jobs changed by `onDue`
+   * or by what it started). A job deleted or postponed meanwhile can only make the timer fire
+   * early, when it finds nothing due and re-arms.
+   */
   private fire(): void {
     this.timer = undefined;
     const now = this.clock.now();
     this.firing = true;
+    this.askedWhileFiring = Infinity;
+    let result: { next: number | undefined; failure?: unknown };
     try {
-      for (let round = 0; round < 10_000; round++) {
-        const due = this.jobs.due(now, BATCH);
-        for (const job of due) this.onDue(job, now);
-        if (due.length < BATCH) break;
-      }
+      // One transaction for everything the due jobs cause (saves, deletes, jobs started): one
+      // commit per firing instead of one per statement. A job whose handling throws ends the
+      // firing, but what was done is committed, so memory and database agree.
+      result = this.jobs.tx(() => this.fireDue(now));
     } finally {
       this.firing = false;
     }
-    this.schedule(this.jobs.nextDeadline());
+    if ("failure" in result) throw result.failure;
+    this.schedule(Math.min(result.next ?? Infinity, this.askedWhileFiring));
+  }
+
+  private fireDue(now: number): { next: number | undefined; failure?: unknown } {
+    let next: number | undefined;
+    for (let round = 0; round < 10_000; round++) {
+      // Mostly one job is due at a time: the first round reads two rows (that job and the next
+      // deadline); later rounds, when many fall due at once, read them in batches.
+      const batch = this.jobs.due(now, round === 0 ? 1 : BATCH);
+      for (const job of batch.jobs) {
+        try {
+          this.onDue(job, now);
+        } catch (failure) {
+          return { next, failure };
+        }
+      }
+      next = batch.next;
+      if (next === undefined || next > now) break;
+    }
+    return { next };
   }
 }

@@ -37,8 +37,11 @@ export interface JobStore {
   sumRetries(endpointId: string): number;
   /** Deletes every queued job of the endpoint; returns their ids. */
   purgeQueued(endpointId: string): string[];
-  /** Jobs whose next deadline is at or before `now`, earliest first. */
-  due(now: number, limit: number): Job[];
+  /**
+   * Up to `limit` jobs whose next deadline is at or before `now`, earliest first, and the deadline
+   * of the first job after them (due too when more than `limit` are), read in one query.
+   */
+  due(now: number, limit: number): { jobs: Job[]; next: number | undefined };
   nextDeadline(): number | undefined;
   /** One page of jobs matching the filter, newest first, and how many match in all. */
   list(filter: JobFilter): { jobs: JobSummary[]; total: number };

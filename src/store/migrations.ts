@@ -137,4 +137,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX jobs_created ON jobs (created_at, queue_seq);
   `,
+  // A job's stream chunks go with it, in the same statement (no second DELETE in a transaction).
+  `
+  CREATE TRIGGER jobs_delete_chunks AFTER DELETE ON jobs BEGIN
+    DELETE FROM stream_chunks WHERE job_id = old.id;
+  END;
+  `,
 ];

@@ -226,6 +226,17 @@ describe("ttl and result retention", () => {
     expect((await health()).workers).toMatchObject({ idle: 1, running: 0 });
   });
 
+
+  it("a job started by another's expiry still times out on time", async () => {
+    await start({ workersMin: 1, workersMax: 1 });
+    const expiring = await run({ sleepMs: 3_600_000 }, { policy: { ttl: 10_000 } });
+    const next = await run({ sleepMs: 3_600_000 }, { policy: { executionTimeout: 5_000 } });
+    await e.advance(10_000); // the first expires; the worker takes the second, due to time out 5 s later
+    expect((await e.get(`/v2/ep/status/${expiring}`)).status).toBe(404);
+    expect((await status(next)).status).toBe("IN_PROGRESS");
+    await e.advance(5_000);
+    expect((await status(next)).status).toBe("TIMED_OUT");
+  });
   it("the default ttl is 24 hours", async () => {
     await start({ workersMin: 0, workersMax: 0 });
     const id = await run({});

@@ -50,7 +50,7 @@ describe("job store", () => {
     store.save({ ...j, status: "IN_PROGRESS", startedAt: 1500, timeoutAt: 5000, input: { stale: true } }, ["status", "startedAt", "timeoutAt"]);
     expect(store.get("a")).toEqual({ ...j, status: "IN_PROGRESS", startedAt: 1500, timeoutAt: 5000 });
     expect(store.nextDeadline()).toBe(5000);
-    expect(store.due(5000, 10).map((d) => d.id)).toEqual(["a"]);
+    expect(store.due(5000, 10).jobs.map((d) => d.id)).toEqual(["a"]);
     store.save({ ...j, status: "COMPLETED", startedAt: 1500, timeoutAt: undefined, output: [1, 2], completedAt: 2000, retainUntil: 4000 }, ["status", "timeoutAt", "output", "completedAt", "retainUntil"]);
     expect(store.get("a")).toMatchObject({ status: "COMPLETED", startedAt: 1500, timeoutAt: undefined, output: [1, 2], retainUntil: 4000 });
     expect(store.nextDeadline()).toBe(4000);
@@ -113,5 +113,42 @@ describe("job store: the next queued job", () => {
     store.forget();
     expect(store.nextQueued("ep")?.id).toBe("a");
     expect(store.nextQueued("other")).toBeUndefined();
+  });
+});
+
+describe("job store: stream chunks", () => {
+  it("go with their job, however it is deleted", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
+    const withChunks = (id: string, over: Partial<Job> = {}) => {
+      store.insert(job(id, over));
+      store.appendChunks(id, [{ output: 1 }, { output: 2 }]);
+      expect(store.chunkCount(id)).toBe(2);
+    };
+    withChunks("a");
+    store.delete("a");
+    expect(store.chunkCount("a")).toBe(0);
+    withChunks("b");
+    store.purgeQueued("ep");
+    expect(store.chunkCount("b")).toBe(0);
+    withChunks("c", { endpointId: "other" });
+    withChunks("d");
+    store.deleteEndpointJobs("other");
+    expect([store.chunkCount("c"), store.chunkCount("d")]).toEqual([0, 2]);
+    store.deleteAll();
+    expect(store.chunkCount("d")).toBe(0);
+  });
+});
+
+describe("job store: due deadlines", () => {
+  it("reads the due jobs and the next deadline after them in one query", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
+    for (const [id, at] of [["a", 100], ["b", 200], ["c", 300], ["d", 400]] as const) store.insert(job(id, { expiresAt: at }));
+    expect(store.due(50, 10)).toEqual({ jobs: [], next: 100 });
+    const some = store.due(250, 10);
+    expect([some.jobs.map((j) => j.id), some.next]).toEqual([["a", "b"], 300]);
+    const limited = store.due(1000, 3);
+    expect([limited.jobs.map((j) => j.id), limited.next]).toEqual([["a", "b", "c"], 400]); // d is due too: a next round reads it
+    const all = store.due(1000, 10);
+    expect([all.jobs.length, all.next]).toEqual([4, undefined]);
   });
 });
