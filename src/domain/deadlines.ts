@@ -51,35 +51,35 @@ export class Deadlines {
     const now = this.clock.now();
     this.firing = true;
     this.askedWhileFiring = Infinity;
-    let result: { next: number | undefined; failure?: unknown };
+    let next: number | undefined;
+    let failure: { error: unknown } | undefined;
     try {
-      // One transaction for everything the due jobs cause (saves, deletes, jobs started): one
-      // commit per firing instead of one per statement. A job whose handling throws ends the
-      // firing, but what was done is committed, so memory and database agree.
-      result = this.jobs.tx(() => this.fireDue(now));
+      for (let round = 0; round < 10_000 && !failure; round++) {
+        // Mostly one job is due at a time: the first round reads two rows (that job and the next
+        // deadline); later rounds, when many fall due at once, read them in batches.
+        const limit = round === 0 ? 1 : BATCH;
+        // One transaction per batch for everything its jobs cause (saves, deletes, jobs started):
+        // one commit instead of one per statement, and a bounded transaction when a whole day of
+        // retention ends at once. A job whose handling throws ends the firing, with what was done
+        // committed, so memory and database agree.
+        next = this.jobs.tx(() => {
+          const batch = this.jobs.due(now, limit);
+          for (const job of batch.jobs) {
+            try {
+              this.onDue(job, now);
+            } catch (error) {
+              failure = { error };
+              break;
+            }
+          }
+          return batch.next;
+        });
+        if (next === undefined || next > now) break;
+      }
     } finally {
       this.firing = false;
     }
-    if ("failure" in result) throw result.failure;
-    this.schedule(Math.min(result.next ?? Infinity, this.askedWhileFiring));
-  }
-
-  private fireDue(now: number): { next: number | undefined; failure?: unknown } {
-    let next: number | undefined;
-    for (let round = 0; round < 10_000; round++) {
-      // Mostly one job is due at a time: the first round reads two rows (that job and the next
-      // deadline); later rounds, when many fall due at once, read them in batches.
-      const batch = this.jobs.due(now, round === 0 ? 1 : BATCH);
-      for (const job of batch.jobs) {
-        try {
-          this.onDue(job, now);
-        } catch (failure) {
-          return { next, failure };
-        }
-      }
-      next = batch.next;
-      if (next === undefined || next > now) break;
-    }
-    return { next };
+    if (failure) throw failure.error;
+    this.schedule(Math.min(next ?? Infinity, this.askedWhileFiring));
   }
 }

@@ -150,7 +150,7 @@ function fromRow(r: JobRow): Job {
 }
 
 /** How many jobs the store keeps at hand in memory (see `recent`). */
-const RECENT_JOBS = 10_000;
+const RECENT_JOBS = 2_000;
 
 /** Jobs and their stream chunks in SQLite, through prepared statements. */
 export class SqliteJobStore implements JobStore {
