@@ -111,26 +111,6 @@ export class VirtualClock {
     this.byId.delete(handle.id);
   }
 
-  /** Resolves after `ms` virtual ms; rejects with the signal's reason if it aborts first. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = () => {
-        this.cancel(handle);
-        reject(signal!.reason);
-      };
-      const handle = this.after(
-        ms,
-        () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-        "sleep",
-      );
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
-  }
-
   /**
    * Marks asynchronous work in progress that `advance` must wait for (a handler computing, a
    * request being written). Returns the release function; releasing twice is harmless.

@@ -1,3 +1,4 @@
+import { RunStop } from "../../src/domain/run-stop.js";
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/domain/clock.js";
 
@@ -78,20 +79,21 @@ describe("VirtualClock (manual)", () => {
     expect(done).toBe(true);
   });
 
-  it("sleep resolves on the virtual clock and rejects when its signal aborts", async () => {
+  it("a run's sleep resolves on the virtual clock; stopping the run rejects it and leaves no timer", async () => {
     const clock = manual(0);
+    const run = new RunStop(clock);
     let woke = -1;
-    void clock.sleep(100).then(() => (woke = clock.now()));
+    void run.sleep(100).then(() => (woke = clock.now()));
     await clock.advance(99);
     expect(woke).toBe(-1);
     await clock.advance(1);
     expect(woke).toBe(100);
-
-    const ac = new AbortController();
-    const slept = clock.sleep(100, ac.signal);
-    ac.abort(new Error("stop"));
+    const slept = run.sleep(100);
+    run.stop(new Error("stop"));
     await expect(slept).rejects.toThrow("stop");
     expect(clock.pending()).toBe(0);
+    expect(run.signal.aborted).toBe(true); // made after the stop: already aborted
+    await expect(run.sleep(1)).rejects.toThrow("stop");
   });
 
   it("cancels timers and ignores unknown handles", async () => {

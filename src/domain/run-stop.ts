@@ -1,0 +1,51 @@
+import type { VirtualClock } from "./clock.js";
+
+/**
+ * How a run's handler is stopped (cancel, timeout, expiry, crash): its virtual sleeps reject and
+ * its `AbortSignal` aborts. The AbortController is made only if the handler reads `ctx.signal`:
+ * creating one per job and dispatching its abort event was a tenth of the time of a clock advance
+ * that times out thousands of jobs.
+ */
+export class RunStop {
+  private controller: AbortController | undefined;
+  private reason: Error | undefined;
+  private readonly sleeping = new Set<(reason: Error) => void>();
+
+  constructor(private readonly clock: VirtualClock) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  stop(reason: Error): void {
+    if (this.reason) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    for (const cancel of [...this.sleeping]) cancel(reason);
+  }
+
+  /** Waits `ms` of virtual time; rejects with the reason once stopped. */
+  sleep(ms: number): Promise<void> {
+    if (this.reason) return Promise.reject(this.reason);
+    return new Promise<void>((resolve, reject) => {
+      const cancel = (reason: Error) => {
+        this.sleeping.delete(cancel);
+        this.clock.cancel(handle);
+        reject(reason);
+      };
+      const handle = this.clock.after(
+        ms,
+        () => {
+          this.sleeping.delete(cancel);
+          resolve();
+        },
+        "sleep",
+      );
+      this.sleeping.add(cancel);
+    });
+  }
+}
