@@ -2,11 +2,14 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /**
- * End-to-end tests run the real CLI from dist/: build it once, fresh, before the suite. Type
+ * End-to-end tests run the real CLI from dist/ (bundled): build it once, fresh, before the suite. Type
  * errors do not stop the build (tsc still emits); `npm test` type-checks separately first.
  */
 export default function setup(): void {
   const root = fileURLToPath(new URL("..", import.meta.url));
   const r = spawnSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, "-p", "tsconfig.build.json"], { cwd: root, encoding: "utf8" });
   if (r.status !== 0) process.stderr.write(`warning: the build reported errors (dist/ was still written):\n${r.stdout}${r.stderr}\n`);
+  // bin/minipod.js runs the bundle made from dist/cli.js.
+  const b = spawnSync(process.execPath, [`${root}scripts/bundle-cli.mjs`], { cwd: root, encoding: "utf8" });
+  if (b.status !== 0) throw new Error(`bundling the CLI failed:\n${b.stdout}${b.stderr}`);
 }
