@@ -58,7 +58,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       throw e;
     }
   }
-  const jobStore = new SqliteJobStore(db);
+  const jobStore = new SqliteJobStore(db, (e, n) => log.error(`could not write ${n} job change(s) to the database: ${(e as Error).message}`));
   const endpoints = new SqliteEndpointStore(db);
   const notifier = new JobNotifier();
   const handlers = new HandlerRegistry(o.baseDir, o.handlers);
@@ -135,7 +135,10 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     attachAll();
     deadlines.rebuild();
     await clock.settle();
-  }, () => observed.observe.flush());
+  }, () => {
+    jobStore.flush();
+    observed.observe.flush();
+  });
 
   return {
     clock,
@@ -183,6 +186,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     close() {
       scheduler.detachAll();
       clock.stop();
+      jobStore.flush();
       observed.observe.flush();
       db.close();
     },

@@ -55,8 +55,15 @@ export interface JobStore {
   clearChunks(jobId: string): void;
   deleteEndpointJobs(endpointId: string): void;
   deleteAll(): void;
-  /** Runs `fn` in one transaction. */
+  /** Runs `fn` and writes what it changed in one transaction. */
   tx<T>(fn: () => T): T;
+  /**
+   * Writes now what waits for the end of the turn. Writes are gathered during a turn of the
+   * event loop and committed at its end; every read that needs the database flushes first.
+   */
+  flush(): void;
+  /** Settles once every write made so far is committed; undefined when nothing waits. */
+  whenDurable(): Promise<void> | undefined;
 }
 
 export interface EndpointStore {

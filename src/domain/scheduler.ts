@@ -213,8 +213,8 @@ export class Scheduler {
     const onChunk = (output: unknown) => {
       if (this.runs.get(job.id) === run) transitions.appendChunks(job.id, splitStreamOutput(output));
     };
-    // `job` was just read from the store: its input is a fresh object the handler may change.
-    void runHandler(handler, job.input, ctx, onChunk).then((outcome) => {
+    // The handler gets its own copy of the input: the store's copy is what a retry runs again.
+    void runHandler(handler, structuredClone(job.input), ctx, onChunk).then((outcome) => {
       hold.close();
       this.finish(run, outcome);
     });

@@ -26,7 +26,7 @@ export interface Core {
   /** Every job change, for live views (the dashboard's feed). */
   notifier: JobNotifier;
   /** Read-only job queries for the dashboard's listings; every change goes through `jobs`. */
-  jobStore: Pick<JobStore, "get" | "list" | "chunks" | "chunkCount" | "countByStatus">;
+  jobStore: Pick<JobStore, "get" | "list" | "chunks" | "chunkCount" | "countByStatus" | "whenDurable">;
   /** The accepted API keys and their scopes (`auth` of the config). */
   auth: ApiKeys;
   /** REST quotas and queue limits (`rateLimits` of the config), on the virtual clock. */

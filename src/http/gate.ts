@@ -15,6 +15,8 @@ import { routeInfo } from "./route-info.js";
  * request faults (before authentication, as a failing network or service would act), then
  * authentication, the REST quota, the scope check and the queue limits.
  *
+ * Answers to requests other than GET and HEAD wait for the commit of the job writes made so far.
+ *
  * One function rather than a chain of seven: each link of a Hono chain costs an async call and a
  * promise per request, and each re-read what the first had classified; on `GET /status` the
  * chain cost as much as the route itself. An error thrown here is answered by `onError` at once,
@@ -25,6 +27,9 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): Middlewa
   const journal = new RequestJournal(core.observe, core.clock, core.journalMax);
   const quota = restQuota(core);
   const admission = queueAdmission(core);
+  // Job writes are committed at the end of the event-loop turn: no answer to a request that may
+  // have written leaves before they are, so what a client was told is in the database.
+  const durable = (c: Context<AppEnv>) => (c.req.method === "GET" || c.req.method === "HEAD" ? undefined : core.jobStore.whenDurable());
   const logLine = (c: Context<AppEnv>, startedMs: number) =>
     log.info(`${c.req.method} ${c.req.path} ${c.res.status} ${(performance.now() - startedMs).toFixed(1)}ms`);
 
@@ -33,6 +38,7 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): Middlewa
     const path = c.req.path;
     if (!path.startsWith("/v1/") && !path.startsWith("/v2/")) {
       await next();
+      await durable(c);
       if (log.enabled("info")) logLine(c, startedMs);
       return;
     }
@@ -51,6 +57,7 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): Middlewa
         authorize(c, caller);
         release = admission(c, caller);
         await next();
+        await durable(c);
       }
     } catch (err) {
       c.res = await onError(err as Error, c);

@@ -34,6 +34,22 @@ describe("handlers", () => {
     ]);
   });
 
+  it("gives each run its own copy of the input: what a handler changes is not what a retry runs", async () => {
+    const inputs: unknown[] = [];
+    const mutates: Handler = (input) => {
+      inputs.push(structuredClone(input));
+      input.n = (input.n as number) + 1;
+      (input.list as number[]).push(9);
+      throw new Error("fails");
+    };
+    e = await inProcess({ config: { endpoints: [{ id: "m", handler: "mutates", workersMin: 1 }] }, handlers: { mutates } });
+    const { id } = (await e.post("/v2/m/run", { input: { n: 1, list: [1] } })).body;
+    await e.advance(0);
+    await e.post(`/v2/m/retry/${id}`);
+    await e.advance(0);
+    expect(inputs).toEqual([{ n: 1, list: [1] }, { n: 1, list: [1] }]);
+  });
+
   it("reports a thrown non-Error as a string error, and a non-JSON output as a failure", async () => {
     e = await inProcess({
       config: { endpoints: [{ id: "a", handler: "throws", workersMin: 1 }, { id: "b", handler: "bigint", workersMin: 1 }] },

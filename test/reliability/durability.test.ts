@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDb } from "../../src/store/db.js";
 import { startCli, type RunningCli } from "../support/cli.js";
+import { inProcess } from "../support/in-process.js";
 
 const AUTH = { authorization: "Bearer test-key", "content-type": "application/json" };
 const CONFIG = {
@@ -151,5 +152,26 @@ describe("durability on a file database", () => {
     a.close();
     openDb(file).close();
     expect(() => openDb(":memory:").close()).not.toThrow();
+  });
+});
+
+describe("answers to writes", () => {
+  it("leave only once the jobs they wrote are committed (job writes wait for the end of the turn)", async () => {
+    const e = await inProcess({ config: { endpoints: [{ id: "slow", handler: "scripted", workersMin: 1, workersMax: 1 }] } });
+    try {
+      const inDb = (id: string) => e.core.db.prepare<[string], { status: string }>("SELECT status FROM jobs WHERE id = ?").get(id)?.status;
+      const a = (await e.post("/v2/slow/run", { input: { sleepMs: 60_000 } })).body.id as string;
+      expect(inDb(a)).toBe("IN_PROGRESS");
+      const b = (await e.post("/v2/slow/run", { input: {} })).body.id as string;
+      expect(inDb(b)).toBe("IN_QUEUE");
+      expect((await e.post(`/v2/slow/cancel/${b}`)).status).toBe(200);
+      expect(inDb(b)).toBe("CANCELLED");
+      const c = (await e.post("/v2/slow/run", { input: {} })).body.id as string;
+      expect(inDb(c)).toBe("IN_QUEUE");
+      await e.post("/v2/slow/purge-queue");
+      expect(inDb(c)).toBeUndefined();
+    } finally {
+      e.close();
+    }
   });
 });

@@ -64,13 +64,19 @@ describe("job store: jobs kept in memory", () => {
   it("answers reads as the database would after every kind of write", () => {
     const db = openDb(":memory:");
     const store = new SqliteJobStore(db);
-    const fresh = () => new SqliteJobStore(db); // reads the database only
+    const fresh = () => {
+      store.flush();
+      return new SqliteJobStore(db); // reads the database only
+    };
     store.insert(job("a"));
     store.insert(job("b", { queueSeq: 2 }));
     store.insert(job("c", { endpointId: "other", queueSeq: 3 }));
     expect(store.get("a")).toEqual(fresh().get("a"));
     store.save({ ...job("a"), status: "IN_PROGRESS", startedAt: 5, workerId: "w" }, ["status", "startedAt", "workerId"]);
     expect(store.get("a")).toEqual(fresh().get("a"));
+    store.save({ ...job("a"), status: "COMPLETED", output: { ok: 1 }, input: { stale: 1 } }, ["status", "output"]);
+    expect(store.get("a")).toEqual(fresh().get("a"));
+    expect(store.get("a")).toMatchObject({ status: "COMPLETED", output: { ok: 1 }, input: { prompt: "hi" }, workerId: "w" });
     expect(store.purgeQueued("ep")).toEqual(["b"]);
     expect(store.get("b")).toBeUndefined();
     store.delete("a");
@@ -86,6 +92,7 @@ describe("job store: jobs kept in memory", () => {
     const db = openDb(":memory:");
     const store = new SqliteJobStore(db);
     store.insert(job("a"));
+    store.flush();
     db.prepare("UPDATE jobs SET status = 'CANCELLED' WHERE id = 'a'").run();
     expect(store.get("a")?.status).toBe("IN_QUEUE");
     store.forget();
@@ -109,10 +116,115 @@ describe("job store: the next queued job", () => {
     expect(store.nextQueued("ep")).toMatchObject({ id: "a", retries: 1 });
     store.save(running, ["status"]);
     expect(store.nextQueued("ep")).toBeUndefined();
+    store.flush();
     db.prepare("UPDATE jobs SET status = 'IN_QUEUE'").run();
     store.forget();
     expect(store.nextQueued("ep")?.id).toBe("a");
     expect(store.nextQueued("other")).toBeUndefined();
+  });
+});
+
+describe("job store: the queue in memory", () => {
+  it("keeps queue order by queueSeq, a re-queued job back at its place, and counts the demand without low-priority jobs", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
+    expect(store.nextQueued("ep")).toBeUndefined(); // read (empty) from the database, kept from now on
+    for (const [id, seq, low] of [["a", 1, false], ["b", 2, true], ["c", 3, false], ["d", 4, false]] as const) store.insert(job(id, { queueSeq: seq, lowPriority: low }));
+    expect(store.countScalingDemand("ep", 10)).toBe(3);
+    expect(store.countScalingDemand("ep", 2)).toBe(2);
+    const take = () => {
+      const next = store.nextQueued("ep")!;
+      store.save({ ...next, status: "IN_PROGRESS" }, ["status"]);
+      return next.id;
+    };
+    expect([take(), take()]).toEqual(["a", "b"]);
+    store.save({ ...job("a"), status: "IN_QUEUE", retries: 1 }, ["status", "retries"]); // a worker was lost: back at seq 1
+    store.save({ ...job("d"), status: "CANCELLED" }, ["status"]);
+    expect(store.countScalingDemand("ep", 10)).toBe(2);
+    expect([take(), take(), store.nextQueued("ep")]).toEqual(["a", "c", undefined]);
+    store.insert(job("e", { queueSeq: 5 }));
+    store.delete("e");
+    expect(store.nextQueued("ep")).toBeUndefined();
+  });
+
+  it("matches what a fresh store reads from the database after many random moves", () => {
+    const db = openDb(":memory:");
+    const store = new SqliteJobStore(db);
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    store.nextQueued("ep");
+    for (let i = 0; i < 400; i++) {
+      const id = `j${rand(40)}`;
+      const current = store.get(id);
+      const op = rand(4);
+      if (!current) store.insert(job(id, { queueSeq: rand(1000), lowPriority: rand(3) === 0 }));
+      else if (op === 0) store.delete(id);
+      else store.save({ ...current, status: (["IN_QUEUE", "IN_PROGRESS", "COMPLETED"] as const)[rand(3)] }, ["status"]);
+      if (i % 37 === 0) store.flush();
+    }
+    store.flush();
+    const fresh = new SqliteJobStore(db);
+    const order = (s: SqliteJobStore) => {
+      const ids: string[] = [];
+      for (let next = s.nextQueued("ep"); next; next = s.nextQueued("ep")) {
+        ids.push(next.id);
+        s.save({ ...next, status: "IN_PROGRESS" }, ["status"]);
+      }
+      return ids;
+    };
+    expect(store.countScalingDemand("ep", 1000)).toBe(fresh.countScalingDemand("ep", 1000));
+    const expected = order(fresh);
+    expect(expected.length).toBeGreaterThan(3);
+    expect(order(store)).toEqual(expected);
+  });
+});
+
+describe("job store: writes behind", () => {
+  const rows = (db: ReturnType<typeof openDb>) => db.prepare("SELECT id, status FROM jobs ORDER BY id").all();
+  const endOfTurn = () => new Promise((r) => setImmediate(r));
+
+  it("writes a turn's changes at its end, one statement per job, and says when they are committed", async () => {
+    const db = openDb(":memory:");
+    const store = new SqliteJobStore(db);
+    expect(store.whenDurable()).toBeUndefined();
+    store.insert(job("a"));
+    store.save({ ...job("a"), status: "IN_PROGRESS", startedAt: 5 }, ["status", "startedAt"]);
+    store.save({ ...job("a"), status: "COMPLETED", startedAt: 5, completedAt: 6 }, ["status", "completedAt"]);
+    store.insert(job("b"));
+    store.delete("b"); // never reaches the database
+    expect(rows(db)).toEqual([]);
+    expect(store.get("a")?.status).toBe("COMPLETED");
+    const durable = store.whenDurable()!;
+    const changes = () => (db.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
+    const before = changes();
+    await durable;
+    expect(changes() - before).toBe(1); // one INSERT of the job as it ended, not an INSERT and two UPDATEs
+    expect(rows(db)).toEqual([{ id: "a", status: "COMPLETED" }]);
+    expect(new SqliteJobStore(db).get("a")).toMatchObject({ status: "COMPLETED", startedAt: 5, completedAt: 6 });
+    expect(store.whenDurable()).toBeUndefined();
+  });
+
+  it("re-creates in one turn a job deleted and inserted again, and flushes before every query", async () => {
+    const db = openDb(":memory:");
+    const store = new SqliteJobStore(db);
+    store.insert(job("a"));
+    await endOfTurn();
+    store.delete("a");
+    store.insert(job("a", { status: "IN_QUEUE", retries: 3 }));
+    expect(store.list({ limit: 10, offset: 0 }).jobs.map((j) => [j.id, j.retries])).toEqual([["a", 3]]);
+    store.save({ ...job("a"), status: "CANCELLED" }, ["status"]);
+    expect(store.countByStatus("ep").CANCELLED).toBe(1);
+    expect(rows(db)).toEqual([{ id: "a", status: "CANCELLED" }]);
+  });
+
+  it("fails the waiters and tells when a turn's writes cannot be committed", async () => {
+    const db = openDb(":memory:");
+    const errors: string[] = [];
+    const store = new SqliteJobStore(db, (e, n) => errors.push(`${n}: ${(e as Error).message}`));
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON jobs BEGIN SELECT RAISE(ABORT, 'disk full'); END");
+    store.insert(job("a"));
+    await expect(store.whenDurable()).rejects.toThrow("disk full");
+    expect(errors).toEqual(["1: disk full"]);
+    expect(rows(db)).toEqual([]);
   });
 });
 
