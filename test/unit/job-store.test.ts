@@ -158,7 +158,7 @@ describe("job store: the queue in memory", () => {
       const op = rand(4);
       if (!current) store.insert(job(id, { queueSeq: rand(1000), lowPriority: rand(3) === 0 }));
       else if (op === 0) store.delete(id);
-      else store.save({ ...current, status: (["IN_QUEUE", "IN_PROGRESS", "COMPLETED"] as const)[rand(3)] }, ["status"]);
+      else store.save({ ...current, status: (["IN_QUEUE", "IN_PROGRESS", "COMPLETED"] as const)[rand(3)]! }, ["status"]);
       if (i % 37 === 0) store.flush();
     }
     store.flush();
