@@ -10,6 +10,7 @@ import { Webhooks } from "./domain/webhooks.js";
 import { fetchWebhookSender } from "./http/webhook-sender.js";
 import type { Db } from "./store/db.js";
 import { SqliteObservabilityStore } from "./store/observability-store.js";
+import type { WriteBehind } from "./store/write-behind.js";
 
 const WEEK_MS = 7 * 24 * 3_600_000;
 
@@ -17,9 +18,9 @@ const WEEK_MS = 7 * 24 * 3_600_000;
  * Fault injection, job timelines, webhooks and the journal's store, wired to the domain.
  * `scheduler` is read lazily: the scheduler itself is built with `schedulerFaults`.
  */
-export function buildObserve(d: { db: Db; clock: VirtualClock; config: Config; notifier: JobNotifier; jobs: JobStore; log: Logger; scheduler: () => Scheduler }) {
+export function buildObserve(d: { db: Db; writes: WriteBehind; clock: VirtualClock; config: Config; notifier: JobNotifier; jobs: JobStore; log: Logger; scheduler: () => Scheduler }) {
   const { clock, config, notifier, log } = d;
-  const observe = new SqliteObservabilityStore(d.db);
+  const observe = new SqliteObservabilityStore(d.db, d.writes);
   const faults = new FaultRules(config.seed, () => d.scheduler().refreshCapacity());
   const schedulerFaults: SchedulerFaults = {
     atStart: (job) => {

@@ -24,6 +24,7 @@ import { loadImage, Snapshots } from "./snapshots.js";
 import { openDb, type Db } from "./store/db.js";
 import { SqliteEndpointStore } from "./store/endpoint-store.js";
 import { SqliteJobStore } from "./store/job-store.js";
+import { WriteBehind } from "./store/write-behind.js";
 
 export interface CoreOptions {
   config: Config;
@@ -58,7 +59,9 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       throw e;
     }
   }
-  const jobStore = new SqliteJobStore(db, (e, n) => log.error(`could not write ${n} job change(s) to the database: ${(e as Error).message}`));
+  // One commit per turn of the event loop for the jobs, their timelines and the journal.
+  const writes = new WriteBehind(db, (e) => log.error(`could not write this turn's changes to the database: ${(e as Error).message}`));
+  const jobStore = new SqliteJobStore(db, writes);
   const endpoints = new SqliteEndpointStore(db);
   const notifier = new JobNotifier();
   const handlers = new HandlerRegistry(o.baseDir, o.handlers);
@@ -69,7 +72,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   let scheduler: Scheduler;
   const usageStore = new SqliteUsageStore(db);
   const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id), log });
-  const observed = buildObserve({ db, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
+  const observed = buildObserve({ db, writes, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
   scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: usage.onWorker });
   const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions });
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
@@ -135,10 +138,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     attachAll();
     deadlines.rebuild();
     await clock.settle();
-  }, () => {
-    jobStore.flush();
-    observed.observe.flush();
-  });
+  }, () => writes.flush());
 
   return {
     clock,
@@ -186,8 +186,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     close() {
       scheduler.detachAll();
       clock.stop();
-      jobStore.flush();
-      observed.observe.flush();
+      writes.flush();
       db.close();
     },
   };

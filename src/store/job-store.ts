@@ -3,6 +3,7 @@ import { JOB_STATUSES } from "../domain/job.js";
 import type { JobFilter, JobStore, JobSummary } from "../domain/ports.js";
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db.js";
+import { WriteBehind } from "./write-behind.js";
 import { COLUMNS, DEADLINE_AT, DEADLINE_WRITE, fromArray, fromRow, LIST_WHERE, PARAMS, SUMMARY_COLUMNS, UPDATES, values, WRITE_OF, WRITES, type JobRow } from "./job-rows.js";
 
 /** How many jobs the store keeps at hand in memory (see `recent`). */
@@ -41,8 +42,9 @@ export class SqliteJobStore implements JobStore {
   private readonly recent = new Map<string, Job>();
   /** Writes not in the database yet, by job id, in the order jobs were first written. */
   private pending = new Map<string, PendingWrite>();
-  private flushScheduled = false;
-  /** Settled when the pending writes are committed; made only when someone asks. */
+  /** Written into a transaction that is not known to be committed yet. */
+  private unconfirmed = false;
+  /** Settled when what was written so far is committed; made only when someone asks. */
   private durable: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   /**
    * The queued jobs of each endpoint, in queue order, read from SQLite the first time the
@@ -58,14 +60,17 @@ export class SqliteJobStore implements JobStore {
   /** `UPDATE` statements by the fields they write (a transition changes a few columns of 25). */
   private readonly updates = new Map<string, { statement: Statement<unknown[]>; writes: Array<(j: Job) => unknown> }>();
 
-  /**
-   * @param onWriteError told when the writes of a turn fail to commit (a full disk): the requests
-   *   waiting on `whenDurable()` fail too. Without it the error is thrown.
-   */
+  /** @param writes commits this store's writes at the end of each turn (with the other stores' of the database). */
   constructor(
     private readonly db: Db,
-    private readonly onWriteError?: (error: unknown, jobs: number) => void,
+    private readonly writes: WriteBehind = new WriteBehind(db),
   ) {
+    writes.add({
+      pending: () => this.pending.size > 0,
+      write: () => this.writePending(),
+      committed: () => this.settle(undefined),
+      failed: (e) => this.settle(e),
+    });
     if (WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
@@ -89,6 +94,7 @@ export class SqliteJobStore implements JobStore {
       queuedIds: p<{ id: string }>(`SELECT id FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
       purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
       nextDeadline: p<{ at: number | null }>(`SELECT MIN(deadline_at) AS at FROM jobs`),
+      nextTwoDeadlines: db.prepare<[], [string, number]>(`SELECT id, deadline_at FROM jobs ORDER BY deadline_at LIMIT 2`).raw(true),
       list: p<JobRow>(`SELECT ${SUMMARY_COLUMNS} FROM jobs WHERE ${LIST_WHERE} ORDER BY created_at DESC, queue_seq DESC LIMIT @limit OFFSET @offset`),
       listCount: p<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE ${LIST_WHERE}`),
       byStatus: rows(`SELECT ${COLUMNS} FROM jobs WHERE status = ? ORDER BY queue_seq`),
@@ -113,6 +119,10 @@ export class SqliteJobStore implements JobStore {
     if (w) return w.op === "delete" ? undefined : w.job;
     const hit = this.recent.get(id);
     if (hit) return hit;
+    for (const q of this.queues.values()) {
+      const queued = q.jobOf(id);
+      if (queued) return queued;
+    }
     const r = this.s.get.get(id);
     if (!r) return undefined;
     const job = fromArray(r);
@@ -157,7 +167,7 @@ export class SqliteJobStore implements JobStore {
    * commit rejects it.
    */
   whenDurable(): Promise<void> | undefined {
-    if (this.pending.size === 0) return undefined;
+    if (this.pending.size === 0 && !this.unconfirmed) return undefined;
     if (!this.durable) {
       let resolve!: () => void;
       let reject!: (e: unknown) => void;
@@ -170,38 +180,29 @@ export class SqliteJobStore implements JobStore {
     return this.durable.promise;
   }
 
-  /** Writes every job change still waiting for the end of the turn, in one transaction. */
+  /** Writes every change still waiting for the end of the turn (with the other stores' of the database). */
   flush(): void {
-    if (this.pending.size === 0 || !this.db.open) return;
+    this.writes.flush();
+  }
+
+  private writePending(): void {
     const writes = this.pending;
     this.pending = new Map();
+    this.unconfirmed = true;
+    for (const [id, w] of writes) this.write(id, w);
+  }
+
+  private settle(error: unknown): void {
     const durable = this.durable;
     this.durable = undefined;
-    try {
-      this.inTx(() => {
-        for (const [id, w] of writes) this.write(id, w);
-      });
-    } catch (e) {
-      durable?.reject(e);
-      throw e;
-    }
-    durable?.resolve();
+    this.unconfirmed = false;
+    if (error === undefined) durable?.resolve();
+    else durable?.reject(error);
   }
 
   private later(id: string, write: PendingWrite): void {
     this.pending.set(id, write);
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      const n = this.pending.size;
-      try {
-        this.flush();
-      } catch (e) {
-        if (!this.onWriteError) throw e;
-        this.onWriteError(e, n);
-      }
-    });
+    this.writes.schedule();
   }
 
   private write(id: string, w: PendingWrite): void {
@@ -243,8 +244,7 @@ export class SqliteJobStore implements JobStore {
     this.pending.clear();
     this.recent.clear();
     this.queues.clear();
-    this.durable?.resolve();
-    this.durable = undefined;
+    this.settle(undefined);
   }
 
   private remember(job: Job): void {
@@ -256,7 +256,7 @@ export class SqliteJobStore implements JobStore {
   private track(job: Job): void {
     const q = this.queues.get(job.endpointId);
     if (!q) return;
-    if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority);
+    if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, job);
     else q.remove(job.id);
   }
 
@@ -276,8 +276,11 @@ export class SqliteJobStore implements JobStore {
     for (;;) {
       const id = q.first();
       if (id === undefined) return undefined;
-      const job = this.get(id);
-      if (job?.status === "IN_QUEUE" && job.endpointId === endpointId) return job;
+      const job = q.jobOf(id) ?? this.get(id);
+      if (job?.status === "IN_QUEUE" && job.endpointId === endpointId) {
+        this.remember(job); // it is about to start: the transition reads it again
+        return job;
+      }
       q.remove(id); // cannot happen while every write goes through this store
     }
   }
@@ -326,6 +329,15 @@ export class SqliteJobStore implements JobStore {
     // One row more than the limit and no `<= now` filter: the row after the due ones says when the
     // timer fires next, without a second query.
     const n = Math.max(1, Math.floor(limit));
+    if (n === 1) {
+      // Mostly one job is due at a time, and it is one the store has at hand (running, queued or
+      // just finished): its id and the next deadline are enough, without reading and parsing rows.
+      const rows = this.s.nextTwoDeadlines.all();
+      const first = rows[0];
+      if (!first || first[1] > now) return { jobs: [], next: first?.[1] };
+      const job = this.get(first[0]);
+      if (job) return { jobs: [job], next: rows[1]?.[1] };
+    }
     let st = this.dueByLimit.get(n);
     if (!st) {
       st = this.rawRows(`SELECT ${COLUMNS} FROM jobs ORDER BY deadline_at LIMIT ${n + 1}`) as Statement<[], unknown[]>;
@@ -431,18 +443,27 @@ class QueueIndex {
   private ids: string[] = [];
   /** Entries before `head` have left the queue (taking from the front moves no memory). */
   private head = 0;
-  private readonly entries = new Map<string, { seq: number; low: boolean }>();
+  /** Each queued job's place, and the job itself when it was written since the queue was read. */
+  private readonly entries = new Map<string, { seq: number; low: boolean; job: Job | undefined }>();
   demand = 0;
 
   first(): string | undefined {
     return this.head < this.ids.length ? this.ids[this.head] : undefined;
   }
 
-  put(id: string, seq: number, low: boolean): void {
+  /** The job as last written, if it was written since the queue was read from the database. */
+  jobOf(id: string): Job | undefined {
+    return this.entries.get(id)?.job;
+  }
+
+  put(id: string, seq: number, low: boolean, job?: Job): void {
     const was = this.entries.get(id);
-    if (was && was.seq === seq && was.low === low) return;
+    if (was && was.seq === seq && was.low === low) {
+      was.job = job;
+      return;
+    }
     if (was) this.remove(id);
-    this.entries.set(id, { seq, low });
+    this.entries.set(id, { seq, low, job });
     if (!low) this.demand++;
     const n = this.seqs.length;
     if (n === this.head || this.seqs[n - 1]! < seq) {

@@ -1,6 +1,7 @@
 import type { JobStatus } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, WebhookDelivery } from "../domain/observability.js";
 import type { Db } from "./db.js";
+import { WriteBehind } from "./write-behind.js";
 
 interface EventRow { job_id: string; endpoint_id: string; at: number; from_status: string | null; to_status: string | null; cause: string }
 interface DeliveryRow { job_id: string; endpoint_id: string; url: string; attempt: number; status: number | null; error: string | null; at: number }
@@ -17,10 +18,12 @@ const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 export class SqliteObservabilityStore implements ObservabilityStore {
   private readonly s;
   private pending: Array<() => void> = [];
-  private scheduled = false;
-  private readonly flushAll: () => void;
 
-  constructor(private readonly db: Db) {
+  /** @param writes commits the rows at the end of each turn (with the other stores' of the database). */
+  constructor(
+    private readonly db: Db,
+    private readonly writes: WriteBehind = new WriteBehind(db),
+  ) {
     this.s = {
       addEvent: db.prepare(`INSERT INTO job_events (job_id, endpoint_id, at, from_status, to_status, cause) VALUES (?, ?, ?, ?, ?, ?)`),
       events: db.prepare<[string], EventRow>(`SELECT * FROM job_events WHERE job_id = ? ORDER BY seq`),
@@ -29,25 +32,24 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       jobDeliveries: db.prepare<[string], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY seq`),
       addRequest: db.prepare(`INSERT INTO request_journal (method, path, endpoint_id, operation, status, at, duration_ms, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     };
-    this.flushAll = db.transaction(() => {
-      const rows = this.pending;
-      this.pending = [];
-      for (const write of rows) write();
+    writes.add({
+      pending: () => this.pending.length > 0,
+      write: () => {
+        const rows = this.pending;
+        this.pending = [];
+        for (const write of rows) write();
+      },
     });
   }
 
   /** Writes every row still waiting for the end of the turn. */
   flush(): void {
-    this.scheduled = false;
-    if (this.pending.length === 0 || !this.db.open) return;
-    this.flushAll();
+    this.writes.flush();
   }
 
   private later(write: () => void): void {
     this.pending.push(write);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+    this.writes.schedule();
   }
 
   appendEvent(e: JobEvent): void {

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { Job } from "../../src/domain/job.js";
 import { openDb } from "../../src/store/db.js";
 import { SqliteJobStore } from "../../src/store/job-store.js";
+import { SqliteObservabilityStore } from "../../src/store/observability-store.js";
+import { WriteBehind } from "../../src/store/write-behind.js";
 
 const job = (id: string, over: Partial<Job> = {}): Job => ({
   id,
@@ -203,6 +205,39 @@ describe("job store: writes behind", () => {
     expect(store.whenDurable()).toBeUndefined();
   });
 
+  it("commits the jobs and the timelines of a turn in one transaction, and inside someone's transaction waits for its end to call them committed", async () => {
+    const db = openDb(":memory:");
+    const errors: unknown[] = [];
+    const writes = new WriteBehind(db, (e) => errors.push(e));
+    const store = new SqliteJobStore(db, writes);
+    const observe = new SqliteObservabilityStore(db, writes);
+    const event = (jobId: string) => observe.appendEvent({ jobId, endpointId: "ep", at: 1, from: undefined, to: "IN_QUEUE", cause: "submitted" });
+    store.insert(job("a"));
+    event("a");
+    await store.whenDurable();
+    expect(rows(db)).toEqual([{ id: "a", status: "IN_QUEUE" }]);
+    expect(observe.events("a")).toHaveLength(1);
+    // One transaction: a timeline row that cannot be written takes the turn's job writes with it.
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON job_events WHEN NEW.job_id = 'b' BEGIN SELECT RAISE(ABORT, 'no'); END");
+    store.insert(job("b"));
+    event("b");
+    await expect(store.whenDurable()).rejects.toThrow("no");
+    expect(errors).toHaveLength(1);
+    expect(rows(db)).toEqual([{ id: "a", status: "IN_QUEUE" }]);
+
+    // A batch inside someone's transaction: written into it, durable only once the turn ends.
+    let settled = false;
+    store.tx(() => {
+      store.save({ ...job("a"), status: "CANCELLED" }, ["status"]);
+      void store.whenDurable()!.then(() => (settled = true));
+    });
+    expect(rows(db)).toEqual([{ id: "a", status: "CANCELLED" }]);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    await endOfTurn();
+    expect(settled).toBe(true);
+  });
+
   it("re-creates in one turn a job deleted and inserted again, and flushes before every query", async () => {
     const db = openDb(":memory:");
     const store = new SqliteJobStore(db);
@@ -219,11 +254,11 @@ describe("job store: writes behind", () => {
   it("fails the waiters and tells when a turn's writes cannot be committed", async () => {
     const db = openDb(":memory:");
     const errors: string[] = [];
-    const store = new SqliteJobStore(db, (e, n) => errors.push(`${n}: ${(e as Error).message}`));
+    const store = new SqliteJobStore(db, new WriteBehind(db, (e) => errors.push((e as Error).message)));
     db.exec("CREATE TRIGGER refuse BEFORE INSERT ON jobs BEGIN SELECT RAISE(ABORT, 'disk full'); END");
     store.insert(job("a"));
     await expect(store.whenDurable()).rejects.toThrow("disk full");
-    expect(errors).toEqual(["1: disk full"]);
+    expect(errors).toEqual(["disk full"]);
     expect(rows(db)).toEqual([]);
   });
 });

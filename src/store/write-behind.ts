@@ -1,0 +1,84 @@
+import type { Db } from "./db.js";
+
+/** A store whose writes wait for the end of the turn. */
+export interface BehindWrites {
+  /** Whether it has writes waiting. */
+  pending(): boolean;
+  /** Writes them (inside the transaction the writer opened). */
+  write(): void;
+  /** They are committed. */
+  committed?(): void;
+  /** The transaction that held them failed and was rolled back. */
+  failed?(error: unknown): void;
+}
+
+/**
+ * The writes of one turn of the event loop, committed together at its end: the stores of one
+ * database (jobs, timelines, the journal) gather their rows during a turn and this writes them
+ * all in one transaction, so a turn costs one commit whatever it changed. A store flushes early
+ * before it reads with SQL. Inside a transaction someone else opened (a batch of due deadlines),
+ * a flush writes into it; the stores hear `committed` at the end of the turn, once that
+ * transaction is surely over.
+ */
+export class WriteBehind {
+  private readonly parts: BehindWrites[] = [];
+  private scheduled = false;
+  /** Stores that wrote into an enclosing transaction and still wait to hear it committed. */
+  private readonly writtenInside = new Set<BehindWrites>();
+  private readonly inTx: (fn: () => void) => void;
+
+  /** @param onError told when a turn's writes fail to commit; without it the error is thrown. */
+  constructor(
+    private readonly db: Db,
+    private readonly onError?: (error: unknown) => void,
+  ) {
+    this.inTx = db.transaction((fn: () => void) => fn());
+  }
+
+  add(part: BehindWrites): void {
+    this.parts.push(part);
+  }
+
+  /** Asks for a flush at the end of this turn. */
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      try {
+        this.flush();
+      } catch (e) {
+        if (!this.onError) throw e;
+        this.onError(e);
+      }
+    });
+  }
+
+  /** Writes what every store has waiting, now. */
+  flush(): void {
+    if (!this.db.open) return;
+    const due = this.parts.filter((p) => p.pending());
+    if (this.db.inTransaction) {
+      if (due.length === 0) return;
+      for (const p of due) {
+        p.write();
+        this.writtenInside.add(p);
+      }
+      this.schedule();
+      return;
+    }
+    const told = [...this.writtenInside];
+    this.writtenInside.clear();
+    if (due.length > 0) {
+      try {
+        this.inTx(() => {
+          for (const p of due) p.write();
+        });
+      } catch (e) {
+        for (const p of due) p.failed?.(e);
+        throw e;
+      }
+    }
+    for (const p of new Set([...told, ...due])) p.committed?.();
+  }
+}
