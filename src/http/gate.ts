@@ -64,7 +64,10 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): Middlewa
     } finally {
       release?.();
     }
-    if (journal.enabled) await journal.record(c, info, at, startedMs);
+    if (journal.enabled) {
+      const recorded = journal.record(c, info, at, startedMs);
+      if (recorded) await recorded;
+    }
     if (log.enabled("info")) logLine(c, startedMs);
   };
 }

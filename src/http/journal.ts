@@ -31,19 +31,20 @@ export class RequestJournal {
     return this.clock.now();
   }
 
-  async record(c: Context<AppEnv>, info: RouteInfo, at: number, startedMs: number): Promise<void> {
+  /** Records the answered request; a promise only when its body is still being read. */
+  record(c: Context<AppEnv>, info: RouteInfo, at: number, startedMs: number): Promise<void> | undefined {
     const cached = (c.req.bodyCache as { text?: Promise<string> }).text;
-    this.store.appendRequest({
-      method: c.req.method,
-      path: c.req.path,
-      endpoint: info.endpoint,
-      operation: info.operation,
-      status: c.get("dropped") ? 0 : c.res.status,
-      at,
-      durationMs: Math.round((performance.now() - startedMs) * 100) / 100,
-      body: cached ? keptBody(await cached) : undefined,
-    });
-    if (++this.written % TRIM_EVERY === 0) this.store.trimRequests(this.keep);
+    const status = c.get("dropped") ? 0 : c.res.status;
+    const durationMs = Math.round((performance.now() - startedMs) * 100) / 100;
+    const write = (body: unknown) => {
+      this.store.appendRequest({ method: c.req.method, path: c.req.path, endpoint: info.endpoint, operation: info.operation, status, at, durationMs, body });
+      if (++this.written % TRIM_EVERY === 0) this.store.trimRequests(this.keep);
+    };
+    if (!cached) {
+      write(undefined);
+      return undefined;
+    }
+    return cached.then((text) => write(keptBody(text)));
   }
 }
 

@@ -143,4 +143,38 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM stream_chunks WHERE job_id = old.id;
   END;
   `,
+  // The timeline and the journal gain a row per transition and per request. Their sequence no
+  // longer uses AUTOINCREMENT (a second b-tree write per row, in sqlite_sequence): the rowid still
+  // grows, since rows are only trimmed from the oldest end or all cleared. The journal loses its
+  // filter index, a third write per request: a journal holds at most journal.maxEntries rows,
+  // which its listing reads newest first by rowid.
+  `
+  CREATE TABLE job_events_v6 (
+    seq         INTEGER PRIMARY KEY,
+    job_id      TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    at          INTEGER NOT NULL,
+    from_status TEXT,
+    to_status   TEXT,
+    cause       TEXT NOT NULL
+  );
+  INSERT INTO job_events_v6 SELECT seq, job_id, endpoint_id, at, from_status, to_status, cause FROM job_events;
+  DROP TABLE job_events;
+  ALTER TABLE job_events_v6 RENAME TO job_events;
+  CREATE INDEX job_events_job ON job_events (job_id, seq);
+  CREATE TABLE request_journal_v6 (
+    seq         INTEGER PRIMARY KEY,
+    method      TEXT NOT NULL,
+    path        TEXT NOT NULL,
+    endpoint_id TEXT,
+    operation   TEXT,
+    status      INTEGER NOT NULL,
+    at          INTEGER NOT NULL,
+    duration_ms REAL NOT NULL,
+    body        TEXT
+  );
+  INSERT INTO request_journal_v6 SELECT seq, method, path, endpoint_id, operation, status, at, duration_ms, body FROM request_journal;
+  DROP TABLE request_journal;
+  ALTER TABLE request_journal_v6 RENAME TO request_journal;
+  `,
 ];

@@ -1,0 +1,47 @@
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDb } from "../../src/store/db.js";
+import { MIGRATIONS } from "../../src/store/migrations.js";
+import { SqliteObservabilityStore } from "../../src/store/observability-store.js";
+
+describe("migrations", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("carry the timeline and the journal of a version 5 database over to tables without AUTOINCREMENT, in order", () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-migrations-"));
+    dirs.push(dir);
+    const file = join(dir, "v5.db");
+    const old = new Database(file);
+    for (const sql of MIGRATIONS.slice(0, 5)) old.exec(sql);
+    old.pragma("user_version = 5");
+    const event = old.prepare("INSERT INTO job_events (job_id, endpoint_id, at, from_status, to_status, cause) VALUES (?, 'ep', ?, NULL, 'IN_QUEUE', 'submitted')");
+    for (let i = 1; i <= 3; i++) event.run(`j${i}`, i);
+    old.prepare("INSERT INTO request_journal (method, path, endpoint_id, operation, status, at, duration_ms, body) VALUES ('POST', '/v2/ep/run', 'ep', 'run', 200, 5, 1.5, '{\"input\":{}}')").run();
+    old.close();
+
+    const db = openDb(file);
+    try {
+      expect(db.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
+      const observe = new SqliteObservabilityStore(db);
+      expect(observe.events("j2")).toEqual([{ jobId: "j2", endpointId: "ep", at: 2, from: undefined, to: "IN_QUEUE", cause: "submitted" }]);
+      observe.appendRequest({ method: "GET", path: "/v2/ep/health", endpoint: "ep", operation: "health", status: 200, at: 6, durationMs: 0.5, body: undefined });
+      const { requests } = observe.requests({ endpoint: "ep" });
+      expect(requests.map((r) => [r.method, r.at, r.body])).toEqual([["POST", 5, { input: {} }], ["GET", 6, undefined]]);
+      for (let i = 4; i <= 6; i++) observe.appendEvent({ jobId: `j${i}`, endpointId: "ep", at: i, from: undefined, to: "IN_QUEUE", cause: "submitted" });
+      observe.trimLogs(2); // keeps the newest two
+      expect(db.prepare("SELECT job_id FROM job_events ORDER BY seq").all()).toEqual([{ job_id: "j5" }, { job_id: "j6" }]);
+      const sql = (name: string) => (db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").get(name) as { sql: string }).sql;
+      expect(sql("job_events")).not.toMatch(/AUTOINCREMENT/);
+      expect(sql("request_journal")).not.toMatch(/AUTOINCREMENT/);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('job_events', 'request_journal')").all()).toEqual([{ name: "job_events_job" }]);
+    } finally {
+      db.close();
+    }
+  });
+});
