@@ -47,7 +47,7 @@ for (const s of only) if (!all.includes(s)) throw new Error(`unknown section "${
 const partial = values.quick || only.size < all.length || values.seconds !== undefined || values["soak-seconds"] !== undefined || values.jobs !== undefined;
 const out = values.out ?? join(BENCH, partial ? "RESULTS-quick.md" : "RESULTS.md");
 
-if (!existsSync(join(ROOT, "dist/cli.js"))) throw new Error("dist/ is missing: run `npm run build` first (npm run bench does)");
+if (!existsSync(join(ROOT, "dist/minipod.js"))) throw new Error("dist/ is missing: run `npm run build` first (npm run bench does)");
 const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const prismPkg = join(BENCH, "node_modules/@stoplight/prism-cli/package.json");
 

@@ -102,7 +102,7 @@ export interface MinipodOptions {
   extraArgs?: string[];
 }
 
-/** Starts the real CLI (bin/minipod.js → dist/cli.js) on a free loopback port. */
+/** Starts the real CLI (bin/minipod.js → dist/minipod.js) on a free loopback port. */
 export async function startMinipod(o: MinipodOptions): Promise<Server> {
   const port = await freePort();
   const cfg = join(tmpdir(), `minipod-bench-${process.pid}-${port}.json`);
