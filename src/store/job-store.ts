@@ -3,22 +3,13 @@ import { JOB_STATUSES } from "../domain/job.js";
 import type { JobFilter, JobStore, JobSummary } from "../domain/ports.js";
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db.js";
+import { JobWrites } from "./job-writes.js";
 import { QueueIndex } from "./queue-index.js";
 import { WriteBehind } from "./write-behind.js";
-import { COLUMNS, DEADLINE_AT, DEADLINE_WRITE, fromArray, fromRow, LIST_WHERE, PARAMS, SUMMARY_COLUMNS, UPDATES, values, WRITE_OF, WRITES, type JobRow } from "./job-rows.js";
+import { COLUMNS, DEADLINE_AT, fromArray, fromRow, LIST_WHERE, SUMMARY_COLUMNS, WRITES, type JobRow } from "./job-rows.js";
 
 /** How many jobs the store keeps at hand in memory (see `recent`). */
 const RECENT_JOBS = 2_000;
-
-/** A write waiting for the end of the turn: the job as it will be written, or its deletion. */
-type PendingWrite =
-  /** A job that is not in the database yet: one INSERT of the whole row. */
-  | { op: "insert"; job: Job }
-  /** A row that is there: an UPDATE of the fields changed since it was written. */
-  | { op: "update"; job: Job; fields: Set<keyof Job> }
-  /** The whole row, whether it is there or not (it may have been deleted meanwhile). */
-  | { op: "upsert"; job: Job }
-  | { op: "delete" };
 
 /**
  * Jobs and their stream chunks in SQLite, through prepared statements, written behind.
@@ -38,15 +29,11 @@ export class SqliteJobStore implements JobStore {
    * true (a partial save applies the same fields to it); `forget()` after the database was
    * replaced under the store. Bounded: the oldest entries leave first. Entries are never handed
    * to code that changes them: jobs are changed by copying (Transitions), and the scheduler gives
-   * handlers the input of a job read fresh from SQLite.
+   * handlers a copy of the input.
    */
   private readonly recent = new Map<string, Job>();
-  /** Writes not in the database yet, by job id, in the order jobs were first written. */
-  private pending = new Map<string, PendingWrite>();
-  /** Written into a transaction that is not known to be committed yet. */
-  private unconfirmed = false;
-  /** Settled when what was written so far is committed; made only when someone asks. */
-  private durable: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
+  /** The job writes waiting for the end of the turn. */
+  private readonly behind: JobWrites;
   /**
    * The queued jobs of each endpoint, in queue order, read from SQLite the first time the
    * scheduler asks and kept true by every write since: the scheduler looks for a next job after
@@ -58,32 +45,18 @@ export class SqliteJobStore implements JobStore {
   /** One transaction wrapper, made once: better-sqlite3 builds several functions per wrapper. */
   private readonly inTx: (fn: () => unknown) => unknown;
 
-  /** `UPDATE` statements by the fields they write (a transition changes a few columns of 25). */
-  private readonly updates = new Map<string, { statement: Statement<unknown[]>; writes: Array<(j: Job) => unknown> }>();
-
   /** @param writes commits this store's writes at the end of each turn (with the other stores' of the database). */
   constructor(
     private readonly db: Db,
     private readonly writes: WriteBehind = new WriteBehind(db),
   ) {
-    writes.add({
-      pending: () => this.pending.size > 0,
-      write: () => this.writePending(),
-      committed: () => this.settle(undefined),
-      failed: (e) => this.settle(e),
-    });
+    this.behind = new JobWrites(db, writes);
     if (WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
     const rows = (sql: string) => this.rawRows(sql);
     this.s = {
-      // Positional parameters: binding 25 named ones from an object costs more than the write.
-      insert: p(`INSERT INTO jobs (${COLUMNS}) VALUES (${PARAMS})`),
-      // An upsert changes the row in place: only the indexes whose columns changed are touched,
-      // where INSERT OR REPLACE deletes and re-inserts the row in every index.
-      save: p(`INSERT INTO jobs (${COLUMNS}) VALUES (${PARAMS}) ON CONFLICT (id) DO UPDATE SET ${UPDATES}`),
       get: rows(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`),
-      delete: p(`DELETE FROM jobs WHERE id = ?`),
       deleteChunks: p(`DELETE FROM stream_chunks WHERE job_id = ?`),
       queued: p<{ id: string; queue_seq: number; low_priority: number }>(
         `SELECT id, queue_seq, low_priority FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' ORDER BY queue_seq`,
@@ -108,16 +81,14 @@ export class SqliteJobStore implements JobStore {
   }
 
   insert(job: Job): void {
-    const before = this.pending.get(job.id);
-    // A row deleted earlier in this turn is still in the database until the turn's end.
-    this.later(job.id, before?.op === "delete" ? { op: "upsert", job } : { op: "insert", job });
+    this.behind.inserted(job);
     this.remember(job);
     this.track(job);
   }
 
   get(id: string): Job | undefined {
-    const w = this.pending.get(id);
-    if (w) return w.op === "delete" ? undefined : w.job;
+    const waiting = this.behind.peek(id);
+    if (waiting !== undefined) return waiting ?? undefined;
     const hit = this.recent.get(id);
     if (hit) return hit;
     for (const q of this.queues.values()) {
@@ -132,53 +103,28 @@ export class SqliteJobStore implements JobStore {
   }
 
   save(job: Job, changed?: readonly (keyof Job)[]): void {
-    const before = this.pending.get(job.id);
     // Only the changed fields are written: a stale copy's other fields must not win, in memory
     // either. (A job deleted in this turn is written whole again, as it comes.)
-    const known = changed === undefined || before?.op === "delete" ? undefined : this.get(job.id);
+    const known = changed === undefined || this.behind.peek(job.id) === null ? undefined : this.get(job.id);
     let next = job;
     if (changed !== undefined && known) {
       const merged: Record<string, unknown> = { ...known };
       for (const f of changed) merged[f] = job[f];
       next = merged as unknown as Job;
     }
-    let write: PendingWrite;
-    if (before?.op === "insert") write = { op: "insert", job: next };
-    else if (changed === undefined || before?.op === "upsert" || before?.op === "delete") write = { op: "upsert", job: next };
-    else if (before?.op === "update") {
-      for (const f of changed) before.fields.add(f);
-      write = { op: "update", job: next, fields: before.fields };
-    } else write = { op: "update", job: next, fields: new Set(changed) };
-    this.later(job.id, write);
+    this.behind.saved(next, changed);
     this.remember(next);
     this.track(next);
   }
 
   delete(id: string): void {
-    const before = this.pending.get(id);
-    // A job inserted in this turn never reaches the database.
-    if (before?.op === "insert") this.pending.delete(id);
-    else this.later(id, { op: "delete" });
+    this.behind.deleted(id);
     this.recent.delete(id);
     for (const q of this.queues.values()) q.remove(id);
   }
 
-  /**
-   * Settles once every write made so far is committed; undefined when none waits. A failed
-   * commit rejects it.
-   */
   whenDurable(): Promise<void> | undefined {
-    if (this.pending.size === 0 && !this.unconfirmed) return undefined;
-    if (!this.durable) {
-      let resolve!: () => void;
-      let reject!: (e: unknown) => void;
-      const promise = new Promise<void>((ok, fail) => {
-        resolve = ok;
-        reject = fail;
-      });
-      this.durable = { promise, resolve, reject };
-    }
-    return this.durable.promise;
+    return this.behind.whenDurable();
   }
 
   /** Writes every change still waiting for the end of the turn (with the other stores' of the database). */
@@ -186,66 +132,11 @@ export class SqliteJobStore implements JobStore {
     this.writes.flush();
   }
 
-  private writePending(): void {
-    const writes = this.pending;
-    this.pending = new Map();
-    this.unconfirmed = true;
-    for (const [id, w] of writes) this.write(id, w);
-  }
-
-  private settle(error: unknown): void {
-    const durable = this.durable;
-    this.durable = undefined;
-    this.unconfirmed = false;
-    if (error === undefined) durable?.resolve();
-    else durable?.reject(error);
-  }
-
-  private later(id: string, write: PendingWrite): void {
-    this.pending.set(id, write);
-    this.writes.schedule();
-  }
-
-  private write(id: string, w: PendingWrite): void {
-    switch (w.op) {
-      case "insert":
-        this.s.insert.run(values(w.job));
-        return;
-      case "upsert":
-        this.s.save.run(values(w.job));
-        return;
-      case "delete":
-        this.s.delete.run(id); // its stream chunks go too (trigger jobs_delete_chunks)
-        return;
-      case "update": {
-        const st = this.updateOf(w.fields);
-        const args = new Array<unknown>(st.writes.length);
-        for (let i = 0; i < args.length; i++) args[i] = st.writes[i]!(w.job);
-        // A row deleted meanwhile (purged, expired) is written whole again, as before.
-        if (st.statement.run(args).changes === 0) this.s.save.run(values(w.job));
-      }
-    }
-  }
-
-  /** The `UPDATE` of a set of fields, prepared once per set. */
-  private updateOf(changed: Set<keyof Job>): { statement: Statement<unknown[]>; writes: Array<(j: Job) => unknown> } {
-    const key = [...changed].join(",");
-    let st = this.updates.get(key);
-    if (!st) {
-      const fields = [...changed].flatMap((f) => WRITE_OF.get(f) ?? []);
-      const sets = [...fields.map((f) => `${f.column} = ?`), "deadline_at = ?"].join(", ");
-      st = { statement: this.db.prepare(`UPDATE jobs SET ${sets} WHERE id = ?`), writes: [...fields.map((f) => f.write), DEADLINE_WRITE, (j: Job) => j.id] };
-      this.updates.set(key, st);
-    }
-    return st;
-  }
-
   /** Drops every job kept in memory: the database changed under the store (a snapshot was restored). */
   forget(): void {
-    this.pending.clear();
+    this.behind.clear();
     this.recent.clear();
     this.queues.clear();
-    this.settle(undefined);
   }
 
   private remember(job: Job): void {
