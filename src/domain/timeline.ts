@@ -1,7 +1,7 @@
 import type { JobNotifier } from "./notifier.js";
 import type { ObservabilityStore } from "./observability.js";
 
-/** How many rows each log keeps (timelines, webhook attempts, journal); older ones are dropped. */
+/** How many rows each log keeps (timelines, whose row holds a job's events of one turn; webhook attempts; journal); older ones are dropped. */
 export const LOG_ROWS_KEPT = 100_000;
 const TRIM_EVERY = 5_000;
 

@@ -177,4 +177,18 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE request_journal;
   ALTER TABLE request_journal_v6 RENAME TO request_journal;
   `,
+  // A job's timeline events of one turn go in one row (a job submitted, started and finished in a
+  // turn made three): events is a JSON array of [at, from, to, cause].
+  `
+  CREATE TABLE job_timeline (
+    seq         INTEGER PRIMARY KEY,
+    job_id      TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    events      TEXT NOT NULL
+  );
+  INSERT INTO job_timeline (seq, job_id, endpoint_id, events)
+    SELECT seq, job_id, endpoint_id, json_array(json_array(at, from_status, to_status, cause)) FROM job_events;
+  DROP TABLE job_events;
+  CREATE INDEX job_timeline_job ON job_timeline (job_id, seq);
+  `,
 ];

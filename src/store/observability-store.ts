@@ -3,7 +3,9 @@ import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, Webhook
 import type { Db } from "./db.js";
 import { WriteBehind } from "./write-behind.js";
 
-interface EventRow { job_id: string; endpoint_id: string; at: number; from_status: string | null; to_status: string | null; cause: string }
+interface TimelineRow { job_id: string; endpoint_id: string; events: string }
+/** One event in a timeline row: [at, from, to, cause]. */
+type StoredEvent = [number, JobStatus | null, JobStatus | null, string];
 interface DeliveryRow { job_id: string; endpoint_id: string; url: string; attempt: number; status: number | null; error: string | null; at: number }
 interface RequestRow { method: string; path: string; endpoint_id: string | null; operation: string | null; status: number; at: number; duration_ms: number; body: string | null }
 
@@ -13,11 +15,13 @@ const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
  * Job timelines, webhook attempts and the request journal in SQLite. Rows are written behind:
  * gathered during one turn of the event loop and inserted in one transaction at its end (every
  * read flushes first), so the few rows each request and each transition add cost one commit per
- * turn instead of one each.
+ * turn instead of one each. A job's timeline events of one turn share one row.
  */
 export class SqliteObservabilityStore implements ObservabilityStore {
   private readonly s;
   private pending: Array<() => void> = [];
+  /** Timeline events of this turn, by job, in the order jobs first changed. */
+  private pendingEvents = new Map<string, { endpointId: string; events: StoredEvent[] }>();
 
   /** @param writes commits the rows at the end of each turn (with the other stores' of the database). */
   constructor(
@@ -25,16 +29,19 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     private readonly writes: WriteBehind = new WriteBehind(db),
   ) {
     this.s = {
-      addEvent: db.prepare(`INSERT INTO job_events (job_id, endpoint_id, at, from_status, to_status, cause) VALUES (?, ?, ?, ?, ?, ?)`),
-      events: db.prepare<[string], EventRow>(`SELECT * FROM job_events WHERE job_id = ? ORDER BY seq`),
+      addEvents: db.prepare<[string, string, string]>(`INSERT INTO job_timeline (job_id, endpoint_id, events) VALUES (?, ?, ?)`),
+      events: db.prepare<[string], TimelineRow>(`SELECT job_id, endpoint_id, events FROM job_timeline WHERE job_id = ? ORDER BY seq`),
       addDelivery: db.prepare(`INSERT INTO webhook_deliveries (job_id, endpoint_id, url, attempt, status, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       deliveries: db.prepare<[], DeliveryRow>(`SELECT * FROM webhook_deliveries ORDER BY seq`),
       jobDeliveries: db.prepare<[string], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY seq`),
       addRequest: db.prepare(`INSERT INTO request_journal (method, path, endpoint_id, operation, status, at, duration_ms, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     };
     writes.add({
-      pending: () => this.pending.length > 0,
+      pending: () => this.pending.length > 0 || this.pendingEvents.size > 0,
       write: () => {
+        const timelines = this.pendingEvents;
+        this.pendingEvents = new Map();
+        for (const [jobId, t] of timelines) this.s.addEvents.run(jobId, t.endpointId, JSON.stringify(t.events));
         const rows = this.pending;
         this.pending = [];
         for (const write of rows) write();
@@ -53,19 +60,28 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   appendEvent(e: JobEvent): void {
-    this.later(() => this.s.addEvent.run(e.jobId, e.endpointId, e.at, e.from ?? null, e.to ?? null, e.cause));
+    const event: StoredEvent = [e.at, e.from ?? null, e.to ?? null, e.cause];
+    const waiting = this.pendingEvents.get(e.jobId);
+    if (waiting) {
+      waiting.events.push(event);
+      return;
+    }
+    this.pendingEvents.set(e.jobId, { endpointId: e.endpointId, events: [event] });
+    this.writes.schedule();
   }
 
   events(jobId: string): JobEvent[] {
     this.flush();
-    return this.s.events.all(jobId).map((r) => ({
-      jobId: r.job_id,
-      endpointId: r.endpoint_id,
-      at: r.at,
-      from: opt(r.from_status) as JobStatus | undefined,
-      to: opt(r.to_status) as JobStatus | undefined,
-      cause: r.cause,
-    }));
+    return this.s.events.all(jobId).flatMap((r) =>
+      (JSON.parse(r.events) as StoredEvent[]).map(([at, from, to, cause]) => ({
+        jobId: r.job_id,
+        endpointId: r.endpoint_id,
+        at,
+        from: opt(from),
+        to: opt(to),
+        cause,
+      })),
+    );
   }
 
   appendDelivery(d: WebhookDelivery): void {
@@ -114,7 +130,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   trimLogs(max: number): void {
-    for (const table of ["job_events", "webhook_deliveries"]) this.trim(table, max);
+    for (const table of ["job_timeline", "webhook_deliveries"]) this.trim(table, max);
   }
 
   trimRequests(max: number): void {
@@ -128,6 +144,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
 
   clearAll(): void {
     this.pending = [];
-    this.db.exec(`DELETE FROM job_events; DELETE FROM webhook_deliveries; DELETE FROM request_journal;`);
+    this.pendingEvents.clear();
+    this.db.exec(`DELETE FROM job_timeline; DELETE FROM webhook_deliveries; DELETE FROM request_journal;`);
   }
 }

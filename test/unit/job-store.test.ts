@@ -218,7 +218,7 @@ describe("job store: writes behind", () => {
     expect(rows(db)).toEqual([{ id: "a", status: "IN_QUEUE" }]);
     expect(observe.events("a")).toHaveLength(1);
     // One transaction: a timeline row that cannot be written takes the turn's job writes with it.
-    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON job_events WHEN NEW.job_id = 'b' BEGIN SELECT RAISE(ABORT, 'no'); END");
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON job_timeline WHEN NEW.job_id = 'b' BEGIN SELECT RAISE(ABORT, 'no'); END");
     store.insert(job("b"));
     event("b");
     await expect(store.whenDurable()).rejects.toThrow("no");

@@ -13,7 +13,7 @@ describe("migrations", () => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  it("carry the timeline and the journal of a version 5 database over to tables without AUTOINCREMENT, in order", () => {
+  it("carry the timeline and the journal of a version 5 database over: no AUTOINCREMENT, a job's events of a turn in one row, order kept", () => {
     const dir = mkdtempSync(join(tmpdir(), "minipod-migrations-"));
     dirs.push(dir);
     const file = join(dir, "v5.db");
@@ -34,12 +34,18 @@ describe("migrations", () => {
       const { requests } = observe.requests({ endpoint: "ep" });
       expect(requests.map((r) => [r.method, r.at, r.body])).toEqual([["POST", 5, { input: {} }], ["GET", 6, undefined]]);
       for (let i = 4; i <= 6; i++) observe.appendEvent({ jobId: `j${i}`, endpointId: "ep", at: i, from: undefined, to: "IN_QUEUE", cause: "submitted" });
-      observe.trimLogs(2); // keeps the newest two
-      expect(db.prepare("SELECT job_id FROM job_events ORDER BY seq").all()).toEqual([{ job_id: "j5" }, { job_id: "j6" }]);
+      observe.appendEvent({ jobId: "j2", endpointId: "ep", at: 7, from: "IN_QUEUE", to: "IN_PROGRESS", cause: "started" });
+      observe.appendEvent({ jobId: "j2", endpointId: "ep", at: 7, from: "IN_PROGRESS", to: "COMPLETED", cause: "handler returned" });
+      observe.flush();
+      expect(db.prepare("SELECT COUNT(*) AS n FROM job_timeline WHERE job_id = 'j2'").get()).toEqual({ n: 2 }); // the old row, and this turn's two events in one
+      expect(observe.events("j2").map((e) => [e.at, e.from, e.to])).toEqual([[2, undefined, "IN_QUEUE"], [7, "IN_QUEUE", "IN_PROGRESS"], [7, "IN_PROGRESS", "COMPLETED"]]);
+      observe.trimLogs(2); // keeps the newest two rows
+      expect(db.prepare("SELECT job_id FROM job_timeline ORDER BY seq").all()).toEqual([{ job_id: "j6" }, { job_id: "j2" }]);
       const sql = (name: string) => (db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").get(name) as { sql: string }).sql;
-      expect(sql("job_events")).not.toMatch(/AUTOINCREMENT/);
+      expect(sql("job_timeline")).not.toMatch(/AUTOINCREMENT/);
       expect(sql("request_journal")).not.toMatch(/AUTOINCREMENT/);
-      expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('job_events', 'request_journal')").all()).toEqual([{ name: "job_events_job" }]);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'job_events'").all()).toEqual([]);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('job_timeline', 'request_journal')").all()).toEqual([{ name: "job_timeline_job" }]);
     } finally {
       db.close();
     }
