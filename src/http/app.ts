@@ -1,3 +1,4 @@
+import { RecentPathsRouter } from "./router.js";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { EmulatorError } from "../domain/errors.js";
@@ -35,6 +36,7 @@ export interface AppInfo {
  */
 export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({
+    router: new RecentPathsRouter(),
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error, targetName(result.target));
     },

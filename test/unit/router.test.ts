@@ -1,0 +1,46 @@
+import { TrieRouter } from "hono/router/trie-router";
+import { describe, expect, it } from "vitest";
+import { RecentPathsRouter } from "../../src/http/router.js";
+
+describe("the router keeping recent paths' matches", () => {
+  const routes: Array<[string, string, string]> = [
+    ["ALL", "*", "gate"],
+    ["GET", "/v2/:endpoint_id/status/:job_id", "status"],
+    ["GET", "/v2/:endpoint_id/health", "health"],
+    ["GET", "/v2/network-volumes/:id", "volume"],
+    ["POST", "/v2/:endpoint_id/run", "run"],
+  ];
+  const both = () => {
+    const kept = new RecentPathsRouter<string>();
+    const trie = new TrieRouter<string>();
+    for (const [m, p, h] of routes) (kept.add(m, p, h), trie.add(m, p, h));
+    return { kept, trie };
+  };
+
+  it("answers what the trie router answers, the first time and the next", () => {
+    const { kept, trie } = both();
+    const asks: Array<[string, string]> = [
+      ["GET", "/v2/echo/status/abc"],
+      ["GET", "/v2/echo/status/abc"],
+      ["GET", "/v2/network-volumes/v1"],
+      ["POST", "/v2/echo/status/abc"],
+      ["POST", "/v2/echo/run"],
+      ["GET", "/v2/echo/run"],
+      ["GET", "/nowhere"],
+    ];
+    for (const [m, p] of asks) expect(kept.match(m, p)).toEqual(trie.match(m, p));
+    expect(kept.match("GET", "/v2/echo/status/abc")).toBe(kept.match("GET", "/v2/echo/status/abc"));
+  });
+
+  it("forgets its matches when a route is added, and keeps a bounded number", () => {
+    const { kept } = both();
+    const before = kept.match("GET", "/v2/echo/ping");
+    expect(before[0].map(([h]) => h)).toEqual(["gate"]);
+    kept.add("GET", "/v2/:endpoint_id/ping", "ping");
+    expect(kept.match("GET", "/v2/echo/ping")[0].map(([h]) => h)).toEqual(["gate", "ping"]);
+    const first = kept.match("GET", "/v2/e0/health");
+    for (let i = 1; i <= 2_000; i++) kept.match("GET", `/v2/e${i}/health`);
+    expect(kept.match("GET", "/v2/e0/health")).not.toBe(first); // the oldest left, and was matched again
+    expect(kept.match("GET", "/v2/e0/health")).toEqual(first);
+  });
+});
