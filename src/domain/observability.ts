@@ -57,8 +57,8 @@ export interface ObservabilityStore {
   appendRequest(r: JournalEntry): void;
   requests(f: JournalFilter): { requests: JournalEntry[]; count: number };
   clearRequests(): number;
-  /** Keeps the newest `max` job events and webhook attempts. */
-  trimLogs(max: number): void;
+  /** Keeps the newest timeline rows (a row: one job's events of one turn) and webhook attempts. */
+  trimLogs(keep: { timelineRows: number; deliveries: number }): void;
   /** Keeps the newest `max` journal entries. */
   trimRequests(max: number): void;
   clearAll(): void;

@@ -1,8 +1,12 @@
 import type { JobNotifier } from "./notifier.js";
 import type { ObservabilityStore } from "./observability.js";
 
-/** How many rows each log keeps (timelines, whose row holds a job's events of one turn; webhook attempts; journal); older ones are dropped. */
-export const LOG_ROWS_KEPT = 100_000;
+/**
+ * What the logs keep; older rows are dropped. A timeline row holds one job's events of one turn
+ * of the event loop (a job submitted, started and finished at once: three), so 50,000 rows hold
+ * at least as many events as the 100,000 webhook attempts kept.
+ */
+export const LOGS_KEPT = { timelineRows: 50_000, deliveries: 100_000 };
 const TRIM_EVERY = 5_000;
 
 /**
@@ -15,6 +19,6 @@ export function recordTimelines(notifier: JobNotifier, store: ObservabilityStore
   return notifier.onAny((c) => {
     if (c.cause === "progress" || c.cause.startsWith("streamed ")) return;
     store.appendEvent({ jobId: c.id, endpointId: c.endpointId || c.job?.endpointId || "", at: c.at, from: c.from, to: c.job?.status, cause: c.cause });
-    if (++appended % TRIM_EVERY === 0) store.trimLogs(LOG_ROWS_KEPT);
+    if (++appended % TRIM_EVERY === 0) store.trimLogs(LOGS_KEPT);
   });
 }

@@ -129,8 +129,9 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     return this.db.prepare(`DELETE FROM request_journal`).run().changes;
   }
 
-  trimLogs(max: number): void {
-    for (const table of ["job_timeline", "webhook_deliveries"]) this.trim(table, max);
+  trimLogs(keep: { timelineRows: number; deliveries: number }): void {
+    this.trim("job_timeline", keep.timelineRows);
+    this.trim("webhook_deliveries", keep.deliveries);
   }
 
   trimRequests(max: number): void {
