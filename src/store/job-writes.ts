@@ -9,7 +9,7 @@ type PendingWrite =
   /** A job that is not in the database yet: one INSERT of the whole row. */
   | { op: "insert"; job: Job }
   /** A row that is there: an UPDATE of the fields changed since it was written. */
-  | { op: "update"; job: Job; fields: Set<keyof Job> }
+  | { op: "update"; job: Job; fields: Array<keyof Job> }
   /** The whole row, whether it is there or not (it may have been deleted meanwhile). */
   | { op: "upsert"; job: Job }
   | { op: "delete" };
@@ -67,8 +67,9 @@ export class JobWrites {
     const before = this.pending.get(job.id);
     if (before?.op === "insert") return this.later(job.id, { op: "insert", job });
     if (changed === undefined || before?.op === "upsert" || before?.op === "delete") return this.later(job.id, { op: "upsert", job });
-    const fields = before?.op === "update" ? before.fields : new Set<keyof Job>();
-    for (const f of changed) fields.add(f);
+    // Our own array: the caller's may be a constant, and a later write of the job adds to it.
+    const fields = before?.op === "update" ? before.fields : [];
+    for (const f of changed) if (!fields.includes(f)) fields.push(f);
     this.later(job.id, { op: "update", job, fields });
   }
 
@@ -141,11 +142,11 @@ export class JobWrites {
   }
 
   /** The `UPDATE` of a set of fields, prepared once per set. */
-  private updateOf(changed: Set<keyof Job>): { statement: Statement<unknown[]>; writes: Array<(j: Job) => unknown> } {
-    const key = [...changed].join(",");
+  private updateOf(changed: ReadonlyArray<keyof Job>): { statement: Statement<unknown[]>; writes: Array<(j: Job) => unknown> } {
+    const key = changed.join(",");
     let st = this.updates.get(key);
     if (!st) {
-      const fields = [...changed].flatMap((f) => WRITE_OF.get(f) ?? []);
+      const fields = [...new Set(changed)].flatMap((f) => WRITE_OF.get(f) ?? []);
       const sets = [...fields.map((f) => `${f.column} = ?`), "deadline_at = ?"].join(", ");
       st = { statement: this.db.prepare(`UPDATE jobs SET ${sets} WHERE id = ?`), writes: [...fields.map((f) => f.write), DEADLINE_WRITE, (j: Job) => j.id] };
       this.updates.set(key, st);

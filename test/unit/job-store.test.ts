@@ -238,6 +238,19 @@ describe("job store: writes behind", () => {
     expect(settled).toBe(true);
   });
 
+  it("folds a turn's updates of a job into one UPDATE of all their fields, leaving the callers' field lists alone", async () => {
+    const db = openDb(":memory:");
+    const store = new SqliteJobStore(db);
+    store.insert(job("c"));
+    await endOfTurn();
+    const statusOnly = Object.freeze(["status"] as const);
+    store.save({ ...job("c"), status: "IN_PROGRESS" }, statusOnly);
+    store.save({ ...job("c"), status: "IN_PROGRESS", workerId: "w", input: { stale: true } }, ["workerId"]);
+    await endOfTurn();
+    expect(statusOnly).toEqual(["status"]);
+    expect(new SqliteJobStore(db).get("c")).toEqual({ ...job("c"), status: "IN_PROGRESS", workerId: "w" });
+  });
+
   it("re-creates in one turn a job deleted and inserted again, and flushes before every query", async () => {
     const db = openDb(":memory:");
     const store = new SqliteJobStore(db);
