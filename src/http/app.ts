@@ -1,5 +1,6 @@
 import { RecentPathsRouter } from "./router.js";
-import { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { CheckedOpenAPIHono } from "./checked-routes.js";
 import type { Context } from "hono";
 import { EmulatorError } from "../domain/errors.js";
 import { controlAuth } from "./control-auth.js";
@@ -35,10 +36,10 @@ export interface AppInfo {
  * documents all of it; every error, unknown routes included, is problem+json.
  */
 export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({
+  const app = new CheckedOpenAPIHono<AppEnv>({
     router: new RecentPathsRouter(),
-    defaultHook: (result) => {
-      if (!result.success) throw validationError(result.error, targetName(result.target));
+    onInvalid: (result) => {
+      if (!result.success && result.error) throw validationError(result.error, targetName(result.target));
     },
   });
 

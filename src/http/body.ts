@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { IncomingMessage } from "node:http";
 import { EmulatorError } from "../domain/errors.js";
 
@@ -7,31 +7,51 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 const tooLarge = (limit: number) =>
   new EmulatorError("PAYLOAD_TOO_LARGE", `request body exceeds the limit of ${limit} bytes (${(limit / 1024 / 1024).toFixed(0)} MB) for this operation`);
 
+const BODY_LIMIT = Symbol("jsonBody limit");
+
 /**
- * Reads the request body once, refusing it with 413 as soon as it passes `limit` bytes (the
+ * A route's JSON body, read once and refused with 413 as soon as it passes `limit` bytes (the
  * declared Content-Length first, then the bytes actually read), so no unbounded body is buffered.
  * A body sent without a JSON content type (curl's default form type) is read as JSON.
+ *
+ * In a route's `middleware`, it declares the body: `CheckedOpenAPIHono` reads it with
+ * `readJsonBody` in the route's own step. Run as a plain middleware, it reads the body and gives
+ * it to Hono's `c.req.json()` with a JSON content type.
  */
 export function jsonBody(limit: number): MiddlewareHandler {
-  return async (c, next) => {
-    const declared = Number(c.req.header("content-length"));
-    if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const mw: MiddlewareHandler = async (c, next) => {
+    const text = await readJsonBody(c, limit);
     const raw = c.req.raw;
-    // On @hono/node-server, read the socket directly: touching `raw.body` would build a full
-    // web Request and stream per request, a fifth of the CPU time of a /run (see bench/).
-    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    const text = incoming && typeof incoming.on === "function" ? await readIncoming(incoming, limit) : await readStream(raw.body, limit);
-    const type = c.req.header("content-type") ?? "";
-    if (!JSON_TYPE.test(type)) {
+    if (!JSON_TYPE.test(c.req.header("content-type") ?? "")) {
       const headers = new Headers(raw.headers);
       headers.set("content-type", "application/json");
-      c.req.raw = new Request(raw.url, { method: raw.method, headers, body: text.trim() === "" ? "{}" : text, signal: raw.signal });
+      c.req.raw = new Request(raw.url, { method: raw.method, headers, body: text, signal: raw.signal });
       c.req.bodyCache = {};
+      (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
     }
-    // Hono keeps body promises in `bodyCache` (typed as the Body methods); the validator reads it.
-    (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text.trim() === "" ? "{}" : text);
     await next();
   };
+  return Object.assign(mw, { [BODY_LIMIT]: limit });
+}
+
+/** The limit a `jsonBody(limit)` middleware declares; undefined for any other middleware. */
+export const bodyLimitOf = (mw: unknown): number | undefined => (mw as { [BODY_LIMIT]?: number } | undefined)?.[BODY_LIMIT];
+
+/**
+ * Reads the body of `c`'s request under `limit` bytes: its text, or "{}" when it is empty. Hono's
+ * body cache keeps it, for the request journal.
+ */
+export async function readJsonBody(c: Context, limit: number): Promise<string> {
+  const declared = Number(c.req.header("content-length"));
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  // On @hono/node-server, read the socket directly: touching `raw.body` would build a full
+  // web Request and stream per request, a fifth of the CPU time of a /run (see bench/).
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  const read = incoming && typeof incoming.on === "function" ? await readIncoming(incoming, limit) : await readStream(c.req.raw.body, limit);
+  const text = read.trim() === "" ? "{}" : read;
+  // Hono keeps body promises in `bodyCache` (typed as the Body methods).
+  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
+  return text;
 }
 
 async function readStream(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {

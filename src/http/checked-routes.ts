@@ -1,0 +1,104 @@
+import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { Context, Env, MiddlewareHandler } from "hono";
+import type { z } from "zod";
+import { EmulatorError } from "../domain/errors.js";
+import { bodyLimitOf, readJsonBody } from "./body.js";
+
+/** What a route's check hands its hook: the same shape @hono/zod-openapi's hooks receive. */
+export type CheckResult = { target: CheckTarget; success: boolean; data: unknown; error?: z.ZodError };
+/** Answers a failed check: throws (the app's problem+json), or returns a Response to send. */
+export type CheckHook = (result: CheckResult, c: Context) => Response | undefined | void;
+type H = (c: Context, next: () => Promise<void>) => Response | Promise<Response>;
+type CheckTarget = "query" | "param" | "json";
+type Check = { target: CheckTarget; schema: z.ZodType; read: (c: Context, body: string | undefined) => unknown };
+
+const notJson = () => new EmulatorError("BAD_REQUEST", 'the request body is not valid JSON; send a JSON object such as {"input": {...}}');
+
+/**
+ * OpenAPIHono whose routes check their path, query and JSON body in the route's own step, with
+ * zod's synchronous parser, from the same `createRoute` declarations (so `/openapi.json` is
+ * unchanged).
+ *
+ * @hono/zod-openapi's `openapi()` puts an async middleware before the handler for each checked
+ * part, plus a media-type gate for a body: on `POST /run` four links of Hono's chain, each a
+ * promise or two and an async zod parse, and as much time as the route's own work. Here a route
+ * is one link (its own middleware aside). A body declared with `jsonBody(limit)` is read in that
+ * link too, under its limit, and parsed as JSON whatever its Content-Type (curl's default form
+ * type included), as `jsonBody` alone would make it.
+ *
+ * Declarations this does not check (header or cookie parameters, non-JSON bodies, a JSON body
+ * without `jsonBody`) are refused when the route is added, not ignored at request time.
+ */
+export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
+  constructor(init: ConstructorParameters<typeof OpenAPIHono<E>>[0] & { onInvalid: CheckHook }) {
+    super(init);
+    const { onInvalid } = init;
+    const add = (config: RouteConfig & { hide?: boolean }, handler: (c: Context, next: () => Promise<void>) => unknown, hook?: CheckHook) => {
+      const { middleware, hide, ...route } = config;
+      if (!hide) this.openAPIRegistry.registerPath(route);
+      const declared = middleware === undefined ? [] : Array.isArray(middleware) ? middleware : [middleware];
+      const bodyLimit = declared.map(bodyLimitOf).find((limit) => limit !== undefined);
+      const chain = declared.filter((mw) => bodyLimitOf(mw) === undefined) as MiddlewareHandler[];
+      const checks = routeChecks(route, bodyLimit);
+      const check = (c: Context, body: string | undefined): Response | undefined => {
+        for (const { target, schema, read } of checks) {
+          const value = read(c, body);
+          const result = schema.safeParse(value);
+          if (!result.success) {
+            const failed: CheckResult = { target, success: false, data: value, error: result.error };
+            const out = hook?.(failed, c) ?? onInvalid(failed, c);
+            if (out instanceof Response) return out;
+            throw new EmulatorError("VALIDATION_FAILED", `the request ${target === "json" ? "body" : target} is invalid`);
+          }
+          c.req.addValidatedData(target, result.data as object);
+        }
+        return undefined;
+      };
+      // Hono's chain takes a handler's Response as it is, promise or not.
+      const step: H =
+        bodyLimit === undefined
+          ? (c, next) => check(c, undefined) ?? (handler(c, next) as Promise<Response>)
+          : async (c, next) => check(c, await readJsonBody(c, bodyLimit)) ?? (handler(c, next) as Promise<Response>);
+      this.on([route.method.toUpperCase()], [route.path.replaceAll(/\/{(.+?)}/g, "/:$1")], ...chain, step as MiddlewareHandler);
+      return this;
+    };
+    // The declared type of `openapi` (its inference of each route's typed context) stays; only
+    // what it does when called changes.
+    this.openapi = add as unknown as OpenAPIHono<E>["openapi"];
+  }
+}
+
+function routeChecks(route: RouteConfig, bodyLimit: number | undefined): Check[] {
+  const where = `${route.method.toUpperCase()} ${route.path}`;
+  const request = route.request;
+  if (request?.headers || request?.cookies) throw new Error(`${where}: header and cookie parameters are not checked by CheckedOpenAPIHono`);
+  const checks: Check[] = [];
+  if (request?.query) checks.push({ target: "query", schema: request.query as z.ZodType, read: queryOf });
+  if (request?.params) checks.push({ target: "param", schema: request.params as z.ZodType, read: (c) => c.req.param() });
+  const content = request?.body?.content;
+  if (content) {
+    const types = Object.keys(content);
+    const media = content["application/json"];
+    const schema = media && "schema" in media ? media.schema : undefined;
+    if (types.length !== 1 || !schema) throw new Error(`${where}: only an application/json body is checked (declared: ${types.join(", ")})`);
+    if (bodyLimit === undefined) throw new Error(`${where}: a JSON body needs jsonBody(limit) in the route's middleware`);
+    checks.push({
+      target: "json",
+      schema: schema as z.ZodType,
+      read: (_c, body) => {
+        try {
+          return JSON.parse(body ?? "{}");
+        } catch {
+          throw notJson();
+        }
+      },
+    });
+  }
+  return checks;
+}
+
+/** The query as Hono's validator gives it: a value per name, an array for a repeated name. */
+function queryOf(c: Context): Record<string, string | string[]> {
+  if (!c.req.url.includes("?")) return {};
+  return Object.fromEntries(Object.entries(c.req.queries()).map(([k, v]) => [k, v.length === 1 ? (v[0] as string) : v]));
+}

@@ -1,0 +1,79 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { describe, expect, it } from "vitest";
+import { EmulatorError } from "../../src/domain/errors.js";
+import { jsonBody } from "../../src/http/body.js";
+import { CheckedOpenAPIHono, type CheckResult } from "../../src/http/checked-routes.js";
+import { problemResponse } from "../../src/http/problem.js";
+
+const Params = z.object({ id: z.string().min(2).openapi({ param: { name: "id", in: "path" } }) });
+const Query = z.object({ n: z.coerce.number().int().optional().openapi({ param: { name: "n", in: "query" } }) });
+const Body = z.object({ input: z.record(z.string(), z.unknown()) }).strict();
+
+const submit = createRoute({
+  method: "post",
+  path: "/things/{id}",
+  middleware: [jsonBody(64)] as const,
+  request: { params: Params, query: Query, body: { required: true, content: { "application/json": { schema: Body } } } },
+  responses: { 200: { description: "ok" } },
+});
+
+function app() {
+  const failures: CheckResult[] = [];
+  const a = new CheckedOpenAPIHono({
+    onInvalid: (result) => {
+      failures.push(result);
+      throw new EmulatorError("VALIDATION_FAILED", `bad ${result.target}`);
+    },
+  });
+  a.onError((err, c) => problemResponse(c, err));
+  a.openapi(submit, (c) => c.json({ id: c.req.valid("param").id, n: c.req.valid("query").n ?? null, input: c.req.valid("json").input }, 200));
+  return { a, failures };
+}
+
+const post = (a: { request: (path: string, init: RequestInit) => Response | Promise<Response> }, path: string, body: string, type = "application/json") =>
+  a.request(path, { method: "POST", headers: { "content-type": type }, body });
+
+describe("routes checked in their own step", () => {
+  it("gives the handler the parsed path, query and body, reading the body as JSON whatever its type", async () => {
+    const { a } = app();
+    const res = await post(a, "/things/ab?n=7", '{"input":{"x":1}}');
+    expect(await res.json()).toEqual({ id: "ab", n: 7, input: { x: 1 } });
+    const form = await post(a, "/things/ab", '{"input":{}}', "application/x-www-form-urlencoded");
+    expect(await form.json()).toEqual({ id: "ab", n: null, input: {} });
+  });
+
+  it("tells onInvalid which part failed, refuses bodies that are not JSON or over the limit, and the route's own hook comes first", async () => {
+    const { a, failures } = app();
+    expect((await post(a, "/things/a", '{"input":{}}')).status).toBe(400);
+    expect((await post(a, "/things/ab?n=x", '{"input":{}}')).status).toBe(400);
+    expect((await post(a, "/things/ab", '{"input":{},"extra":1}')).status).toBe(400);
+    expect(failures.map((f) => f.target)).toEqual(["param", "query", "json"]);
+    const broken = await post(a, "/things/ab", "{nope");
+    expect([broken.status, ((await broken.json()) as { detail: string }).detail]).toEqual([400, expect.stringMatching(/not valid JSON/)]);
+    expect((await post(a, "/things/ab", JSON.stringify({ input: { big: "x".repeat(100) } }))).status).toBe(413);
+
+    const hooked = new CheckedOpenAPIHono({ onInvalid: () => undefined });
+    hooked.openapi(submit, (c) => c.json({}, 200), (result, c) => c.json({ hook: result.target }, 422));
+    const res = await post(hooked, "/things/a", "{}");
+    expect([res.status, await res.json()]).toEqual([422, { hook: "param" }]);
+  });
+
+  it("is one link of the chain, and the route is documented as declared", () => {
+    const { a } = app();
+    expect(a.routes.filter((r) => r.path === "/things/:id")).toHaveLength(1);
+    const doc = a.getOpenAPIDocument({ openapi: "3.0.0", info: { title: "t", version: "1" } });
+    expect(doc.paths["/things/{id}"]?.post?.parameters?.map((p) => ("name" in p ? p.name : ""))).toEqual(["id", "n"]);
+    expect(doc.paths["/things/{id}"]?.post?.requestBody).toBeDefined();
+  });
+
+  it("refuses, when a route is added, what it would not check", () => {
+    const bare = new CheckedOpenAPIHono({ onInvalid: () => undefined });
+    const base = { method: "post" as const, path: "/x", responses: { 200: { description: "ok" } } };
+    const headers = createRoute({ ...base, request: { headers: z.object({ "x-a": z.string() }) } });
+    expect(() => bare.openapi(headers, (c) => c.json({}, 200))).toThrow(/header and cookie parameters/);
+    const noLimit = createRoute({ ...base, request: { body: { content: { "application/json": { schema: Body } } } } });
+    expect(() => bare.openapi(noLimit, (c) => c.json({}, 200))).toThrow(/needs jsonBody/);
+    const form = createRoute({ ...base, middleware: [jsonBody(10)] as const, request: { body: { content: { "text/plain": { schema: z.string() } } } } });
+    expect(() => bare.openapi(form, (c) => c.json({}, 200))).toThrow(/only an application\/json body/);
+  });
+});
