@@ -20,6 +20,8 @@ const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 export class SqliteObservabilityStore implements ObservabilityStore {
   private readonly s;
   private pending: Array<() => void> = [];
+  /** Journal rows, written with the next commit or within `LATER_MS` (see WriteBehind.scheduleLater). */
+  private pendingRequests: JournalEntry[] = [];
   /** Timeline events of this turn, by job, in the order jobs first changed. */
   private pendingEvents = new Map<string, { endpointId: string; events: StoredEvent[] }>();
 
@@ -45,6 +47,14 @@ export class SqliteObservabilityStore implements ObservabilityStore {
         const rows = this.pending;
         this.pending = [];
         for (const write of rows) write();
+      },
+    });
+    writes.add({
+      pending: () => this.pendingRequests.length > 0,
+      write: () => {
+        const rows = this.pendingRequests;
+        this.pendingRequests = [];
+        for (const r of rows) this.s.addRequest.run(r.method, r.path, r.endpoint ?? null, r.operation ?? null, r.status, r.at, r.durationMs, r.body === undefined ? null : JSON.stringify(r.body));
       },
     });
   }
@@ -95,7 +105,8 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   appendRequest(r: JournalEntry): void {
-    this.later(() => this.s.addRequest.run(r.method, r.path, r.endpoint ?? null, r.operation ?? null, r.status, r.at, r.durationMs, r.body === undefined ? null : JSON.stringify(r.body)));
+    this.pendingRequests.push(r);
+    this.writes.scheduleLater();
   }
 
   requests(f: JournalFilter): { requests: JournalEntry[]; count: number } {
@@ -145,6 +156,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
 
   clearAll(): void {
     this.pending = [];
+    this.pendingRequests = [];
     this.pendingEvents.clear();
     this.db.exec(`DELETE FROM job_timeline; DELETE FROM webhook_deliveries; DELETE FROM request_journal;`);
   }

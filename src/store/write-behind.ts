@@ -12,6 +12,9 @@ export interface BehindWrites {
   failed?(error: unknown): void;
 }
 
+/** How long rows that can wait (see `scheduleLater`) wait at most, in real ms. */
+export const LATER_MS = 50;
+
 /**
  * The writes of one turn of the event loop, committed together at its end: the stores of one
  * database (jobs, timelines, the journal) gather their rows during a turn and this writes them
@@ -23,6 +26,7 @@ export interface BehindWrites {
 export class WriteBehind {
   private readonly parts: BehindWrites[] = [];
   private scheduled = false;
+  private laterTimer: NodeJS.Timeout | undefined;
   /** Stores that wrote into an enclosing transaction and still wait to hear it committed. */
   private readonly writtenInside = new Set<BehindWrites>();
   private readonly inTx: (fn: () => void) => void;
@@ -52,6 +56,26 @@ export class WriteBehind {
         this.onError(e);
       }
     });
+  }
+
+  /**
+   * Asks for a flush within `LATER_MS` of real time, for rows nothing else depends on (the request
+   * journal): they join the next turn that commits anyway, or a commit of their own when the timer
+   * fires, so a stream of reads costs one commit per interval rather than one per turn. A kill -9
+   * loses at most that interval of them; reads, snapshots and close flush them first.
+   */
+  scheduleLater(): void {
+    if (this.laterTimer !== undefined) return;
+    this.laterTimer = setTimeout(() => {
+      this.laterTimer = undefined;
+      try {
+        this.flush();
+      } catch (e) {
+        if (!this.onError) throw e;
+        this.onError(e);
+      }
+    }, LATER_MS);
+    this.laterTimer.unref();
   }
 
   /** Writes what every store has waiting, now. */

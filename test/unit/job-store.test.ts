@@ -1,9 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Job } from "../../src/domain/job.js";
 import { openDb } from "../../src/store/db.js";
 import { SqliteJobStore } from "../../src/store/job-store.js";
 import { SqliteObservabilityStore } from "../../src/store/observability-store.js";
-import { WriteBehind } from "../../src/store/write-behind.js";
+import { LATER_MS, WriteBehind } from "../../src/store/write-behind.js";
 
 const job = (id: string, over: Partial<Job> = {}): Job => ({
   id,
@@ -236,6 +236,40 @@ describe("job store: writes behind", () => {
     expect(settled).toBe(false);
     await endOfTurn();
     expect(settled).toBe(true);
+  });
+
+  it("lets journal rows wait for the next commit, or for LATER_MS, and writes them before any read", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const db = openDb(":memory:");
+      const writes = new WriteBehind(db);
+      const store = new SqliteJobStore(db, writes);
+      const observe = new SqliteObservabilityStore(db, writes);
+      const journalRows = () => (db.prepare("SELECT COUNT(*) AS n FROM request_journal").get() as { n: number }).n;
+      const changes = () => (db.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
+      const request = (path: string) => observe.appendRequest({ method: "GET", path, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, body: undefined });
+      request("/v2/ep/status/1");
+      await endOfTurn();
+      expect(journalRows()).toBe(0); // no commit of its own at the end of the turn
+      // The next turn that commits anyway takes it along.
+      store.insert(job("a"));
+      request("/v2/ep/run");
+      const before = changes();
+      await store.whenDurable();
+      expect(changes() - before).toBe(3); // the job and both requests
+      expect(journalRows()).toBe(2);
+      // With nothing else to commit, the timer writes it.
+      request("/v2/ep/status/a");
+      vi.advanceTimersByTime(LATER_MS - 1);
+      expect(journalRows()).toBe(2);
+      vi.advanceTimersByTime(1);
+      expect(journalRows()).toBe(3);
+      // A read of the journal sees every request before it.
+      request("/v2/ep/health");
+      expect(observe.requests({}).requests.map((r) => r.path)).toEqual(["/v2/ep/status/1", "/v2/ep/run", "/v2/ep/status/a", "/v2/ep/health"]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("folds a turn's updates of a job into one UPDATE of all their fields, leaving the callers' field lists alone", async () => {
