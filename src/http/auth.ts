@@ -13,6 +13,7 @@ export interface Caller {
 }
 
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+const ANY_KEY = { scopes: ALL_SCOPES, rateLimitExempt: false } as const;
 
 /** The configured API keys, or, with none configured, any non-empty key with every scope. */
 export class ApiKeys {
@@ -27,8 +28,19 @@ export class ApiKeys {
     return this.keys.size === 0;
   }
 
+  /** `keyFromHeader`, remembering the last header read: a client sends the same one every time. */
+  parse(header: string | undefined, bareAllowed: boolean): { key: string } | { problem: string } {
+    const last = this.lastParsed;
+    if (last && last.header === header && last.bareAllowed === bareAllowed) return last.parsed;
+    const parsed = keyFromHeader(header, bareAllowed);
+    this.lastParsed = { header, bareAllowed, parsed };
+    return parsed;
+  }
+
+  private lastParsed: { header: string | undefined; bareAllowed: boolean; parsed: { key: string } | { problem: string } } | undefined;
+
   lookup(key: string): { scopes: ReadonlySet<Scope>; rateLimitExempt: boolean } | undefined {
-    if (this.open) return { scopes: ALL_SCOPES, rateLimitExempt: false };
+    if (this.open) return ANY_KEY;
     return this.keys.get(key);
   }
 }
@@ -60,7 +72,7 @@ const unauthorized = (detail: string) => new EmulatorError("UNAUTHORIZED", detai
  * quota has counted the request.
  */
 export function authenticate(c: Context, keys: ApiKeys, route: ServiceRoute): Caller {
-  const parsed = keyFromHeader(c.req.header("authorization"), route.surface !== "rest");
+  const parsed = keys.parse(c.req.header("authorization"), route.surface !== "rest");
   if ("problem" in parsed) {
     c.header("www-authenticate", 'Bearer realm="minipod"');
     throw unauthorized(parsed.problem);

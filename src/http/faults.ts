@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { EmulatorError } from "../domain/errors.js";
-import { REQUEST_FAULTS, type FaultRules } from "../domain/faults.js";
+import { REQUEST_FAULTS, type FaultRule, type FaultRules } from "../domain/faults.js";
 import type { Logger } from "../domain/logger.js";
 import type { AppEnv } from "./env.js";
 import { statusTitle } from "./problem.js";
@@ -9,11 +9,16 @@ import type { RouteInfo } from "./route-info.js";
 /**
  * Request-level fault injection on a service route: answers with an injected status (thrown),
  * delays the answer (wall time), or drops the connection (the answer returned, never sent).
- * Rules are matched by endpoint and operation. Undefined: the request goes on.
+ * Rules are matched by endpoint and operation. Undefined: no rule fired and the request goes on
+ * at once (no promise: this runs on every request); otherwise a promise of the dropped answer,
+ * or of undefined once a delay is over.
  */
-export async function requestFault(c: Context<AppEnv>, faults: FaultRules, log: Logger, info: RouteInfo): Promise<Response | undefined> {
+export function requestFault(c: Context<AppEnv>, faults: FaultRules, log: Logger, info: RouteInfo): Promise<Response | undefined> | undefined {
   const rule = faults.fire(REQUEST_FAULTS, { endpoint: info.endpoint, operation: info.operation });
-  if (!rule) return undefined;
+  return rule ? fired(c, rule, log) : undefined;
+}
+
+async function fired(c: Context<AppEnv>, rule: FaultRule, log: Logger): Promise<Response | undefined> {
   const what = `${c.req.method} ${c.req.path}`;
   const f = rule.fault;
   if (f.type === "latency") {

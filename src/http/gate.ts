@@ -33,12 +33,14 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): Middlewa
   const logLine = (c: Context<AppEnv>, startedMs: number) =>
     log.info(`${c.req.method} ${c.req.path} ${c.res.status} ${(performance.now() - startedMs).toFixed(1)}ms`);
 
+  // `await` only on real promises: each await of a plain value still costs a turn of the microtask queue.
   return async (c, next) => {
     const startedMs = performance.now();
     const path = c.req.path;
     if (!path.startsWith("/v1/") && !path.startsWith("/v2/")) {
       await next();
-      await durable(c);
+      const committed = durable(c);
+      if (committed) await committed;
       if (log.enabled("info")) logLine(c, startedMs);
       return;
     }
@@ -48,7 +50,8 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): Middlewa
     const at = journal.enabled ? journal.now() : 0;
     let release: (() => void) | undefined;
     try {
-      const dropped = await requestFault(c, faults, log, info);
+      const fault = requestFault(c, faults, log, info);
+      const dropped = fault && (await fault);
       if (dropped) {
         c.res = dropped;
       } else {
@@ -57,7 +60,8 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): Middlewa
         authorize(c, caller);
         release = admission(c, caller);
         await next();
-        await durable(c);
+        const committed = durable(c);
+        if (committed) await committed;
       }
     } catch (err) {
       c.res = await onError(err as Error, c);

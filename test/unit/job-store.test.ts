@@ -267,6 +267,11 @@ describe("job store: writes behind", () => {
       // A read of the journal sees every request before it.
       request("/v2/ep/health");
       expect(observe.requests({}).requests.map((r) => r.path)).toEqual(["/v2/ep/status/1", "/v2/ep/run", "/v2/ep/status/a", "/v2/ep/health"]);
+      // Many rows of a commit, written in statements of several rows, keep their order.
+      const paths = Array.from({ length: 70 }, (_, i) => `/v2/ep/status/n${i}`);
+      for (const p of paths) request(p);
+      expect(observe.requests({ limit: 70 }).requests.map((r) => r.path)).toEqual(paths);
+      expect(observe.requests({}).count).toBe(74);
     } finally {
       vi.useRealTimers();
     }
