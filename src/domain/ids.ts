@@ -4,6 +4,7 @@ const hex16 = customAlphabet("0123456789abcdef", 16);
 const lower = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 14);
 
 let lastMs = 0;
+let lastMsHex = "000000000000";
 let seqInMs = 0;
 
 /**
@@ -11,18 +12,18 @@ let seqInMs = 0;
  * count within that ms (4 digits). Never smaller than the last, even if the wall clock steps back.
  */
 function orderedPrefix(): string {
-  let ms = Date.now();
-  if (ms <= lastMs) {
-    ms = lastMs;
-    if (++seqInMs > 0xffff) {
-      ms += 1;
-      seqInMs = 0;
-    }
-  } else {
+  const ms = Date.now();
+  if (ms > lastMs) {
+    lastMs = ms;
+    lastMsHex = ms.toString(16).padStart(12, "0");
+    seqInMs = 0;
+  } else if (++seqInMs > 0xffff) {
+    lastMs += 1;
+    lastMsHex = lastMs.toString(16).padStart(12, "0");
     seqInMs = 0;
   }
-  lastMs = ms;
-  return ms.toString(16).padStart(12, "0") + seqInMs.toString(16).padStart(4, "0");
+  // The ms (beyond 32 bits) is converted once per ms: radix conversion of such a number is slow.
+  return lastMsHex + (0x10000 + seqInMs).toString(16).slice(1);
 }
 
 /**
