@@ -8,11 +8,12 @@ let lastMsHex = "000000000000";
 let seqInMs = 0;
 
 /**
- * 16 hex digits that grow with every call: the wall-clock ms (12 digits, as in a UUIDv7) and a
- * count within that ms (4 digits). Never smaller than the last, even if the wall clock steps back.
+ * 16 hex digits that grow with every call: the ms `now` (12 digits, as in a UUIDv7) and a count
+ * within that ms (4 digits). Never smaller than the last, even when time stands still (the manual
+ * clock) or steps back (a snapshot restored).
  */
-function orderedPrefix(): string {
-  const ms = Date.now();
+function orderedPrefix(now: number): string {
+  const ms = Math.max(0, Math.floor(now));
   if (ms > lastMs) {
     lastMs = ms;
     lastMsHex = ms.toString(16).padStart(12, "0");
@@ -29,12 +30,12 @@ function orderedPrefix(): string {
 /**
  * A job id shaped like the real service's (UUID-like with a short suffix, `...-u1`; every
  * character matches `^[A-Za-z0-9_-]+$` as real clients check). Its first 16 hex digits grow with
- * each id (creation time in ms, then a count), the last 16 are random (nanoid's secure generator):
+ * each id (virtual creation time in ms, then a count), the last 16 are random (nanoid's secure generator):
  * ids never repeat, and they sort by creation, so a new job's row and timeline go at the end of
  * their indexes instead of at a random place in them (two job inserts cost a third as much).
  */
-export function newJobId(kind: "run" | "runsync"): string {
-  const p = orderedPrefix();
+export function newJobId(kind: "run" | "runsync", now: number): string {
+  const p = orderedPrefix(now);
   const r = hex16();
   const id = `${p.slice(0, 8)}-${p.slice(8, 12)}-${p.slice(12, 16)}-${r.slice(0, 4)}-${r.slice(4)}-u1`;
   return kind === "runsync" ? `sync-${id}` : id;

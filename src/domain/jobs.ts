@@ -50,7 +50,7 @@ export class JobService {
     const now = this.d.clock.now();
     const ttlMs = sub.policy?.ttl ?? TTL_DEFAULT_MS;
     const job: Job = {
-      id: newJobId(kind),
+      id: newJobId(kind, now),
       endpointId,
       kind,
       status: "IN_QUEUE",

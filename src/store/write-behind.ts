@@ -49,12 +49,7 @@ export class WriteBehind {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      try {
-        this.flush();
-      } catch (e) {
-        if (!this.onError) throw e;
-        this.onError(e);
-      }
+      this.flushReporting();
     });
   }
 
@@ -68,14 +63,19 @@ export class WriteBehind {
     if (this.laterTimer !== undefined) return;
     this.laterTimer = setTimeout(() => {
       this.laterTimer = undefined;
-      try {
-        this.flush();
-      } catch (e) {
-        if (!this.onError) throw e;
-        this.onError(e);
-      }
+      this.flushReporting();
     }, LATER_MS);
     this.laterTimer.unref();
+  }
+
+  /** A flush nobody waits on: its error goes to `onError` (thrown without one). */
+  private flushReporting(): void {
+    try {
+      this.flush();
+    } catch (e) {
+      if (!this.onError) throw e;
+      this.onError(e);
+    }
   }
 
   /** Writes what every store has waiting, now. */
