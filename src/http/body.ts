@@ -2,8 +2,6 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { IncomingMessage } from "node:http";
 import { EmulatorError } from "../domain/errors.js";
 
-const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
-
 const tooLarge = (limit: number) =>
   new EmulatorError("PAYLOAD_TOO_LARGE", `request body exceeds the limit of ${limit} bytes (${(limit / 1024 / 1024).toFixed(0)} MB) for this operation`);
 
@@ -12,23 +10,15 @@ const BODY_LIMIT = Symbol("jsonBody limit");
 /**
  * A route's JSON body, read once and refused with 413 as soon as it passes `limit` bytes (the
  * declared Content-Length first, then the bytes actually read), so no unbounded body is buffered.
- * A body sent without a JSON content type (curl's default form type) is read as JSON.
  *
  * In a route's `middleware`, it declares the body: `CheckedOpenAPIHono` reads it with
- * `readJsonBody` in the route's own step. Run as a plain middleware, it reads the body and gives
- * it to Hono's `c.req.json()` with a JSON content type.
+ * `readJsonBody` in the route's own step and parses it as JSON whatever its Content-Type (curl's
+ * default form type included). Run as a plain middleware, it reads it into Hono's body cache
+ * (`c.req.text()`).
  */
 export function jsonBody(limit: number): MiddlewareHandler {
   const mw: MiddlewareHandler = async (c, next) => {
-    const text = await readJsonBody(c, limit);
-    const raw = c.req.raw;
-    if (!JSON_TYPE.test(c.req.header("content-type") ?? "")) {
-      const headers = new Headers(raw.headers);
-      headers.set("content-type", "application/json");
-      c.req.raw = new Request(raw.url, { method: raw.method, headers, body: text, signal: raw.signal });
-      c.req.bodyCache = {};
-      (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
-    }
+    await readJsonBody(c, limit);
     await next();
   };
   return Object.assign(mw, { [BODY_LIMIT]: limit });

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { EmulatorError } from "../../src/domain/errors.js";
 import { jsonBody } from "../../src/http/body.js";
@@ -64,6 +65,15 @@ describe("routes checked in their own step", () => {
     const doc = a.getOpenAPIDocument({ openapi: "3.0.0", info: { title: "t", version: "1" } });
     expect(doc.paths["/things/{id}"]?.post?.parameters?.map((p) => ("name" in p ? p.name : ""))).toEqual(["id", "n"]);
     expect(doc.paths["/things/{id}"]?.post?.requestBody).toBeDefined();
+  });
+
+  it("leaves jsonBody usable as a plain middleware: the body read under its limit, for c.req.text()", async () => {
+    const plain = new Hono();
+    plain.onError((err, c) => problemResponse(c, err));
+    plain.post("/echo", jsonBody(16), async (c) => c.text(await c.req.text()));
+    expect(await (await post(plain, "/echo", '{"a":1}')).text()).toBe('{"a":1}');
+    expect(await (await post(plain, "/echo", "")).text()).toBe("{}");
+    expect((await post(plain, "/echo", JSON.stringify({ a: "x".repeat(20) }))).status).toBe(413);
   });
 
   it("refuses, when a route is added, what it would not check", () => {
