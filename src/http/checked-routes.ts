@@ -8,7 +8,7 @@ import { bodyLimitOf, readJsonBody } from "./body.js";
 export type CheckResult = { target: CheckTarget; success: boolean; data: unknown; error?: z.ZodError };
 /** Answers a failed check: throws (the app's problem+json), or returns a Response to send. */
 export type CheckHook = (result: CheckResult, c: Context) => Response | undefined | void;
-type H = (c: Context, next: () => Promise<void>) => Response | Promise<Response>;
+type RouteStep = (c: Context, next: () => Promise<void>) => Response | Promise<Response>;
 type CheckTarget = "query" | "param" | "json";
 type Check = { target: CheckTarget; schema: z.ZodType; read: (c: Context, body: string | undefined) => unknown };
 
@@ -24,7 +24,7 @@ const notJson = () => new EmulatorError("BAD_REQUEST", 'the request body is not 
  * promise or two and an async zod parse, and as much time as the route's own work. Here a route
  * is one link (its own middleware aside). A body declared with `jsonBody(limit)` is read in that
  * link too, under its limit, and parsed as JSON whatever its Content-Type (curl's default form
- * type included), as `jsonBody` alone would make it.
+ * type included).
  *
  * Declarations this does not check (header or cookie parameters, non-JSON bodies, a JSON body
  * without `jsonBody`) are refused when the route is added, not ignored at request time.
@@ -55,7 +55,7 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
         return undefined;
       };
       // Hono's chain takes a handler's Response as it is, promise or not.
-      const step: H =
+      const step: RouteStep =
         bodyLimit === undefined
           ? (c, next) => check(c, undefined) ?? (handler(c, next) as Promise<Response>)
           : async (c, next) => check(c, await readJsonBody(c, bodyLimit)) ?? (handler(c, next) as Promise<Response>);
