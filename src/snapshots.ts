@@ -38,7 +38,7 @@ export class Snapshots {
     private readonly db: Db,
     private readonly clock: VirtualClock,
     private readonly rebuild: (at: number) => Promise<void>,
-    /** Writes what is held back for the end of the turn, so the image is complete. */
+    /** Writes everything held back (for the end of the turn, or until needed), so the image is complete. */
     private readonly flush: () => void = () => {},
   ) {}
 
@@ -57,6 +57,9 @@ export class Snapshots {
   async restore(name: string): Promise<SnapshotInfo> {
     const snap = this.images.get(name);
     if (!snap) throw new EmulatorError("NOT_FOUND", `no snapshot named "${name}"; saved: ${[...this.images.keys()].join(", ") || "none"}`);
+    // Rows still held back go in first, so that the image replaces them too (rather than their
+    // being written on top of it afterwards).
+    this.flush();
     loadImage(snap.image, this.db);
     await this.rebuild(snap.at);
     return { name, at: snap.at, bytes: snap.image.byteLength };

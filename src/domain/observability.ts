@@ -42,6 +42,9 @@ export interface JournalEntry {
   body: unknown;
 }
 
+/** What the gate records of a request: the entry, with the body still as the client sent it. */
+export type RequestRecord = Omit<JournalEntry, "body"> & { bodyText: string | undefined };
+
 export interface JournalFilter {
   endpoint?: string | undefined;
   operation?: string | undefined;
@@ -54,7 +57,8 @@ export interface ObservabilityStore {
   events(jobId: string): JobEvent[];
   appendDelivery(d: WebhookDelivery): void;
   deliveries(jobId?: string): WebhookDelivery[];
-  appendRequest(r: JournalEntry): void;
+  /** A request as answered; its body (raw text) is redacted and cut when the row is written. */
+  appendRequest(r: RequestRecord): void;
   requests(f: JournalFilter): { requests: JournalEntry[]; count: number };
   clearRequests(): number;
   /** Keeps the newest timeline rows (a row: one job's events of one turn) and webhook attempts. */

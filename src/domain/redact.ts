@@ -13,3 +13,15 @@ export function redact(value: unknown): unknown {
   }
   return value;
 }
+
+const BODY_KEPT_BYTES = 64 * 1024;
+
+/** A request body as the journal keeps it: parsed, with secrets redacted; a note when too long or not JSON. */
+export function keptRequestBody(text: string): unknown {
+  if (text.length > BODY_KEPT_BYTES) return `[${text.length} bytes, not kept]`;
+  try {
+    return redact(JSON.parse(text));
+  } catch {
+    return "[not JSON]";
+  }
+}

@@ -1,11 +1,9 @@
 import type { Context } from "hono";
 import type { VirtualClock } from "../domain/clock.js";
 import type { ObservabilityStore } from "../domain/observability.js";
-import { redact } from "../domain/redact.js";
 import type { AppEnv } from "./env.js";
 import type { RouteInfo } from "./route-info.js";
 
-const BODY_KEPT_BYTES = 64 * 1024;
 const TRIM_EVERY = 1000;
 
 /**
@@ -36,23 +34,14 @@ export class RequestJournal {
     const cached = (c.req.bodyCache as { text?: Promise<string> }).text;
     const status = c.get("dropped") ? 0 : c.res.status;
     const durationMs = Math.round((performance.now() - startedMs) * 100) / 100;
-    const write = (body: unknown) => {
-      this.store.appendRequest({ method: c.req.method, path: c.req.path, endpoint: info.endpoint, operation: info.operation, status, at, durationMs, body });
+    const write = (bodyText: string | undefined) => {
+      this.store.appendRequest({ method: c.req.method, path: c.req.path, endpoint: info.endpoint, operation: info.operation, status, at, durationMs, bodyText });
       if (++this.written % TRIM_EVERY === 0) this.store.trimRequests(this.keep);
     };
     if (!cached) {
       write(undefined);
       return undefined;
     }
-    return cached.then((text) => write(keptBody(text)));
-  }
-}
-
-function keptBody(text: string): unknown {
-  if (text.length > BODY_KEPT_BYTES) return `[${text.length} bytes, not kept]`;
-  try {
-    return redact(JSON.parse(text));
-  } catch {
-    return "[not JSON]";
+    return cached.then(write);
   }
 }

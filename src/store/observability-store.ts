@@ -1,5 +1,6 @@
 import type { JobStatus } from "../domain/job.js";
-import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, WebhookDelivery } from "../domain/observability.js";
+import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, RequestRecord, WebhookDelivery } from "../domain/observability.js";
+import { keptRequestBody } from "../domain/redact.js";
 import type { Db } from "./db.js";
 import { WriteBehind } from "./write-behind.js";
 
@@ -14,20 +15,28 @@ const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 const INSERT_REQUESTS = "INSERT INTO request_journal (method, path, endpoint_id, operation, status, at, duration_ms, body) VALUES";
 const REQUEST_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)";
 const REQUESTS_PER_INSERT = 32;
-const requestRow = (r: JournalEntry) =>
-  [r.method, r.path, r.endpoint ?? null, r.operation ?? null, r.status, r.at, r.durationMs, r.body === undefined ? null : JSON.stringify(r.body)] as const;
+const requestRow = (r: RequestRecord) =>
+  [r.method, r.path, r.endpoint ?? null, r.operation ?? null, r.status, r.at, r.durationMs, r.bodyText === undefined ? null : JSON.stringify(keptRequestBody(r.bodyText))] as const;
 
 /**
  * Job timelines, webhook attempts and the request journal in SQLite. Rows are written behind:
  * gathered during one turn of the event loop and inserted in one transaction at its end (every
  * read flushes first), so the few rows each request and each transition add cost one commit per
  * turn instead of one each. A job's timeline events of one turn share one row.
+ *
+ * Journal rows wait longer. In a database file they join the next commit, or get one of their
+ * own within `LATER_MS`. In a database in memory, which keeps nothing past the process anyway,
+ * they stay in memory (at most the journal's size, the oldest dropped first) until something
+ * needs them in SQLite: a read of the journal, a snapshot, an export. Under load nobody reads,
+ * so most are never written, nor their bodies parsed and redacted.
  */
 export class SqliteObservabilityStore implements ObservabilityStore {
   private readonly s;
   private pending: Array<() => void> = [];
-  /** Journal rows, written with the next commit or within `LATER_MS` (see WriteBehind.scheduleLater). */
-  private pendingRequests: JournalEntry[] = [];
+  /** Journal rows not written yet, oldest first (see above). */
+  private pendingRequests: RequestRecord[] = [];
+  /** Whether journal rows are held until needed (a database in memory) rather than written within `LATER_MS`. */
+  private readonly holdRequests: boolean;
   /** Timeline events of this turn, by job, in the order jobs first changed. */
   private pendingEvents = new Map<string, { endpointId: string; events: StoredEvent[] }>();
 
@@ -36,6 +45,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     private readonly db: Db,
     private readonly writes: WriteBehind = new WriteBehind(db),
   ) {
+    this.holdRequests = db.memory;
     this.s = {
       addEvents: db.prepare<[string, string, string]>(`INSERT INTO job_timeline (job_id, endpoint_id, events) VALUES (?, ?, ?)`),
       events: db.prepare<[string], TimelineRow>(`SELECT job_id, endpoint_id, events FROM job_timeline WHERE job_id = ? ORDER BY seq`),
@@ -44,6 +54,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       jobDeliveries: db.prepare<[string], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY seq`),
       addRequest: db.prepare(`${INSERT_REQUESTS} ${REQUEST_VALUES}`),
       addRequests: db.prepare(`${INSERT_REQUESTS} ${Array(REQUESTS_PER_INSERT).fill(REQUEST_VALUES).join(", ")}`),
+      trimRequests: db.prepare<[number]>(`DELETE FROM request_journal WHERE seq <= (SELECT MAX(seq) FROM request_journal) - ?`),
     };
     writes.add({
       pending: () => this.pending.length > 0 || this.pendingEvents.size > 0,
@@ -57,7 +68,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       },
     });
     writes.add({
-      pending: () => this.pendingRequests.length > 0,
+      pending: (all) => this.pendingRequests.length > 0 && (all || !this.holdRequests),
       write: () => {
         const rows = this.pendingRequests;
         this.pendingRequests = [];
@@ -74,9 +85,9 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     });
   }
 
-  /** Writes every row still waiting for the end of the turn. */
+  /** Writes every row still waiting, journal rows held in memory included. */
   flush(): void {
-    this.writes.flush();
+    this.writes.flush(true);
   }
 
   private later(write: () => void): void {
@@ -96,7 +107,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   events(jobId: string): JobEvent[] {
-    this.flush();
+    this.writes.flush();
     return this.s.events.all(jobId).flatMap((r) =>
       (JSON.parse(r.events) as StoredEvent[]).map(([at, from, to, cause]) => ({
         jobId: r.job_id,
@@ -114,14 +125,14 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   deliveries(jobId?: string): WebhookDelivery[] {
-    this.flush();
+    this.writes.flush();
     const rows = jobId === undefined ? this.s.deliveries.all() : this.s.jobDeliveries.all(jobId);
     return rows.map((r) => ({ jobId: r.job_id, endpointId: r.endpoint_id, url: r.url, attempt: r.attempt, status: opt(r.status), error: opt(r.error), at: r.at }));
   }
 
-  appendRequest(r: JournalEntry): void {
+  appendRequest(r: RequestRecord): void {
     this.pendingRequests.push(r);
-    this.writes.scheduleLater();
+    if (!this.holdRequests) this.writes.scheduleLater();
   }
 
   requests(f: JournalFilter): { requests: JournalEntry[]; count: number } {
@@ -161,11 +172,14 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   trimRequests(max: number): void {
-    this.trim("request_journal", max);
+    // The newest `max` of the rows written and those waiting: the waiting ones are the newer.
+    const waiting = this.pendingRequests;
+    if (waiting.length > max) waiting.splice(0, waiting.length - max);
+    this.s.trimRequests.run(max - waiting.length);
   }
 
   private trim(table: string, max: number): void {
-    this.flush();
+    this.writes.flush();
     this.db.prepare(`DELETE FROM ${table} WHERE seq <= (SELECT MAX(seq) FROM ${table}) - ?`).run(max);
   }
 

@@ -2,8 +2,12 @@ import type { Db } from "./db.js";
 
 /** A store whose writes wait for the end of the turn. */
 export interface BehindWrites {
-  /** Whether it has writes waiting. */
-  pending(): boolean;
+  /**
+   * Whether it has writes waiting. `all` false at the end of a turn, true when everything must be
+   * in the database (before a read, a snapshot, an export, close): a store may keep rows that
+   * nothing waits for until then.
+   */
+  pending(all: boolean): boolean;
   /** Writes them (inside the transaction the writer opened). */
   write(): void;
   /** They are committed. */
@@ -49,7 +53,7 @@ export class WriteBehind {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.flushReporting();
+      this.flushReporting(false);
     });
   }
 
@@ -63,25 +67,29 @@ export class WriteBehind {
     if (this.laterTimer !== undefined) return;
     this.laterTimer = setTimeout(() => {
       this.laterTimer = undefined;
-      this.flushReporting();
+      this.flushReporting(false);
     }, LATER_MS);
     this.laterTimer.unref();
   }
 
   /** A flush nobody waits on: its error goes to `onError` (thrown without one). */
-  private flushReporting(): void {
+  private flushReporting(all: boolean): void {
     try {
-      this.flush();
+      this.flush(all);
     } catch (e) {
       if (!this.onError) throw e;
       this.onError(e);
     }
   }
 
-  /** Writes what every store has waiting, now. */
-  flush(): void {
+  /**
+   * Writes what the stores have waiting, now: what must not wait past this turn (before a read
+   * with SQL), or with `all` everything, rows held until needed included (before a snapshot or an
+   * export, or a read of those rows).
+   */
+  flush(all = false): void {
     if (!this.db.open) return;
-    const due = this.parts.filter((p) => p.pending());
+    const due = this.parts.filter((p) => p.pending(all));
     if (this.db.inTransaction) {
       if (due.length === 0) return;
       for (const p of due) {

@@ -82,6 +82,8 @@ describe("snapshots", () => {
     const saved = await e.post("/_emulator/snapshots/base");
     expect(saved.body).toMatchObject({ name: "base", at: e.now(), bytes: expect.any(Number) });
     const savedAt = e.now();
+    const journaled = (await e.get("/_emulator/requests")).body.requests;
+    expect(journaled.map((r: { path: string }) => r.path)).toEqual(["/v2/ep/run"]);
 
     const later = (await e.post("/v2/ep/run", { input: { sleepMs: 100 } })).body.id;
     await e.advance(3_600_000); // the first job's retention ends
@@ -90,6 +92,8 @@ describe("snapshots", () => {
     const restored = await e.post("/_emulator/snapshots/base/restore");
     expect(restored.status).toBe(200);
     expect(e.now()).toBe(savedAt);
+    // The journal is part of the state: requests made since the snapshot leave it, whether or not they were written yet.
+    expect((await e.get("/_emulator/requests")).body.requests).toEqual(journaled);
     expect((await e.get(`/v2/ep/status/${kept}`)).body).toMatchObject({ status: "COMPLETED", output: "kept" });
     expect((await e.get(`/v2/ep/status/${later}`)).status).toBe(404);
     // Timers were rebuilt from the restored state: retention ends 30 minutes after completion.
@@ -121,9 +125,12 @@ describe("snapshots", () => {
     expect(bytes.includes(Buffer.from("EXPORT-SECRET"))).toBe(false);
     const db = new Database(bytes);
     const row = db.prepare("SELECT input, s3_config FROM jobs").get() as { input: string; s3_config: string };
+    const journal = db.prepare("SELECT path, body FROM request_journal").all() as Array<{ path: string; body: string }>;
     db.close();
     expect(JSON.parse(row.input)).toEqual({ q: 1 });
     expect(JSON.parse(row.s3_config).accessSecret).toBe("[redacted]");
+    // The journal's rows too, those held in memory until now included.
+    expect(journal.map((r) => [r.path, JSON.parse(r.body).s3Config.accessSecret])).toEqual([["/v2/other/run", "[redacted]"]]);
   });
 });
 

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { Job } from "../../src/domain/job.js";
 import { openDb } from "../../src/store/db.js";
@@ -238,16 +241,17 @@ describe("job store: writes behind", () => {
     expect(settled).toBe(true);
   });
 
-  it("lets journal rows wait for the next commit, or for LATER_MS, and writes them before any read", async () => {
+  it("in a database file, lets journal rows wait for the next commit, or for LATER_MS, and writes them before any read", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const dir = mkdtempSync(join(tmpdir(), "minipod-journal-"));
+    const db = openDb(join(dir, "state.db"));
     try {
-      const db = openDb(":memory:");
       const writes = new WriteBehind(db);
       const store = new SqliteJobStore(db, writes);
       const observe = new SqliteObservabilityStore(db, writes);
       const journalRows = () => (db.prepare("SELECT COUNT(*) AS n FROM request_journal").get() as { n: number }).n;
       const changes = () => (db.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
-      const request = (path: string) => observe.appendRequest({ method: "GET", path, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, body: undefined });
+      const request = (path: string) => observe.appendRequest({ method: "GET", path, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText: undefined });
       request("/v2/ep/status/1");
       await endOfTurn();
       expect(journalRows()).toBe(0); // no commit of its own at the end of the turn
@@ -272,6 +276,46 @@ describe("job store: writes behind", () => {
       for (const p of paths) request(p);
       expect(observe.requests({ limit: 70 }).requests.map((r) => r.path)).toEqual(paths);
       expect(observe.requests({}).count).toBe(74);
+    } finally {
+      vi.useRealTimers();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("in a database in memory, holds journal rows until they are read, snapshotted or exported, at most the journal's size", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const db = openDb(":memory:");
+      const writes = new WriteBehind(db);
+      const store = new SqliteJobStore(db, writes);
+      const observe = new SqliteObservabilityStore(db, writes);
+      const journalRows = () => (db.prepare("SELECT COUNT(*) AS n FROM request_journal").get() as { n: number }).n;
+      const request = (path: string, bodyText?: string) =>
+        observe.appendRequest({ method: bodyText === undefined ? "GET" : "POST", path, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText });
+      request("/v2/ep/run", JSON.stringify({ input: { prompt: "x" }, s3Config: { accessSecret: "hush" } }));
+      store.insert(job("a"));
+      await store.whenDurable();
+      vi.advanceTimersByTime(10 * LATER_MS);
+      expect(journalRows()).toBe(0); // neither the turn's commit nor a timer wrote it
+      writes.flush(); // as before a read of jobs with SQL: they are not needed there
+      expect(journalRows()).toBe(0);
+      // Written (its body parsed and redacted) when needed: here by a flush of all, as before a snapshot.
+      writes.flush(true);
+      expect(db.prepare("SELECT body FROM request_journal").all()).toEqual([{ body: JSON.stringify({ input: { prompt: "x" }, s3Config: { accessSecret: "[redacted]" } }) }]);
+      request("/v2/ep/run", "{not json");
+      expect(observe.requests({}).requests.map((r) => r.body)).toEqual([{ input: { prompt: "x" }, s3Config: { accessSecret: "[redacted]" } }, "[not JSON]"]);
+      // Trimmed to the journal's size across the rows written and the rows held, newest kept.
+      const paths = Array.from({ length: 10 }, (_, i) => `/v2/ep/status/n${i}`);
+      for (const p of paths) request(p);
+      observe.trimRequests(4);
+      expect(journalRows()).toBe(0); // the held rows alone are the newest four
+      expect(observe.requests({}).requests.map((r) => r.path)).toEqual(paths.slice(6));
+      request("/v2/ep/health");
+      request("/v2/ep/health");
+      observe.trimRequests(4);
+      expect(observe.requests({}).requests.map((r) => r.path)).toEqual([...paths.slice(8), "/v2/ep/health", "/v2/ep/health"]);
+      expect(observe.clearRequests()).toBe(4);
     } finally {
       vi.useRealTimers();
     }
