@@ -32,6 +32,26 @@ describe("queue operations over HTTP", () => {
     });
   });
 
+  it("answers /status as JSON that follows the job: a queued job's delayTime grows, a finished job's answer changes with it", async () => {
+    const id = (await e.post("/v2/work/run", { input: { fail: "boom", sleepMs: 10 } })).body.id;
+    const text = async () => {
+      const res = await e.app.request(`http://minipod.test/v2/work/status/${id}`, { headers: { authorization: "Bearer k" } });
+      expect(res.headers.get("content-type")).toBe("application/json");
+      return res.text();
+    };
+    const queued = await text();
+    await e.advance(500);
+    expect(JSON.parse(await text())).toMatchObject({ status: "IN_QUEUE", delayTime: JSON.parse(queued).delayTime + 500 });
+    await e.advance(2010);
+    const failed = await text();
+    expect(JSON.parse(failed)).toMatchObject({ status: "FAILED", error: "boom", delayTime: 2000, executionTime: 10 });
+    expect(await text()).toBe(failed);
+    await e.post(`/v2/work/retry/${id}`);
+    expect(JSON.parse(await text())).toMatchObject({ status: "IN_PROGRESS", retries: 1 });
+    await e.advance(10);
+    expect(JSON.parse(await text())).toMatchObject({ status: "FAILED", retries: 1, executionTime: 10 });
+  });
+
   it("answers /runsync with a sync- id and the output", async () => {
     const res = await e.post("/v2/echo/runsync", { input: { n: 1 } });
     expect(res.status).toBe(200);
