@@ -9,7 +9,8 @@ import type { VirtualClock } from "./clock.js";
 export class RunStop {
   private controller: AbortController | undefined;
   private reason: Error | undefined;
-  private readonly sleeping = new Set<(reason: Error) => void>();
+  /** Made at the first sleep: most handlers never sleep. */
+  private sleeping: Set<(reason: Error) => void> | undefined;
 
   constructor(private readonly clock: VirtualClock) {}
 
@@ -25,27 +26,28 @@ export class RunStop {
     if (this.reason) return;
     this.reason = reason;
     this.controller?.abort(reason);
-    for (const cancel of [...this.sleeping]) cancel(reason);
+    if (this.sleeping) for (const cancel of [...this.sleeping]) cancel(reason);
   }
 
   /** Waits `ms` of virtual time; rejects with the reason once stopped. */
   sleep(ms: number): Promise<void> {
     if (this.reason) return Promise.reject(this.reason);
+    const sleeping = (this.sleeping ??= new Set());
     return new Promise<void>((resolve, reject) => {
       const cancel = (reason: Error) => {
-        this.sleeping.delete(cancel);
+        sleeping.delete(cancel);
         this.clock.cancel(handle);
         reject(reason);
       };
       const handle = this.clock.after(
         ms,
         () => {
-          this.sleeping.delete(cancel);
+          sleeping.delete(cancel);
           resolve();
         },
         "sleep",
       );
-      this.sleeping.add(cancel);
+      sleeping.add(cancel);
     });
   }
 }

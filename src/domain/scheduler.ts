@@ -214,7 +214,9 @@ export class Scheduler {
       if (this.runs.get(job.id) === run) transitions.appendChunks(job.id, splitStreamOutput(output));
     };
     // The handler gets its own copy of the input: the store's copy is what a retry runs again.
-    void runHandler(handler, structuredClone(job.input), ctx, onChunk).then((outcome) => {
+    // An input is JSON (it is stored as JSON), so a JSON round trip copies it exactly, in a
+    // fraction of structuredClone's time.
+    void runHandler(handler, JSON.parse(JSON.stringify(job.input)) as Record<string, unknown>, ctx, onChunk).then((outcome) => {
       hold.close();
       this.finish(run, outcome);
     });

@@ -2,6 +2,7 @@ import type { Statement } from "better-sqlite3";
 import type { Job } from "../domain/job.js";
 import type { Db } from "./db.js";
 import { COLUMNS, DEADLINE_WRITE, PARAMS, UPDATES, values, WRITE_OF } from "./job-rows.js";
+import { RowInserter } from "./row-inserter.js";
 import type { WriteBehind } from "./write-behind.js";
 
 /** A write waiting for the end of the turn: the job as it will be written, or its deletion. */
@@ -29,15 +30,16 @@ export class JobWrites {
   private durable: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   /** `UPDATE` statements by the fields they write (a transition changes a few columns of 25). */
   private readonly updates = new Map<string, { statement: Statement<unknown[]>; writes: Array<(j: Job) => unknown> }>();
+  private readonly inserts: RowInserter<Job>;
   private readonly s;
 
   constructor(
     private readonly db: Db,
     private readonly writes: WriteBehind,
   ) {
+    // Positional parameters: binding 25 named ones from an object costs more than the write.
+    this.inserts = new RowInserter(db, "jobs", COLUMNS, values, 8);
     this.s = {
-      // Positional parameters: binding 25 named ones from an object costs more than the write.
-      insert: db.prepare<unknown[]>(`INSERT INTO jobs (${COLUMNS}) VALUES (${PARAMS})`),
       // An upsert changes the row in place: only the indexes whose columns changed are touched,
       // where INSERT OR REPLACE deletes and re-inserts the row in every index.
       upsert: db.prepare<unknown[]>(`INSERT INTO jobs (${COLUMNS}) VALUES (${PARAMS}) ON CONFLICT (id) DO UPDATE SET ${UPDATES}`),
@@ -109,7 +111,14 @@ export class JobWrites {
     const writes = this.pending;
     this.pending = new Map();
     this.unconfirmed = true;
-    for (const [id, w] of writes) this.write(id, w);
+    // New jobs go in together, several to a statement; each write concerns another job, so the
+    // order between the new jobs and the other writes does not matter.
+    const inserts: Job[] = [];
+    for (const [id, w] of writes) {
+      if (w.op === "insert") inserts.push(w.job);
+      else this.write(id, w);
+    }
+    this.inserts.insert(inserts);
   }
 
   private settle(error: unknown): void {
@@ -120,11 +129,8 @@ export class JobWrites {
     else durable?.reject(error);
   }
 
-  private write(id: string, w: PendingWrite): void {
+  private write(id: string, w: Exclude<PendingWrite, { op: "insert" }>): void {
     switch (w.op) {
-      case "insert":
-        this.s.insert.run(values(w.job));
-        return;
       case "upsert":
         this.s.upsert.run(values(w.job));
         return;
