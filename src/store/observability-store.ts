@@ -2,6 +2,7 @@ import type { JobStatus } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, RequestRecord, WebhookDelivery } from "../domain/observability.js";
 import { keptRequestBody } from "../domain/redact.js";
 import type { Db } from "./db.js";
+import { RequestQueue } from "./request-queue.js";
 import { RowInserter } from "./row-inserter.js";
 import { WriteBehind } from "./write-behind.js";
 
@@ -34,7 +35,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   private readonly s;
   private pending: Array<() => void> = [];
   /** Journal rows not written yet, oldest first (see above). */
-  private pendingRequests: RequestRecord[] = [];
+  private readonly pendingRequests = new RequestQueue();
   /** Whether journal rows are held until needed (a database in memory) rather than written within `LATER_MS`. */
   private readonly holdRequests: boolean;
   /** Timeline events of this turn, by job, in the order jobs first changed. */
@@ -68,11 +69,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     });
     writes.add({
       pending: (all) => this.pendingRequests.length > 0 && (all || !this.holdRequests),
-      write: () => {
-        const rows = this.pendingRequests;
-        this.pendingRequests = [];
-        journalRows.insert(rows);
-      },
+      write: () => journalRows.insert(this.pendingRequests.takeAll()),
     });
   }
 
@@ -165,7 +162,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   trimRequests(max: number): void {
     // The newest `max` of the rows written and those waiting: the waiting ones are the newer.
     const waiting = this.pendingRequests;
-    if (waiting.length > max) waiting.splice(0, waiting.length - max);
+    if (waiting.length > max) waiting.dropOldest(waiting.length - max);
     this.s.trimRequests.run(max - waiting.length);
   }
 
@@ -176,7 +173,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
 
   clearAll(): void {
     this.pending = [];
-    this.pendingRequests = [];
+    this.pendingRequests.clear();
     this.pendingEvents.clear();
     this.db.exec(`DELETE FROM job_timeline; DELETE FROM webhook_deliveries; DELETE FROM request_journal;`);
   }

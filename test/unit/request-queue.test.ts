@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import type { RequestRecord } from "../../src/domain/observability.js";
+import { RequestQueue } from "../../src/store/request-queue.js";
+
+const record = (n: number): RequestRecord => ({
+  method: n % 2 ? "POST" : "GET",
+  path: `/v2/ep/status/${n}`,
+  endpoint: n % 3 ? "ep" : undefined,
+  operation: n % 5 ? "status" : undefined,
+  status: 200 + (n % 400),
+  at: 1_790_000_000_000 + n,
+  durationMs: n / 100,
+  bodyText: n % 2 ? `{"input":{"n":${n}}}` : undefined,
+});
+
+describe("RequestQueue", () => {
+  it("gives back every entry as it was pushed, oldest first, across growth, wrap-around and drops", () => {
+    const q = new RequestQueue();
+    let next = 0;
+    let oldest = 0;
+    // Pushes and drops interleaved so that the ring wraps before and after it grows.
+    for (const [push, drop] of [[200, 150], [200, 0], [300, 120], [1000, 900], [700, 0]] as const) {
+      for (let k = 0; k < push; k++) q.push(record(next++));
+      q.dropOldest(drop);
+      oldest += drop;
+      expect(q.length).toBe(next - oldest);
+    }
+    const all = q.takeAll();
+    expect(all).toEqual(Array.from({ length: next - oldest }, (_, k) => record(oldest + k)));
+    expect(q.length).toBe(0);
+    expect(q.takeAll()).toEqual([]);
+    q.push(record(1));
+    q.dropOldest(5); // more than there are
+    expect(q.length).toBe(0);
+    q.push(record(2));
+    q.clear();
+    expect(q.takeAll()).toEqual([]);
+  });
+});
