@@ -44,8 +44,8 @@ export class RequestQueue {
 
   /** Drops the `n` oldest entries. */
   dropOldest(n: number): void {
-    for (let k = 0; k < Math.min(n, this.count); k++) this.release((this.head + k) % this.capacity);
     const dropped = Math.min(n, this.count);
+    for (let k = 0; k < dropped; k++) this.release((this.head + k) % this.capacity);
     this.head = (this.head + dropped) % this.capacity;
     this.count -= dropped;
   }
