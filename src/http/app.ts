@@ -1,7 +1,10 @@
 import { RecentPathsRouter } from "./router.js";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { CheckedOpenAPIHono } from "./checked-routes.js";
-import type { Context } from "hono";
+import type { Context, ErrorHandler } from "hono";
+import type { Router } from "hono/router";
+import type { H, RouterRoute } from "hono/types";
+import { chain, type Link } from "./chain.js";
 import { EmulatorError } from "../domain/errors.js";
 import { controlAuth } from "./control-auth.js";
 import type { Core } from "./core.js";
@@ -36,17 +39,20 @@ export interface AppInfo {
  * documents all of it; every error, unknown routes included, is problem+json.
  */
 export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
+  const onError = (err: Error, c: Context<AppEnv>): Response => {
+    if (!(err instanceof EmulatorError) && !isHttpException(err)) core.log.error(`${c.req.method} ${c.req.path}: ${err?.stack ?? String(err)}`);
+    return problemResponse(c, err);
+  };
+  // The handlers matched for a request (the gate, a guard, the route) run as one link, which
+  // answers without a promise when none of them waits: see chain.ts.
+  const router = new RecentPathsRouter<[Link, RouterRoute]>((matched) => [chain(matched.map(([h]) => h), onError as ErrorHandler), matched[matched.length - 1]![1]]);
   const app = new CheckedOpenAPIHono<AppEnv>({
-    router: new RecentPathsRouter(),
+    router: router as unknown as Router<[H, RouterRoute]>,
     onInvalid: (result) => {
       if (!result.success && result.error) throw validationError(result.error, targetName(result.target));
     },
   });
 
-  const onError = (err: Error, c: Context<AppEnv>): Response => {
-    if (!(err instanceof EmulatorError) && !isHttpException(err)) core.log.error(`${c.req.method} ${c.req.path}: ${err?.stack ?? String(err)}`);
-    return problemResponse(c, err);
-  };
   // The request log, the journal, injected faults, authentication and limits: see gate.ts.
   app.use(requestGate(core, onError));
   app.use("/_emulator/*", controlAuth(info.controlKey));

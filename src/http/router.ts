@@ -1,23 +1,39 @@
-import type { Result, Router } from "hono/router";
+import type { Params, Result, Router } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
 
 /** How many recent paths keep their match. */
 const PATHS_KEPT = 2_000;
 
 /**
- * Hono's trie router with the matches of recent paths kept: clients poll the same
- * `/status/{id}` and `/health` paths over and over, and the trie search was about 5 % of a
- * `GET /status`. (Hono's faster RegExpRouter refuses this route set.) A match depends only on
- * the method, the path and the routes, so a kept one is still right; adding a route forgets
- * them all. Bounded: the oldest paths leave first.
+ * Hono's trie router with the matches of recent paths kept, and, given `fuse`, the handlers of a
+ * match handed to Hono as one.
+ *
+ * Kept matches: clients poll the same `/status/{id}` and `/health` paths over and over, and the
+ * trie search was about 5 % of a `GET /status`. (Hono's faster RegExpRouter refuses this route
+ * set.) A match depends only on the method, the path and the routes, so a kept one is still
+ * right; adding a route forgets them all. Bounded: the oldest paths leave first.
+ *
+ * One handler: Hono runs several matched handlers (middleware, then the route) through its
+ * `compose`, which makes every answer a promise; one handler it calls directly, and takes its
+ * answer as it comes (see `chain`). `fuse` makes one handler of the matched ones, once per list
+ * of handlers. Hono hands a handler the params of its own match, and one handler has one set: the
+ * route's, which the middleware (declared on wildcard paths, without params) see too. A match
+ * whose handlers have differing params is left to Hono's chain.
  */
 export class RecentPathsRouter<T> implements Router<T> {
   readonly name = "RecentPathsRouter";
   private readonly trie = new TrieRouter<T>();
   private readonly kept = new Map<string, Result<T>>();
+  /** Each handler's number, in the order added: a list of handlers is known by its numbers. */
+  private readonly numbers = new Map<T, number>();
+  private readonly fused = new Map<string, T>();
+
+  constructor(private readonly fuse?: (handlers: T[]) => T) {}
 
   add(method: string, path: string, handler: T): void {
     this.kept.clear();
+    this.fused.clear();
+    if (!this.numbers.has(handler)) this.numbers.set(handler, this.numbers.size);
     this.trie.add(method, path, handler);
   }
 
@@ -25,10 +41,34 @@ export class RecentPathsRouter<T> implements Router<T> {
     const key = `${method} ${path}`;
     let result = this.kept.get(key);
     if (result === undefined) {
-      result = this.trie.match(method, path);
+      result = this.one(this.trie.match(method, path));
       if (this.kept.size >= PATHS_KEPT) this.kept.delete(this.kept.keys().next().value!);
       this.kept.set(key, result);
     }
     return result;
   }
+
+  private one(result: Result<T>): Result<T> {
+    const matched = result[0] as Array<[T, Params]>;
+    if (!this.fuse || matched.length === 0 || result.length !== 1) return result;
+    // One set of params for all: the handlers that have params (routes) must agree on them.
+    // Overlapping routes (`/v2/network-volumes/{id}` and `/v2/{endpoint_id}/health`) do not,
+    // and keep Hono's own chain.
+    let params: Params = {};
+    for (const [, p] of matched) {
+      if (Object.keys(p).length === 0) continue;
+      if (Object.keys(params).length > 0 && !sameParams(p, params)) return result;
+      params = p;
+    }
+    const handlers = matched.map(([h]) => h);
+    const key = handlers.map((h) => this.numbers.get(h)).join(",");
+    let handler = this.fused.get(key);
+    if (handler === undefined) this.fused.set(key, (handler = this.fuse(handlers)));
+    return [[[handler, params]]];
+  }
+}
+
+function sameParams(a: Params, b: Params): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }

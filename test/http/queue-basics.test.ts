@@ -52,6 +52,21 @@ describe("queue operations over HTTP", () => {
     expect(JSON.parse(await text())).toMatchObject({ status: "FAILED", retries: 1, executionTime: 10 });
   });
 
+  it("answers GET /status and /health in the turn the request arrives, journal and all", async () => {
+    const id = (await e.post("/v2/echo/run", { input: { n: 1 } })).body.id;
+    await e.advance(1000);
+    const get = (path: string) => e.app.fetch(new Request(`http://minipod.test${path}`, { headers: { authorization: "Bearer k" } }));
+    for (const path of [`/v2/echo/status/${id}`, "/v2/echo/health"]) {
+      const res = get(path);
+      expect(res, path).toBeInstanceOf(Response);
+      expect((res as Response).status).toBe(200);
+    }
+    expect((await e.get(`/_emulator/requests?operation=status`)).body.requests).toContainEqual(expect.objectContaining({ path: `/v2/echo/status/${id}`, status: 200 }));
+    // An unknown job is answered at once too.
+    expect(get(`/v2/echo/status/nope`)).toBeInstanceOf(Response);
+    expect(((await (get("/v2/echo/status/nope") as Response).json()) as { status: number }).status).toBe(404);
+  });
+
   it("answers /runsync with a sync- id and the output", async () => {
     const res = await e.post("/v2/echo/runsync", { input: { n: 1 } });
     expect(res.status).toBe(200);

@@ -43,4 +43,28 @@ describe("the router keeping recent paths' matches", () => {
     expect(kept.match("GET", "/v2/e0/health")).not.toBe(first); // the oldest left, and was matched again
     expect(kept.match("GET", "/v2/e0/health")).toEqual(first);
   });
+
+  it("hands Hono one handler for the handlers matched, made once per list, with the route's params", () => {
+    const made: string[][] = [];
+    const router = new RecentPathsRouter<string>((handlers) => {
+      made.push(handlers);
+      return handlers.join("+");
+    });
+    for (const [m, p, h] of routes) router.add(m, p, h);
+    expect(router.match("GET", "/v2/echo/status/abc")).toEqual([[["gate+status", { endpoint_id: "echo", job_id: "abc" }]]]);
+    expect(router.match("GET", "/v2/other/status/xyz")).toEqual([[["gate+status", { endpoint_id: "other", job_id: "xyz" }]]]);
+    expect(router.match("GET", "/nowhere")).toEqual([[["gate", {}]]]);
+    expect(made).toEqual([["gate", "status"], ["gate"]]);
+  });
+
+  it("leaves to Hono's chain a match whose routes disagree on their params", () => {
+    const router = new RecentPathsRouter<string>((handlers) => handlers.join("+"));
+    for (const [m, p, h] of routes) router.add(m, p, h);
+    // `/v2/network-volumes/health` is a volume id to one route and an endpoint id to the other.
+    expect(router.match("GET", "/v2/network-volumes/health")[0].map(([h, p]) => [h, p])).toEqual([
+      ["gate", {}],
+      ["health", { endpoint_id: "network-volumes" }],
+      ["volume", { id: "health" }],
+    ]);
+  });
 });
