@@ -11,7 +11,7 @@ const PATHS_KEPT = 2_000;
  * Kept matches: clients poll the same `/status/{id}` and `/health` paths over and over, and the
  * trie search was about 5 % of a `GET /status`. (Hono's faster RegExpRouter refuses this route
  * set.) A match depends only on the method, the path and the routes, so a kept one is still
- * right; adding a route forgets them all. Bounded: the oldest paths leave first.
+ * right; adding a route forgets them all. Bounded: the oldest paths of a method leave first.
  *
  * One handler: Hono runs several matched handlers (middleware, then the route) through its
  * `compose`, which makes every answer a promise; one handler it calls directly, and takes its
@@ -23,7 +23,7 @@ const PATHS_KEPT = 2_000;
 export class RecentPathsRouter<T> implements Router<T> {
   readonly name = "RecentPathsRouter";
   private readonly trie = new TrieRouter<T>();
-  private readonly kept = new Map<string, Result<T>>();
+  private readonly kept = new Map<string, Map<string, Result<T>>>();
   /** Each handler's number, in the order added: a list of handlers is known by its numbers. */
   private readonly numbers = new Map<T, number>();
   private readonly fused = new Map<string, T>();
@@ -38,12 +38,14 @@ export class RecentPathsRouter<T> implements Router<T> {
   }
 
   match(method: string, path: string): Result<T> {
-    const key = `${method} ${path}`;
-    let result = this.kept.get(key);
+    // By method, then path: a key made of both would be a new string to hash on every request.
+    let paths = this.kept.get(method);
+    if (paths === undefined) this.kept.set(method, (paths = new Map()));
+    let result = paths.get(path);
     if (result === undefined) {
       result = this.one(this.trie.match(method, path));
-      if (this.kept.size >= PATHS_KEPT) this.kept.delete(this.kept.keys().next().value!);
-      this.kept.set(key, result);
+      if (paths.size >= PATHS_KEPT) paths.delete(paths.keys().next().value!);
+      paths.set(path, result);
     }
     return result;
   }
