@@ -32,6 +32,8 @@ export interface ClockOptions {
 }
 
 const MAX_WALL_DELAY = 2_147_483_647;
+/** Cancelled timers the heap may keep before they are dropped at once (when they are half of it). */
+const CANCELLED_KEPT = 256;
 
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -45,6 +47,8 @@ export class VirtualClock {
   readonly speed: number;
   private readonly heap = new TimerHeap();
   private readonly byId = new Map<number, Timer>();
+  /** Cancelled timers still in the heap: they leave it when they come first, or all at once (see `cancel`). */
+  private cancelledInHeap = 0;
   private seq = 0;
   private anchorVirtual: number;
   private anchorWall: number;
@@ -109,6 +113,17 @@ export class VirtualClock {
     if (!t) return;
     t.cancelled = true;
     this.byId.delete(handle.id);
+    // A timer due far ahead and cancelled (a worker's idle timeout, re-armed after every job)
+    // would otherwise stay in the heap until its time: one per job, for an hour.
+    if (++this.cancelledInHeap > CANCELLED_KEPT && 2 * this.cancelledInHeap > this.heap.size) {
+      this.heap.dropCancelled();
+      this.cancelledInHeap = 0;
+    }
+  }
+
+  /** Timers in the heap, cancelled ones not dropped yet included. */
+  get heapSize(): number {
+    return this.heap.size;
   }
 
   /**
@@ -179,12 +194,14 @@ export class VirtualClock {
     this.wallTimer = undefined;
     this.heap.clear();
     this.byId.clear();
+    this.cancelledInHeap = 0;
   }
 
   /** Forgets every timer but keeps running (used by reset). */
   clearTimers(): void {
     this.heap.clear();
     this.byId.clear();
+    this.cancelledInHeap = 0;
     this.version++;
   }
 
@@ -218,6 +235,7 @@ export class VirtualClock {
       const t = this.heap.peek();
       if (!t || !t.cancelled) return t;
       this.heap.pop();
+      this.cancelledInHeap--;
     }
   }
 

@@ -39,19 +39,30 @@ export class TimerHeap {
     const last = a.pop();
     if (a.length > 0 && last) {
       a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && before(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
-      }
+      this.down(0);
     }
     return top;
+  }
+
+  /** Removes the cancelled timers, in time linear in the heap's size. */
+  dropCancelled(): void {
+    this.items = this.items.filter((t) => !t.cancelled);
+    for (let i = (this.items.length >> 1) - 1; i >= 0; i--) this.down(i);
+  }
+
+  /** Moves the timer at `i` down to its place. */
+  private down(i: number): void {
+    const a = this.items;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < a.length && before(a[l]!, a[m]!)) m = l;
+      if (r < a.length && before(a[r]!, a[m]!)) m = r;
+      if (m === i) return;
+      [a[i], a[m]] = [a[m]!, a[i]!];
+      i = m;
+    }
   }
 
   clear(): void {

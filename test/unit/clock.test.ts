@@ -107,6 +107,26 @@ describe("VirtualClock (manual)", () => {
     expect(fired).toBe(false);
   });
 
+  it("does not keep cancelled timers: a timeout re-armed after every job stays one timer", async () => {
+    const clock = manual(0);
+    const fired: number[] = [];
+    // Timers that do fire, spread among the cancelled ones, keep their order.
+    for (let k = 0; k < 50; k++) clock.at(1_000 + k * 10, () => fired.push(k));
+    let idle = clock.after(3_600_000, () => fired.push(-1));
+    for (let job = 0; job < 100_000; job++) {
+      clock.cancel(idle);
+      idle = clock.after(3_600_000 + job, () => fired.push(-1));
+    }
+    expect(clock.pending()).toBe(51);
+    expect(clock.heapSize).toBeLessThan(2_000);
+    await clock.advance(2_000);
+    expect(fired).toEqual(Array.from({ length: 50 }, (_, k) => k));
+    clock.cancel(idle);
+    await clock.advance(4_000_000);
+    expect(fired).toHaveLength(50);
+    expect(clock.heapSize).toBe(0);
+  });
+
   it("keeps going when a timer throws, and reports it", async () => {
     const errors: string[] = [];
     const clock = new VirtualClock({ mode: "manual", start: 0, onError: (e, label) => errors.push(`${label}: ${(e as Error).message}`) });
