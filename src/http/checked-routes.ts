@@ -10,7 +10,36 @@ export type CheckResult = { target: CheckTarget; success: boolean; data: unknown
 export type CheckHook = (result: CheckResult, c: Context) => Response | undefined | void;
 type RouteStep = (c: Context, next: () => Promise<void>) => Response | Promise<Response>;
 type CheckTarget = "query" | "param" | "json";
-type Check = { target: CheckTarget; schema: z.ZodType; read: (c: Context, body: string | undefined) => unknown };
+type Check = {
+  target: CheckTarget;
+  schema: z.ZodType;
+  read: (c: Context, body: string | undefined) => unknown;
+  /** What the value read depends on alone, for checks whose results are kept (see `KeptResults`). */
+  keyOf?: (c: Context) => string | undefined;
+};
+
+/** How many results a check keeps. */
+const RESULTS_KEPT = 1_000;
+
+/**
+ * The parsed values of a check's recent inputs: a path's params depend on the path alone, an
+ * absent query is always the same, and clients poll the same `/status/{id}` over and over. The
+ * values are frozen, as they are handed to each request that asks. Bounded: the oldest leave first.
+ */
+class KeptResults {
+  private readonly kept = new Map<string, object>();
+
+  get(key: string): object | undefined {
+    return this.kept.get(key);
+  }
+
+  set(key: string, value: object): object {
+    if (this.kept.size >= RESULTS_KEPT) this.kept.delete(this.kept.keys().next().value!);
+    const frozen = Object.freeze(value);
+    this.kept.set(key, frozen);
+    return frozen;
+  }
+}
 
 const notJson = () => new EmulatorError("BAD_REQUEST", 'the request body is not valid JSON; send a JSON object such as {"input": {...}}');
 
@@ -40,8 +69,16 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
       const bodyLimit = declared.map(bodyLimitOf).find((limit) => limit !== undefined);
       const chain = declared.filter((mw) => bodyLimitOf(mw) === undefined) as MiddlewareHandler[];
       const checks = routeChecks(route, bodyLimit);
+      const kept = checks.map((check) => (check.keyOf ? new KeptResults() : undefined));
       const check = (c: Context, body: string | undefined): Response | undefined => {
-        for (const { target, schema, read } of checks) {
+        for (let i = 0; i < checks.length; i++) {
+          const { target, schema, read, keyOf } = checks[i]!;
+          const key = keyOf?.(c);
+          const known = key === undefined ? undefined : kept[i]!.get(key);
+          if (known !== undefined) {
+            c.req.addValidatedData(target, known);
+            continue;
+          }
           const value = read(c, body);
           const result = schema.safeParse(value);
           if (!result.success) {
@@ -50,7 +87,8 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
             if (out instanceof Response) return out;
             throw new EmulatorError("VALIDATION_FAILED", `the request ${target === "json" ? "body" : target} is invalid`);
           }
-          c.req.addValidatedData(target, result.data as object);
+          const data = result.data as object;
+          c.req.addValidatedData(target, key === undefined || typeof data !== "object" || data === null ? data : kept[i]!.set(key, data));
         }
         return undefined;
       };
@@ -73,8 +111,8 @@ function routeChecks(route: RouteConfig, bodyLimit: number | undefined): Check[]
   const request = route.request;
   if (request?.headers || request?.cookies) throw new Error(`${where}: header and cookie parameters are not checked by CheckedOpenAPIHono`);
   const checks: Check[] = [];
-  if (request?.query) checks.push({ target: "query", schema: request.query as z.ZodType, read: queryOf });
-  if (request?.params) checks.push({ target: "param", schema: request.params as z.ZodType, read: (c) => c.req.param() });
+  if (request?.query) checks.push({ target: "query", schema: request.query as z.ZodType, read: queryOf, keyOf: (c) => (c.req.url.includes("?") ? undefined : "") });
+  if (request?.params) checks.push({ target: "param", schema: request.params as z.ZodType, read: (c) => c.req.param(), keyOf: (c) => c.req.path });
   const content = request?.body?.content;
   if (content) {
     const types = Object.keys(content);

@@ -86,4 +86,44 @@ describe("routes checked in their own step", () => {
     const form = createRoute({ ...base, middleware: [jsonBody(10)] as const, request: { body: { content: { "text/plain": { schema: z.string() } } } } });
     expect(() => bare.openapi(form, (c) => c.json({}, 200))).toThrow(/only an application\/json body/);
   });
+
+  it("keeps the parsed params of a path and the parsed absent query, frozen; never a failure or a query sent", async () => {
+    let parsed = 0;
+    const counted = <T extends z.ZodType>(schema: T) => schema.transform((v) => (parsed++, v));
+    const get = createRoute({
+      method: "get",
+      path: "/jobs/{id}",
+      request: {
+        params: z.object({ id: counted(z.string().min(2)).openapi({ param: { name: "id", in: "path" } }) }),
+        query: z.object({ n: counted(z.coerce.number().int().optional()).openapi({ param: { name: "n", in: "query" } }) }),
+      },
+      responses: { 200: { description: "ok" } },
+    });
+    const a = new CheckedOpenAPIHono({
+      onInvalid: () => {
+        throw new EmulatorError("VALIDATION_FAILED", "bad");
+      },
+    });
+    a.onError((err, c) => problemResponse(c, err));
+    const frozen: boolean[] = [];
+    a.openapi(get, (c) => {
+      frozen.push(Object.isFrozen(c.req.valid("param")), Object.isFrozen(c.req.valid("query")));
+      return c.json({ id: c.req.valid("param").id, n: c.req.valid("query").n ?? null }, 200);
+    });
+    const ask = async (path: string) => {
+      const res = await a.request(path);
+      return [res.status, res.status === 200 ? await res.json() : null];
+    };
+    expect(await ask("/jobs/ab")).toEqual([200, { id: "ab", n: null }]);
+    expect(parsed).toBe(2);
+    expect(await ask("/jobs/ab")).toEqual([200, { id: "ab", n: null }]);
+    expect(parsed).toBe(2); // both kept
+    expect(frozen).toEqual([true, true, true, true]);
+    expect(await ask("/jobs/ab?n=3")).toEqual([200, { id: "ab", n: 3 }]);
+    expect(await ask("/jobs/ab?n=4")).toEqual([200, { id: "ab", n: 4 }]);
+    expect(parsed).toBe(4); // a query sent is parsed each time
+    expect(await ask("/jobs/cd")).toEqual([200, { id: "cd", n: null }]);
+    expect(parsed).toBe(5);
+    for (let k = 0; k < 2; k++) expect(await ask("/jobs/x")).toEqual([400, null]);
+  });
 });
