@@ -3,6 +3,8 @@ import { TrieRouter } from "hono/router/trie-router";
 
 /** How many recent paths keep their match. */
 const PATHS_KEPT = 2_000;
+/** How many methods keep matches of their paths. */
+const METHODS_KEPT = 16;
 
 /**
  * Hono's trie router with the matches of recent paths kept, and, given `fuse`, the handlers of a
@@ -40,7 +42,11 @@ export class RecentPathsRouter<T> implements Router<T> {
   match(method: string, path: string): Result<T> {
     // By method, then path: a key made of both would be a new string to hash on every request.
     let paths = this.kept.get(method);
-    if (paths === undefined) this.kept.set(method, (paths = new Map()));
+    if (paths === undefined) {
+      // Methods are few over HTTP (node's parser knows a fixed set), not in process: bounded too.
+      if (this.kept.size >= METHODS_KEPT) return this.one(this.trie.match(method, path));
+      this.kept.set(method, (paths = new Map()));
+    }
     let result = paths.get(path);
     if (result === undefined) {
       result = this.one(this.trie.match(method, path));

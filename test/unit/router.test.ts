@@ -42,6 +42,11 @@ describe("the router keeping recent paths' matches", () => {
     for (let i = 1; i <= 2_000; i++) kept.match("GET", `/v2/e${i}/health`);
     expect(kept.match("GET", "/v2/e0/health")).not.toBe(first); // the oldest left, and was matched again
     expect(kept.match("GET", "/v2/e0/health")).toEqual(first);
+    // Methods are bounded as well: past 16, a method's matches are not kept, but still right.
+    for (let i = 0; i < 20; i++) kept.match(`M${i}`, "/v2/e0/health");
+    expect(kept.match("M19", "/v2/e0/health")).not.toBe(kept.match("M19", "/v2/e0/health"));
+    expect(kept.match("M19", "/v2/e0/health")).toEqual(kept.match("M0", "/v2/e0/health"));
+    expect(kept.match("M0", "/v2/e0/health")).toBe(kept.match("M0", "/v2/e0/health"));
   });
 
   it("hands Hono one handler for the handlers matched, made once per list, with the route's params", () => {
