@@ -123,6 +123,12 @@ export async function startBare(): Promise<Server> {
   return launch("bare hono", process.execPath, ["--import", "tsx", join(BENCH, "servers/bare.ts"), String(port)], "/v2/echo/health", port);
 }
 
+/** The floor of a server that keeps its jobs: one INSERT per /run, one SELECT per /status (servers/floor.ts). */
+export async function startFloor(): Promise<Server> {
+  const port = await freePort();
+  return launch("floor", process.execPath, ["--import", "tsx", join(BENCH, "servers/floor.ts"), String(port)], "/v2/echo/health", port);
+}
+
 /** Stoplight Prism mocking minipod's own /openapi.json (static examples, logging at warn). */
 export async function startPrism(openapiFile: string): Promise<Server> {
   const port = await freePort();

@@ -79,7 +79,7 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
     "| server | operation | req/s | p50 ms | p99 ms | requests | errors |",
     "|---|---|---:|---:|---:|---:|---:|",
   ];
-  const label: Record<Target, string> = { minipod: "minipod", noJournal: "minipod, journal off", bare: "bare Hono route", prism: "Prism mock" };
+  const label: Record<Target, string> = { minipod: "minipod", noJournal: "minipod, journal off", floor: "floor: one INSERT per job", bare: "bare Hono route", prism: "Prism mock" };
   for (const op of ["run", "status"] as Op[]) {
     for (const target of TARGETS) {
       const rs: LoadResult[] = t.runs[op][target];
@@ -90,9 +90,19 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
   }
   lines.push("", "Ratios per round (minipod ÷ other):", "");
   for (const op of ["run", "status"] as Op[]) {
-    lines.push(`- /${op}: vs bare ${t.ratios[op].bare.map(n2).join(", ")}; vs Prism ${t.prismError ? "n/a" : t.ratios[op].prism.map(n2).join(", ")}`);
+    const floor = t.ratios[op].floor.length ? `; vs floor ${t.ratios[op].floor.map(n2).join(", ")}` : "";
+    lines.push(`- /${op}: vs bare ${t.ratios[op].bare.map(n2).join(", ")}; vs Prism ${t.prismError ? "n/a" : t.ratios[op].prism.map(n2).join(", ")}${floor}`);
+  }
+  if (t.floorVsPrism.run.length) {
+    lines.push("", `The floor ÷ Prism per round: /run ${t.floorVsPrism.run.map(n2).join(", ")}; /status ${t.floorVsPrism.status.map(n2).join(", ")}.`);
   }
   if (t.prismError) lines.push("", `Prism could not be started: ${t.prismError}`);
+  if (t.runs.run.floor.length) {
+    lines.push(
+      "",
+      "\"floor: one INSERT per job\" (bench/servers/floor.ts) is the least a server that keeps its jobs can do on this stack: Hono, @hono/node-server and better-sqlite3, /run reading the body, giving it an id and writing one row (in-memory database, autocommit, no index but the key), /status reading it back. It has no validation schema, queue, worker, deadline, timeline or journal: it does less than the specification asks of every job, so it bounds what any faithful emulator can reach on this machine.",
+    );
+  }
   if (t.runs.run.noJournal.length) lines.push("", "\"minipod, journal off\" is the same emulator with `journal: { maxEntries: 0 }`: the request journal writes one row per request; the ratios use the default (journal on).");
   lines.push("", `Prism mocks minipod's own /openapi.json (${n0(t.openapiBytes)} bytes) with static examples, log level warn.`);
   return lines;
@@ -120,6 +130,13 @@ export function render(r: Results): string {
     ...targets(r).map((t) => `| ${t.what} | ${t.measured} | ${t.goal} | ${mark(t.ok)} |`),
     "",
   ];
+  const t = r.throughput;
+  if (t?.floorVsPrism.run.length) {
+    lines.push(
+      `For scale: the floor of a server that keeps its jobs (one INSERT per job and nothing else; see below) reached ${n2(median(t.floorVsPrism.run))}x Prism on /run in the same rounds, and minipod ${n2(median(t.ratios.run.floor))}x the floor.`,
+      "",
+    );
+  }
   if (r.throughput) lines.push(...throughputSection(r.throughput, r.seconds), "");
   const l = r.lifecycle;
   if (l) {
