@@ -70,7 +70,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const transitions = new Transitions(clock, jobStore, deadlines, notifier);
   // eslint-disable-next-line prefer-const -- built after the observers that read it lazily
   let scheduler: Scheduler;
-  const usageStore = new SqliteUsageStore(db);
+  const usageStore = new SqliteUsageStore(db, writes);
   const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id), log });
   const observed = buildObserve({ db, writes, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
   scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: usage.onWorker });

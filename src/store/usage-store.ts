@@ -1,5 +1,6 @@
 import type { UsageAttrs, UsageInterval, UsageKind, UsageStore } from "../domain/management/usage.js";
 import type { Db } from "./db.js";
+import { WriteBehind } from "./write-behind.js";
 
 interface UsageRow {
   id: number;
@@ -21,11 +22,25 @@ const fromRow = (r: UsageRow): UsageInterval => ({
   seenAt: r.seen_at,
 });
 
-/** Usage intervals (worker lives, pod running time, volume sizes) in SQLite. */
+/**
+ * Usage intervals (worker lives, pod running time, volume sizes) in SQLite.
+ *
+ * A worker's last-seen time changes with every job it runs and matters only after a crash, when
+ * it closes the worker's interval. It is written behind: the latest per interval, at the end of
+ * the turn (a database file), or when something needs it (a database in memory, which no crash
+ * leaves behind): a read of the intervals, a snapshot, an export. Either way one row per worker.
+ */
 export class SqliteUsageStore implements UsageStore {
   private readonly s;
+  /** Last-seen times not written yet, by interval id. */
+  private seenWaiting = new Map<number, number>();
+  private readonly holdSeen: boolean;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly writes: WriteBehind = new WriteBehind(db),
+  ) {
+    this.holdSeen = db.memory;
     this.s = {
       open: db.prepare(`INSERT INTO usage_intervals (kind, resource_id, attrs, started_at, seen_at) VALUES (@kind, @resource_id, @attrs, @at, @at)`),
       close: db.prepare<[number, number]>(`UPDATE usage_intervals SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL`),
@@ -39,6 +54,19 @@ export class SqliteUsageStore implements UsageStore {
         `UPDATE usage_intervals SET stopped_at = MAX(started_at, @at) WHERE kind = @kind AND (stopped_at IS NULL OR stopped_at > @at)`,
       ),
     };
+    writes.add({
+      pending: (all) => this.seenWaiting.size > 0 && (all || !this.holdSeen),
+      write: () => {
+        const waiting = this.seenWaiting;
+        this.seenWaiting = new Map();
+        for (const [id, at] of waiting) this.s.seen.run(at, id);
+      },
+    });
+  }
+
+  /** Writes the last-seen times still waiting, before a statement reads or changes intervals. */
+  private flush(): void {
+    if (this.seenWaiting.size > 0) this.writes.flush(true);
   }
 
   open(kind: UsageKind, resourceId: string, attrs: UsageAttrs, at: number): number {
@@ -46,31 +74,38 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   close(id: number, at: number): void {
+    this.flush();
     this.s.close.run(at, id);
   }
 
   seen(id: number, at: number): void {
-    this.s.seen.run(at, id);
+    this.seenWaiting.set(id, at);
+    if (!this.holdSeen) this.writes.schedule();
   }
 
   openFor(kind: UsageKind, resourceId: string): UsageInterval | undefined {
+    this.flush();
     const r = this.s.openFor.get(kind, resourceId);
     return r ? fromRow(r) : undefined;
   }
 
   overlapping(kind: UsageKind, from: number, to: number): UsageInterval[] {
+    this.flush();
     return this.s.overlapping.all(kind, to, from).map(fromRow);
   }
 
   closeOpenAtSeen(kind: UsageKind): number {
+    this.flush();
     return this.s.closeOpenAtSeen.run(kind).changes;
   }
 
   endAllAt(kind: UsageKind, at: number): void {
+    this.flush();
     this.s.endAllAt.run({ kind, at });
   }
 
   deleteAll(): void {
+    this.seenWaiting.clear();
     this.db.exec("DELETE FROM usage_intervals");
   }
 }
