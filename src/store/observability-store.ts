@@ -14,6 +14,9 @@ type TimelineEvents = { endpointId: string; events: StoredEvent[] };
 interface DeliveryRow { job_id: string; endpoint_id: string; url: string; attempt: number; status: number | null; error: string | null; at: number }
 interface RequestRow { method: string; path: string; endpoint_id: string | null; operation: string | null; status: number; at: number; duration_ms: number; body: string | null }
 
+/** Jobs whose timeline events a database in memory holds before writing them all (see below). */
+export const HELD_TIMELINES = 1024;
+
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
 const requestRow = (r: RequestRecord) =>
@@ -24,6 +27,10 @@ const requestRow = (r: RequestRecord) =>
  * gathered during one turn of the event loop and inserted in one transaction at its end (every
  * read flushes first), so the few rows each request and each transition add cost one commit per
  * turn instead of one each. A job's timeline events of one turn share one row.
+ *
+ * In a database in memory, timeline events wait too: a job's events of several turns then share
+ * one row, and rows go in by the hundred, until `HELD_TIMELINES` jobs have some waiting or a
+ * timeline is read, a snapshot taken or the database exported.
  *
  * Journal rows wait longer. In a database file they join the next commit, or get one of their
  * own within `LATER_MS`. In a database in memory, which keeps nothing past the process anyway,
@@ -38,8 +45,10 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   private readonly pendingRequests = new RequestQueue();
   /** Whether journal rows are held until needed (a database in memory) rather than written within `LATER_MS`. */
   private readonly holdRequests: boolean;
-  /** Timeline events of this turn, by job, in the order jobs first changed. */
+  /** Timeline events not written yet, by job, in the order jobs first changed. */
   private pendingEvents = new Map<string, TimelineEvents>();
+  /** Whether timeline events are held past the turn (a database in memory; see above). */
+  private readonly holdEvents: boolean;
 
   /** @param writes commits the rows at the end of each turn (with the other stores' of the database). */
   constructor(
@@ -47,6 +56,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     private readonly writes: WriteBehind = new WriteBehind(db),
   ) {
     this.holdRequests = db.memory;
+    this.holdEvents = db.memory;
     this.s = {
       events: db.prepare<[string], TimelineRow>(`SELECT job_id, endpoint_id, events FROM job_timeline WHERE job_id = ? ORDER BY seq`),
       addDelivery: db.prepare(`INSERT INTO webhook_deliveries (job_id, endpoint_id, url, attempt, status, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
@@ -57,11 +67,16 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     const timelineRows = new RowInserter<[string, TimelineEvents]>(db, "job_timeline", "job_id, endpoint_id, events", ([jobId, t]) => [jobId, t.endpointId, JSON.stringify(t.events)], 8);
     const journalRows = new RowInserter(db, "request_journal", "method, path, endpoint_id, operation, status, at, duration_ms, body", requestRow, 32);
     writes.add({
-      pending: () => this.pending.length > 0 || this.pendingEvents.size > 0,
+      pending: (all) => this.pendingEvents.size > 0 && (all || !this.holdEvents || this.pendingEvents.size >= HELD_TIMELINES),
       write: () => {
         const timelines = this.pendingEvents;
         this.pendingEvents = new Map();
         timelineRows.insert([...timelines]);
+      },
+    });
+    writes.add({
+      pending: () => this.pending.length > 0,
+      write: () => {
         const rows = this.pending;
         this.pending = [];
         for (const write of rows) write();
@@ -91,11 +106,11 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       return;
     }
     this.pendingEvents.set(e.jobId, { endpointId: e.endpointId, events: [event] });
-    this.writes.schedule();
+    if (!this.holdEvents || this.pendingEvents.size >= HELD_TIMELINES) this.writes.schedule();
   }
 
   events(jobId: string): JobEvent[] {
-    this.writes.flush();
+    if (this.pendingEvents.has(jobId)) this.writes.flush(true);
     return this.s.events.all(jobId).flatMap((r) =>
       (JSON.parse(r.events) as StoredEvent[]).map(([at, from, to, cause]) => ({
         jobId: r.job_id,

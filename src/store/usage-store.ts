@@ -56,17 +56,19 @@ export class SqliteUsageStore implements UsageStore {
     };
     writes.add({
       pending: (all) => this.seenWaiting.size > 0 && (all || !this.holdSeen),
-      write: () => {
-        const waiting = this.seenWaiting;
-        this.seenWaiting = new Map();
-        for (const [id, at] of waiting) this.s.seen.run(at, id);
-      },
+      write: () => this.flush(),
     });
   }
 
-  /** Writes the last-seen times still waiting, before a statement reads or changes intervals. */
+  /**
+   * Writes the last-seen times still waiting: before a statement reads or changes intervals (in
+   * its transaction, if one is open), and from the writer at the end of a turn.
+   */
   private flush(): void {
-    if (this.seenWaiting.size > 0) this.writes.flush(true);
+    if (this.seenWaiting.size === 0) return;
+    const waiting = this.seenWaiting;
+    this.seenWaiting = new Map();
+    for (const [id, at] of waiting) this.s.seen.run(at, id);
   }
 
   open(kind: UsageKind, resourceId: string, attrs: UsageAttrs, at: number): number {

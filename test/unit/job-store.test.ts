@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { Job } from "../../src/domain/job.js";
 import { openDb } from "../../src/store/db.js";
 import { SqliteJobStore } from "../../src/store/job-store.js";
@@ -208,8 +208,14 @@ describe("job store: writes behind", () => {
     expect(store.whenDurable()).toBeUndefined();
   });
 
-  it("commits the jobs and the timelines of a turn in one transaction, and inside someone's transaction waits for its end to call them committed", async () => {
-    const db = openDb(":memory:");
+  it("in a database file, commits the jobs and the timelines of a turn in one transaction, and inside someone's transaction waits for its end to call them committed", async () => {
+    // A database in memory holds timeline rows past the turn (observability-store); a file does not.
+    const dir = mkdtempSync(join(tmpdir(), "minipod-turn-"));
+    const db = openDb(join(dir, "state.db"));
+    onTestFinished(() => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
     const errors: unknown[] = [];
     const writes = new WriteBehind(db, (e) => errors.push(e));
     const store = new SqliteJobStore(db, writes);
