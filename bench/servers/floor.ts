@@ -4,7 +4,8 @@
  * is an object, gives the job an id and writes one row with one INSERT (autocommit, an in-memory
  * database, a primary key and no other index); GET /status reads that row back. No validation
  * schema, queue, worker, deadline, timeline or journal: less than the specification asks of every
- * job, so no faithful emulator on this stack and machine can be faster.
+ * job, so no faithful emulator on this stack and machine can be faster. Rows are kept for the
+ * whole run, as minipod keeps its jobs for their 30-minute result retention.
  * Usage: node --import tsx bench/servers/floor.ts PORT
  */
 import { randomUUID } from "node:crypto";
@@ -12,15 +13,10 @@ import { serve } from "@hono/node-server";
 import Database from "better-sqlite3";
 import { Hono } from "hono";
 
-/** Rows kept: the oldest go in one DELETE every `TRIM_EVERY` inserts, as result retention would. */
-const KEEP = 100_000;
-const TRIM_EVERY = 10_000;
-
 const db = new Database(":memory:");
 db.exec("CREATE TABLE jobs (id TEXT PRIMARY KEY, endpoint_id TEXT NOT NULL, status TEXT NOT NULL, input TEXT NOT NULL, created_at INTEGER NOT NULL)");
 const insert = db.prepare<[string, string, string, string, number]>("INSERT INTO jobs VALUES (?, ?, ?, ?, ?)");
 const select = db.prepare<[string], { id: string; status: string; input: string }>("SELECT id, status, input FROM jobs WHERE id = ?");
-const trim = db.prepare(`DELETE FROM jobs WHERE rowid <= (SELECT MAX(rowid) FROM jobs) - ${KEEP}`);
 let inserted = 0;
 
 const app = new Hono();
@@ -29,7 +25,7 @@ app.post("/v2/:endpoint/run", async (c) => {
   if (typeof body?.input !== "object" || body.input === null) return c.json({ error: "input must be an object" }, 400);
   const id = `${randomUUID()}-u1`;
   insert.run(id, c.req.param("endpoint"), "IN_QUEUE", JSON.stringify(body.input), Date.now());
-  if (++inserted % TRIM_EVERY === 0) trim.run();
+  inserted++;
   return c.json({ id, status: "IN_QUEUE" }, 200);
 });
 app.get("/v2/:endpoint/status/:id", (c) => {
