@@ -59,7 +59,7 @@ const results: Results = {
 };
 if (only.has("throughput")) results.throughput = await throughput(seconds, rounds, log);
 if (only.has("lifecycle")) results.lifecycle = await lifecycle(jobs, log);
-if (only.has("clock")) results.clock = await clockAdvance(clockJobs, log);
+if (only.has("clock")) results.clock = await clockAdvance(clockJobs, values.quick ? 1 : 3, log);
 if (only.has("cold")) results.coldStart = await coldStart(values.quick ? 3 : 5, log);
 if (only.has("soak")) results.soak = await soak(soakSeconds, log);
 

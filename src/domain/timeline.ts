@@ -3,8 +3,9 @@ import type { ObservabilityStore } from "./observability.js";
 
 /**
  * What the logs keep; older rows are dropped. A timeline row holds one job's events of one turn
- * of the event loop (a job submitted, started and finished at once: three), so 50,000 rows hold
- * at least as many events as the 100,000 webhook attempts kept.
+ * of the event loop (a job submitted, started and finished at once: three), or of several turns
+ * in a database in memory, so 50,000 rows hold at least as many events as the 100,000 webhook
+ * attempts kept.
  */
 export const LOGS_KEPT = { timelineRows: 50_000, deliveries: 100_000 };
 const TRIM_EVERY = 5_000;
