@@ -43,20 +43,20 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   private pending: Array<() => void> = [];
   /** Journal rows not written yet, oldest first (see above). */
   private readonly pendingRequests = new RequestQueue();
-  /** Whether journal rows are held until needed (a database in memory) rather than written within `LATER_MS`. */
-  private readonly holdRequests: boolean;
+  /**
+   * A database in memory: journal rows are held until needed rather than written within
+   * `LATER_MS`, timeline events past the turn (see above).
+   */
+  private readonly hold: boolean;
   /** Timeline events not written yet, by job, in the order jobs first changed. */
   private pendingEvents = new Map<string, TimelineEvents>();
-  /** Whether timeline events are held past the turn (a database in memory; see above). */
-  private readonly holdEvents: boolean;
 
   /** @param writes commits the rows at the end of each turn (with the other stores' of the database). */
   constructor(
     private readonly db: Db,
     private readonly writes: WriteBehind = new WriteBehind(db),
   ) {
-    this.holdRequests = db.memory;
-    this.holdEvents = db.memory;
+    this.hold = db.memory;
     this.s = {
       events: db.prepare<[string], TimelineRow>(`SELECT job_id, endpoint_id, events FROM job_timeline WHERE job_id = ? ORDER BY seq`),
       addDelivery: db.prepare(`INSERT INTO webhook_deliveries (job_id, endpoint_id, url, attempt, status, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
@@ -67,7 +67,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     const timelineRows = new RowInserter<[string, TimelineEvents]>(db, "job_timeline", "job_id, endpoint_id, events", ([jobId, t]) => [jobId, t.endpointId, JSON.stringify(t.events)], 8);
     const journalRows = new RowInserter(db, "request_journal", "method, path, endpoint_id, operation, status, at, duration_ms, body", requestRow, 32);
     writes.add({
-      pending: (all) => this.pendingEvents.size > 0 && (all || !this.holdEvents || this.pendingEvents.size >= HELD_TIMELINES),
+      pending: (all) => this.pendingEvents.size > 0 && (all || !this.hold || this.pendingEvents.size >= HELD_TIMELINES),
       write: () => {
         const timelines = this.pendingEvents;
         this.pendingEvents = new Map();
@@ -83,7 +83,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       },
     });
     writes.add({
-      pending: (all) => this.pendingRequests.length > 0 && (all || !this.holdRequests),
+      pending: (all) => this.pendingRequests.length > 0 && (all || !this.hold),
       write: () => journalRows.insert(this.pendingRequests.takeAll()),
     });
   }
@@ -106,7 +106,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       return;
     }
     this.pendingEvents.set(e.jobId, { endpointId: e.endpointId, events: [event] });
-    if (!this.holdEvents || this.pendingEvents.size >= HELD_TIMELINES) this.writes.schedule();
+    if (!this.hold || this.pendingEvents.size >= HELD_TIMELINES) this.writes.schedule();
   }
 
   events(jobId: string): JobEvent[] {
@@ -135,7 +135,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
 
   appendRequest(r: RequestRecord): void {
     this.pendingRequests.push(r);
-    if (!this.holdRequests) this.writes.scheduleLater();
+    if (!this.hold) this.writes.scheduleLater();
   }
 
   requests(f: JournalFilter): { requests: JournalEntry[]; count: number } {
