@@ -124,8 +124,9 @@ export class JobService {
       items = [{ output: job.output }];
     }
     if (items.length > 0) {
+      const from = job;
       job = { ...job, streamCursor: job.streamCursor + items.length };
-      jobs.save(job, ["streamCursor"]);
+      jobs.save(job, ["streamCursor"], from);
     }
     return { job, items };
   }

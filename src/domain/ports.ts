@@ -21,9 +21,11 @@ export interface JobStore {
   get(id: string): Job | undefined;
   /**
    * Writes the job: every field, or only the `changed` ones (a transition touches a few of 25).
-   * A job whose row is gone is written whole again.
+   * A job whose row is gone is written whole again. `from`: the job `job` was made from; when it
+   * is the store's current version, `job` is kept as it is instead of applying `changed` to a copy
+   * of that version.
    */
-  save(job: Job, changed?: readonly (keyof Job)[]): void;
+  save(job: Job, changed?: readonly (keyof Job)[], from?: Job): void;
   delete(id: string): void;
   /** The oldest queued job of the endpoint (FIFO by queueSeq). */
   nextQueued(endpointId: string): Job | undefined;

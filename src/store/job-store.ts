@@ -102,12 +102,12 @@ export class SqliteJobStore implements JobStore {
     return job;
   }
 
-  save(job: Job, changed?: readonly (keyof Job)[]): void {
+  save(job: Job, changed?: readonly (keyof Job)[], from?: Job): void {
     // Only the changed fields are written: a stale copy's other fields must not win, in memory
     // either. (A job deleted in this turn is written whole again, as it comes.)
     const known = changed === undefined || this.behind.peek(job.id) === null ? undefined : this.get(job.id);
     let next = job;
-    if (changed !== undefined && known) {
+    if (changed !== undefined && known && known !== from) {
       const merged: Record<string, unknown> = { ...known };
       for (const f of changed) merged[f] = job[f];
       next = merged as unknown as Job;

@@ -34,6 +34,43 @@ describe("handlers", () => {
     ]);
   });
 
+  it("lets a handler take its context apart; the signal of a destructured context aborts on cancel", async () => {
+    const seen: unknown[] = [];
+    const parts: Handler = async (input, { jobId, attempt, now, sleep, progress, signal }) => {
+      const before = now();
+      progress({ step: 1 });
+      signal.addEventListener("abort", () => seen.push({ jobId, aborted: signal.aborted }));
+      await sleep(1000);
+      seen.push({ attempt, slept: now() - before, keys: Object.keys(input) });
+      await sleep(60_000);
+      return "never";
+    };
+    e = await inProcess({ config: { endpoints: [{ id: "p", handler: "parts", workersMin: 1 }] }, handlers: { parts } });
+    const { id } = (await e.post("/v2/p/run", { input: { a: 1 } })).body;
+    await e.advance(0);
+    expect((await e.get(`/v2/p/status/${id}`)).body).toMatchObject({ status: "IN_PROGRESS", output: { step: 1 } });
+    await e.advance(1000);
+    await e.post(`/v2/p/cancel/${id}`);
+    expect(seen).toEqual([{ attempt: 1, slept: 1000, keys: ["a"] }, { jobId: id, aborted: true }]);
+  });
+
+  it("runs a long queue of handlers that answer at once, one after the other, without recursing", async () => {
+    const order: number[] = [];
+    const sync: Handler = (input) => {
+      order.push(input.i as number);
+      return input.i;
+    };
+    // One worker, ready after a cold start: the whole queue is waiting when it comes.
+    e = await inProcess({ config: { endpoints: [{ id: "q", handler: "sync", workersMin: 0, workersMax: 1, coldStartMs: 1000 }] }, handlers: { sync } });
+    const n = 20_000;
+    for (let i = 0; i < n; i++) e.core.jobs.submit("q", { input: { i } }, "run");
+    expect(order).toEqual([]);
+    await e.advance(1000);
+    expect(order.length).toBe(n);
+    expect(order.every((v, i) => v === i)).toBe(true);
+    expect((await e.get("/v2/q/health")).body.jobs).toMatchObject({ completed: n, inQueue: 0, inProgress: 0 });
+  });
+
   it("gives each run its own copy of the input: what a handler changes is not what a retry runs", async () => {
     const inputs: unknown[] = [];
     const mutates: Handler = (input) => {

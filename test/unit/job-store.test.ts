@@ -65,6 +65,24 @@ describe("job store", () => {
   });
 });
 
+describe("job store: a job saved with the version it was made from", () => {
+  it("keeps the job as given when it was made from the current version, and applies only the changed fields to a stale one", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
+    store.insert(job("a"));
+    const current = store.get("a")!;
+    const started = { ...current, status: "IN_PROGRESS" as const, startedAt: 1500, workerId: "w" };
+    store.save(started, ["status", "startedAt", "workerId"], current);
+    expect(store.get("a")).toBe(started);
+    // Made from a version that is no longer the store's: its other fields do not win.
+    const stale = { ...current, output: { p: 1 }, input: { stale: true } };
+    store.save(stale, ["output"], current);
+    expect(store.get("a")).not.toBe(stale);
+    expect(store.get("a")).toEqual({ ...started, output: { p: 1 } });
+    store.flush();
+    expect(new SqliteJobStore(store["db"]).get("a")).toEqual({ ...started, output: { p: 1 } });
+  });
+});
+
 describe("job store: jobs kept in memory", () => {
   it("answers reads as the database would after every kind of write", () => {
     const db = openDb(":memory:");
