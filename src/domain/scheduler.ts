@@ -2,7 +2,7 @@ import type { TimerHandle, VirtualClock } from "./clock.js";
 import { RunStop } from "./run-stop.js";
 import type { EndpointSpec } from "./endpoint.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
-import { callHandler, errorMessage, type RunOutcome } from "./handlers/run.js";
+import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
 import type { HandlerContext } from "./handlers/types.js";
 import type { Fault } from "./faults.js";
 import { requeuedPatch, type Job } from "./job.js";
@@ -37,9 +37,6 @@ export interface SchedulerFaults {
 export class Scheduler {
   private readonly pools = new Map<string, WorkerPool>();
   private readonly runs = new Map<string, Run>();
-  /** Endpoints whose `pump` is running, and those asked to pump again meanwhile. */
-  private readonly pumping = new Set<string>();
-  private readonly pumpAgain = new Set<string>();
 
   constructor(
     private readonly d: {
@@ -111,25 +108,6 @@ export class Scheduler {
    * scales for what still waits (a worker with no cold start takes a job at once).
    */
   pump(endpointId: string): void {
-    // Called again while it runs (a handler that answered at once frees its worker from within
-    // `assign`): the outer call does one more round instead of recursing once per queued job.
-    if (this.pumping.has(endpointId)) {
-      this.pumpAgain.add(endpointId);
-      return;
-    }
-    this.pumping.add(endpointId);
-    try {
-      do {
-        this.pumpAgain.delete(endpointId);
-        this.pumpOnce(endpointId);
-      } while (this.pumpAgain.has(endpointId));
-    } finally {
-      this.pumping.delete(endpointId);
-      this.pumpAgain.delete(endpointId);
-    }
-  }
-
-  private pumpOnce(endpointId: string): void {
     const pool = this.pools.get(endpointId);
     if (!pool) return;
     pool.setThrottled(this.d.faults?.blocksWorkers(endpointId) ?? false);
@@ -233,18 +211,10 @@ export class Scheduler {
     // The handler gets its own copy of the input: the store's copy is what a retry runs again.
     // An input is JSON (it is stored as JSON), so a JSON round trip copies it exactly, in a
     // fraction of structuredClone's time.
-    const outcome = callHandler(handler, JSON.parse(JSON.stringify(job.input)) as Record<string, unknown>, ctx, onChunk);
-    if (outcome instanceof Promise) {
-      void outcome.then((o) => {
-        hold.close();
-        this.finish(run, o);
-      });
-    } else {
-      // A handler that answered at once finishes here; `pump` turns the nested call it makes
-      // into one more round of the pump already running, so a long queue does not recurse.
+    void runHandler(handler, JSON.parse(JSON.stringify(job.input)) as Record<string, unknown>, ctx, onChunk).then((outcome) => {
       hold.close();
       this.finish(run, outcome);
-    }
+    });
   }
 
   /**

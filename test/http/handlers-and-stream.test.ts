@@ -54,7 +54,7 @@ describe("handlers", () => {
     expect(seen).toEqual([{ attempt: 1, slept: 1000, keys: ["a"] }, { jobId: id, aborted: true }]);
   });
 
-  it("runs a long queue of handlers that answer at once, one after the other, without recursing", async () => {
+  it("drains a long queue through one worker in order, within the advance that makes the worker ready", async () => {
     const order: number[] = [];
     const sync: Handler = (input) => {
       order.push(input.i as number);
