@@ -4,11 +4,13 @@
  * is an object, gives the job an id and writes one row with one INSERT (autocommit, an in-memory
  * database, a primary key and no other index); GET /status reads that row back. No validation
  * schema, queue, worker, deadline, timeline or journal: less than the specification asks of every
- * job, so no faithful emulator on this stack and machine can be faster. Rows are kept for the
- * whole run, as minipod keeps its jobs for their 30-minute result retention.
+ * job. What it does, it does the cheapest way minipod found: the body read straight from node's
+ * request (not through a web Request), ids that sort by creation (a random id lands anywhere in
+ * the key's index). Rows are kept for the whole run, as minipod keeps its jobs for their 30-minute
+ * result retention.
  * Usage: node --import tsx bench/servers/floor.ts PORT
  */
-import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import { serve } from "@hono/node-server";
 import Database from "better-sqlite3";
 import { Hono } from "hono";
@@ -19,11 +21,25 @@ const insert = db.prepare<[string, string, string, string, number]>("INSERT INTO
 const select = db.prepare<[string], { id: string; status: string; input: string }>("SELECT id, status, input FROM jobs WHERE id = ?");
 let inserted = 0;
 
-const app = new Hono();
+const readBody = (incoming: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    incoming
+      .on("data", (chunk: Buffer) => chunks.push(chunk))
+      .on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      .on("error", reject);
+  });
+
+const app = new Hono<{ Bindings: { incoming: IncomingMessage } }>();
 app.post("/v2/:endpoint/run", async (c) => {
-  const body = (await c.req.json()) as { input?: unknown };
+  let body: { input?: unknown };
+  try {
+    body = JSON.parse(await readBody(c.env.incoming)) as { input?: unknown };
+  } catch {
+    return c.json({ error: "the body is not JSON" }, 400);
+  }
   if (typeof body?.input !== "object" || body.input === null) return c.json({ error: "input must be an object" }, 400);
-  const id = `${randomUUID()}-u1`;
+  const id = `${Date.now().toString(16)}-${inserted.toString(16).padStart(8, "0")}-u1`;
   insert.run(id, c.req.param("endpoint"), "IN_QUEUE", JSON.stringify(body.input), Date.now());
   inserted++;
   return c.json({ id, status: "IN_QUEUE" }, 200);
