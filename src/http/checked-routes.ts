@@ -2,6 +2,7 @@ import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, Env, MiddlewareHandler } from "hono";
 import type { z } from "zod";
 import { EmulatorError } from "../domain/errors.js";
+import { RecentMap } from "../domain/recent-map.js";
 import { bodyLimitOf, readJsonBody } from "./body.js";
 
 /** What a route's check hands its hook: the same shape @hono/zod-openapi's hooks receive. */
@@ -27,14 +28,13 @@ const RESULTS_KEPT = 1_000;
  * values are frozen, as they are handed to each request that asks. Bounded: the oldest leave first.
  */
 class KeptResults {
-  private readonly kept = new Map<string, object>();
+  private readonly kept = new RecentMap<string, object>(RESULTS_KEPT);
 
   get(key: string): object | undefined {
     return this.kept.get(key);
   }
 
   set(key: string, value: object): object {
-    if (this.kept.size >= RESULTS_KEPT) this.kept.delete(this.kept.keys().next().value!);
     const frozen = Object.freeze(value);
     this.kept.set(key, frozen);
     return frozen;

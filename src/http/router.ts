@@ -1,5 +1,6 @@
 import type { Params, Result, Router } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
+import { RecentMap } from "../domain/recent-map.js";
 
 /** How many recent paths keep their match. */
 const PATHS_KEPT = 2_000;
@@ -25,7 +26,7 @@ const METHODS_KEPT = 16;
 export class RecentPathsRouter<T> implements Router<T> {
   readonly name = "RecentPathsRouter";
   private readonly trie = new TrieRouter<T>();
-  private readonly kept = new Map<string, Map<string, Result<T>>>();
+  private readonly kept = new Map<string, RecentMap<string, Result<T>>>();
   /** Each handler's number, in the order added: a list of handlers is known by its numbers. */
   private readonly numbers = new Map<T, number>();
   private readonly fused = new Map<string, T>();
@@ -45,12 +46,11 @@ export class RecentPathsRouter<T> implements Router<T> {
     if (paths === undefined) {
       // Methods are few over HTTP (node's parser knows a fixed set), not in process: bounded too.
       if (this.kept.size >= METHODS_KEPT) return this.one(this.trie.match(method, path));
-      this.kept.set(method, (paths = new Map()));
+      this.kept.set(method, (paths = new RecentMap(PATHS_KEPT)));
     }
     let result = paths.get(path);
     if (result === undefined) {
       result = this.one(this.trie.match(method, path));
-      if (paths.size >= PATHS_KEPT) paths.delete(paths.keys().next().value!);
       paths.set(path, result);
     }
     return result;

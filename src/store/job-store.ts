@@ -5,6 +5,7 @@ import type { Statement } from "better-sqlite3";
 import type { Db } from "./db.js";
 import { JobWrites } from "./job-writes.js";
 import { QueueIndex } from "./queue-index.js";
+import { RecentMap } from "../domain/recent-map.js";
 import { WriteBehind } from "./write-behind.js";
 import { COLUMNS, DEADLINE_AT, fromArray, fromRow, LIST_WHERE, SUMMARY_COLUMNS, WRITES, type JobRow } from "./job-rows.js";
 
@@ -31,7 +32,7 @@ export class SqliteJobStore implements JobStore {
    * to code that changes them: jobs are changed by copying (Transitions), and the scheduler gives
    * handlers a copy of the input.
    */
-  private readonly recent = new Map<string, Job>();
+  private readonly recent = new RecentMap<string, Job>(RECENT_JOBS);
   /** The job writes waiting for the end of the turn. */
   private readonly behind: JobWrites;
   /**
@@ -140,7 +141,6 @@ export class SqliteJobStore implements JobStore {
   }
 
   private remember(job: Job): void {
-    if (this.recent.size >= RECENT_JOBS && !this.recent.has(job.id)) this.recent.delete(this.recent.keys().next().value!);
     this.recent.set(job.id, job);
   }
 
