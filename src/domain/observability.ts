@@ -61,8 +61,11 @@ export interface ObservabilityStore {
   appendRequest(r: RequestRecord): void;
   requests(f: JournalFilter): { requests: JournalEntry[]; count: number };
   clearRequests(): number;
-  /** Keeps the newest timeline rows (a row: one job's events of one turn) and webhook attempts. */
-  trimLogs(keep: { timelineRows: number; deliveries: number }): void;
+  /**
+   * Keeps the newest timeline rows (a row: one job's events written together), timeline events
+   * waiting to be written, and webhook attempts.
+   */
+  trimLogs(keep: { timelineRows: number; timelineEvents: number; deliveries: number }): void;
   /** Keeps the newest `max` journal entries. */
   trimRequests(max: number): void;
   clearAll(): void;

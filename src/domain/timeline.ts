@@ -2,12 +2,13 @@ import type { JobNotifier } from "./notifier.js";
 import type { ObservabilityStore } from "./observability.js";
 
 /**
- * What the logs keep; older rows are dropped. A timeline row holds one job's events of one turn
- * of the event loop (a job submitted, started and finished at once: three), or of several turns
- * in a database in memory, so 50,000 rows hold at least as many events as the 100,000 webhook
- * attempts kept.
+ * What the logs keep; older entries are dropped. A timeline row holds one job's events of one
+ * turn of the event loop (a job submitted, started and finished at once: three), so 50,000 rows
+ * hold at least as many events as the 100,000 webhook attempts kept. A database in memory holds
+ * its timeline events unwritten until a snapshot or an export needs them: the newest 150,000,
+ * the whole timelines of 50,000 jobs run once.
  */
-export const LOGS_KEPT = { timelineRows: 50_000, deliveries: 100_000 };
+export const LOGS_KEPT = { timelineRows: 50_000, timelineEvents: 150_000, deliveries: 100_000 };
 const TRIM_EVERY = 5_000;
 
 /**

@@ -1,21 +1,14 @@
-import type { JobStatus } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, RequestRecord, WebhookDelivery } from "../domain/observability.js";
 import { keptRequestBody } from "../domain/redact.js";
 import type { Db } from "./db.js";
+import { EventQueue, type StoredEvent, type TimelineRow } from "./event-queue.js";
 import { RequestQueue } from "./request-queue.js";
 import { RowInserter } from "./row-inserter.js";
 import { WriteBehind } from "./write-behind.js";
 
-interface TimelineRow { job_id: string; endpoint_id: string; events: string }
-/** One event in a timeline row: [at, from, to, cause]. */
-type StoredEvent = [number, JobStatus | null, JobStatus | null, string];
-/** A job's events of one turn: one timeline row. */
-type TimelineEvents = { endpointId: string; events: StoredEvent[] };
+interface StoredRow { job_id: string; endpoint_id: string; events: string }
 interface DeliveryRow { job_id: string; endpoint_id: string; url: string; attempt: number; status: number | null; error: string | null; at: number }
 interface RequestRow { method: string; path: string; endpoint_id: string | null; operation: string | null; status: number; at: number; duration_ms: number; body: string | null }
-
-/** Jobs whose timeline events a database in memory holds before writing them all (see below). */
-export const HELD_TIMELINES = 1024;
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
@@ -28,9 +21,11 @@ const requestRow = (r: RequestRecord) =>
  * read flushes first), so the few rows each request and each transition add cost one commit per
  * turn instead of one each. A job's timeline events of one turn share one row.
  *
- * In a database in memory, timeline events wait too: a job's events of several turns then share
- * one row, and rows go in by the hundred, until `HELD_TIMELINES` jobs have some waiting or a
- * timeline is read, a snapshot taken or the database exported.
+ * In a database in memory, which keeps nothing past the process anyway, timeline events wait in
+ * memory until something needs them in SQLite (a snapshot, an export): a read of a timeline
+ * takes the written rows and the waiting events together, and the trimming of the logs drops
+ * the oldest waiting events. Under load nobody needs them, so most are never written, nor their
+ * rows made.
  *
  * Journal rows wait longer. In a database file they join the next commit, or get one of their
  * own within `LATER_MS`. In a database in memory, which keeps nothing past the process anyway,
@@ -44,12 +39,12 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   /** Journal rows not written yet, oldest first (see above). */
   private readonly pendingRequests = new RequestQueue();
   /**
-   * A database in memory: journal rows are held until needed rather than written within
-   * `LATER_MS`, timeline events past the turn (see above).
+   * A database in memory: journal rows and timeline events are held until needed rather than
+   * written within `LATER_MS` or at the end of the turn (see above).
    */
   private readonly hold: boolean;
-  /** Timeline events not written yet, by job, in the order jobs first changed. */
-  private pendingEvents = new Map<string, TimelineEvents>();
+  /** Timeline events not written yet, oldest first. */
+  private readonly pendingEvents = new EventQueue();
 
   /** @param writes commits the rows at the end of each turn (with the other stores' of the database). */
   constructor(
@@ -58,21 +53,17 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   ) {
     this.hold = db.memory;
     this.s = {
-      events: db.prepare<[string], TimelineRow>(`SELECT job_id, endpoint_id, events FROM job_timeline WHERE job_id = ? ORDER BY seq`),
+      events: db.prepare<[string], StoredRow>(`SELECT job_id, endpoint_id, events FROM job_timeline WHERE job_id = ? ORDER BY seq`),
       addDelivery: db.prepare(`INSERT INTO webhook_deliveries (job_id, endpoint_id, url, attempt, status, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       deliveries: db.prepare<[], DeliveryRow>(`SELECT * FROM webhook_deliveries ORDER BY seq`),
       jobDeliveries: db.prepare<[string], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY seq`),
       trimRequests: db.prepare<[number]>(`DELETE FROM request_journal WHERE seq <= (SELECT MAX(seq) FROM request_journal) - ?`),
     };
-    const timelineRows = new RowInserter<[string, TimelineEvents]>(db, "job_timeline", "job_id, endpoint_id, events", ([jobId, t]) => [jobId, t.endpointId, JSON.stringify(t.events)], 8);
+    const timelineRows = new RowInserter<TimelineRow>(db, "job_timeline", "job_id, endpoint_id, events", (r) => [r.jobId, r.endpointId, JSON.stringify(r.events)], 8);
     const journalRows = new RowInserter(db, "request_journal", "method, path, endpoint_id, operation, status, at, duration_ms, body", requestRow, 32);
     writes.add({
-      pending: (all) => this.pendingEvents.size > 0 && (all || !this.hold || this.pendingEvents.size >= HELD_TIMELINES),
-      write: () => {
-        const timelines = this.pendingEvents;
-        this.pendingEvents = new Map();
-        timelineRows.insert([...timelines]);
-      },
+      pending: (all) => this.pendingEvents.length > 0 && (all || !this.hold),
+      write: () => timelineRows.insert(this.pendingEvents.takeRows()),
     });
     writes.add({
       pending: () => this.pending.length > 0,
@@ -99,19 +90,13 @@ export class SqliteObservabilityStore implements ObservabilityStore {
   }
 
   appendEvent(e: JobEvent): void {
-    const event: StoredEvent = [e.at, e.from ?? null, e.to ?? null, e.cause];
-    const waiting = this.pendingEvents.get(e.jobId);
-    if (waiting) {
-      waiting.events.push(event);
-      return;
-    }
-    this.pendingEvents.set(e.jobId, { endpointId: e.endpointId, events: [event] });
-    if (!this.hold || this.pendingEvents.size >= HELD_TIMELINES) this.writes.schedule();
+    this.pendingEvents.push(e);
+    if (!this.hold) this.writes.schedule();
   }
 
+  /** The rows written, then the events waiting: those are always the newer. */
   events(jobId: string): JobEvent[] {
-    if (this.pendingEvents.has(jobId)) this.writes.flush(true);
-    return this.s.events.all(jobId).flatMap((r) =>
+    const written = this.s.events.all(jobId).flatMap((r) =>
       (JSON.parse(r.events) as StoredEvent[]).map(([at, from, to, cause]) => ({
         jobId: r.job_id,
         endpointId: r.endpoint_id,
@@ -121,6 +106,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
         cause,
       })),
     );
+    return written.concat(this.pendingEvents.ofJob(jobId));
   }
 
   appendDelivery(d: WebhookDelivery): void {
@@ -169,7 +155,9 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     return this.db.prepare(`DELETE FROM request_journal`).run().changes;
   }
 
-  trimLogs(keep: { timelineRows: number; deliveries: number }): void {
+  trimLogs(keep: { timelineRows: number; timelineEvents: number; deliveries: number }): void {
+    const waiting = this.pendingEvents;
+    if (waiting.length > keep.timelineEvents) waiting.dropOldest(waiting.length - keep.timelineEvents);
     this.trim("job_timeline", keep.timelineRows);
     this.trim("webhook_deliveries", keep.deliveries);
   }

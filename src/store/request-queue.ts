@@ -1,17 +1,13 @@
 import type { RequestRecord } from "../domain/observability.js";
+import { ColumnRing } from "./column-ring.js";
 
 /**
- * Journal entries not written yet, oldest first, kept column by column in growable rings rather
- * than as an object each. Entries of a database in memory wait here until the journal is read
- * (see SqliteObservabilityStore), so under load ten thousand of them live for seconds: as objects
- * (and their boxed times) they outlived the young generation and the garbage collector's copying
- * and marking cost more than all the rest of the journal's work per request.
+ * Journal entries not written yet, oldest first, column by column (see `ColumnRing`). Entries of a
+ * database in memory wait here until the journal is read (see SqliteObservabilityStore), so under
+ * load ten thousand of them live for seconds: as objects they cost the collector more than all
+ * the rest of the journal's work per request.
  */
-export class RequestQueue {
-  private capacity = 256;
-  /** Index of the oldest entry. */
-  private head = 0;
-  private count = 0;
+export class RequestQueue extends ColumnRing {
   private method: string[] = new Array<string>(this.capacity);
   private path: string[] = new Array<string>(this.capacity);
   private endpoint: Array<string | undefined> = new Array<string | undefined>(this.capacity);
@@ -21,16 +17,11 @@ export class RequestQueue {
   private at = new Float64Array(this.capacity);
   private durationMs = new Float64Array(this.capacity);
 
-  get length(): number {
-    return this.count;
-  }
-
   /** One copy of each method, endpoint and operation name: each request brings its own. */
   private readonly names = new Map<string, string>();
 
   push(r: RequestRecord): void {
-    if (this.count === this.capacity) this.grow();
-    const i = (this.head + this.count) % this.capacity;
+    const i = this.nextSlot();
     this.method[i] = this.name(r.method);
     this.path[i] = r.path;
     this.endpoint[i] = r.endpoint === undefined ? undefined : this.name(r.endpoint);
@@ -39,26 +30,13 @@ export class RequestQueue {
     this.status[i] = r.status;
     this.at[i] = r.at;
     this.durationMs[i] = r.durationMs;
-    this.count++;
-  }
-
-  /** Drops the `n` oldest entries. */
-  dropOldest(n: number): void {
-    const dropped = Math.min(n, this.count);
-    for (let k = 0; k < dropped; k++) this.release((this.head + k) % this.capacity);
-    this.head = (this.head + dropped) % this.capacity;
-    this.count -= dropped;
-  }
-
-  clear(): void {
-    this.dropOldest(this.count);
   }
 
   /** Every entry, oldest first; the queue is empty afterwards. */
   takeAll(): RequestRecord[] {
-    const out = new Array<RequestRecord>(this.count);
-    for (let k = 0; k < this.count; k++) {
-      const i = (this.head + k) % this.capacity;
+    const out = new Array<RequestRecord>(this.length);
+    for (let k = 0; k < out.length; k++) {
+      const i = this.slot(k);
       out[k] = {
         method: this.method[i]!,
         path: this.path[i]!,
@@ -69,10 +47,8 @@ export class RequestQueue {
         durationMs: this.durationMs[i]!,
         bodyText: this.bodyText[i],
       };
-      this.release(i);
     }
-    this.head = 0;
-    this.count = 0;
+    this.clear();
     return out;
   }
 
@@ -84,30 +60,20 @@ export class RequestQueue {
     return s;
   }
 
-  /** Lets the strings of a slot go (a body can be large). */
-  private release(i: number): void {
+  protected release(i: number): void {
     this.path[i] = "";
     this.endpoint[i] = undefined;
     this.bodyText[i] = undefined;
   }
 
-  private grow(): void {
-    const order = (k: number) => (this.head + k) % this.capacity;
-    const strings = <T>(a: T[]) => Array.from({ length: this.capacity * 2 }, (_, k) => (k < this.count ? a[order(k)] : undefined)) as T[];
-    const numbers = <A extends Uint16Array | Float64Array>(a: A, make: (n: number) => A) => {
-      const next = make(this.capacity * 2);
-      for (let k = 0; k < this.count; k++) next[k] = a[order(k)]!;
-      return next;
-    };
-    this.method = strings(this.method);
-    this.path = strings(this.path);
-    this.endpoint = strings(this.endpoint);
-    this.operation = strings(this.operation);
-    this.bodyText = strings(this.bodyText);
-    this.status = numbers(this.status, (n) => new Uint16Array(n));
-    this.at = numbers(this.at, (n) => new Float64Array(n));
-    this.durationMs = numbers(this.durationMs, (n) => new Float64Array(n));
-    this.head = 0;
-    this.capacity *= 2;
+  protected resize(order: (k: number) => number, size: number): void {
+    this.method = this.strings(this.method, order, size);
+    this.path = this.strings(this.path, order, size);
+    this.endpoint = this.strings(this.endpoint, order, size);
+    this.operation = this.strings(this.operation, order, size);
+    this.bodyText = this.strings(this.bodyText, order, size);
+    this.status = this.numbers(this.status, order, size);
+    this.at = this.numbers(this.at, order, size);
+    this.durationMs = this.numbers(this.durationMs, order, size);
   }
 }

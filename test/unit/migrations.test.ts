@@ -39,7 +39,7 @@ describe("migrations", () => {
       observe.flush();
       expect(db.prepare("SELECT COUNT(*) AS n FROM job_timeline WHERE job_id = 'j2'").get()).toEqual({ n: 2 }); // the old row, and this turn's two events in one
       expect(observe.events("j2").map((e) => [e.at, e.from, e.to])).toEqual([[2, undefined, "IN_QUEUE"], [7, "IN_QUEUE", "IN_PROGRESS"], [7, "IN_PROGRESS", "COMPLETED"]]);
-      observe.trimLogs({ timelineRows: 2, deliveries: 2 }); // keeps the newest two rows
+      observe.trimLogs({ timelineRows: 2, timelineEvents: 2, deliveries: 2 }); // keeps the newest two rows
       expect(db.prepare("SELECT job_id FROM job_timeline ORDER BY seq").all()).toEqual([{ job_id: "j6" }, { job_id: "j2" }]);
       const sql = (name: string) => (db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").get(name) as { sql: string }).sql;
       expect(sql("job_timeline")).not.toMatch(/AUTOINCREMENT/);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RequestRecord } from "../../src/domain/observability.js";
 import { RequestQueue } from "../../src/store/request-queue.js";
+import { pushAndDrop } from "./ring-script.js";
 
 const record = (n: number): RequestRecord => ({
   method: n % 2 ? "POST" : "GET",
@@ -16,15 +17,7 @@ const record = (n: number): RequestRecord => ({
 describe("RequestQueue", () => {
   it("gives back every entry as it was pushed, oldest first, across growth, wrap-around and drops", () => {
     const q = new RequestQueue();
-    let next = 0;
-    let oldest = 0;
-    // Pushes and drops interleaved so that the ring wraps before and after it grows.
-    for (const [push, drop] of [[200, 150], [200, 0], [300, 120], [1000, 900], [700, 0]] as const) {
-      for (let k = 0; k < push; k++) q.push(record(next++));
-      q.dropOldest(drop);
-      oldest += drop;
-      expect(q.length).toBe(next - oldest);
-    }
+    const { oldest, next } = pushAndDrop(q, (n) => q.push(record(n)));
     const all = q.takeAll();
     expect(all).toEqual(Array.from({ length: next - oldest }, (_, k) => record(oldest + k)));
     expect(q.length).toBe(0);
