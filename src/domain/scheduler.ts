@@ -160,7 +160,7 @@ export class Scheduler {
         output: undefined,
         error: undefined,
       },
-      `started on worker ${worker.id}`,
+      worker.startCause,
     );
     pool.markRunning(worker, job.id);
     const stop = new RunStop(clock);

@@ -11,6 +11,8 @@ export interface SimWorker {
   /** Virtual time of the last state change. */
   since: number;
   timer: TimerHandle | undefined;
+  /** The cause a job's timeline records when it starts here, made once rather than per job. */
+  startCause: string;
 }
 
 /**
@@ -175,7 +177,8 @@ export class WorkerPool {
   }
 
   private add(warm: boolean): void {
-    const w: SimWorker = { id: this.newId(), state: "initializing", jobId: undefined, since: this.clock.now(), timer: undefined };
+    const id = this.newId();
+    const w: SimWorker = { id, state: "initializing", jobId: undefined, since: this.clock.now(), timer: undefined, startCause: `started on worker ${id}` };
     this.workers.set(w.id, w);
     if (warm || this.spec.coldStartMs <= 0) w.state = "idle";
     this.emit("started", w);
