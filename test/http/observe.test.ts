@@ -84,6 +84,8 @@ describe("snapshots", () => {
     const savedAt = e.now();
     const journaled = (await e.get("/_emulator/requests")).body.requests;
     expect(journaled.map((r: { path: string }) => r.path)).toEqual(["/v2/ep/run"]);
+    const timeline = (await e.get(`/_emulator/jobs/${kept}/events`)).body.events;
+    expect(timeline.map((ev: { to?: string }) => ev.to)).toEqual(["IN_QUEUE", "IN_PROGRESS", "COMPLETED"]);
 
     const later = (await e.post("/v2/ep/run", { input: { sleepMs: 100 } })).body.id;
     await e.advance(3_600_000); // the first job's retention ends
@@ -96,6 +98,9 @@ describe("snapshots", () => {
     expect((await e.get("/_emulator/requests")).body.requests).toEqual(journaled);
     expect((await e.get(`/v2/ep/status/${kept}`)).body).toMatchObject({ status: "COMPLETED", output: "kept" });
     expect((await e.get(`/v2/ep/status/${later}`)).status).toBe(404);
+    // So are the timelines: the retention's end recorded since the snapshot leaves with it, held in memory or not.
+    expect((await e.get(`/_emulator/jobs/${kept}/events`)).body.events).toEqual(timeline);
+    expect((await e.get(`/_emulator/jobs/${later}/events`)).status).toBe(404);
     // Timers were rebuilt from the restored state: retention ends 30 minutes after completion.
     await e.advance(30 * 60_000);
     expect((await e.get(`/v2/ep/status/${kept}`)).status).toBe(404);
@@ -126,11 +131,14 @@ describe("snapshots", () => {
     const db = new Database(bytes);
     const row = db.prepare("SELECT input, s3_config FROM jobs").get() as { input: string; s3_config: string };
     const journal = db.prepare("SELECT path, body FROM request_journal").all() as Array<{ path: string; body: string }>;
+    const timelines = db.prepare("SELECT events FROM job_timeline").all() as Array<{ events: string }>;
     db.close();
     expect(JSON.parse(row.input)).toEqual({ q: 1 });
     expect(JSON.parse(row.s3_config).accessSecret).toBe("[redacted]");
     // The journal's rows too, those held in memory until now included.
     expect(journal.map((r) => [r.path, JSON.parse(r.body).s3Config.accessSecret])).toEqual([["/v2/other/run", "[redacted]"]]);
+    // And the job's timeline, held in memory until now.
+    expect(timelines.flatMap((r) => (JSON.parse(r.events) as unknown[][]).map((ev) => ev[2]))).toEqual(["IN_QUEUE", "IN_PROGRESS", "COMPLETED"]);
   });
 });
 
