@@ -35,6 +35,13 @@ export const RETENTION_RUN_MS = 30 * MINUTE;
 /** "result retention, `/runsync` | 1 minute (up to 5 minutes maximum)" */
 export const RETENTION_RUNSYNC_MS = 1 * MINUTE;
 
+/**
+ * Levels of arrays and objects a JSON body may nest (not in the specification). A job's input is
+ * stored and copied as JSON text, and V8's `JSON.stringify` overflows its stack near 4,500 levels;
+ * Python's `json`, which workers of the real service use, stops near 1,000.
+ */
+export const JSON_DEPTH_MAX = 1000;
+
 /** "`/runsync` payload | 20 MB", "`/run` payload | 10 MB" (MB = 1024 * 1024 bytes) */
 export const RUNSYNC_PAYLOAD_MAX_BYTES = 20 * 1024 * 1024;
 export const RUN_PAYLOAD_MAX_BYTES = 10 * 1024 * 1024;

@@ -1,3 +1,5 @@
+import { JSON_DEPTH_MAX } from "./limits.js";
+
 /** Keys whose values are secrets wherever they appear (s3Config.accessSecret, passwords, keys). */
 const SECRET_KEY = /secret|password|passwd|token|api[-_]?key|^key$|authorization|credential/i;
 
@@ -19,9 +21,33 @@ const BODY_KEPT_BYTES = 64 * 1024;
 /** A request body as the journal keeps it: parsed, with secrets redacted; a note when too long or not JSON. */
 export function keptRequestBody(text: string): unknown {
   if (text.length > BODY_KEPT_BYTES) return `[${text.length} bytes, not kept]`;
+  let value: unknown;
   try {
-    return redact(JSON.parse(text));
+    value = JSON.parse(text);
   } catch {
     return "[not JSON]";
   }
+  // Refused bodies are journaled too: one too deep to copy and store is not kept.
+  if (text.length > 2 * JSON_DEPTH_MAX && nestsDeeperThan(value, JSON_DEPTH_MAX)) return `[nested more than ${JSON_DEPTH_MAX} levels, not kept]`;
+  return redact(value);
 }
+
+/** Whether arrays and objects in `value` nest more than `max` levels (walked without recursion). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const values: unknown[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === "object" && child !== null) {
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
+}
+

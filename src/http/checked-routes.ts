@@ -2,6 +2,8 @@ import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, Env, MiddlewareHandler } from "hono";
 import type { z } from "zod";
 import { EmulatorError } from "../domain/errors.js";
+import { JSON_DEPTH_MAX } from "../domain/limits.js";
+import { nestsDeeperThan } from "../domain/redact.js";
 import { RecentMap } from "../domain/recent-map.js";
 import { bodyLimitOf, readJsonBody } from "./body.js";
 
@@ -41,7 +43,24 @@ class KeptResults {
   }
 }
 
-const notJson = () => new EmulatorError("BAD_REQUEST", 'the request body is not valid JSON; send a JSON object such as {"input": {...}}');
+/** An OpenAPI path as Hono routes it: `/v2/{endpoint_id}/run` is `/v2/:endpoint_id/run`. */
+export const honoPath = (path: string): string => path.replaceAll(/\/{(.+?)}/g, "/:$1");
+
+/** A JSON body's value; 400 when it is not JSON, or nests deeper than `JSON_DEPTH_MAX` levels. */
+export function parseJsonBody(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new EmulatorError("BAD_REQUEST", 'the request body is not valid JSON; send a JSON object such as {"input": {...}}');
+  }
+  // Each level takes two characters at least: a shorter text cannot nest too deep.
+  if (text.length > 2 * JSON_DEPTH_MAX && nestsDeeperThan(value, JSON_DEPTH_MAX)) {
+    throw new EmulatorError("BAD_REQUEST", `the request body nests arrays and objects more than ${JSON_DEPTH_MAX} levels deep; flatten it, or send the deep part as a string`);
+  }
+  return value;
+}
+
 
 /**
  * OpenAPIHono whose routes check their path, query and JSON body in the route's own step, with
@@ -97,7 +116,7 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
         bodyLimit === undefined
           ? (c, next) => check(c, undefined) ?? (handler(c, next) as Promise<Response>)
           : async (c, next) => check(c, await readJsonBody(c, bodyLimit)) ?? (handler(c, next) as Promise<Response>);
-      this.on([route.method.toUpperCase()], [route.path.replaceAll(/\/{(.+?)}/g, "/:$1")], ...chain, step as MiddlewareHandler);
+      this.on([route.method.toUpperCase()], [honoPath(route.path)], ...chain, step as MiddlewareHandler);
       return this;
     };
     // The declared type of `openapi` (its inference of each route's typed context) stays; only
@@ -123,13 +142,7 @@ function routeChecks(route: RouteConfig, bodyLimit: number | undefined): Check[]
     checks.push({
       target: "json",
       schema: schema as z.ZodType,
-      read: (_c, body) => {
-        try {
-          return JSON.parse(body ?? "{}");
-        } catch {
-          throw notJson();
-        }
-      },
+      read: (_c, body) => parseJsonBody(body ?? "{}"),
     });
   }
   return checks;

@@ -1,6 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RUN_PAYLOAD_MAX_BYTES, RUNSYNC_PAYLOAD_MAX_BYTES } from "../../src/domain/limits.js";
+import { JSON_DEPTH_MAX, RUN_PAYLOAD_MAX_BYTES, RUNSYNC_PAYLOAD_MAX_BYTES } from "../../src/domain/limits.js";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { API_KEY } from "../support/in-process.js";
 
@@ -114,5 +114,44 @@ describe("payload limits over a real socket", () => {
       body: submissionOf(RUN_PAYLOAD_MAX_BYTES + 1),
     });
     expect(over.status).toBe(413);
+  });
+
+  /** A submission whose body nests `levels` levels of objects, or of arrays within `input`, the body itself counted. */
+  const nestedSubmission = (levels: number, inObject: boolean) => {
+    let inner = inObject ? "{}" : "[]";
+    for (let i = inObject ? 2 : 3; i < levels; i++) inner = inObject ? `{"a":${inner}}` : `[${inner}]`;
+    return `{"input":${inObject ? inner : `{"deep":${inner}}`}}`;
+  };
+  const send = (op: string, body: string) => fetch(`${emulator.url}/v2/echo/${op}`, { method: "POST", headers: { authorization: `Bearer ${API_KEY}` }, body });
+  const health = async () => {
+    const res = await fetch(`${emulator.url}/v2/echo/health`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    return ((await res.json()) as { jobs: Record<string, number> }).jobs;
+  };
+
+  it(`refuses bodies nested more than ${JSON_DEPTH_MAX} levels deep with 400, and runs one nested exactly so`, async () => {
+    const before = await health();
+    for (const op of ["run", "runsync"]) {
+      for (const levels of [JSON_DEPTH_MAX + 1, 5_000, 100_000]) {
+        for (const inObject of [false, true]) {
+          const res = await send(op, nestedSubmission(levels, inObject));
+          expect(res.status, `${op} ${levels} ${inObject}`).toBe(400);
+          expect(await res.json()).toMatchObject({ status: 400, detail: expect.stringContaining(`more than ${JSON_DEPTH_MAX} levels deep`) });
+        }
+      }
+    }
+    expect(await health()).toEqual(before);
+    // The journal keeps refused requests too, but not bodies too deep to store.
+    const journaled = emulator.requests({ status: 400 }).requests.map((r) => r.body);
+    expect(journaled.filter((b) => b === `[nested more than ${JSON_DEPTH_MAX} levels, not kept]`)).toHaveLength(8);
+
+    const body = nestedSubmission(JSON_DEPTH_MAX, true);
+    const ok = await send("run", body);
+    expect(ok.status).toBe(200);
+    const { id } = (await ok.json()) as { id: string };
+    await emulator.runUntilIdle();
+    const status = await fetch(`${emulator.url}/v2/echo/status/${id}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    const view = (await status.json()) as { status: string; output: unknown };
+    expect(view.status).toBe("COMPLETED");
+    expect(view.output).toEqual((JSON.parse(body) as { input: unknown }).input);
   });
 });

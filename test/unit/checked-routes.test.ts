@@ -3,7 +3,9 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { EmulatorError } from "../../src/domain/errors.js";
 import { jsonBody } from "../../src/http/body.js";
-import { CheckedOpenAPIHono, type CheckResult } from "../../src/http/checked-routes.js";
+import { JSON_DEPTH_MAX } from "../../src/domain/limits.js";
+import { nestsDeeperThan } from "../../src/domain/redact.js";
+import { CheckedOpenAPIHono, parseJsonBody, type CheckResult } from "../../src/http/checked-routes.js";
 import { problemResponse } from "../../src/http/problem.js";
 
 const Params = z.object({ id: z.string().min(2).openapi({ param: { name: "id", in: "path" } }) });
@@ -125,5 +127,26 @@ describe("routes checked in their own step", () => {
     expect(await ask("/jobs/cd")).toEqual([200, { id: "cd", n: null }]);
     expect(parsed).toBe(5);
     for (let k = 0; k < 2; k++) expect(await ask("/jobs/x")).toEqual([400, null]);
+  });
+});
+
+describe("JSON bodies", () => {
+  const chain = (levels: number, open: string, close: string) => open.repeat(levels) + close.repeat(levels);
+
+  it("measures nesting without recursion, objects and arrays alike", () => {
+    expect(nestsDeeperThan(1, 0)).toBe(false);
+    expect(nestsDeeperThan({}, 0)).toBe(true);
+    expect(nestsDeeperThan({ a: [1, { b: [] }] }, 3)).toBe(true);
+    expect(nestsDeeperThan({ a: [1, { b: [] }] }, 4)).toBe(false);
+    expect(nestsDeeperThan(JSON.parse(chain(200_000, "[", "]")), 199_999)).toBe(true);
+    expect(nestsDeeperThan(JSON.parse(chain(200_000, "[", "]")), 200_000)).toBe(false);
+  });
+
+  it(`refuses a body nested more than ${JSON_DEPTH_MAX} levels with 400, and parses one nested exactly so`, () => {
+    expect(parseJsonBody(chain(JSON_DEPTH_MAX, "[", "]"))).toHaveLength(1);
+    for (const text of [chain(JSON_DEPTH_MAX + 1, "[", "]"), `{"a":${chain(JSON_DEPTH_MAX, "[", "]")}}`]) {
+      expect(() => parseJsonBody(text)).toThrow(expect.objectContaining({ code: "BAD_REQUEST", message: expect.stringContaining(`more than ${JSON_DEPTH_MAX} levels deep`) }));
+    }
+    expect(() => parseJsonBody("{")).toThrow(/not valid JSON/);
   });
 });
