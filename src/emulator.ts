@@ -1,5 +1,6 @@
-import { serve, type ServerType } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
 import type { Config, ConfigInput } from "./config/schema.js";
@@ -128,10 +129,15 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
 export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const { core, app, loaded } = await buildEmulator(options);
   const host = options.host ?? "127.0.0.1";
-  let server: ServerType;
+  // The app on @hono/node-server; `POST /run` answered before it when it can be, as the app
+  // would answer it (see DirectRun).
+  const listener = getRequestListener(app.fetch, { hostname: host });
+  const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    if (!app.direct.handle(req, res)) void listener(req, res);
+  });
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host, serverOptions: { maxHeaderSize: MAX_HEADER_BYTES } }, resolve);
     server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve(server.address() as AddressInfo));
   }).catch((e: NodeJS.ErrnoException) => {
     core.close();
     throw new Error(e.code === "EADDRINUSE" ? `port ${options.port} is already in use; choose another with --port, or 0 for a free one` : e.message, { cause: e });
@@ -163,18 +169,17 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     app,
     close() {
       closed ??= new Promise<void>((resolve) => {
-        const s = server as import("node:http").Server;
         // Answer held requests, let answers in flight finish, drop keep-alive sockets as they
         // go idle; whatever is still open after 2 s is cut.
-        const idle = setInterval(() => s.closeIdleConnections?.(), 25);
-        const cut = setTimeout(() => s.closeAllConnections?.(), 2000);
-        s.close(() => {
+        const idle = setInterval(() => server.closeIdleConnections(), 25);
+        const cut = setTimeout(() => server.closeAllConnections(), 2000);
+        server.close(() => {
           clearInterval(idle);
           clearTimeout(cut);
           core.close();
           resolve();
         });
-        s.closeIdleConnections?.();
+        server.closeIdleConnections();
         core.notifier.releaseAll("emulator closing", core.clock.now());
       });
       return closed;

@@ -96,6 +96,11 @@ export class FaultRules {
     this.onChange();
   }
 
+  /** Whether a rule of one of `types` could still fire. */
+  armed(types: ReadonlySet<FaultType>): boolean {
+    return this.rules.some((r) => !r.spent && types.has(r.fault.type));
+  }
+
   /** The first rule of one of `types` that fires for this target, counting the match. */
   fire(types: ReadonlySet<FaultType>, target: FaultTarget): FaultRule | undefined {
     for (const rule of this.rules) {

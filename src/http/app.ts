@@ -1,6 +1,6 @@
 import { RecentPathsRouter } from "./router.js";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { CheckedOpenAPIHono } from "./checked-routes.js";
+import { CheckedOpenAPIHono, honoPath } from "./checked-routes.js";
 import type { Context, ErrorHandler } from "hono";
 import type { Router } from "hono/router";
 import type { H, RouterRoute } from "hono/types";
@@ -10,9 +10,11 @@ import { controlAuth } from "./control-auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { allowedMethods } from "./method-not-allowed.js";
-import { requestGate } from "./gate.js";
+import { DirectRun } from "./direct.js";
+import { requestGate, serviceAdmission } from "./gate.js";
+import { RequestJournal } from "./journal.js";
 import { serveOpenApi } from "./openapi.js";
-import { problemResponse, validationError } from "./problem.js";
+import { problemResponse, unexpected, validationError } from "./problem.js";
 import { dashboardRoutes } from "./dashboard/index.js";
 import { controlRoutes } from "./routes/control/index.js";
 import { docsRoutes } from "./routes/control/docs.js";
@@ -24,6 +26,7 @@ import { endpointRoutes } from "./routes/endpoints/index.js";
 import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
 import { podRoutes } from "./routes/pods/index.js";
 import { queueRoutes } from "./routes/queue/index.js";
+import { runRoute } from "./routes/queue/routes.js";
 import { workerRoutes } from "./routes/worker/index.js";
 import { registryAuthRoutes } from "./routes/registry-auths/index.js";
 import { templateRoutes } from "./routes/templates/index.js";
@@ -34,13 +37,16 @@ export interface AppInfo {
   controlKey?: string | undefined;
 }
 
+/** The app, and the requests answered before it (see `DirectRun`). */
+export type App = OpenAPIHono<AppEnv> & { direct: DirectRun };
+
 /**
  * The whole HTTP surface. Every route is declared with `createRoute`, so `/openapi.json`
  * documents all of it; every error, unknown routes included, is problem+json.
  */
-export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
+export function createApp(core: Core, info: AppInfo): App {
   const onError = (err: Error, c: Context<AppEnv>): Response => {
-    if (!(err instanceof EmulatorError) && !isHttpException(err)) core.log.error(`${c.req.method} ${c.req.path}: ${err?.stack ?? String(err)}`);
+    if (unexpected(err)) core.log.error(`${c.req.method} ${c.req.path}: ${err?.stack ?? String(err)}`);
     return problemResponse(c, err);
   };
   // The handlers matched for a request (the gate, a guard, the route) run as one link, which
@@ -54,7 +60,10 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
   });
 
   // The request log, the journal, injected faults, authentication and limits: see gate.ts.
-  app.use(requestGate(core, onError));
+  const journal = new RequestJournal(core.observe, core.clock, core.journalMax);
+  const admission = serviceAdmission(core);
+  const gate = requestGate(core, onError, journal, admission);
+  app.use(gate);
   app.use("/_emulator/*", controlAuth(info.controlKey));
   app.use("/_dashboard/*", controlAuth(info.controlKey));
   app.use("/", controlAuth(info.controlKey, true));
@@ -86,11 +95,13 @@ export function createApp(core: Core, info: AppInfo): OpenAPIHono<AppEnv> {
     return problemResponse(c, new EmulatorError("ROUTE_NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json for every route`));
   });
   app.onError(onError);
-  return app;
-}
 
-function isHttpException(err: unknown): boolean {
-  return typeof err === "object" && err !== null && "getResponse" in err && "status" in err;
+  const runPath = honoPath(runRoute.path);
+  const routedToRun = (path: string) => {
+    const routes = router.handlersOf("POST", path).map(([, route]) => route);
+    return routes.length === 2 && routes[0]!.handler === gate && routes[1]!.method === "POST" && routes[1]!.path === runPath;
+  };
+  return Object.assign(app, { direct: new DirectRun(core, journal, admission, routedToRun) });
 }
 
 function targetName(target: string): "body" | "query" | "path" | "header" {

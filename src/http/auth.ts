@@ -1,4 +1,3 @@
-import type { Context } from "hono";
 import type { AuthConfig } from "../config/auth-schema.js";
 import { EmulatorError } from "../domain/errors.js";
 import { SCOPES, type Scope, type ServiceRoute } from "../domain/surfaces.js";
@@ -67,27 +66,35 @@ export function keyFromHeader(header: string | undefined, bareAllowed: boolean):
 const unauthorized = (detail: string) => new EmulatorError("UNAUTHORIZED", detail);
 
 /**
- * Authentication of a service route (`/v1/*`, `/v2/*`): 401 for a missing, malformed or unknown
- * key (thrown, with `WWW-Authenticate` set on `c`). `authorize` checks the scope after the REST
- * quota has counted the request.
+ * Where the steps before a route put the headers its answer carries, whatever the answer turns
+ * out to be: Hono's `Context` (its `header(name, value)`), or the answer of a direct route.
  */
-export function authenticate(c: Context, keys: ApiKeys, route: ServiceRoute): Caller {
-  const parsed = keys.parse(c.req.header("authorization"), route.surface !== "rest");
+export interface HeaderSink {
+  header(name: string, value: string): void;
+}
+
+/**
+ * Authentication of a service route (`/v1/*`, `/v2/*`) from its `Authorization` header: 401 for
+ * a missing, malformed or unknown key (thrown, with `WWW-Authenticate` put on `answer`).
+ * `authorize` checks the scope after the REST quota has counted the request.
+ */
+export function authenticate(authorization: string | undefined, answer: HeaderSink, keys: ApiKeys, route: ServiceRoute): Caller {
+  const parsed = keys.parse(authorization, route.surface !== "rest");
   if ("problem" in parsed) {
-    c.header("www-authenticate", 'Bearer realm="minipod"');
+    answer.header("www-authenticate", 'Bearer realm="minipod"');
     throw unauthorized(parsed.problem);
   }
   const entry = keys.lookup(parsed.key);
   if (!entry) {
-    c.header("www-authenticate", 'Bearer realm="minipod", error="invalid_token"');
+    answer.header("www-authenticate", 'Bearer realm="minipod", error="invalid_token"');
     throw unauthorized("invalid API key");
   }
   return { key: parsed.key, scopes: entry.scopes, rateLimitExempt: entry.rateLimitExempt, route };
 }
 
 /** 403 when the key's scopes do not cover the route (`"scopes": []` covers nothing). */
-export function authorize(c: Context, { scopes, route }: Caller): void {
+export function authorize(method: string, path: string, { scopes, route }: Caller): void {
   if (!scopes.has(route.scope)) {
-    throw new EmulatorError("FORBIDDEN", `access denied: this API key lacks the scope "${route.scope}" needed for ${c.req.method} ${c.req.path}`);
+    throw new EmulatorError("FORBIDDEN", `access denied: this API key lacks the scope "${route.scope}" needed for ${method} ${path}`);
   }
 }

@@ -38,11 +38,14 @@ export async function readJsonBody(c: Context, limit: number): Promise<string> {
   // web Request and stream per request, a fifth of the CPU time of a /run (see bench/).
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   const read = incoming && typeof incoming.on === "function" ? await readIncoming(incoming, limit) : await readStream(c.req.raw.body, limit);
-  const text = read.trim() === "" ? "{}" : read;
+  const text = jsonText(read);
   // Hono keeps body promises in `bodyCache` (typed as the Body methods).
   (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
   return text;
 }
+
+/** The text a JSON body is parsed from: an empty body (or only whitespace) is `{}`. */
+export const jsonText = (read: string): string => (read.trim() === "" ? "{}" : read);
 
 async function readStream(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
   if (!body) return "";
@@ -63,7 +66,8 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
   return text + decoder.decode();
 }
 
-function readIncoming(incoming: IncomingMessage, limit: number): Promise<string> {
+/** The body of node's request as text, refused with 413 once it passes `limit` bytes. */
+export function readIncoming(incoming: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     if (incoming.readableEnded) return resolve("");
     const chunks: Buffer[] = [];

@@ -1,14 +1,37 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { ErrorHandler } from "hono/types";
-import { classifyServiceRoute } from "../domain/surfaces.js";
-import { authenticate, authorize } from "./auth.js";
+import { classifyServiceRoute, type ServiceRoute } from "../domain/surfaces.js";
+import { authenticate, authorize, type HeaderSink } from "./auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { after } from "./chain.js";
 import { requestFault } from "./faults.js";
-import { RequestJournal } from "./journal.js";
+import type { RequestJournal } from "./journal.js";
 import { queueAdmission, restQuota } from "./rate-limit.js";
 import { routeInfo } from "./route-info.js";
+
+/**
+ * Authentication, the REST quota, the scope check and the queue limits of a service request, in
+ * that order: the release of the queue slot it holds (undefined when none), or thrown, the error
+ * to answer instead, with the headers that answer carries already on `answer`.
+ */
+export type Admission = (method: string, path: string, authorization: string | undefined, route: ServiceRoute, answer: HeaderSink) => (() => void) | undefined;
+
+export function serviceAdmission(core: Pick<Core, "auth" | "rateLimits" | "scheduler">): Admission {
+  const keys = core.auth;
+  const quota = restQuota(core);
+  const admission = queueAdmission(core);
+  return (method, path, authorization, route, answer) => {
+    const caller = authenticate(authorization, answer, keys, route);
+    quota(answer, caller);
+    authorize(method, path, caller);
+    return admission(method, caller);
+  };
+}
+
+/** The request log line, written at info: `POST /v2/echo/run 200 0.4ms`. */
+export const requestLogLine = (method: string, path: string, status: number, startedMs: number): string =>
+  `${method} ${path} ${status} ${(performance.now() - startedMs).toFixed(1)}ms`;
 
 /**
  * What every request passes before its route, in one middleware and with one classification of
@@ -23,16 +46,12 @@ import { routeInfo } from "./route-info.js";
  * that waits for nothing is answered in the turn it arrived (see `chain`). An error thrown here is
  * answered by `onError` at once, so the journal and the log still see its status.
  */
-export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): MiddlewareHandler<AppEnv> {
-  const { log, faults, auth } = core;
-  const journal = new RequestJournal(core.observe, core.clock, core.journalMax);
-  const quota = restQuota(core);
-  const admission = queueAdmission(core);
+export function requestGate(core: Core, onError: ErrorHandler<AppEnv>, journal: RequestJournal, admit: Admission): MiddlewareHandler<AppEnv> {
+  const { log, faults } = core;
   // Job writes are committed at the end of the event-loop turn: no answer to a request that may
   // have written leaves before they are, so what a client was told is in the database.
   const durable = (c: Context<AppEnv>) => (c.req.method === "GET" || c.req.method === "HEAD" ? undefined : core.jobStore.whenDurable());
-  const logLine = (c: Context<AppEnv>, startedMs: number) =>
-    log.info(`${c.req.method} ${c.req.path} ${c.res.status} ${(performance.now() - startedMs).toFixed(1)}ms`);
+  const logLine = (c: Context<AppEnv>, startedMs: number) => log.info(requestLogLine(c.req.method, c.req.path, c.res.status, startedMs));
 
   /** `c.res` becomes `onError`'s answer to `err`. */
   const answer = (c: Context<AppEnv>, err: unknown) =>
@@ -60,10 +79,7 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>): Middlewa
     const at = journal.enabled ? journal.now() : 0;
     let release: (() => void) | undefined;
     const admitted = () => {
-      const caller = authenticate(c, auth, route);
-      quota(c, caller);
-      authorize(c, caller);
-      release = admission(c, caller);
+      release = admit(method, path, c.req.header("authorization"), route, c);
       return after(next(), () => durable(c));
     };
     const passed = () => {

@@ -29,19 +29,26 @@ export class RequestJournal {
     return this.clock.now();
   }
 
-  /** Records the answered request; a promise only when its body is still being read. */
+  /** Records the request answered through the app; a promise only when its body is still being read. */
   record(c: Context<AppEnv>, info: RouteInfo, at: number, startedMs: number): Promise<void> | undefined {
     const cached = (c.req.bodyCache as { text?: Promise<string> }).text;
     const status = c.get("dropped") ? 0 : c.res.status;
-    const durationMs = Math.round((performance.now() - startedMs) * 100) / 100;
-    const write = (bodyText: string | undefined) => {
-      this.store.appendRequest({ method: c.req.method, path: c.req.path, endpoint: info.endpoint, operation: info.operation, status, at, durationMs, bodyText });
-      if (++this.written % TRIM_EVERY === 0) this.store.trimRequests(this.keep);
-    };
+    const durationMs = this.since(startedMs);
     if (!cached) {
-      write(undefined);
+      this.write(c.req.method, c.req.path, info, status, at, durationMs, undefined);
       return undefined;
     }
-    return cached.then(write);
+    return cached.then((bodyText) => this.write(c.req.method, c.req.path, info, status, at, durationMs, bodyText));
+  }
+
+  /** ms since `startedMs` (`performance.now()`), to the hundredth. */
+  since(startedMs: number): number {
+    return Math.round((performance.now() - startedMs) * 100) / 100;
+  }
+
+  /** Records an answered request; `bodyText` as read, undefined when none was. */
+  write(method: string, path: string, info: RouteInfo, status: number, at: number, durationMs: number, bodyText: string | undefined): void {
+    this.store.appendRequest({ method, path, endpoint: info.endpoint, operation: info.operation, status, at, durationMs, bodyText });
+    if (++this.written % TRIM_EVERY === 0) this.store.trimRequests(this.keep);
   }
 }

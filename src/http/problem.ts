@@ -81,12 +81,23 @@ export function toProblem(err: unknown): { problem: Problem; retryAfter?: number
   return { problem: { title: "Internal Server Error", status: 500, detail: "an unexpected error occurred in the emulator; see its log" } };
 }
 
-/** Writes a problem+json response. */
-export function problemResponse(c: Context, err: unknown): Response {
+/** Whether `err` is none of the errors the emulator answers on purpose: a fault of its own, logged with its stack. */
+export function unexpected(err: unknown): boolean {
+  return !(err instanceof EmulatorError) && !(typeof err === "object" && err !== null && "getResponse" in err && "status" in err);
+}
+
+/** The problem+json answer to `err`: status, headers and body text. */
+export function problemAnswer(err: unknown): { status: number; headers: Record<string, string>; body: string } {
   const { problem, retryAfter } = toProblem(err);
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (retryAfter !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(retryAfter)));
   // No `Connection: close` on 413: a client still sending its body would then often see a reset
   // (EPIPE) instead of this answer. Node's server discards the unread rest without buffering it.
-  return c.body(JSON.stringify(problem), problem.status as ContentfulStatusCode, headers);
+  return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+/** Writes a problem+json response. */
+export function problemResponse(c: Context, err: unknown): Response {
+  const { status, headers, body } = problemAnswer(err);
+  return c.body(body, status as ContentfulStatusCode, headers);
 }

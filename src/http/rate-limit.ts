@@ -1,6 +1,5 @@
-import type { Context } from "hono";
 import { EmulatorError } from "../domain/errors.js";
-import type { Caller } from "./auth.js";
+import type { Caller, HeaderSink } from "./auth.js";
 import type { Core } from "./core.js";
 import { rateLimitHeader, rateLimitPolicyHeader } from "./rate-limit-headers.js";
 
@@ -11,15 +10,15 @@ import { rateLimitHeader, rateLimitPolicyHeader } from "./rate-limit-headers.js"
  * authentication (it needs the key) and before `authorize`, so a 403 is counted and carries the
  * headers too, as the real service's ForbiddenError does.
  */
-export function restQuota(core: Pick<Core, "rateLimits">): (c: Context, caller: Caller) => void {
+export function restQuota(core: Pick<Core, "rateLimits">): (answer: HeaderSink, caller: Caller) => void {
   const limits = core.rateLimits;
   const policy = rateLimitPolicyHeader(limits.rest.policy());
-  return (c, caller) => {
+  return (answer, caller) => {
     if (caller.route.surface !== "rest" || caller.rateLimitExempt || !limits.enabled) return;
     const decision = limits.rest.take(caller.key);
     // Set before the route runs: error answers (404, 400, 403, this 429) are built on the same headers.
-    c.header("ratelimit", rateLimitHeader(decision.windows));
-    c.header("ratelimit-policy", policy);
+    answer.header("ratelimit", rateLimitHeader(decision.windows));
+    answer.header("ratelimit-policy", policy);
     if (decision.exceeded) {
       throw new EmulatorError("RATE_LIMITED", `rate limit exceeded for the ${decision.exceeded.name} window`, { retryAfter: decision.exceeded.resetSeconds });
     }
@@ -32,11 +31,11 @@ export function restQuota(core: Pick<Core, "rateLimits">): (c: Context, caller: 
  * the release to call once answered (undefined when nothing is counted). Unknown endpoints are left
  * to answer 404 without keeping any count for them.
  */
-export function queueAdmission(core: Pick<Core, "rateLimits" | "scheduler">): (c: Context, caller: Caller) => (() => void) | undefined {
+export function queueAdmission(core: Pick<Core, "rateLimits" | "scheduler">): (method: string, caller: Caller) => (() => void) | undefined {
   const { rateLimits, scheduler } = core;
-  return (c, { route }) => {
+  return (method, { route }) => {
     if (route.surface !== "queue" || route.operation === undefined || !rateLimits.enabled || !scheduler.has(route.endpointId!)) return undefined;
     const endpointId = route.endpointId!;
-    return rateLimits.queue.admit(endpointId, route.operation, c.req.method, () => scheduler.pool(endpointId)?.counts().running ?? 0);
+    return rateLimits.queue.admit(endpointId, route.operation, method, () => scheduler.pool(endpointId)?.counts().running ?? 0);
   };
 }

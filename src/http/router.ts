@@ -56,6 +56,12 @@ export class RecentPathsRouter<T> implements Router<T> {
     return result;
   }
 
+  /** The handlers a request matches, in order, each as added (not fused, not kept). */
+  handlersOf(method: string, path: string): T[] {
+    const result = this.trie.match(method, path);
+    return (result[0] as Array<[T, Params]>).map(([h]) => h);
+  }
+
   private one(result: Result<T>): Result<T> {
     const matched = result[0] as Array<[T, Params]>;
     if (!this.fuse || matched.length === 0 || result.length !== 1) return result;

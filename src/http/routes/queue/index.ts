@@ -23,15 +23,18 @@ function viewTexts(): (job: Job, now: number) => string {
   };
 }
 
+/** `POST /run`: the job submitted, and the answer's body. */
+export function submitRun(jobs: Core["jobs"], endpointId: string, submission: unknown): { id: string; status: "IN_QUEUE" } {
+  const job = jobs.submit(endpointId, submission as Parameters<Core["jobs"]["submit"]>[1], "run");
+  return { id: job.id, status: "IN_QUEUE" };
+}
+
 /** The queue operations of the specification under `/v2/{endpoint_id}`. */
 export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
   const { jobs, clock } = core;
   const viewText = viewTexts();
 
-  router.openapi(runRoute, (c) => {
-    const job = jobs.submit(c.req.valid("param").endpoint_id, c.req.valid("json"), "run");
-    return c.json({ id: job.id, status: "IN_QUEUE" as const }, 200);
-  });
+  router.openapi(runRoute, (c) => c.json(submitRun(jobs, c.req.valid("param").endpoint_id, c.req.valid("json")), 200));
 
   router.openapi(runsyncRoute, async (c) => {
     const endpointId = c.req.valid("param").endpoint_id;
