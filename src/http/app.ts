@@ -1,6 +1,6 @@
 import { RecentPathsRouter } from "./router.js";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { CheckedOpenAPIHono, honoPath } from "./checked-routes.js";
+import { CheckedOpenAPIHono } from "./checked-routes.js";
 import type { Context, ErrorHandler } from "hono";
 import type { Router } from "hono/router";
 import type { H, RouterRoute } from "hono/types";
@@ -10,7 +10,7 @@ import { controlAuth } from "./control-auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { allowedMethods } from "./method-not-allowed.js";
-import { DirectRun } from "./direct.js";
+import { DirectRoutes } from "./direct.js";
 import { requestGate, serviceAdmission } from "./gate.js";
 import { RequestJournal } from "./journal.js";
 import { serveOpenApi } from "./openapi.js";
@@ -26,7 +26,6 @@ import { endpointRoutes } from "./routes/endpoints/index.js";
 import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
 import { podRoutes } from "./routes/pods/index.js";
 import { queueRoutes } from "./routes/queue/index.js";
-import { runRoute } from "./routes/queue/routes.js";
 import { workerRoutes } from "./routes/worker/index.js";
 import { registryAuthRoutes } from "./routes/registry-auths/index.js";
 import { templateRoutes } from "./routes/templates/index.js";
@@ -37,8 +36,8 @@ export interface AppInfo {
   controlKey?: string | undefined;
 }
 
-/** The app, and the requests answered before it (see `DirectRun`). */
-export type App = OpenAPIHono<AppEnv> & { direct: DirectRun };
+/** The app, and the requests answered before it (see `DirectRoutes`). */
+export type App = OpenAPIHono<AppEnv> & { direct: DirectRoutes };
 
 /**
  * The whole HTTP surface. Every route is declared with `createRoute`, so `/openapi.json`
@@ -70,7 +69,7 @@ export function createApp(core: Core, info: AppInfo): App {
 
   networkVolumeRoutes(core, app); // before the queue: /v2/network-volumes/{id} is not an endpoint
   workerRoutes(core, app);
-  queueRoutes(core, app);
+  const direct = queueRoutes(core, app);
   endpointRoutes(core, app);
   templateRoutes(core, app);
   podRoutes(core, app);
@@ -96,12 +95,14 @@ export function createApp(core: Core, info: AppInfo): App {
   });
   app.onError(onError);
 
-  const runPath = honoPath(runRoute.path);
-  const routedToRun = (path: string) => {
-    const routes = router.handlersOf("POST", path).map(([, route]) => route);
-    return routes.length === 2 && routes[0]!.handler === gate && routes[1]!.method === "POST" && routes[1]!.path === runPath;
+  // What the router matches for a request, for DirectRoutes to take only what the app would
+  // send to one of its routes behind the gate alone.
+  const matched = (method: string, path: string) => {
+    const matches = router.matchesOf(method, path);
+    if (matches[0]?.[0][1].handler !== gate) return { paths: [], params: {} };
+    return { paths: matches.map(([[, route]]) => route.path), params: matches[matches.length - 1]![1] as Record<string, string> };
   };
-  return Object.assign(app, { direct: new DirectRun(core, journal, admission, routedToRun) });
+  return Object.assign(app, { direct: new DirectRoutes(core, journal, admission, matched, direct) });
 }
 
 function targetName(target: string): "body" | "query" | "path" | "header" {

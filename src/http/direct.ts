@@ -1,3 +1,4 @@
+import type { RouteConfig } from "@hono/zod-openapi";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 import { REQUEST_FAULTS } from "../domain/faults.js";
@@ -6,37 +7,45 @@ import { RecentMap } from "../domain/recent-map.js";
 import { classifyServiceRoute, type ServiceRoute } from "../domain/surfaces.js";
 import type { HeaderSink } from "./auth.js";
 import { bodyLimitOf, jsonText, readIncoming } from "./body.js";
-import { parseJsonBody } from "./checked-routes.js";
+import { honoPath, parseJsonBody } from "./checked-routes.js";
 import type { Core } from "./core.js";
 import { requestLogLine, type Admission } from "./gate.js";
 import type { RequestJournal } from "./journal.js";
 import { problemAnswer, unexpected, validationError } from "./problem.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
-import { submitRun } from "./routes/queue/index.js";
-import { runRoute } from "./routes/queue/routes.js";
 
 /**
- * A `/v2/{endpoint_id}/run` path that the app's URL handling leaves as it is: no query, no
- * percent-encoding, no dot segment (those go through the app, which normalises them).
+ * A route also answered before the app: its declaration, whose params and body are checked as the
+ * app checks them, and its answer, the same function the app's route calls.
  */
-const RUN_PATH = /^\/v2\/([A-Za-z0-9_~-][A-Za-z0-9._~-]*)\/run$/;
-/** A Host header @hono/node-server takes as it is, without parsing a URL (its own test). */
-const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
-/** How many paths keep whether they are answered here. */
-const PATHS_KEPT = 1_000;
-
-/** The schemas and body limit that `runRoute` declares, as the app checks them. */
-function declaredChecks(): { params: z.ZodType; body: z.ZodType; limit: number } {
-  const middleware = runRoute.middleware as readonly unknown[];
-  const limit = middleware.map(bodyLimitOf).find((l) => l !== undefined);
-  const media = runRoute.request.body.content["application/json"];
-  if (limit === undefined || !media.schema) throw new Error("runRoute declares no JSON body with a limit");
-  return { params: runRoute.request.params as z.ZodType, body: media.schema as z.ZodType, limit };
+export interface DirectRoute {
+  config: RouteConfig;
+  /** The JSON text of its 200 answer, from the checked params and body; throws what to answer instead. */
+  answer(params: Record<string, string>, body: unknown): string;
 }
 
-/** A path answered here: its endpoint, and what the gate and the journal make of it. */
-interface RunPath {
-  endpointId: string;
+/**
+ * A path the app's URL handling takes as it is: no query, no percent-encoding, nothing but
+ * unreserved characters; dot segments are refused apart (the app normalises them).
+ */
+const PLAIN_PATH = /^\/[A-Za-z0-9._~/-]*$/;
+const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
+/** A Host header @hono/node-server takes as it is, without parsing a URL (its own test). */
+const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
+/** How many paths of a method keep whether they are answered here (clients poll /status of many jobs). */
+const PATHS_KEPT = 2_000;
+
+/** A route's checks as the app runs them (see `CheckedOpenAPIHono`). */
+interface Checks {
+  route: DirectRoute;
+  params: z.ZodType | undefined;
+  body: { schema: z.ZodType; limit: number } | undefined;
+}
+
+/** A path answered here: its route and checked params, and what the gate and the journal make of it. */
+interface KnownPath {
+  checks: Checks;
+  params: Record<string, string>;
   route: ServiceRoute;
   info: RouteInfo;
 }
@@ -51,10 +60,9 @@ class Answer implements HeaderSink {
     this.headers[name] = value;
   }
 
-  json(status: number, value: unknown): void {
-    this.status = status;
+  json(text: string): void {
     this.headers["Content-Type"] = "application/json";
-    this.body = JSON.stringify(value);
+    this.body = text;
   }
 
   problem(err: unknown): void {
@@ -66,122 +74,178 @@ class Answer implements HeaderSink {
 }
 
 /**
- * `POST /v2/{endpoint_id}/run` answered straight from node's request and response, before Hono.
+ * The busiest queue routes (`POST /run`, `GET /status`) answered straight from node's request and
+ * response, before Hono.
  *
- * It is the request clients send fastest, and through the app most of its cost is the framework's
- * rather than the job's: @hono/node-server's Request, Hono's Context and Response, the route's
- * chain. Here the same steps run in the same order, from the same functions and declarations:
- * the gate's admission (authentication, quotas, scope, queue limits), the body read under the
- * route's limit, its JSON parsed and checked against `runRoute`'s own schemas, `submitRun`, the
- * wait for the commit, then the journal entry and the log line; errors are answered with the same
- * problem+json. `test/e2e/direct-run.test.ts` sends the same requests both ways and compares
- * status, headers, body and journal.
+ * Through the app most of their cost is the framework's rather than the job's: @hono/node-server's
+ * Request, Hono's Context and Response, the route's chain. Here the same steps run in the same
+ * order, from the same functions and declarations: the gate's admission (authentication, quotas,
+ * scope, queue limits), the body read under the route's limit, its JSON parsed and checked
+ * against the route's own schemas, the route's own answer, for writes the wait for the commit,
+ * then the journal entry and the log line; errors are answered with the same problem+json.
+ * `test/e2e/direct-routes.test.ts` sends the same requests both ways and compares status,
+ * headers, body and journal.
  *
- * Only what the app would answer so, untouched, is taken: anything else (another route matched
- * first, a query string, an encoded or unusual path or Host, a declared body over the limit, a
- * request fault rule armed) is left to the app before a byte is read or anything counted.
+ * Only what the app would answer so, untouched, is taken: a path the app's router sends to one
+ * of these routes behind the gate alone, with no query, no percent-encoding or dot segment, a
+ * Host node-server takes as it is, no declared body over the limit, and no request fault rule
+ * armed. Anything else is left to the app before a byte is read or anything counted.
  */
-export class DirectRun {
-  private readonly checks = declaredChecks();
-  /** By path: what is known of a path answered here, null for one left to the app. */
-  private readonly paths = new RecentMap<string, RunPath | null>(PATHS_KEPT);
+export class DirectRoutes {
+  /** By method, then the route's path as Hono routes it. */
+  private readonly routes = new Map<string, Map<string, Checks>>();
+  /** By method, then path: what is known of a path answered here, null for one left to the app. */
+  private readonly paths = new Map<string, RecentMap<string, KnownPath | null>>();
   private readonly log: Logger;
 
   constructor(
-    private readonly core: Pick<Core, "jobs" | "jobStore" | "faults" | "log">,
+    private readonly core: Pick<Core, "jobStore" | "faults" | "log">,
     private readonly journal: RequestJournal,
     private readonly admit: Admission,
-    /** Whether the app routes a POST of this path to `runRoute`, behind the gate alone. */
-    private readonly routedToRun: (path: string) => boolean,
+    /** The app's routes a request matches, in order (Hono's `RouterRoute` path of each), with the params of the last. */
+    private readonly matched: (method: string, path: string) => { paths: string[]; params: Record<string, string> },
+    routes: readonly DirectRoute[],
   ) {
     this.log = core.log;
+    for (const route of routes) {
+      const method = route.config.method.toUpperCase();
+      if (method !== "GET" && method !== "POST") throw new Error(`${method} ${route.config.path}: only GET and POST routes are answered directly`);
+      let byPath = this.routes.get(method);
+      if (!byPath) {
+        this.routes.set(method, (byPath = new Map()));
+        this.paths.set(method, new RecentMap(PATHS_KEPT));
+      }
+      byPath.set(honoPath(route.config.path), checksOf(route));
+    }
   }
 
   /** Answers the request and returns true, or returns false having touched nothing. */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
-    if (req.method !== "POST") return false;
+    const paths = this.paths.get(req.method ?? "");
+    if (paths === undefined) return false;
     const path = req.url ?? "";
     const host = req.headers.host;
     if (host === undefined || !PLAIN_HOST.test(host)) return false;
-    const declared = Number(req.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > this.checks.limit) return false;
     if (this.core.faults.armed(REQUEST_FAULTS)) return false;
-    let known = this.paths.get(path);
-    if (known === undefined) this.paths.set(path, (known = this.taken(path)));
+    let known = paths.get(path);
+    if (known === undefined) paths.set(path, (known = this.known(req.method!, path)));
     if (known === null) return false;
-    this.run(req, res, path, known);
+    const body = known.checks.body;
+    if (body !== undefined) {
+      const declared = Number(req.headers["content-length"]);
+      if (Number.isFinite(declared) && declared > body.limit) return false;
+    }
+    this.answer(req, res, path, known);
     return true;
   }
 
   /** What is known of a path answered here, or null. */
-  private taken(path: string): RunPath | null {
-    const match = RUN_PATH.exec(path);
-    const route = classifyServiceRoute("POST", path);
-    if (match === null || route.surface !== "queue" || !this.routedToRun(path)) return null;
-    const params = this.checks.params.safeParse({ endpoint_id: match[1] });
-    if (!params.success) return null;
-    return { endpointId: (params.data as { endpoint_id: string }).endpoint_id, route, info: routeInfo(path, route) };
+  private known(method: string, path: string): KnownPath | null {
+    if (!PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return null;
+    const route = classifyServiceRoute(method, path);
+    if (route.surface !== "queue") return null;
+    const { paths, params } = this.matched(method, path);
+    const checks = paths.length === 2 ? this.routes.get(method)?.get(paths[1]!) : undefined;
+    if (checks === undefined) return null;
+    let checked = params;
+    if (checks.params) {
+      const result = checks.params.safeParse(params);
+      if (!result.success) return null;
+      checked = Object.freeze(result.data as Record<string, string>);
+    }
+    return { checks, params: checked, route, info: routeInfo(path, route) };
   }
 
-  private run(req: IncomingMessage, res: ServerResponse, path: string, { endpointId, route, info }: RunPath): void {
+  private answer(req: IncomingMessage, res: ServerResponse, path: string, known: KnownPath): void {
     const startedMs = performance.now();
     const at = this.journal.enabled ? this.journal.now() : 0;
+    const method = req.method!;
     const answer = new Answer();
     let release: (() => void) | undefined;
     try {
-      release = this.admit("POST", path, req.headers.authorization, route, answer);
+      release = this.admit(method, path, req.headers.authorization, known.route, answer);
     } catch (err) {
-      this.fail(answer, err, path);
-      this.send(res, answer, path, info, at, startedMs, undefined);
+      this.fail(answer, err, method, path);
+      this.send(res, answer, method, path, known.info, at, startedMs, undefined);
+      return;
+    }
+    const body = known.checks.body;
+    if (body === undefined) {
+      // A GET: nothing to read, nothing written to wait for (as the gate).
+      try {
+        answer.json(known.checks.route.answer(known.params, undefined));
+      } catch (err) {
+        this.fail(answer, err, method, path);
+      }
+      release?.();
+      this.send(res, answer, method, path, known.info, at, startedMs, undefined);
       return;
     }
     let bodyText: string | undefined;
     const settled = () => {
       const finish = () => {
         release?.();
-        this.send(res, answer, path, info, at, startedMs, bodyText);
+        this.send(res, answer, method, path, known.info, at, startedMs, bodyText);
       };
       const durable = this.core.jobStore.whenDurable();
       if (durable === undefined) return finish();
       durable.then(finish, (err: unknown) => {
-        this.fail(answer, err, path);
+        this.fail(answer, err, method, path);
         finish();
       });
     };
-    readIncoming(req, this.checks.limit).then(
+    readIncoming(req, body.limit).then(
       (read) => {
         try {
           bodyText = jsonText(read);
-          answer.json(200, submitRun(this.core.jobs, endpointId, this.submission(bodyText)));
+          const checked = body.schema.safeParse(parseJsonBody(bodyText));
+          if (!checked.success) throw validationError(checked.error, "body");
+          answer.json(known.checks.route.answer(known.params, checked.data));
         } catch (err) {
-          this.fail(answer, err, path);
+          this.fail(answer, err, method, path);
         }
         settled();
       },
       (err: unknown) => {
-        this.fail(answer, err, path);
+        this.fail(answer, err, method, path);
         settled();
       },
     );
   }
 
-  /** The body checked as the app checks it: JSON, then `runRoute`'s schema. */
-  private submission(text: string): unknown {
-    const checked = this.checks.body.safeParse(parseJsonBody(text));
-    if (!checked.success) throw validationError(checked.error, "body");
-    return checked.data;
-  }
-
-  private fail(answer: Answer, err: unknown, path: string): void {
-    if (unexpected(err)) this.log.error(`POST ${path}: ${(err as Error)?.stack ?? String(err)}`);
+  private fail(answer: Answer, err: unknown, method: string, path: string): void {
+    if (unexpected(err)) this.log.error(`${method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
     answer.problem(err);
   }
 
-  private send(res: ServerResponse, answer: Answer, path: string, info: RouteInfo, at: number, startedMs: number, bodyText: string | undefined): void {
-    if (this.journal.enabled) this.journal.write("POST", path, info, answer.status, at, this.journal.since(startedMs), bodyText);
-    if (this.log.enabled("info")) this.log.info(requestLogLine("POST", path, answer.status, startedMs));
+  private send(res: ServerResponse, answer: Answer, method: string, path: string, info: RouteInfo, at: number, startedMs: number, bodyText: string | undefined): void {
+    if (this.journal.enabled) this.journal.write(method, path, info, answer.status, at, this.journal.since(startedMs), bodyText);
+    if (this.log.enabled("info")) this.log.info(requestLogLine(method, path, answer.status, startedMs));
     answer.headers["Content-Length"] = Buffer.byteLength(answer.body);
     res.writeHead(answer.status, answer.headers);
     res.end(answer.body);
   }
+}
+
+/** The checks a route declares, as `CheckedOpenAPIHono` runs them on a request without a query. */
+function checksOf(route: DirectRoute): Checks {
+  const { config } = route;
+  const where = `${config.method.toUpperCase()} ${config.path}`;
+  const request = config.request;
+  if (request?.headers || request?.cookies) throw new Error(`${where}: header and cookie parameters are not checked directly`);
+  // Only requests without a query are taken: an absent query must pass as the app would pass it.
+  if (request?.query && !(request.query as z.ZodType).safeParse({}).success) throw new Error(`${where}: an absent query fails its schema`);
+  let body: Checks["body"];
+  const content = request?.body?.content;
+  if (content) {
+    const media = content["application/json"];
+    const declared = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
+    const limit = declared.map(bodyLimitOf).find((l) => l !== undefined);
+    if (Object.keys(content).length !== 1 || !media || !("schema" in media) || !media.schema || limit === undefined) throw new Error(`${where}: only a JSON body under jsonBody(limit) is read directly`);
+    if (declared.length !== 1) throw new Error(`${where}: middleware other than jsonBody would be skipped`);
+    body = { schema: media.schema as z.ZodType, limit };
+  } else if (config.middleware !== undefined && (!Array.isArray(config.middleware) || config.middleware.length > 0)) {
+    throw new Error(`${where}: middleware would be skipped`);
+  }
+  return { route, params: request?.params as z.ZodType | undefined, body };
 }

@@ -56,10 +56,9 @@ export class RecentPathsRouter<T> implements Router<T> {
     return result;
   }
 
-  /** The handlers a request matches, in order, each as added (not fused, not kept). */
-  handlersOf(method: string, path: string): T[] {
-    const result = this.trie.match(method, path);
-    return (result[0] as Array<[T, Params]>).map(([h]) => h);
+  /** The handlers a request matches, in order, each as added with its params (not fused, not kept). */
+  matchesOf(method: string, path: string): Array<[T, Params]> {
+    return this.trie.match(method, path)[0] as Array<[T, Params]>;
   }
 
   private one(result: Result<T>): Result<T> {

@@ -1,7 +1,9 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { toView, type Job, type JobView } from "../../../domain/job.js";
+import type { Submission } from "../../../domain/jobs.js";
 import { RUNSYNC_WAIT_DEFAULT_MS, STATUS_SYNC_WAIT_DEFAULT_MS, STREAM_HOLD_DEFAULT_MS } from "../../../domain/limits.js";
 import type { Core } from "../../core.js";
+import type { DirectRoute } from "../../direct.js";
 import type { AppEnv } from "../../env.js";
 import { cancelRoute, healthRoute, purgeRoute, retryRoute, runRoute, runsyncRoute, statusRoute, statusSyncRoute, streamRoute } from "./routes.js";
 
@@ -23,18 +25,19 @@ function viewTexts(): (job: Job, now: number) => string {
   };
 }
 
-/** `POST /run`: the job submitted, and the answer's body. */
-export function submitRun(jobs: Core["jobs"], endpointId: string, submission: unknown): { id: string; status: "IN_QUEUE" } {
-  const job = jobs.submit(endpointId, submission as Parameters<Core["jobs"]["submit"]>[1], "run");
-  return { id: job.id, status: "IN_QUEUE" };
-}
-
-/** The queue operations of the specification under `/v2/{endpoint_id}`. */
-export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+/**
+ * The queue operations of the specification under `/v2/{endpoint_id}`; returns the ones also
+ * answered before the app (see `DirectRoutes`), with the same answers.
+ */
+export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRoute[] {
   const { jobs, clock } = core;
   const viewText = viewTexts();
 
-  router.openapi(runRoute, (c) => c.json(submitRun(jobs, c.req.valid("param").endpoint_id, c.req.valid("json")), 200));
+  const run = (endpointId: string, submission: Submission) => {
+    const job = jobs.submit(endpointId, submission, "run");
+    return { id: job.id, status: "IN_QUEUE" as const };
+  };
+  router.openapi(runRoute, (c) => c.json(run(c.req.valid("param").endpoint_id, c.req.valid("json")), 200));
 
   router.openapi(runsyncRoute, async (c) => {
     const endpointId = c.req.valid("param").endpoint_id;
@@ -44,11 +47,11 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
     return c.json(toView(done, clock.now()), 200);
   });
 
+  // What c.json(toView(job)) answers, byte for byte.
+  const status = (endpointId: string, jobId: string, ttl: number | undefined) => viewText(jobs.status(endpointId, jobId, ttl), clock.now());
   router.openapi(statusRoute, (c) => {
     const { endpoint_id, job_id } = c.req.valid("param");
-    const job = jobs.status(endpoint_id, job_id, c.req.valid("query").ttl);
-    // What c.json(toView(job)) answers, byte for byte.
-    return c.body(viewText(job, clock.now()), 200, JSON_TYPE) as unknown as ReturnType<typeof c.json<JobView, 200>>;
+    return c.body(status(endpoint_id, job_id, c.req.valid("query").ttl), 200, JSON_TYPE) as unknown as ReturnType<typeof c.json<JobView, 200>>;
   });
 
   router.openapi(statusSyncRoute, async (c) => {
@@ -83,4 +86,9 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
   });
 
   router.openapi(healthRoute, (c) => c.json(jobs.health(c.req.valid("param").endpoint_id), 200));
+
+  return [
+    { config: runRoute, answer: (p, body) => JSON.stringify(run(p.endpoint_id!, body as Submission)) },
+    { config: statusRoute, answer: (p) => status(p.endpoint_id!, p.job_id!, undefined) },
+  ];
 }

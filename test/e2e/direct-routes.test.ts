@@ -6,16 +6,22 @@ import { Readable } from "node:stream";
 import { buildEmulator, createEmulator, type Emulator } from "../../src/emulator.js";
 import type { JournalEntry } from "../../src/domain/observability.js";
 import type { App } from "../../src/http/app.js";
-import { authorization, body as bodies, contentType } from "../support/arbitraries.js";
+import { authorization, body as bodies, contentType, segment } from "../support/arbitraries.js";
 
-// POST /run is answered before the app when it can be (src/http/direct.ts). Every request here is
-// sent twice over HTTP: once as it is, once with a fault rule armed that matches nothing, which
-// leaves every request to the app. Both answers and both journal entries must be the same.
+// POST /run and GET /status are answered before the app when they can be (src/http/direct.ts).
+// Every request here is sent twice over HTTP: once as it is, once with a fault rule armed that
+// matches nothing, which leaves every request to the app. Both answers and both journal entries
+// must be the same.
 
 const CONFIG = {
   logLevel: "info" as const,
-  auth: { keys: [{ key: "test-key" }, { key: "reader", scopes: ["queue:read" as const] }] },
-  endpoints: [{ id: "echo", handler: "echo" as const, workersMin: 1, workersMax: 1, coldStartMs: 0 }],
+  auth: {
+    keys: [{ key: "test-key" }, { key: "reader", scopes: ["queue:read" as const] }, { key: "writer", scopes: ["queue:write" as const] }],
+  },
+  endpoints: [
+    { id: "echo", handler: "echo" as const, workersMin: 1, workersMax: 1, coldStartMs: 0 },
+    { id: "idle", handler: "echo" as const, workersMin: 0, workersMax: 0 },
+  ],
 };
 const NOWHERE = { endpoint: "elsewhere", fault: { type: "latency" as const, ms: 1 } };
 
@@ -31,7 +37,7 @@ interface Got {
   text: string;
 }
 
-describe("POST /run answered before the app", () => {
+describe("POST /run and GET /status answered before the app", () => {
   let emu: Emulator;
   let taken: boolean[];
   let logs: string[];
@@ -180,6 +186,63 @@ describe("POST /run answered before the app", () => {
     await expect.poll(() => emu.requests().count).toBe(before + 1);
     expect(last(emu)).toMatchObject({ method: "POST", path: "/v2/echo/run", status: 400 });
     expect((await send({ body: '{"input":{}}' })).status).toBe(200);
+  });
+
+  it("answers a job's status as the app does, queued, finished or unknown", async () => {
+    const submit = async (endpoint: string) => (JSON.parse((await send({ path: `/v2/${endpoint}/run`, body: '{"input":{"n":1}}' })).text) as { id: string }).id;
+    const done = await submit("echo");
+    await emu.runUntilIdle();
+    const queued = await submit("idle");
+    const cases: Array<[Sent, number]> = [
+      [{ method: "GET", path: `/v2/idle/status/${queued}` }, 200],
+      [{ method: "GET", path: `/v2/echo/status/${done}` }, 200],
+      [{ method: "GET", path: `/v2/echo/status/${done}`, headers: { authorization: "Bearer reader" } }, 200],
+      [{ method: "GET", path: `/v2/echo/status/${queued}` }, 404],
+      [{ method: "GET", path: "/v2/echo/status/nope" }, 404],
+      [{ method: "GET", path: `/v2/nope/status/${done}` }, 404],
+      [{ method: "GET", path: `/v2/echo/status/${done}`, headers: {} }, 401],
+      [{ method: "GET", path: `/v2/echo/status/${done}`, headers: { authorization: "Bearer writer" } }, 403],
+    ];
+    for (const [s, status] of cases) {
+      const r = await both(s);
+      expect(r.directTaken, s.path).toBe(true);
+      expectSame(r);
+      expect(r.direct.status, s.path).toBe(status);
+    }
+    const view = JSON.parse((await send({ method: "GET", path: `/v2/echo/status/${done}` })).text) as Record<string, unknown>;
+    expect(view).toMatchObject({ id: done, status: "COMPLETED", output: { n: 1 } });
+    expect(JSON.parse((await send({ method: "GET", path: `/v2/idle/status/${queued}` })).text)).toMatchObject({ id: queued, status: "IN_QUEUE" });
+  });
+
+  it("leaves to the app the status requests it would read differently", async () => {
+    const id = (JSON.parse((await send({ body: '{"input":{}}' })).text) as { id: string }).id;
+    const cases: Array<[Sent, number]> = [
+      [{ method: "GET", path: `/v2/echo/status/${id}?ttl=3600000` }, 200],
+      [{ method: "GET", path: `/v2/echo/status/${id}?ttl=1` }, 400],
+      [{ method: "GET", path: `/v2/echo/status/${id.replace("-", "%2D")}` }, 200],
+      [{ method: "HEAD", path: `/v2/echo/status/${id}` }, 200],
+      [{ method: "GET", path: `/v2/echo/status/${id}/` }, 405],
+    ];
+    for (const [s, status] of cases) {
+      const r = await both(s);
+      expect(r.directTaken, s.path).toBe(false);
+      expect(r.direct.status, s.path).toBe(status);
+      expect(r.direct.text).toBe(r.app.text);
+    }
+  });
+
+  it("answers a status as the app does whatever the ids and key", async () => {
+    const id = (JSON.parse((await send({ body: '{"input":{}}' })).text) as { id: string }).id;
+    const ids = fc.oneof(fc.constant(id), segment.filter((x) => x !== "" && !x.includes("/")));
+    const endpoints = fc.oneof(fc.constantFrom("echo", "idle"), segment.filter((x) => x !== "" && !x.includes("/")));
+    await fc.assert(
+      fc.asyncProperty(endpoints, ids, authorization, async (endpoint, job, auth) => {
+        const r = await both({ method: "GET", path: `/v2/${endpoint}/status/${job}`, headers: { authorization: auth } });
+        expect(r.direct.status).toBe(r.app.status);
+        expectSame(r);
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it("answers as the app does whatever the body, key and content type", async () => {
