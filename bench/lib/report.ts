@@ -100,7 +100,7 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
   if (t.runs.run.floor.length) {
     lines.push(
       "",
-      "\"floor: one INSERT per job\" (bench/servers/floor.ts) is the least a server that keeps its jobs can do on this stack: Hono, @hono/node-server and better-sqlite3, /run reading the body (straight from node's request, as minipod does), giving it an id that sorts by creation (as minipod's do) and writing one row (in-memory database, autocommit, no index but the key), /status reading it back. It has no validation schema, queue, worker, deadline, timeline or journal: it does less than the specification asks of every job, so it bounds what any faithful emulator can reach on this machine.",
+      "\"floor: one INSERT per job\" (bench/servers/floor.ts) is the least a server that keeps its jobs can do on this stack with every request going through the framework: Hono, @hono/node-server and better-sqlite3, /run reading the body (straight from node's request, as minipod does), giving it an id that sorts by creation (as minipod's do) and writing one row (in-memory database, autocommit, no index but the key), /status reading it back. It has no validation schema, queue, worker, deadline, timeline or journal: it does less than the specification asks of every job. minipod answers POST /run and GET /status before Hono, with the same steps the app would take (src/http/direct.ts), which is how it can pass the floor.",
     );
   }
   if (t.runs.run.noJournal.length) lines.push("", "\"minipod, journal off\" is the same emulator with `journal: { maxEntries: 0 }`: the request journal writes one row per request; the ratios use the default (journal on).");

@@ -45,6 +45,10 @@ export const requestLogLine = (method: string, path: string, status: number, sta
  * and one that waits only for what is pending (a fault's delay, the body, the commit): a request
  * that waits for nothing is answered in the turn it arrived (see `chain`). An error thrown here is
  * answered by `onError` at once, so the journal and the log still see its status.
+ *
+ * `DirectRoutes` (direct.ts) takes the same steps, through `Admission`, `RequestJournal` and
+ * `requestLogLine`, for the requests it answers before the app: a step added here belongs there
+ * too (test/e2e/direct-routes.test.ts compares the two).
  */
 export function requestGate(core: Core, onError: ErrorHandler<AppEnv>, journal: RequestJournal, admit: Admission): MiddlewareHandler<AppEnv> {
   const { log, faults } = core;
