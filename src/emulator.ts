@@ -129,8 +129,8 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
 export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const { core, app, loaded } = await buildEmulator(options);
   const host = options.host ?? "127.0.0.1";
-  // The app on @hono/node-server; `POST /run` answered before it when it can be, as the app
-  // would answer it (see DirectRun).
+  // The app on @hono/node-server; `POST /run` and `GET /status` answered before it when they
+  // can be, as the app would answer them (see DirectRoutes).
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (!app.direct.handle(req, res)) void listener(req, res);
