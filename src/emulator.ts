@@ -2,7 +2,8 @@ import { getRequestListener } from "@hono/node-server";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
+import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
+import { parseFaultRule } from "./config/faults-schema.js";
 import type { Config, ConfigInput } from "./config/schema.js";
 import { buildCore, type EmulatorCore } from "./core.js";
 import { VirtualClock, type ClockMode } from "./domain/clock.js";
@@ -73,6 +74,8 @@ export interface Emulator {
   snapshot(name: string): SnapshotInfo;
   /** Puts a saved state back, clock included. */
   restore(name: string): Promise<SnapshotInfo>;
+  /** Deletes a snapshot, freeing its memory; false when there is none of that name. */
+  deleteSnapshot(name: string): boolean;
   /**
    * Resolves when the job reaches `status` (advancing the manual clock timer by timer, at most
    * `withinMs` virtual ms, default 1 hour); rejects if it ends otherwise.
@@ -103,7 +106,9 @@ const MAX_HEADER_BYTES = 16 * 1024;
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorCore; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const loaded = typeof options.config === "string" ? loadConfigFile(options.config) : inlineConfig(options.config);
   const config = loaded.config;
+  checkPortOption(options.port);
   const clockOpt = typeof options.clock === "string" ? { mode: options.clock } : options.clock;
+  checkClockOption(clockOpt);
   const start = clockOpt?.start ?? config.clock.start;
   const level: LogLevel = options.logLevel ?? (options.log ? config.logLevel : "silent");
   const write = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
@@ -154,7 +159,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     reset: () => core.reset(),
     endpoints: () => core.scheduler.specs(),
     faults: {
-      add: (rule) => core.faults.add(rule),
+      add: (rule) => core.faults.add(parseFaultRule(rule)),
       list: () => core.faults.list(),
       remove: (id) => core.faults.remove(id),
       clear: () => core.faults.clear(),
@@ -164,6 +169,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     events: (jobId) => core.observe.events(jobId),
     snapshot: (name) => core.snapshots.save(name),
     restore: (name) => core.snapshots.restore(name),
+    deleteSnapshot: (name) => core.snapshots.delete(name),
     waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => waitForJob(core, endpointId, jobId, status, withinMs),
     runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
     app,

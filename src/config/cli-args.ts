@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { CLOCK_SPEED_MAX } from "../domain/bounds.js";
 import { ConfigError } from "./load.js";
 
 export interface CliOptions {
@@ -76,7 +77,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
 
   const speedText = pick("speed", "MINIPOD_SPEED");
   const speed = speedText === undefined ? undefined : Number(speedText);
-  if (speed !== undefined && !(speed > 0 && Number.isFinite(speed))) throw new ConfigError(`--speed must be a positive number, got "${speedText}"`);
+  if (speed !== undefined && !(speed > 0 && speed <= CLOCK_SPEED_MAX)) throw new ConfigError(`--speed must be a positive number up to ${CLOCK_SPEED_MAX}, got "${speedText}"`);
 
   const logLevel = pick("log-level", "MINIPOD_LOG_LEVEL");
   if (logLevel !== undefined && !["debug", "info", "warn", "error", "silent"].includes(logLevel)) {

@@ -1,4 +1,6 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { VIRTUAL_TIME_MAX_MS } from "../../../domain/bounds.js";
+import { EmulatorError } from "../../../domain/errors.js";
 import type { Core } from "../../core.js";
 import { jsonBody } from "../../body.js";
 import type { AppEnv } from "../../env.js";
@@ -40,7 +42,16 @@ const advanceClock = createRoute({
     "Moves time by exactly `ms`, fires every timer due on the way in time order, and answers after the work they started has settled. Works in both modes (in real mode it skips ahead).",
   middleware: [jsonBody(CONTROL_BODY_LIMIT)] as const,
   request: {
-    body: { required: true, content: { "application/json": { schema: z.object({ ms: int().min(0).openapi({ example: 60000 }) }).openapi("Advance") } } },
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z
+            .object({ ms: int().min(0).max(VIRTUAL_TIME_MAX_MS).openapi({ example: 60000, description: `Virtual ms; time cannot pass ${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}` }) })
+            .openapi("Advance"),
+        },
+      },
+    },
   },
   responses: { ...ok(ClockSchema, "The clock after the move"), 400: ERROR_RESPONSES[400] },
 });
@@ -63,7 +74,12 @@ export function controlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
 
   router.openapi(advanceClock, async (c) => {
     const { ms } = c.req.valid("json");
-    await clock.advance(ms);
+    // The clock refuses, having changed nothing, a move past the end of virtual time.
+    await clock.advance(ms).catch((e: unknown) => {
+      if (!(e instanceof RangeError)) throw e;
+      const error = `$.ms: expected at most ${clock.remaining()}: virtual time ends at ${new Date(VIRTUAL_TIME_MAX_MS).toISOString()} and it is ${new Date(clock.now()).toISOString()}`;
+      throw new EmulatorError("VALIDATION_FAILED", `the request body is invalid: ${error}`, { errors: [error] });
+    });
     core.log.debug(`clock advanced by ${ms} ms to ${new Date(clock.now()).toISOString()}`);
     return c.json(view(), 200);
   });
