@@ -22,6 +22,7 @@ async function main(): Promise<void> {
   const emulator = await createEmulator({
     port: cli.port,
     host: cli.host,
+    ...(cli.allowedHosts ? { allowedHosts: cli.allowedHosts } : {}),
     config: cli.config ?? {},
     db: cli.db,
     importFile: cli.importFile,

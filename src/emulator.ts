@@ -11,6 +11,8 @@ import type { EndpointSpec } from "./domain/endpoint.js";
 import type { Handler } from "./domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "./domain/logger.js";
 import { createApp } from "./http/app.js";
+import { hostGuard } from "./http/host-check.js";
+import { AllowedHostsSchema } from "./config/security-schema.js";
 import { VERSION } from "./version.js";
 import { waitForJob } from "./wait-for-job.js";
 import type { FaultRule, FaultRuleInput } from "./domain/faults.js";
@@ -23,6 +25,12 @@ export interface EmulatorOptions {
   port?: number;
   /** Interface to bind; default 127.0.0.1. */
   host?: string;
+  /**
+   * Host names answered besides the bound address, localhost, 127.0.0.1 and [::1] (added to the
+   * config's `allowedHosts`; "all" turns the check off). Checked on the socket only: `app.request`
+   * is not reachable from a browser.
+   */
+  allowedHosts?: string[] | "all";
   /** Clock mode, or mode with speed and start; overrides the config's `clock`. */
   clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string };
   /** A config object, or the path of a JSON config file. */
@@ -91,6 +99,15 @@ export interface Emulator {
   app: { request: (input: string | Request, init?: RequestInit) => Response | Promise<Response>; fetch: (req: Request) => Response | Promise<Response> };
 }
 
+/** The `allowedHosts` option checked, as a function adding it to the config's. */
+function mergeAllowedHosts(option: EmulatorOptions["allowedHosts"]): (configured: readonly string[] | "all") => readonly string[] | "all" {
+  if (option === undefined) return (configured) => configured;
+  const parsed = AllowedHostsSchema.safeParse(option);
+  if (!parsed.success) throw new ConfigError(`allowedHosts: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join(".")}] ` : ""}${i.message}`).join("; ")}`);
+  const extra = parsed.data;
+  return (configured) => (extra === "all" || configured === "all" ? "all" : [...configured, ...extra]);
+}
+
 function readStateFile(file: string): Buffer {
   try {
     return readFileSync(file);
@@ -132,12 +149,16 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
  * run in one process; each has its own clock, database and server.
  */
 export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  const { core, app, loaded } = await buildEmulator(options);
+  const allowedHosts = mergeAllowedHosts(options.allowedHosts);
+  const { core, app, loaded, log } = await buildEmulator(options);
   const host = options.host ?? "127.0.0.1";
-  // The app on @hono/node-server; `POST /run` and `GET /status` answered before it when they
-  // can be, as the app would answer them (see DirectRoutes).
+  // Requests for a host that is not minipod's are refused first (DNS rebinding), then the app on
+  // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the
+  // app would answer them (see DirectRoutes).
+  const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts) }, log);
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    if (refused(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);
   });
   const address = await new Promise<AddressInfo>((resolve, reject) => {
