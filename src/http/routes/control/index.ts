@@ -4,7 +4,7 @@ import { EmulatorError } from "../../../domain/errors.js";
 import type { Core } from "../../core.js";
 import { jsonBody } from "../../body.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, int, ok } from "../../schemas.js";
+import { ERROR_RESPONSES, int, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, ok } from "../../schemas.js";
 import { faultRoutes } from "./faults.js";
 import { observeRoutes } from "./observe.js";
 import { snapshotRoutes } from "./snapshots.js";
@@ -62,6 +62,8 @@ const reset = createRoute({
   operationId: "reset",
   tags: [TAG],
   summary: "Empty every job and return to the configured state",
+  middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+  request: { body: NO_PARAMETERS_BODY },
   responses: ok(z.object({ status: z.literal("reset") }), "Reset done"),
 });
 

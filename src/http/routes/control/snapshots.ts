@@ -1,8 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { EmulatorError } from "../../../domain/errors.js";
-import { ERROR_RESPONSES, json, problem } from "../../schemas.js";
+import { ERROR_RESPONSES, json, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, problem } from "../../schemas.js";
 
 const TAG = "Emulator control";
 const Info = z.object({ name: z.string(), at: z.int().openapi({ description: "Virtual time it was taken" }), bytes: z.int() }).openapi("Snapshot");
@@ -28,7 +29,8 @@ const save = createRoute({
   summary: "Save the whole state under a name",
   description:
     "A SQLite image of the whole database (jobs, endpoints, resources, timelines), kept in memory. Fault rules are not part of it. Refused with 409 when it would pass `snapshots.maxCount` or `snapshots.maxBytes`: delete a snapshot first.",
-  request: { params: Name },
+  middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+  request: { params: Name, body: NO_PARAMETERS_BODY },
   responses: { 200: json(Info, "Saved (an existing snapshot of that name is replaced)"), 400: ERROR_RESPONSES[400], 409: problem("Over snapshots.maxCount or snapshots.maxBytes; delete a snapshot first") },
 });
 const remove = createRoute({
@@ -47,7 +49,8 @@ const restore = createRoute({
   tags: [TAG],
   summary: "Put a snapshot back in place",
   description: "Replaces the state and sets the virtual clock back to the snapshot's time. Jobs that were running are re-queued (their handlers are not running any more).",
-  request: { params: Name },
+  middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+  request: { params: Name, body: NO_PARAMETERS_BODY },
   responses: { 200: json(Info, "Restored"), 404: ERROR_RESPONSES[404] },
 });
 const exportDb = createRoute({
