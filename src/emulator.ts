@@ -12,6 +12,7 @@ import type { Handler } from "./domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "./domain/logger.js";
 import { createApp } from "./http/app.js";
 import { hostGuard } from "./http/host-check.js";
+import { exposureWarnings } from "./exposure.js";
 import { AllowedHostsSchema } from "./config/security-schema.js";
 import { VERSION } from "./version.js";
 import { waitForJob } from "./wait-for-job.js";
@@ -63,6 +64,8 @@ export interface Emulator {
   config: Config;
   /** Jobs re-queued at start because they were running when the previous process stopped. */
   recovered: number;
+  /** What start-up warned about (also logged at warn): listening beyond loopback without API keys or controlKey. */
+  warnings: string[];
   /** The endpoints being served. */
   endpoints(): EndpointSpec[];
   /** Fault rules: add (answers the rule with its id), list, remove one, clear all. */
@@ -168,6 +171,8 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     core.close();
     throw new Error(e.code === "EADDRINUSE" ? `port ${options.port} is already in use; choose another with --port, or 0 for a free one` : e.message, { cause: e });
   });
+  const warnings = exposureWarnings(host, { apiKeys: loaded.config.auth.keys.length > 0, controlKey: loaded.config.controlKey !== undefined });
+  for (const w of warnings) log.warn(w);
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
   let closed: Promise<void> | undefined;
   return {
@@ -176,6 +181,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     host,
     config: loaded.config,
     recovered: core.recovered,
+    warnings,
     clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
     reset: () => core.reset(),
     endpoints: () => core.scheduler.specs(),
