@@ -126,8 +126,8 @@ describe.skipIf(!available)("a page of another origin, in Chromium", { timeout: 
     p.setDefaultTimeout(20_000);
     await prepare?.(p);
     await p.goto(url);
-    await p.waitForFunction(() => (window as unknown as { done?: boolean }).done === true);
-    const results = (await p.evaluate(() => (window as unknown as { results: unknown }).results)) as Record<string, { type?: string; status?: number; text?: string; error?: string } | string>;
+    await p.waitForFunction(() => (globalThis as unknown as { done?: boolean }).done === true);
+    const results = (await p.evaluate(() => (globalThis as unknown as { results: unknown }).results)) as Record<string, { type?: string; status?: number; text?: string; error?: string } | string>;
     await context.close();
     return results;
   };
