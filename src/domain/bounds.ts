@@ -47,3 +47,12 @@ export const SNAPSHOTS_MAX_BYTES_DEFAULT = 512 * 1024 * 1024;
 /** Largest `snapshots.maxCount` and `snapshots.maxBytes` (1,000 snapshots, 16 GiB). */
 export const SNAPSHOTS_MAX_COUNT_LIMIT = 1000;
 export const SNAPSHOTS_MAX_BYTES_LIMIT = 16 * 1024 * 1024 * 1024;
+
+/**
+ * Most buckets a billing query may span (`bucketSize` from `startTime` to `endTime`): 10,000 hours
+ * is over a year, 10,000 days 27 years. Each bucket of each resource is a record built in memory.
+ */
+export const BILLING_BUCKETS_MAX = 10_000;
+
+/** Largest REST quota (`rateLimits.rest.*`): the largest integer an RFC 9651 header (`RateLimit-Policy`) carries. */
+export const RATE_LIMIT_QUOTA_MAX = 999_999_999_999_999;
