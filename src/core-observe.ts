@@ -37,6 +37,7 @@ export function buildObserve(d: { db: Db; writes: WriteBehind; clock: VirtualClo
 
   /** Advances to each next timer until no job waits or runs and no webhook retry is due. */
   const runUntilIdle = async (maxMs = WEEK_MS): Promise<void> => {
+    if (!(maxMs >= 0)) throw new RangeError(`runUntilIdle needs a non-negative number of ms, got ${maxMs}`);
     // Never past the end of virtual time: a timer due after it can never fire.
     const limit = Math.min(clock.now() + maxMs, VIRTUAL_TIME_MAX_MS);
     for (let i = 0; i < 1_000_000; i++) {
