@@ -56,3 +56,6 @@ export const BILLING_BUCKETS_MAX = 10_000;
 
 /** Largest REST quota (`rateLimits.rest.*`): the largest integer an RFC 9651 header (`RateLimit-Policy`) carries. */
 export const RATE_LIMIT_QUOTA_MAX = 999_999_999_999_999;
+
+/** Largest price of the config (`pricing.*`, USD per unit): amounts billed stay finite numbers. */
+export const PRICE_MAX_USD = 1_000_000;

@@ -181,6 +181,8 @@ const CONFIG_FIELDS: Array<{ path: string; config: (v: number) => Record<string,
   { path: "snapshots.maxCount", config: (v) => ({ snapshots: { maxCount: v } }) },
   { path: "snapshots.maxBytes", config: (v) => ({ snapshots: { maxBytes: v } }) },
   { path: "networkVolumes[0].size", config: (v) => ({ networkVolumes: [{ name: "v", dataCenter: "EU-RO-1", size: v }] }) },
+  { path: "pricing.unlistedGpuPerHour", config: (v) => ({ pricing: { unlistedGpuPerHour: v } }) },
+  { path: "pods[0].gpuCount", config: (v) => ({ pods: [{ name: "p", imageName: "img", gpuCount: v }] }) },
 ];
 
 describe("extreme numbers in a config, a flag or an option", () => {
