@@ -305,7 +305,12 @@ export class VirtualClock {
     }
     if (this.wallTimer && this.wallTimerAt <= next.at) return;
     if (this.wallTimer) clearTimeout(this.wallTimer);
-    const delay = Math.min(MAX_WALL_DELAY, Math.max(0, Math.ceil((next.at - this.now()) / this.speed)));
+    this.wallTimer = undefined;
+    this.wallTimerAt = Infinity;
+    // Time stops at its end: a timer due after it never fires, and nothing is woken up for it.
+    const now = this.now();
+    if (next.at > VIRTUAL_TIME_MAX_MS && now >= VIRTUAL_TIME_MAX_MS) return;
+    const delay = Math.min(MAX_WALL_DELAY, Math.max(0, Math.ceil((Math.min(next.at, VIRTUAL_TIME_MAX_MS) - now) / this.speed)));
     this.wallTimerAt = next.at;
     this.wallTimer = setTimeout(() => {
       this.wallTimer = undefined;

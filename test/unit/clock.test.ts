@@ -1,5 +1,5 @@
 import { RunStop } from "../../src/domain/run-stop.js";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { VIRTUAL_TIME_MAX_MS } from "../../src/domain/bounds.js";
 import { VirtualClock } from "../../src/domain/clock.js";
 
@@ -208,6 +208,26 @@ describe("VirtualClock bounds", () => {
     expect(clock.now()).toBe(VIRTUAL_TIME_MAX_MS);
     await expect(clock.advance(1)).rejects.toThrow(RangeError);
     await clock.advance(0);
+  });
+
+  it("on the real clock, arms no wall timer for timers after the end of time once it is reached", () => {
+    vi.useFakeTimers();
+    try {
+      const clock = new VirtualClock({ mode: "real", speed: 1_000_000, start: VIRTUAL_TIME_MAX_MS - 1000 });
+      let fired = 0;
+      clock.at(VIRTUAL_TIME_MAX_MS + 1, () => fired++);
+      const armed = vi.spyOn(globalThis, "setTimeout");
+      vi.advanceTimersByTime(1000);
+      expect(clock.now()).toBe(VIRTUAL_TIME_MAX_MS);
+      expect(fired).toBe(0);
+      // One wall timer to reach the end, none after: no wake-up every millisecond for a timer that cannot fire.
+      expect(armed.mock.calls.length).toBeLessThanOrEqual(1);
+      expect(vi.getTimerCount()).toBe(0);
+      clock.stop();
+    } finally {
+      vi.restoreAllMocks();
+      vi.useRealTimers();
+    }
   });
 
   it("on the real clock, stops at the end of virtual time", async () => {
