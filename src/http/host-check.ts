@@ -35,8 +35,8 @@ const isAddress = (name: string): boolean => isIP(name) === 4 || (name.startsWit
  * whose name is made to resolve to 127.0.0.1 reaches minipod as its own origin, so the browser
  * lets it read every answer; but its requests still say `Host: evil.example`. minipod answers
  * only the names that lead to it and cannot be rebound: its bound address, `localhost`,
- * `127.0.0.1`, `[::1]`, any address of the machine when bound to all of them (a page is never
- * served from a bare address it does not own), and the names of `allowedHosts`. As Vite's
+ * `127.0.0.1`, `[::1]`, any IP address when bound to all interfaces (a page served from a bare
+ * address cannot be rebound), and the names of `allowedHosts`. As Vite's
  * `server.allowedHosts` and webpack-dev-server's `allowedHosts` do.
  */
 export class HostCheck {

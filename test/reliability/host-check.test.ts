@@ -85,7 +85,7 @@ describe("the Host allow-list (DNS rebinding)", () => {
     await expect(createEmulator({ config: { allowedHosts: ["evil.example:80"] } })).rejects.toThrow(/allowedHosts\[0\]: expected a host name/);
   });
 
-  it("bound to every interface, serves any address of the machine and still refuses names", async () => {
+  it("bound to every interface, serves any IP address and still refuses names", async () => {
     emu = await createEmulator({ host: "0.0.0.0", config });
     expect((await send(emu.port, `192.168.1.23:${emu.port}`)).status).toBe(200);
     expect((await send(emu.port, `[fe80::1]:${emu.port}`)).status).toBe(200);
