@@ -17,6 +17,7 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
     `  auth        ${e.config.auth.keys.length ? `${e.config.auth.keys.length} API key(s) from auth.keys` : "open: any non-empty API key is accepted (no auth.keys configured)"}`,
     `  limits      ${e.config.rateLimits.enabled ? `REST ${e.config.rateLimits.rest.minute}/min ${e.config.rateLimits.rest.hour}/h ${e.config.rateLimits.rest.day}/day per key · queue: the specification's table` : "rate limits off (rateLimits.enabled: false)"}`,
   ];
+  for (const w of e.warnings) lines.push(`  ${w}`);
   if (o.recovered > 0) lines.push(`  recovered   ${o.recovered} job(s) that were running when the previous process stopped (re-queued)`);
   lines.push("", o.endpoints.length ? "  endpoints" : "  endpoints   none configured (add some to emulator.config.json)");
   const width = Math.max(0, ...o.endpoints.map((s) => s.id.length));

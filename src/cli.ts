@@ -22,6 +22,7 @@ async function main(): Promise<void> {
   const emulator = await createEmulator({
     port: cli.port,
     host: cli.host,
+    ...(cli.allowedHosts ? { allowedHosts: cli.allowedHosts } : {}),
     config: cli.config ?? {},
     db: cli.db,
     importFile: cli.importFile,
@@ -46,23 +47,10 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
 
-  const exposure = exposureWarning(cli.host, emulator.config.auth.keys.length > 0, emulator.config.controlKey !== undefined);
-  if (exposure) process.stderr.write(exposure + "\n");
   const specs = emulator.endpoints();
   process.stdout.write(
     banner(emulator, { version: VERSION, db: cli.db ?? ":memory: (state ends with the process; --db FILE keeps it)", configSource: cli.config ?? "none (built-in defaults)", endpoints: specs, recovered: emulator.recovered }),
   );
-}
-
-/**
- * The warning printed when minipod listens beyond this machine with no API key configured: every
- * key is then accepted, so anyone on the network can use it (and, without a controlKey, reset it).
- */
-function exposureWarning(host: string, hasKeys: boolean, hasControlKey: boolean): string | undefined {
-  const loopback = host === "localhost" || host === "::1" || host.startsWith("127.");
-  if (loopback || hasKeys) return undefined;
-  const control = hasControlKey ? "" : " and its control API (/_emulator: reset, clock, export)";
-  return `minipod: WARNING: minipod is listening on ${host}, beyond this machine, and no API keys are configured: anyone who can reach it can use every route${control}. Set auth.keys${hasControlKey ? "" : " and controlKey"} in the config, or bind 127.0.0.1.`;
 }
 
 main().catch((e: unknown) => {

@@ -1,5 +1,6 @@
 import type { Config } from "./config/schema.js";
 import type { VirtualClock } from "./domain/clock.js";
+import { VIRTUAL_TIME_MAX_MS } from "./domain/bounds.js";
 import { FaultRules, JOB_FAULTS } from "./domain/faults.js";
 import type { Logger } from "./domain/logger.js";
 import type { JobNotifier } from "./domain/notifier.js";
@@ -36,7 +37,9 @@ export function buildObserve(d: { db: Db; writes: WriteBehind; clock: VirtualClo
 
   /** Advances to each next timer until no job waits or runs and no webhook retry is due. */
   const runUntilIdle = async (maxMs = WEEK_MS): Promise<void> => {
-    const limit = clock.now() + maxMs;
+    if (!(maxMs >= 0)) throw new RangeError(`runUntilIdle needs a non-negative number of ms, got ${maxMs}`);
+    // Never past the end of virtual time: a timer due after it can never fire.
+    const limit = Math.min(clock.now() + maxMs, VIRTUAL_TIME_MAX_MS);
     for (let i = 0; i < 1_000_000; i++) {
       await clock.settle();
       if (d.jobs.countActive() === 0 && webhooks.pending() === 0) return;

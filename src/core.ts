@@ -138,7 +138,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     attachAll();
     deadlines.rebuild();
     await clock.settle();
-  }, () => writes.flush(true));
+  }, () => writes.flush(true), config.snapshots);
 
   return {
     clock,

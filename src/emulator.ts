@@ -2,7 +2,8 @@ import { getRequestListener } from "@hono/node-server";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
+import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
+import { parseFaultRule } from "./config/faults-schema.js";
 import type { Config, ConfigInput } from "./config/schema.js";
 import { buildCore, type EmulatorCore } from "./core.js";
 import { VirtualClock, type ClockMode } from "./domain/clock.js";
@@ -10,6 +11,9 @@ import type { EndpointSpec } from "./domain/endpoint.js";
 import type { Handler } from "./domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "./domain/logger.js";
 import { createApp } from "./http/app.js";
+import { hostGuard } from "./http/host-check.js";
+import { exposureWarnings } from "./exposure.js";
+import { AllowedHostsSchema } from "./config/security-schema.js";
 import { VERSION } from "./version.js";
 import { waitForJob } from "./wait-for-job.js";
 import type { FaultRule, FaultRuleInput } from "./domain/faults.js";
@@ -22,6 +26,12 @@ export interface EmulatorOptions {
   port?: number;
   /** Interface to bind; default 127.0.0.1. */
   host?: string;
+  /**
+   * Host names answered besides the bound address, localhost, 127.0.0.1 and [::1] (added to the
+   * config's `allowedHosts`; "all" turns the check off). Checked on the socket only: `app.request`
+   * is not reachable from a browser.
+   */
+  allowedHosts?: string[] | "all";
   /** Clock mode, or mode with speed and start; overrides the config's `clock`. */
   clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string };
   /** A config object, or the path of a JSON config file. */
@@ -54,6 +64,8 @@ export interface Emulator {
   config: Config;
   /** Jobs re-queued at start because they were running when the previous process stopped. */
   recovered: number;
+  /** What start-up warned about (also logged at warn): listening beyond loopback without API keys or controlKey. */
+  warnings: string[];
   /** The endpoints being served. */
   endpoints(): EndpointSpec[];
   /** Fault rules: add (answers the rule with its id), list, remove one, clear all. */
@@ -73,6 +85,8 @@ export interface Emulator {
   snapshot(name: string): SnapshotInfo;
   /** Puts a saved state back, clock included. */
   restore(name: string): Promise<SnapshotInfo>;
+  /** Deletes a snapshot, freeing its memory; false when there is none of that name. */
+  deleteSnapshot(name: string): boolean;
   /**
    * Resolves when the job reaches `status` (advancing the manual clock timer by timer, at most
    * `withinMs` virtual ms, default 1 hour); rejects if it ends otherwise.
@@ -86,6 +100,15 @@ export interface Emulator {
   close(): Promise<void>;
   /** The Hono app, for in-process requests (`app.request(...)`). */
   app: { request: (input: string | Request, init?: RequestInit) => Response | Promise<Response>; fetch: (req: Request) => Response | Promise<Response> };
+}
+
+/** The `allowedHosts` option checked, as a function adding it to the config's. */
+function mergeAllowedHosts(option: EmulatorOptions["allowedHosts"]): (configured: readonly string[] | "all") => readonly string[] | "all" {
+  if (option === undefined) return (configured) => configured;
+  const parsed = AllowedHostsSchema.safeParse(option);
+  if (!parsed.success) throw new ConfigError(`allowedHosts: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join(".")}] ` : ""}${i.message}`).join("; ")}`);
+  const extra = parsed.data;
+  return (configured) => (extra === "all" || configured === "all" ? "all" : [...configured, ...extra]);
 }
 
 function readStateFile(file: string): Buffer {
@@ -103,7 +126,9 @@ const MAX_HEADER_BYTES = 16 * 1024;
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorCore; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const loaded = typeof options.config === "string" ? loadConfigFile(options.config) : inlineConfig(options.config);
   const config = loaded.config;
+  checkPortOption(options.port);
   const clockOpt = typeof options.clock === "string" ? { mode: options.clock } : options.clock;
+  checkClockOption(clockOpt);
   const start = clockOpt?.start ?? config.clock.start;
   const level: LogLevel = options.logLevel ?? (options.log ? config.logLevel : "silent");
   const write = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
@@ -127,12 +152,16 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
  * run in one process; each has its own clock, database and server.
  */
 export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  const { core, app, loaded } = await buildEmulator(options);
+  const allowedHosts = mergeAllowedHosts(options.allowedHosts);
+  const { core, app, loaded, log } = await buildEmulator(options);
   const host = options.host ?? "127.0.0.1";
-  // The app on @hono/node-server; `POST /run` and `GET /status` answered before it when they
-  // can be, as the app would answer them (see DirectRoutes).
+  // Requests for a host that is not minipod's are refused first (DNS rebinding), then the app on
+  // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the
+  // app would answer them (see DirectRoutes).
+  const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts) }, log);
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    if (refused(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);
   });
   const address = await new Promise<AddressInfo>((resolve, reject) => {
@@ -142,6 +171,8 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     core.close();
     throw new Error(e.code === "EADDRINUSE" ? `port ${options.port} is already in use; choose another with --port, or 0 for a free one` : e.message, { cause: e });
   });
+  const warnings = exposureWarnings(host, { apiKeys: loaded.config.auth.keys.length > 0, controlKey: loaded.config.controlKey !== undefined });
+  for (const w of warnings) log.warn(w);
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
   let closed: Promise<void> | undefined;
   return {
@@ -150,11 +181,12 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     host,
     config: loaded.config,
     recovered: core.recovered,
+    warnings,
     clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
     reset: () => core.reset(),
     endpoints: () => core.scheduler.specs(),
     faults: {
-      add: (rule) => core.faults.add(rule),
+      add: (rule) => core.faults.add(parseFaultRule(rule)),
       list: () => core.faults.list(),
       remove: (id) => core.faults.remove(id),
       clear: () => core.faults.clear(),
@@ -164,6 +196,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     events: (jobId) => core.observe.events(jobId),
     snapshot: (name) => core.snapshots.save(name),
     restore: (name) => core.snapshots.restore(name),
+    deleteSnapshot: (name) => core.snapshots.delete(name),
     waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => waitForJob(core, endpointId, jobId, status, withinMs),
     runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
     app,

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { SNAPSHOTS_MAX_BYTES_DEFAULT, SNAPSHOTS_MAX_COUNT_DEFAULT } from "./domain/bounds.js";
 import type { VirtualClock } from "./domain/clock.js";
 import { EmulatorError } from "./domain/errors.js";
 import type { Db } from "./store/db.js";
@@ -23,6 +24,15 @@ function openable(image: Buffer): Buffer {
   return image;
 }
 
+/** How many snapshots, and how many bytes of them, may be held at once (`snapshots` of the config). */
+export interface SnapshotBounds {
+  maxCount: number;
+  maxBytes: number;
+}
+
+const MB = 1024 * 1024;
+const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+
 const SECRET_COLUMN = /secret|password|passwd|token|api_?key/i;
 
 /**
@@ -40,15 +50,41 @@ export class Snapshots {
     private readonly rebuild: (at: number) => Promise<void>,
     /** Writes everything held back (for the end of the turn, or until needed), so the image is complete. */
     private readonly flush: () => void = () => {},
+    readonly bounds: SnapshotBounds = { maxCount: SNAPSHOTS_MAX_COUNT_DEFAULT, maxBytes: SNAPSHOTS_MAX_BYTES_DEFAULT },
   ) {}
 
   list(): SnapshotInfo[] {
     return [...this.images].map(([name, s]) => ({ name, at: s.at, bytes: s.image.byteLength }));
   }
 
+  /** Bytes held by every snapshot. */
+  totalBytes(): number {
+    let total = 0;
+    for (const s of this.images.values()) total += s.image.byteLength;
+    return total;
+  }
+
+  /**
+   * Saves the whole state under `name`, replacing a snapshot of that name. Refused with 409,
+   * keeping what is held, when it would pass `bounds`: each snapshot is a full copy of the
+   * database in memory.
+   */
   save(name: string): SnapshotInfo {
+    const replaced = this.images.get(name);
+    const { maxCount, maxBytes } = this.bounds;
+    const free = `delete one with DELETE /_emulator/snapshots/{name} (held: ${[...this.images.keys()].join(", ")})`;
+    if (!replaced && this.images.size >= maxCount) {
+      throw new EmulatorError("CONFLICT", `snapshot "${name}" not saved: ${this.images.size} snapshots are held, the most snapshots.maxCount allows (${maxCount}); ${free}, save under one of their names, or raise snapshots.maxCount in the config`);
+    }
     this.flush();
     const image = openable(this.db.serialize());
+    const others = this.totalBytes() - (replaced?.image.byteLength ?? 0);
+    if (others + image.byteLength > maxBytes) {
+      throw new EmulatorError(
+        "CONFLICT",
+        `snapshot "${name}" not saved: it takes ${mb(image.byteLength)} and the other snapshots ${mb(others)}, over snapshots.maxBytes (${mb(maxBytes)}); ${others > 0 ? `${free}, or raise` : "raise"} snapshots.maxBytes in the config`,
+      );
+    }
     const at = this.clock.now();
     this.images.set(name, { image, at });
     return { name, at, bytes: image.byteLength };

@@ -1,3 +1,4 @@
+import { VIRTUAL_TIME_MAX_MS } from "./domain/bounds.js";
 import type { VirtualClock } from "./domain/clock.js";
 import { EmulatorError } from "./domain/errors.js";
 import { isFinal, toView, type Job, type JobStatus, type JobView } from "./domain/job.js";
@@ -17,7 +18,7 @@ export async function waitForJob(
   withinMs: number,
 ): Promise<JobView> {
   const { clock, jobs } = d;
-  const limit = clock.now() + withinMs;
+  const limit = Math.min(clock.now() + withinMs, VIRTUAL_TIME_MAX_MS);
   const check = (job: Job | undefined): JobView | undefined => {
     if (!job) throw new EmulatorError("JOB_NOT_FOUND", `job ${jobId} is gone (ttl, retention or purge) before reaching ${status}`);
     if (job.status === status) return toView(job, clock.now());

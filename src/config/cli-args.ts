@@ -1,12 +1,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { CLOCK_SPEED_MAX } from "../domain/bounds.js";
 import { ConfigError } from "./load.js";
+import { AllowedHostsSchema } from "./security-schema.js";
 
 export interface CliOptions {
   config: string | undefined;
   port: number;
   host: string;
+  allowedHosts: string[] | "all" | undefined;
   db: string | undefined;
   importFile: string | undefined;
   clock: "real" | "manual" | undefined;
@@ -24,6 +27,9 @@ Options:
   --config FILE        config file (default: ./emulator.config.json when present)
   --port N             port to listen on; 0 picks a free one (default: 8080)
   --host HOST          interface to bind (default: 127.0.0.1)
+  --allowed-hosts LIST host names answered besides the bound address, localhost, 127.0.0.1
+                       and [::1], comma-separated (".example.test": it and its subdomains;
+                       "all": no check); added to allowedHosts of the config
   --db FILE            SQLite file for state that survives a restart (default: in memory)
   --import FILE        start from a state file written by "minipod export"
   --clock real|manual  real: time follows the wall clock; manual: time moves only when told
@@ -35,8 +41,8 @@ Options:
 Commands:
   minipod export FILE [--url URL]   save a running emulator's state (secrets redacted) to FILE
 
-Environment: MINIPOD_CONFIG, MINIPOD_PORT, MINIPOD_HOST, MINIPOD_DB, MINIPOD_CLOCK, MINIPOD_SPEED,
-MINIPOD_LOG_LEVEL stand in for the flags of the same name; flags win.`;
+Environment: MINIPOD_CONFIG, MINIPOD_PORT, MINIPOD_HOST, MINIPOD_ALLOWED_HOSTS, MINIPOD_DB, MINIPOD_CLOCK,
+MINIPOD_SPEED, MINIPOD_LOG_LEVEL stand in for the flags of the same name; flags win.`;
 
 const DEFAULT_PORT = 8080;
 const DEFAULT_CONFIG = "emulator.config.json";
@@ -53,6 +59,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
         config: { type: "string" },
         port: { type: "string" },
         host: { type: "string" },
+        "allowed-hosts": { type: "string" },
         db: { type: "string" },
         import: { type: "string" },
         clock: { type: "string" },
@@ -76,11 +83,20 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
 
   const speedText = pick("speed", "MINIPOD_SPEED");
   const speed = speedText === undefined ? undefined : Number(speedText);
-  if (speed !== undefined && !(speed > 0 && Number.isFinite(speed))) throw new ConfigError(`--speed must be a positive number, got "${speedText}"`);
+  if (speed !== undefined && !(speed > 0 && speed <= CLOCK_SPEED_MAX)) throw new ConfigError(`--speed must be a positive number up to ${CLOCK_SPEED_MAX}, got "${speedText}"`);
 
   const logLevel = pick("log-level", "MINIPOD_LOG_LEVEL");
   if (logLevel !== undefined && !["debug", "info", "warn", "error", "silent"].includes(logLevel)) {
     throw new ConfigError(`--log-level must be one of debug, info, warn, error, silent; got "${logLevel}"`);
+  }
+
+  const allowedText = pick("allowed-hosts", "MINIPOD_ALLOWED_HOSTS");
+  let allowedHosts: CliOptions["allowedHosts"];
+  if (allowedText !== undefined) {
+    const items = allowedText.split(",").map((h) => h.trim()).filter((h) => h !== "");
+    const parsed = AllowedHostsSchema.safeParse(items.length === 1 && items[0] === "all" ? "all" : items);
+    if (!parsed.success) throw new ConfigError(`--allowed-hosts must list host names without ports, comma-separated (or "all"), got "${allowedText}"`);
+    allowedHosts = parsed.data;
   }
 
   let config = pick("config", "MINIPOD_CONFIG");
@@ -90,6 +106,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     config,
     port,
     host: pick("host", "MINIPOD_HOST") ?? "127.0.0.1",
+    allowedHosts,
     db: pick("db", "MINIPOD_DB"),
     importFile: values.import as string | undefined,
     clock: clock as CliOptions["clock"],

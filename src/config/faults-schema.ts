@@ -1,4 +1,7 @@
 import { z } from "zod";
+import { FAULT_RETRY_AFTER_MAX_S } from "../domain/bounds.js";
+import { EmulatorError } from "../domain/errors.js";
+import { EXECUTION_TIMEOUT_MAX_MS } from "../domain/limits.js";
 
 const ms = () => z.int().min(0);
 
@@ -7,14 +10,15 @@ export const FaultSchema = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("http"),
     status: z.int().min(400).max(599).describe("The status to answer with (problem+json)"),
-    retryAfter: z.int().min(0).optional().describe("Seconds, sent as Retry-After"),
+    retryAfter: z.int().min(0).max(FAULT_RETRY_AFTER_MAX_S).optional().describe("Seconds, sent as Retry-After"),
     message: z.string().optional().describe("The problem's detail"),
   }),
   z.strictObject({ type: z.literal("latency"), ms: ms().max(600_000).describe("Wall-clock ms added before the answer") }),
   z.strictObject({ type: z.literal("reset").describe("The connection is dropped without an answer") }),
   z.strictObject({
     type: z.literal("worker-crash"),
-    atMs: ms().optional().describe("Virtual ms into the job when the worker dies; default: just before it reports its result"),
+    // A crash later than the longest execution timeout could never happen.
+    atMs: ms().max(EXECUTION_TIMEOUT_MAX_MS).optional().describe("Virtual ms into the job when the worker dies; default: just before it reports its result"),
   }),
   z.strictObject({ type: z.literal("timeout").describe("The handler hangs until the job's execution timeout") }),
   z.strictObject({ type: z.literal("no-workers").describe("The endpoint has no capacity while the rule lives: jobs wait, workers throttled") }),
@@ -30,3 +34,11 @@ export const FaultRuleSchema = z.strictObject({
 });
 
 export type FaultRuleConfig = z.infer<typeof FaultRuleSchema>;
+
+/** A rule given to `emulator.faults.add`, checked as the config and the control API check it. */
+export function parseFaultRule(rule: unknown): FaultRuleConfig {
+  const result = FaultRuleSchema.safeParse(rule);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((i) => `${i.path.join(".") || "(rule)"}: ${i.message}`);
+  throw new EmulatorError("VALIDATION_FAILED", `invalid fault rule: ${issues.join("; ")}`, { errors: issues });
+}

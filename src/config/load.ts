@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
-import { ConfigSchema, type Config, type ConfigInput } from "./schema.js";
+import { ClockConfigSchema, ConfigSchema, type Config, type ConfigInput } from "./schema.js";
 
 /** A configuration that cannot be used; the message names each bad field and why. */
 export class ConfigError extends Error {
@@ -49,10 +49,28 @@ export function inlineConfig(raw: ConfigInput | undefined, baseDir = process.cwd
   return { config: parseConfig(raw ?? {}, "config"), baseDir, source: "inline" };
 }
 
-function describeIssues(error: z.ZodError): string {
+/**
+ * Checks the `clock` option of `createEmulator` as the config's `clock` is checked (it overrides
+ * it); throws ConfigError naming each bad field.
+ */
+export function checkClockOption(raw: { mode?: unknown; speed?: unknown; start?: unknown } | undefined): void {
+  if (raw === undefined) return;
+  const result = ClockConfigSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(`the clock option is invalid:\n${describeIssues(result.error, "clock")}`);
+}
+
+/** Checks the `port` option of `createEmulator`. */
+export function checkPortOption(port: unknown): void {
+  if (port !== undefined && !(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) {
+    throw new ConfigError(`port must be an integer from 0 to 65535 (0 picks a free one), got ${String(port)}`);
+  }
+}
+
+function describeIssues(error: z.ZodError, prefix?: string): string {
   return error.issues
     .map((i) => {
-      const path = i.path.length ? i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") : "(root)";
+      const inner = i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
+      const path = prefix ? `${prefix}${inner}` : inner ? inner.replace(/^\./, "") : "(root)";
       return `  - ${path}: ${i.message}`;
     })
     .join("\n");

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JOURNAL_MAX_ENTRIES_LIMIT } from "../domain/bounds.js";
 import { FaultRuleSchema } from "./faults-schema.js";
 
 /** Fault injection, webhooks and the request journal (`faults`, `seed`, `webhooks`, `journal`). */
@@ -9,6 +10,6 @@ export const OBSERVE_CONFIG = {
     .strictObject({ timeoutMs: z.int().min(1).max(60_000).default(5000).describe("Wall-clock ms a webhook receiver has to answer") })
     .default({ timeoutMs: 5000 }),
   journal: z
-    .strictObject({ maxEntries: z.int().min(0).default(10_000).describe("Requests kept in the journal (0 turns it off)") })
+    .strictObject({ maxEntries: z.int().min(0).max(JOURNAL_MAX_ENTRIES_LIMIT).default(10_000).describe("Requests kept in the journal (0 turns it off)") })
     .default({ maxEntries: 10_000 }),
 } as const;

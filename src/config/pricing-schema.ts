@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PRICE_MAX_USD } from "../domain/bounds.js";
 import {
   DEFAULT_CPU_PRICE_PER_VCPU_HOUR,
   DEFAULT_HIGH_PERFORMANCE_VOLUME_PRICE_PER_GB_MONTH,
@@ -6,7 +7,7 @@ import {
   DEFAULT_VOLUME_PRICE_PER_GB_MONTH,
 } from "../domain/management/pricing.js";
 
-const usd = () => z.number().min(0);
+const usd = () => z.number().min(0).max(PRICE_MAX_USD);
 
 /** Prices of the billing records (`/v1/billing/...`), each optional over the built-in defaults. */
 export const PricingConfigSchema = z.strictObject({

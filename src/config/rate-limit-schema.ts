@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RATE_LIMIT_QUOTA_MAX } from "../domain/bounds.js";
 import {
   QUEUE_REQUESTS_PER_WORKER_DEFAULT,
   REST_RATE_LIMIT_DAY_DEFAULT,
@@ -10,9 +11,9 @@ const REST_DEFAULTS = { minute: REST_RATE_LIMIT_MINUTE_DEFAULT, hour: REST_RATE_
 const QUEUE_DEFAULTS = { requestsPerWorker: QUEUE_REQUESTS_PER_WORKER_DEFAULT };
 
 export const RestRateLimitConfigSchema = z.strictObject({
-  minute: z.int().min(1).default(REST_DEFAULTS.minute).describe("Requests per API key per UTC minute"),
-  hour: z.int().min(1).default(REST_DEFAULTS.hour).describe("Requests per API key per UTC hour"),
-  day: z.int().min(1).default(REST_DEFAULTS.day).describe("Requests per API key per UTC day"),
+  minute: z.int().min(1).max(RATE_LIMIT_QUOTA_MAX).default(REST_DEFAULTS.minute).describe("Requests per API key per UTC minute"),
+  hour: z.int().min(1).max(RATE_LIMIT_QUOTA_MAX).default(REST_DEFAULTS.hour).describe("Requests per API key per UTC hour"),
+  day: z.int().min(1).max(RATE_LIMIT_QUOTA_MAX).default(REST_DEFAULTS.day).describe("Requests per API key per UTC day"),
 });
 
 export const QueueRateLimitConfigSchema = z.strictObject({

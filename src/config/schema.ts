@@ -3,16 +3,19 @@ import { OBSERVE_CONFIG } from "./observe-schema.js";
 import {
   ENDPOINT_COLD_START_DEFAULT_MS,
   ENDPOINT_IDLE_TIMEOUT_DEFAULT_S,
+  ENDPOINT_IDLE_TIMEOUT_MAX_S,
   ENDPOINT_WORKERS_MAX_DEFAULT,
   ENDPOINT_WORKERS_MIN_DEFAULT,
   EXECUTION_TIMEOUT_MAX_MS,
   EXECUTION_TIMEOUT_MIN_MS,
 } from "../domain/limits.js";
+import { CLOCK_SPEED_MAX, ENDPOINT_COLD_START_MAX_MS, ENDPOINT_WORKERS_LIMIT, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "../domain/bounds.js";
 import { REST_V2_RESOURCES } from "../domain/surfaces.js";
 import { AuthConfigSchema } from "./auth-schema.js";
 import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schema.js";
 import { ENDPOINT_MANAGEMENT_CONFIG, MANAGEMENT_CONFIG, checkManagementConfig, configVolumeId, resolveEndpointHandlers } from "./management-schema.js";
 import { PODS_CONFIG, checkPodsConfig } from "./pods-schema.js";
+import { SECURITY_CONFIG } from "./security-schema.js";
 
 /** Endpoint ids appear in URLs and real clients check job ids with the same pattern. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -25,16 +28,16 @@ export const EndpointConfigSchema = z
       .union([
         z.string().min(1),
         // The object form of an HTTP worker; kept as its URL, which names it everywhere else.
-        z.strictObject({ type: z.literal("http"), url: z.url().describe("The worker's local test server; jobs go to POST {url}/runsync") }).transform((h) => h.url),
+        z.strictObject({ type: z.literal("http"), url: z.url({ protocol: /^https?$/, error: "expected an http:// or https:// URL" }).describe("The worker's local test server; jobs go to POST {url}/runsync") }).transform((h) => h.url),
       ])
       .optional()
       .describe(
         '"echo", "scripted", "external" (worker processes take jobs over HTTP), a name registered with createEmulator({ handlers }), a module path ("./fixtures/handlers/x.ts") relative to this file, or an HTTP worker ({ "type": "http", "url": "http://127.0.0.1:8000" } or the URL alone); default: the template\'s handler, else defaultHandler',
       ),
-    workersMin: z.int().min(0).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
-    workersMax: z.int().min(0).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
-    idleTimeout: z.int().min(0).default(ENDPOINT_IDLE_TIMEOUT_DEFAULT_S).describe("Seconds an idle worker lives before it is scaled down"),
-    coldStartMs: z.int().min(0).default(ENDPOINT_COLD_START_DEFAULT_MS).describe("Virtual ms a new worker takes to start"),
+    workersMin: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
+    workersMax: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
+    idleTimeout: z.int().min(0).max(ENDPOINT_IDLE_TIMEOUT_MAX_S).default(ENDPOINT_IDLE_TIMEOUT_DEFAULT_S).describe("Seconds an idle worker lives before it is scaled down"),
+    coldStartMs: z.int().min(0).max(ENDPOINT_COLD_START_MAX_MS).default(ENDPOINT_COLD_START_DEFAULT_MS).describe("Virtual ms a new worker takes to start"),
     executionTimeoutMs: z
       .int()
       .min(EXECUTION_TIMEOUT_MIN_MS)
@@ -49,9 +52,12 @@ export type EndpointConfig = z.infer<typeof EndpointConfigSchema>;
 
 export const ClockConfigSchema = z.strictObject({
   mode: z.enum(["real", "manual"]).default("real").describe("real: virtual time follows wall time; manual: time moves only through /_emulator/clock/advance"),
-  speed: z.number().positive().default(1).describe("Real mode: virtual ms per wall ms"),
+  speed: z.number().positive().max(CLOCK_SPEED_MAX).default(1).describe("Real mode: virtual ms per wall ms"),
   start: z
-    .union([z.int().min(0), z.iso.datetime({ offset: true })])
+    .union([
+      z.int().min(VIRTUAL_TIME_MIN_MS).max(VIRTUAL_TIME_MAX_MS),
+      z.iso.datetime({ offset: true }).refine((t) => Date.parse(t) >= VIRTUAL_TIME_MIN_MS && Date.parse(t) <= VIRTUAL_TIME_MAX_MS, `expected a time from 1970-01-01T00:00:00Z to ${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}`),
+    ])
     .optional()
     .describe("Virtual time at start (epoch ms or ISO 8601); default: the wall clock"),
 });
@@ -65,6 +71,7 @@ export const ConfigSchema = z
     ...MANAGEMENT_CONFIG,
     ...PODS_CONFIG,
     ...OBSERVE_CONFIG,
+    ...SECURITY_CONFIG,
     auth: AuthConfigSchema.default({ keys: [] }).describe("API keys and their scopes"),
     rateLimits: RateLimitsConfigSchema.default(RATE_LIMITS_DEFAULTS).describe("REST quotas and queue rate limits, on the virtual clock"),
     controlKey: z

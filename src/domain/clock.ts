@@ -8,6 +8,7 @@
  * earliest virtual timer.
  */
 
+import { CLOCK_SPEED_MAX, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "./bounds.js";
 import { TimerHeap, type Timer } from "./timer-heap.js";
 
 export type ClockMode = "real" | "manual";
@@ -67,17 +68,27 @@ export class VirtualClock {
   constructor(options: ClockOptions) {
     this.mode = options.mode;
     this.speed = options.speed ?? 1;
+    if (!(this.speed > 0 && this.speed <= CLOCK_SPEED_MAX)) throw new RangeError(`clock speed must be above 0 and at most ${CLOCK_SPEED_MAX}, got ${this.speed}`);
     this.anchorWall = Date.now();
     this.anchorVirtual = options.start ?? this.anchorWall;
+    if (!(this.anchorVirtual >= VIRTUAL_TIME_MIN_MS && this.anchorVirtual <= VIRTUAL_TIME_MAX_MS)) {
+      throw new RangeError(`clock start must be from ${VIRTUAL_TIME_MIN_MS} to ${VIRTUAL_TIME_MAX_MS} (${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}), got ${options.start}`);
+    }
     this.settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
     this.onError = options.onError ?? (() => {});
     this.onSettleTimeout = options.onSettleTimeout ?? (() => {});
   }
 
-  /** Virtual now, integer epoch milliseconds. */
+  /** Virtual now, integer epoch milliseconds; never past `VIRTUAL_TIME_MAX_MS`. */
   now(): number {
     if (this.mode === "manual") return this.anchorVirtual;
-    return this.anchorVirtual + Math.floor((Date.now() - this.anchorWall) * this.speed);
+    // A fast real clock left running long enough reaches the end of time, and stays there.
+    return Math.min(VIRTUAL_TIME_MAX_MS, this.anchorVirtual + Math.floor((Date.now() - this.anchorWall) * this.speed));
+  }
+
+  /** How far `advance` can still move time: the virtual ms left before `VIRTUAL_TIME_MAX_MS`. */
+  remaining(): number {
+    return VIRTUAL_TIME_MAX_MS - this.now();
   }
 
   /** Number of live timers. */
@@ -149,7 +160,8 @@ export class VirtualClock {
 
   /**
    * Moves virtual time forward by exactly `ms`, firing due timers in order and letting the work
-   * each one starts settle before the next. Calls are serialised.
+   * each one starts settle before the next. Calls are serialised. Rejects with a RangeError,
+   * having changed nothing, when `ms` is negative, not finite, or would pass `VIRTUAL_TIME_MAX_MS`.
    */
   advance(ms: number): Promise<void> {
     const run = this.advancing.then(() => this.doAdvance(ms));
@@ -182,7 +194,7 @@ export class VirtualClock {
    * pending: call clearTimers() first.
    */
   set(at: number): void {
-    this.setNow(Math.floor(at));
+    this.setNow(Math.min(VIRTUAL_TIME_MAX_MS, Math.max(VIRTUAL_TIME_MIN_MS, Math.floor(at))));
     this.version++;
     if (this.mode === "real") this.arm();
   }
@@ -207,6 +219,7 @@ export class VirtualClock {
 
   private async doAdvance(ms: number): Promise<void> {
     if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`advance needs a non-negative number of ms, got ${ms}`);
+    if (ms > this.remaining()) throw new RangeError(`advance by ${ms} ms would pass the latest virtual time, ${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}; at most ${this.remaining()} ms are left`);
     const target = this.now() + Math.floor(ms);
     await this.settle();
     for (;;) {
@@ -292,7 +305,12 @@ export class VirtualClock {
     }
     if (this.wallTimer && this.wallTimerAt <= next.at) return;
     if (this.wallTimer) clearTimeout(this.wallTimer);
-    const delay = Math.min(MAX_WALL_DELAY, Math.max(0, Math.ceil((next.at - this.now()) / this.speed)));
+    this.wallTimer = undefined;
+    this.wallTimerAt = Infinity;
+    // Time stops at its end: a timer due after it never fires, and nothing is woken up for it.
+    const now = this.now();
+    if (next.at > VIRTUAL_TIME_MAX_MS && now >= VIRTUAL_TIME_MAX_MS) return;
+    const delay = Math.min(MAX_WALL_DELAY, Math.max(0, Math.ceil((Math.min(next.at, VIRTUAL_TIME_MAX_MS) - now) / this.speed)));
     this.wallTimerAt = next.at;
     this.wallTimer = setTimeout(() => {
       this.wallTimer = undefined;

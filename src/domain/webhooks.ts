@@ -8,6 +8,15 @@ import type { ObservabilityStore } from "./observability.js";
 /** Sends one webhook call; resolves with the receiver's status or why it could not be reached. */
 export type WebhookSender = (url: string, body: unknown) => Promise<{ status: number } | { error: string }>;
 
+/** The schemes a webhook URL may have (a zod `url({ protocol })` pattern): a receiver over HTTP. */
+export const WEBHOOK_PROTOCOL = /^https?$/;
+
+/** Whether `url` is one a webhook may be sent to: http: or https:. */
+export function isWebhookUrl(url: string): boolean {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
+  return scheme !== undefined && WEBHOOK_PROTOCOL.test(scheme);
+}
+
 /** The body of a webhook call: the status envelope plus the job's input and the webhook URL. */
 export function webhookBody(job: Job, now: number): Record<string, unknown> {
   return { ...toView(job, now), input: job.input, webhook: job.webhook };

@@ -7,6 +7,7 @@ import type { H, RouterRoute } from "hono/types";
 import { chain, type Link } from "./chain.js";
 import { EmulatorError } from "../domain/errors.js";
 import { controlAuth } from "./control-auth.js";
+import { sameOriginOnly } from "./cross-origin.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { allowedMethods } from "./method-not-allowed.js";
@@ -63,6 +64,10 @@ export function createApp(core: Core, info: AppInfo): App {
   const admission = serviceAdmission(core);
   const gate = requestGate(core, onError, journal, admission);
   app.use(gate);
+  // Pages of other origins neither drive nor read the emulator's own surface (see cross-origin.ts).
+  app.use("/_emulator/*", sameOriginOnly({ jsonWrites: true }));
+  app.use("/_dashboard/*", sameOriginOnly());
+  app.use("/", sameOriginOnly({ navigable: true }));
   app.use("/_emulator/*", controlAuth(info.controlKey));
   app.use("/_dashboard/*", controlAuth(info.controlKey));
   app.use("/", controlAuth(info.controlKey, true));

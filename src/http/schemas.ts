@@ -38,3 +38,13 @@ export const ERROR_RESPONSES = {
 } as const;
 
 export const PAYLOAD_TOO_LARGE_RESPONSE = { 413: problem("The body is over the operation's payload limit") } as const;
+
+const NoParametersSchema = z.object({}).openapi("NoParameters", { description: "Nothing: send {} (or no body) as application/json" });
+
+/**
+ * The body of a control route that changes state but takes no parameter: `{}` (or nothing), sent
+ * as JSON like every control write (see cross-origin.ts), which /docs then sends too. Read under
+ * `jsonBody(NO_PARAMETERS_LIMIT)`.
+ */
+export const NO_PARAMETERS_BODY = { required: false, content: { "application/json": { schema: NoParametersSchema } } };
+export const NO_PARAMETERS_LIMIT = 1024;

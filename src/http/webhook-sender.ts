@@ -1,9 +1,12 @@
-import type { WebhookSender } from "../domain/webhooks.js";
+import { isWebhookUrl, type WebhookSender } from "../domain/webhooks.js";
 import { VERSION } from "../version.js";
 
 /** POSTs webhook bodies with fetch, giving up after `timeoutMs` of wall time. */
 export function fetchWebhookSender(timeoutMs: number): WebhookSender {
   return async (url, body) => {
+    // Submissions refuse other schemes; a job imported from elsewhere is still never sent to a
+    // file: or data: URL (fetch would "answer" those itself).
+    if (!isWebhookUrl(url)) return { error: "not an http:// or https:// URL" };
     try {
       const res = await fetch(url, {
         method: "POST",

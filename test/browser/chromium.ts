@@ -35,12 +35,12 @@ export interface RunningBrowser {
 }
 
 /**
- * Starts Chromium ourselves (so its switches are exactly ours, not Playwright's defaults) on a
- * fresh profile and DevTools port 0, then connects Playwright to it over CDP.
+ * Starts Chromium ourselves (so its switches are exactly ours, not Playwright's defaults, plus
+ * `extraArgs`) on a fresh profile and DevTools port 0, then connects Playwright to it over CDP.
  */
-export async function launchChromium(): Promise<RunningBrowser> {
+export async function launchChromium(extraArgs: readonly string[] = []): Promise<RunningBrowser> {
   const profile = mkdtempSync(join(tmpdir(), "minipod-chromium-"));
-  const child = spawn(CHROMIUM, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, "--remote-debugging-port=0", "about:blank"], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(CHROMIUM, [...CHROMIUM_ARGS, ...extraArgs, `--user-data-dir=${profile}`, "--remote-debugging-port=0", "about:blank"], { stdio: ["ignore", "ignore", "pipe"] });
   let browser: Browser | undefined;
   try {
     const ws = await devtoolsUrl(child);

@@ -38,7 +38,7 @@ describe("createEmulator", () => {
       expect(b.clock.now()).toBeLessThan(a.clock.now());
       await a.reset();
       expect((await sa.health()).jobs.inQueue).toBe(0);
-      const res = await fetch(`${a.url}/_emulator/reset`, { method: "POST" });
+      const res = await fetch(`${a.url}/_emulator/reset`, { method: "POST", headers: { "content-type": "application/json" } });
       expect(await res.json()).toEqual({ status: "reset" });
     } finally {
       await Promise.all([a.close(), b.close()]);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/emulator.js";
 import { inProcess } from "../support/in-process.js";
 import { startCli } from "../support/cli.js";
+import { rawExchange } from "../support/raw-http.js";
 
 const CONTROL_KEY = "ck-planted-control-key-51be0c";
 
@@ -16,18 +17,6 @@ function externalAddress(): string | undefined {
     for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   }
   return undefined;
-}
-
-/** A raw HTTP/1.1 exchange over one socket: what the server answers to exactly these bytes. */
-function rawExchange(port: number, head: string, body = ""): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1", () => socket.end(head + body));
-    let text = "";
-    socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
-    socket.on("end", () => resolve(text));
-    socket.on("error", (e) => (text ? resolve(text) : reject(e)));
-    socket.setTimeout(5000, () => socket.destroy(new Error("no answer within 5 s")));
-  });
 }
 
 describe("network exposure", () => {
@@ -135,14 +124,14 @@ describe("size limits hold before parsing", () => {
   afterAll(() => emu.close());
 
   it("refuses oversized headers with 431 and keeps serving", async () => {
-    const head = `GET /v2/echo/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nX-Filler: ${"a".repeat(64 * 1024)}\r\nConnection: close\r\n\r\n`;
+    const head = `GET /v2/echo/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\nX-Filler: ${"a".repeat(64 * 1024)}\r\nConnection: close\r\n\r\n`;
     expect(await rawExchange(emu.port, head)).toMatch(/^HTTP\/1\.1 431 /);
     const ok = await fetch(`${emu.url}/v2/echo/health`, { headers: { authorization: "Bearer k" } });
     expect(ok.status).toBe(200);
   });
 
   it("answers 413 from the declared Content-Length alone, before any body byte is read", async () => {
-    const head = `POST /v2/echo/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024 * 1024}\r\nConnection: close\r\n\r\n`;
+    const head = `POST /v2/echo/run HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024 * 1024}\r\nConnection: close\r\n\r\n`;
     const answer = await rawExchange(emu.port, head, '{"input":');
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.toLowerCase()).toContain("content-type: application/problem+json");

@@ -1,5 +1,6 @@
 import { RunStop } from "../../src/domain/run-stop.js";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { VIRTUAL_TIME_MAX_MS } from "../../src/domain/bounds.js";
 import { VirtualClock } from "../../src/domain/clock.js";
 
 const manual = (start = 1_000_000) => new VirtualClock({ mode: "manual", start });
@@ -180,6 +181,60 @@ describe("VirtualClock (real)", () => {
     await clock.advance(60_000);
     expect(fired).toBe(true);
     expect(clock.now()).toBeGreaterThanOrEqual(60_000);
+    clock.stop();
+  });
+});
+
+describe("VirtualClock bounds", () => {
+  it("refuses a start or a speed it cannot run with", () => {
+    expect(() => new VirtualClock({ mode: "manual", start: VIRTUAL_TIME_MAX_MS + 1 })).toThrow(RangeError);
+    expect(() => new VirtualClock({ mode: "manual", start: -1 })).toThrow(RangeError);
+    expect(() => new VirtualClock({ mode: "manual", start: Number.NaN })).toThrow(RangeError);
+    expect(() => new VirtualClock({ mode: "real", speed: 1e13 })).toThrow(/speed must be above 0 and at most 1000000/);
+    expect(() => new VirtualClock({ mode: "real", speed: 0 })).toThrow(RangeError);
+    expect(new VirtualClock({ mode: "manual", start: VIRTUAL_TIME_MAX_MS }).now()).toBe(VIRTUAL_TIME_MAX_MS);
+  });
+
+  it("refuses to advance past the end of virtual time, changing nothing, and still advances after", async () => {
+    const clock = manual(VIRTUAL_TIME_MAX_MS - 1000);
+    const seen: number[] = [];
+    clock.after(500, () => seen.push(clock.now()));
+    await expect(clock.advance(1001)).rejects.toThrow(/would pass the latest virtual time, 9999-01-01T00:00:00.000Z; at most 1000 ms are left/);
+    expect(clock.now()).toBe(VIRTUAL_TIME_MAX_MS - 1000);
+    expect(seen).toEqual([]);
+    expect(clock.remaining()).toBe(1000);
+    await clock.advance(1000);
+    expect(seen).toEqual([VIRTUAL_TIME_MAX_MS - 500]);
+    expect(clock.now()).toBe(VIRTUAL_TIME_MAX_MS);
+    await expect(clock.advance(1)).rejects.toThrow(RangeError);
+    await clock.advance(0);
+  });
+
+  it("on the real clock, arms no wall timer for timers after the end of time once it is reached", () => {
+    vi.useFakeTimers();
+    try {
+      const clock = new VirtualClock({ mode: "real", speed: 1_000_000, start: VIRTUAL_TIME_MAX_MS - 1000 });
+      let fired = 0;
+      clock.at(VIRTUAL_TIME_MAX_MS + 1, () => fired++);
+      const armed = vi.spyOn(globalThis, "setTimeout");
+      vi.advanceTimersByTime(1000);
+      expect(clock.now()).toBe(VIRTUAL_TIME_MAX_MS);
+      expect(fired).toBe(0);
+      // One wall timer to reach the end, none after: no wake-up every millisecond for a timer that cannot fire.
+      expect(armed.mock.calls.length).toBeLessThanOrEqual(1);
+      expect(vi.getTimerCount()).toBe(0);
+      clock.stop();
+    } finally {
+      vi.restoreAllMocks();
+      vi.useRealTimers();
+    }
+  });
+
+  it("on the real clock, stops at the end of virtual time", async () => {
+    const clock = new VirtualClock({ mode: "real", speed: 1_000_000, start: VIRTUAL_TIME_MAX_MS - 1000 });
+    await new Promise<void>((resolve) => clock.after(500, resolve));
+    expect(clock.now()).toBe(VIRTUAL_TIME_MAX_MS);
+    expect(clock.remaining()).toBe(0);
     clock.stop();
   });
 });

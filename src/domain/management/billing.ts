@@ -1,5 +1,6 @@
 import { EmulatorError } from "../errors.js";
-import { bucketEndCeil, bucketStart, forEachBucket, type BucketSize } from "./buckets.js";
+import { BILLING_BUCKETS_MAX } from "../bounds.js";
+import { BUCKET_MIN_MS, bucketEndCeil, bucketStart, forEachBucket, type BucketSize } from "./buckets.js";
 import { BILLING_MONTH_MS, gpuHourly, type PriceList } from "./pricing.js";
 import type { UsageInterval, UsageKind, UsageStore } from "./usage.js";
 
@@ -135,6 +136,11 @@ export class BillingService {
     }
     const from = bucketStart(start, q.bucketSize);
     const to = bucketEndCeil(end, q.bucketSize);
+    const buckets = Math.ceil((to - from) / BUCKET_MIN_MS[q.bucketSize]);
+    if (buckets > BILLING_BUCKETS_MAX) {
+      const errors = [`query.startTime: the window to endTime spans about ${buckets} ${q.bucketSize} buckets, more than ${BILLING_BUCKETS_MAX}; narrow it or choose a larger bucketSize`];
+      throw new EmulatorError("VALIDATION_FAILED", `the request query parameters are invalid: ${errors.join("; ")}`, { errors });
+    }
     return { from, to, until: Math.min(to, now) };
   }
 

@@ -9,6 +9,9 @@ export type BucketSize = (typeof BUCKET_SIZES)[number];
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
+/** The shortest a bucket of each size can be (February, a common year): for counting buckets from above. */
+export const BUCKET_MIN_MS: Readonly<Record<BucketSize, number>> = { hour: HOUR, day: DAY, week: 7 * DAY, month: 28 * DAY, year: 365 * DAY };
+
 /** Start of the bucket holding `t`. */
 export function bucketStart(t: number, size: BucketSize): number {
   const d = new Date(t);

@@ -33,7 +33,7 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
       return <EndpointsBody endpoints={endpointStates(core)} />;
     case "jobs": {
       const offset = query.offset ? Number(query.offset) : 0;
-      if (!Number.isInteger(offset) || offset < 0) throw new EmulatorError("BAD_REQUEST", `offset must be a non-negative integer, got "${query.offset}"`);
+      if (!Number.isSafeInteger(offset) || offset < 0) throw new EmulatorError("BAD_REQUEST", `offset must be a non-negative integer, got "${query.offset}"`);
       const status = jobStatus(query.status);
       const page = core.jobStore.list({ endpointId: query.endpoint || undefined, status, limit: JOB_LIST_DEFAULT, offset });
       const now = core.clock.now();

@@ -60,9 +60,11 @@ export const DASHBOARD_JS = String.raw`
     } catch (e) { return "HTTP " + status; }
   }
 
+  // Every write is JSON, an empty one included: minipod refuses a control POST of any other type,
+  // the kind a page of another origin could send without asking.
   async function send(method, path, body) {
-    var init = { method: method, headers: { accept: "application/json" } };
-    if (body !== undefined) { init.body = JSON.stringify(body); init.headers["content-type"] = "application/json"; }
+    var init = { method: method, headers: { accept: "application/json", "content-type": "application/json" } };
+    if (method !== "GET") init.body = JSON.stringify(body === undefined ? {} : body);
     var res = await fetch(path, init);
     if (!res.ok) {
       var reason = problemText(await res.text(), res.status);

@@ -1,8 +1,10 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { VIRTUAL_TIME_MAX_MS } from "../../../domain/bounds.js";
+import { EmulatorError } from "../../../domain/errors.js";
 import type { Core } from "../../core.js";
 import { jsonBody } from "../../body.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, int, ok } from "../../schemas.js";
+import { ERROR_RESPONSES, int, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, ok } from "../../schemas.js";
 import { faultRoutes } from "./faults.js";
 import { observeRoutes } from "./observe.js";
 import { snapshotRoutes } from "./snapshots.js";
@@ -40,7 +42,16 @@ const advanceClock = createRoute({
     "Moves time by exactly `ms`, fires every timer due on the way in time order, and answers after the work they started has settled. Works in both modes (in real mode it skips ahead).",
   middleware: [jsonBody(CONTROL_BODY_LIMIT)] as const,
   request: {
-    body: { required: true, content: { "application/json": { schema: z.object({ ms: int().min(0).openapi({ example: 60000 }) }).openapi("Advance") } } },
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z
+            .object({ ms: int().min(0).max(VIRTUAL_TIME_MAX_MS).openapi({ example: 60000, description: `Virtual ms; time cannot pass ${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}` }) })
+            .openapi("Advance"),
+        },
+      },
+    },
   },
   responses: { ...ok(ClockSchema, "The clock after the move"), 400: ERROR_RESPONSES[400] },
 });
@@ -51,6 +62,8 @@ const reset = createRoute({
   operationId: "reset",
   tags: [TAG],
   summary: "Empty every job and return to the configured state",
+  middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+  request: { body: NO_PARAMETERS_BODY },
   responses: ok(z.object({ status: z.literal("reset") }), "Reset done"),
 });
 
@@ -63,7 +76,12 @@ export function controlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
 
   router.openapi(advanceClock, async (c) => {
     const { ms } = c.req.valid("json");
-    await clock.advance(ms);
+    // The clock refuses, having changed nothing, a move past the end of virtual time.
+    await clock.advance(ms).catch((e: unknown) => {
+      if (!(e instanceof RangeError)) throw e;
+      const error = `$.ms: expected at most ${clock.remaining()}: virtual time ends at ${new Date(VIRTUAL_TIME_MAX_MS).toISOString()} and it is ${new Date(clock.now()).toISOString()}`;
+      throw new EmulatorError("VALIDATION_FAILED", `the request body is invalid: ${error}`, { errors: [error] });
+    });
     core.log.debug(`clock advanced by ${ms} ms to ${new Date(clock.now()).toISOString()}`);
     return c.json(view(), 200);
   });

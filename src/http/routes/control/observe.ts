@@ -1,8 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { EmulatorError } from "../../../domain/errors.js";
+import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, intQuery, json } from "../../schemas.js";
+import { ERROR_RESPONSES, intQuery, json, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT } from "../../schemas.js";
 
 const TAG = "Emulator control";
 
@@ -68,6 +69,8 @@ const idle = createRoute({
   tags: [TAG],
   summary: "Advance until nothing waits or runs",
   description: "Advances the clock timer by timer until no job is queued or running and no webhook retry is due (at most 7 virtual days).",
+  middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+  request: { body: NO_PARAMETERS_BODY },
   responses: { 200: json(z.object({ now: z.int(), advancedMs: z.int() }), "Where the clock stopped") },
 });
 

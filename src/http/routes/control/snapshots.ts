@@ -1,7 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, json } from "../../schemas.js";
+import { EmulatorError } from "../../../domain/errors.js";
+import { ERROR_RESPONSES, json, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, problem } from "../../schemas.js";
 
 const TAG = "Emulator control";
 const Info = z.object({ name: z.string(), at: z.int().openapi({ description: "Virtual time it was taken" }), bytes: z.int() }).openapi("Snapshot");
@@ -12,16 +14,33 @@ const Name = z.object({
     .openapi({ param: { name: "name", in: "path" }, example: "before-test" }),
 });
 
-const list = createRoute({ method: "get", path: "/_emulator/snapshots", operationId: "listSnapshots", tags: [TAG], summary: "Saved snapshots", responses: { 200: json(z.object({ snapshots: z.array(Info) }), "Snapshots held in memory") } });
+const List = z.object({
+  snapshots: z.array(Info),
+  totalBytes: z.int().openapi({ description: "Bytes held by every snapshot" }),
+  maxCount: z.int().openapi({ description: "Most snapshots held at once (snapshots.maxCount)" }),
+  maxBytes: z.int().openapi({ description: "Most bytes held at once (snapshots.maxBytes)" }),
+});
+const list = createRoute({ method: "get", path: "/_emulator/snapshots", operationId: "listSnapshots", tags: [TAG], summary: "Saved snapshots", responses: { 200: json(List, "Snapshots held in memory, and their bounds") } });
 const save = createRoute({
   method: "post",
   path: "/_emulator/snapshots/{name}",
   operationId: "saveSnapshot",
   tags: [TAG],
   summary: "Save the whole state under a name",
-  description: "A SQLite image of the whole database (jobs, endpoints, resources, timelines), kept in memory. Fault rules are not part of it.",
+  description:
+    "A SQLite image of the whole database (jobs, endpoints, resources, timelines), kept in memory. Fault rules are not part of it. Refused with 409 when it would pass `snapshots.maxCount` or `snapshots.maxBytes`: delete a snapshot first.",
+  middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+  request: { params: Name, body: NO_PARAMETERS_BODY },
+  responses: { 200: json(Info, "Saved (an existing snapshot of that name is replaced)"), 400: ERROR_RESPONSES[400], 409: problem("Over snapshots.maxCount or snapshots.maxBytes; delete a snapshot first") },
+});
+const remove = createRoute({
+  method: "delete",
+  path: "/_emulator/snapshots/{name}",
+  operationId: "deleteSnapshot",
+  tags: [TAG],
+  summary: "Delete a snapshot and free its memory",
   request: { params: Name },
-  responses: { 200: json(Info, "Saved (an existing snapshot of that name is replaced)"), 400: ERROR_RESPONSES[400] },
+  responses: { 200: json(z.object({ removed: z.int() }), "Deleted"), 404: ERROR_RESPONSES[404] },
 });
 const restore = createRoute({
   method: "post",
@@ -30,7 +49,8 @@ const restore = createRoute({
   tags: [TAG],
   summary: "Put a snapshot back in place",
   description: "Replaces the state and sets the virtual clock back to the snapshot's time. Jobs that were running are re-queued (their handlers are not running any more).",
-  request: { params: Name },
+  middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+  request: { params: Name, body: NO_PARAMETERS_BODY },
   responses: { 200: json(Info, "Restored"), 404: ERROR_RESPONSES[404] },
 });
 const exportDb = createRoute({
@@ -45,11 +65,17 @@ const exportDb = createRoute({
 
 /** Named snapshots and the export of the state. */
 export function snapshotRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
-  router.openapi(list, (c) => c.json({ snapshots: core.snapshots.list() }, 200));
+  router.openapi(list, (c) => c.json({ snapshots: core.snapshots.list(), totalBytes: core.snapshots.totalBytes(), ...core.snapshots.bounds }, 200));
   router.openapi(save, (c) => {
     const info = core.snapshots.save(c.req.valid("param").name);
     core.log.info(`snapshot "${info.name}" saved (${info.bytes} bytes)`);
     return c.json(info, 200);
+  });
+  router.openapi(remove, (c) => {
+    const { name } = c.req.valid("param");
+    if (!core.snapshots.delete(name)) throw new EmulatorError("NOT_FOUND", `no snapshot named "${name}"; held: ${core.snapshots.list().map((s) => s.name).join(", ") || "none"}`);
+    core.log.info(`snapshot "${name}" deleted`);
+    return c.json({ removed: 1 }, 200);
   });
   router.openapi(restore, async (c) => {
     const info = await core.snapshots.restore(c.req.valid("param").name);

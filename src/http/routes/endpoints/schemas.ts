@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ENDPOINT_WORKERS_LIMIT } from "../../../domain/bounds.js";
 import { COMPUTE_TYPES, CPU_FLAVOR_IDS, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS, SCALER_TYPES } from "../../../domain/management/catalog.js";
 import {
   ENDPOINT_IDLE_TIMEOUT_MAX_S,
@@ -63,8 +64,8 @@ const fields = {
   templateId: z.string().min(1).openapi({ example: "30zmvf89kd" }),
   gpuTypeIds: z.array(z.enum(GPU_TYPE_IDS)).openapi({ description: "In priority order; workers get the first available (here: always the first)" }),
   gpuCount: int().min(1).openapi({ description: "Default 1" }),
-  workersMin: int().min(0).openapi({ description: "Workers kept warm; default 0" }),
-  workersMax: int().min(0).openapi({ description: "Default 3" }),
+  workersMin: int().min(0).max(ENDPOINT_WORKERS_LIMIT).openapi({ description: `Workers kept warm; default 0, at most ${ENDPOINT_WORKERS_LIMIT} here` }),
+  workersMax: int().min(0).max(ENDPOINT_WORKERS_LIMIT).openapi({ description: `Default 3, at most ${ENDPOINT_WORKERS_LIMIT} here` }),
   idleTimeout: int().min(ENDPOINT_IDLE_TIMEOUT_MIN_S).max(ENDPOINT_IDLE_TIMEOUT_MAX_S).openapi({ description: "Seconds; default 5" }),
   executionTimeoutMs: int().min(EXECUTION_TIMEOUT_MIN_MS).max(EXECUTION_TIMEOUT_MAX_MS).openapi({ description: "Default 600000" }),
   scalerType: z.enum(SCALER_TYPES).openapi({ description: "Default QUEUE_DELAY; stored, the simulated scaler starts a worker per waiting job" }),

@@ -12,6 +12,7 @@ import {
   TTL_MAX_MS,
   TTL_MIN_MS,
 } from "../../../domain/limits.js";
+import { WEBHOOK_PROTOCOL } from "../../../domain/webhooks.js";
 import { jsonBody } from "../../body.js";
 import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, int, intQuery, ok } from "../../schemas.js";
 
@@ -45,7 +46,10 @@ export const S3ConfigSchema = z
 export const SubmissionSchema = z
   .object({
     input: z.record(z.string(), z.unknown()).openapi({ description: "Parameters for the handler", example: { prompt: "hello" } }),
-    webhook: z.url().optional().openapi({ description: "POSTed with the result when the job finishes" }),
+    webhook: z
+      .url({ protocol: WEBHOOK_PROTOCOL, error: "expected an http:// or https:// URL" })
+      .optional()
+      .openapi({ description: "An http:// or https:// URL, POSTed the result when the job finishes" }),
     policy: PolicySchema.optional(),
     s3Config: S3ConfigSchema.optional(),
   })

@@ -1,0 +1,61 @@
+/**
+ * Bounds minipod sets on numbers the specification leaves open, so that no value a client, a
+ * config or a flag can send breaks the runtime: past each one the answer is a 400 (or a start-up
+ * error) naming the field, never a 500 or a crash. The specification's own numbers are in
+ * `limits.ts`.
+ */
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The latest virtual time, 9999-01-01T00:00:00Z. Times stay four-digit years, as RFC 3339 (the
+ * billing and pod times) and Python's `datetime` (the service's own library) require, and job ids
+ * keep their 12 hex digits of milliseconds (which last until the year 10889). The year left before
+ * 9999 ends is room for every deadline and billing bucket counted from a time before it (a job's
+ * deadlines are days away at most, a bucket a year). The clock never moves past it.
+ */
+export const VIRTUAL_TIME_MAX_MS = 253_370_764_800_000;
+
+/** The earliest virtual time: the epoch (timers, ids and buckets count from it). */
+export const VIRTUAL_TIME_MIN_MS = 0;
+
+/**
+ * Fastest real clock: a million virtual ms per wall ms (a virtual day every 86 wall ms). Faster,
+ * a wall-clock timer cannot be armed finely enough for the virtual timers it stands for.
+ */
+export const CLOCK_SPEED_MAX = 1_000_000;
+
+/**
+ * Most workers an endpoint may keep (`workersMin`) or scale to (`workersMax`). Each simulated
+ * worker is an object and a timer or two; the real service caps workers per account far lower.
+ */
+export const ENDPOINT_WORKERS_LIMIT = 1000;
+
+/** Longest simulated cold start of a worker. */
+export const ENDPOINT_COLD_START_MAX_MS = HOUR_MS;
+
+/** Largest `Retry-After` an injected `http` fault may send: a day, in seconds. */
+export const FAULT_RETRY_AFTER_MAX_S = 86_400;
+
+/** Most requests the journal may be told to keep in memory or in the database. */
+export const JOURNAL_MAX_ENTRIES_LIMIT = 1_000_000;
+
+/** Snapshots held in memory at once, by default (`snapshots.maxCount`). */
+export const SNAPSHOTS_MAX_COUNT_DEFAULT = 20;
+/** Total size of the snapshots held in memory, by default (`snapshots.maxBytes`): 512 MiB. */
+export const SNAPSHOTS_MAX_BYTES_DEFAULT = 512 * 1024 * 1024;
+/** Largest `snapshots.maxCount` and `snapshots.maxBytes` (1,000 snapshots, 16 GiB). */
+export const SNAPSHOTS_MAX_COUNT_LIMIT = 1000;
+export const SNAPSHOTS_MAX_BYTES_LIMIT = 16 * 1024 * 1024 * 1024;
+
+/**
+ * Most buckets a billing query may span (`bucketSize` from `startTime` to `endTime`): 10,000 hours
+ * is over a year, 10,000 days 27 years. Each bucket of each resource is a record built in memory.
+ */
+export const BILLING_BUCKETS_MAX = 10_000;
+
+/** Largest REST quota (`rateLimits.rest.*`): the largest integer an RFC 9651 header (`RateLimit-Policy`) carries. */
+export const RATE_LIMIT_QUOTA_MAX = 999_999_999_999_999;
+
+/** Largest price of the config (`pricing.*`, USD per unit): amounts billed stay finite numbers. */
+export const PRICE_MAX_USD = 1_000_000;

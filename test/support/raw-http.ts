@@ -1,0 +1,37 @@
+import { connect } from "node:net";
+
+/** A raw HTTP/1.1 exchange over one socket: what the server answers to exactly these bytes. */
+export function rawExchange(port: number, head: string, body = ""): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.end(head + body));
+    let text = "";
+    socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+    socket.on("end", () => resolve(text));
+    socket.on("error", (e) => (text ? resolve(text) : reject(e)));
+    socket.setTimeout(5000, () => socket.destroy(new Error("no answer within 5 s")));
+  });
+}
+
+/** Status, headers (lower-case names) and body of a raw HTTP/1.1 answer. */
+export function parseAnswer(text: string): { status: number; headers: Record<string, string>; body: string } {
+  const end = text.indexOf("\r\n\r\n");
+  const [statusLine, ...lines] = text.slice(0, end).split("\r\n");
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const i = line.indexOf(":");
+    headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+  }
+  let body = text.slice(end + 4);
+  if (headers["transfer-encoding"] === "chunked") {
+    let out = "";
+    for (let rest = body; ; ) {
+      const nl = rest.indexOf("\r\n");
+      const size = parseInt(rest.slice(0, nl), 16);
+      if (!size) break;
+      out += rest.slice(nl + 2, nl + 2 + size);
+      rest = rest.slice(nl + 2 + size + 2);
+    }
+    body = out;
+  }
+  return { status: Number(statusLine!.split(" ")[1]), headers, body };
+}
