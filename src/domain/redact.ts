@@ -18,6 +18,19 @@ export function redact(value: unknown): unknown {
 
 const BODY_KEPT_BYTES = 64 * 1024;
 
+/** How much of an error answer's body the journal keeps (they are problem+json of a few hundred bytes). */
+export const RESPONSE_KEPT_CHARS = 4 * 1024;
+
+/** An error answer's body as the journal keeps it: parsed and redacted, or the start of its text. */
+export function keptResponseBody(text: string): unknown {
+  if (text.length > RESPONSE_KEPT_CHARS) return `${text.slice(0, RESPONSE_KEPT_CHARS)}… [${text.length} characters in all]`;
+  try {
+    return redact(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
 /** A request body as the journal keeps it: parsed, with secrets redacted; a note when too long or not JSON. */
 export function keptRequestBody(text: string): unknown {
   if (text.length > BODY_KEPT_BYTES) return `[${text.length} bytes, not kept]`;
