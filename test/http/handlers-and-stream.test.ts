@@ -120,8 +120,8 @@ describe("handlers", () => {
   });
 
   it("refuses to start with a handler module that does not exist, naming it", async () => {
-    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "./missing-handler.ts" }] } })).rejects.toThrow(/handler module "\.\/missing-handler\.ts" not found/);
-    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "nonsense" }] } })).rejects.toThrow(/unknown handler "nonsense": use one of echo, scripted/);
+    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "./missing-handler.ts" }] } })).rejects.toThrow(/endpoints\[0\]\.handler: cannot load \.\/missing-handler\.ts: no such file/);
+    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "nonsense" }] } })).rejects.toThrow(/endpoints\[0\]\.handler: unknown handler "nonsense": use one of echo, scripted/);
   });
 });
 

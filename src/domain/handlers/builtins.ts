@@ -12,7 +12,7 @@ export const echo: Handler = (input) => input;
 export const scripted: Handler = (input, ctx) => {
   const sleepMs = typeof input.sleepMs === "number" && input.sleepMs > 0 ? input.sleepMs : 0;
   const failAttempts = typeof input.failAttempts === "number" ? input.failAttempts : undefined;
-  const fail = failAttempts === undefined ? input.fail : ctx.attempt <= failAttempts ? (input.fail ?? `failed on purpose: attempt ${ctx.attempt} of the ${failAttempts} that fail (failAttempts)`) : undefined;
+  const fail = failAttempts === undefined ? input.fail : ctx.attempt <= failAttempts ? (input.fail ?? `attempt ${ctx.attempt} failed on purpose (failAttempts: ${failAttempts})`) : undefined;
   const output = "output" in input ? input.output : input;
   const stream = Array.isArray(input.stream) ? (input.stream as unknown[]) : undefined;
   const interval = typeof input.streamIntervalMs === "number" && input.streamIntervalMs > 0 ? input.streamIntervalMs : 0;
