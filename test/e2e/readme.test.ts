@@ -110,6 +110,30 @@ describe("the README, run as written", () => {
   });
 });
 
+describe("the README's worker in a few lines of JavaScript", () => {
+  it("takes a job, posts progress, a stream chunk and the output", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-readme-worker-"));
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ endpoints: [{ id: "gpu-box", handler: "external" }] }));
+    const cli = await startCli(["--config", join(dir, "config.json"), "--clock", "manual"]);
+    const [worker] = blocksOf("Running real workers", "js");
+    writeFileSync(join(dir, "worker.mjs"), worker!.text.replaceAll(README_URL, cli.url));
+    const auth = { authorization: "any-key" };
+    const { id } = (await (await fetch(`${cli.url}/v2/gpu-box/run`, { method: "POST", headers: auth, body: JSON.stringify({ input: { prompt: "hi" } }) })).json()) as { id: string };
+    const proc = spawn(process.execPath, [join(dir, "worker.mjs")], { stdio: "ignore" });
+    try {
+      await expect
+        .poll(async () => (await (await fetch(`${cli.url}/v2/gpu-box/status/${id}`, { headers: auth })).json()) as object, { timeout: 15_000 })
+        .toMatchObject({ status: "COMPLETED", output: { text: "done: hi" } });
+      const stream = (await (await fetch(`${cli.url}/v2/gpu-box/stream/${id}`, { headers: auth })).json()) as object;
+      expect(stream).toMatchObject({ status: "COMPLETED", stream: [{ output: "first words" }] });
+      expect(cli.stderr()).not.toMatch(/ (4|5)\d\d [\d.]+ms$/m);
+    } finally {
+      proc.kill();
+      await cli.stop();
+    }
+  });
+});
+
 /** A flag table as the README has it. */
 const flagTable = (flags: readonly Flag[]): string =>
   [
