@@ -18,6 +18,26 @@ export function redact(value: unknown): unknown {
 
 const BODY_KEPT_BYTES = 64 * 1024;
 
+/** A query string as the journal keeps it: the values of secret-named parameters redacted. */
+export function keptQuery(query: string): string {
+  // Most queries name no secret: those are kept as they are, unparsed.
+  if (!/secret|passw|token|key|authorization|credential/i.test(query)) return query;
+  return query
+    .split("&")
+    .map((pair) => {
+      const eq = pair.indexOf("=");
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replaceAll("+", " "));
+      } catch {
+        /* kept as sent */
+      }
+      return eq >= 0 && SECRET_KEY.test(decoded) ? `${name}=${REDACTED}` : pair;
+    })
+    .join("&");
+}
+
 /** How much of an error answer's body the journal keeps (they are problem+json of a few hundred bytes). */
 export const RESPONSE_KEPT_CHARS = 4 * 1024;
 

@@ -1,5 +1,5 @@
 import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, RequestRecord, WebhookDelivery } from "../domain/observability.js";
-import { keptRequestBody, keptResponseBody } from "../domain/redact.js";
+import { keptQuery, keptRequestBody, keptResponseBody } from "../domain/redact.js";
 import type { Db } from "./db.js";
 import { EventQueue, type StoredEvent, type TimelineRow } from "./event-queue.js";
 import { RequestQueue } from "./request-queue.js";
@@ -27,7 +27,7 @@ const requestRow = (r: RequestRecord) =>
   [
     r.method,
     r.path,
-    r.query ?? null,
+    r.query === undefined ? null : keptQuery(r.query),
     r.endpoint ?? null,
     r.operation ?? null,
     r.status,

@@ -59,7 +59,7 @@ describe("request journal: query strings and error answers", () => {
   it("keeps each request's query, and the problem+json of each error answer, bounded", async () => {
     await start();
     const { id } = (await e.post("/v2/ep/run", { input: {} })).body;
-    await e.get(`/v2/ep/status/${id}?ttl=60000`);
+    await e.get(`/v2/ep/status/${id}?ttl=60000&api_key=QUERY-SECRET&Access%20Token=QUERY-SECRET-2`);
     const refused = await e.get(`/v2/ep/status/${id}?ttl=5`);
     expect(refused.status).toBe(400);
     const missing = await e.get("/v2/nope/stream/x?wait=1000");
@@ -72,11 +72,12 @@ describe("request journal: query strings and error answers", () => {
     const { requests } = (await e.get("/_emulator/requests")).body as { requests: JournalEntry[] };
     expect(requests.map((r) => [r.path, r.query, r.status])).toEqual([
       ["/v2/ep/run", undefined, 200],
-      [`/v2/ep/status/${id}`, "ttl=60000", 200],
+      [`/v2/ep/status/${id}`, "ttl=60000&api_key=[redacted]&Access%20Token=[redacted]", 200],
       [`/v2/ep/status/${id}`, "ttl=5", 400],
       ["/v2/nope/stream/x", "wait=1000", 404],
       ["/v2/network-volumes", undefined, 400],
     ]);
+    expect(JSON.stringify(requests)).not.toContain("QUERY-SECRET");
     expect(requests.slice(0, 2).map((r) => r.response)).toEqual([undefined, undefined]);
     expect(requests[2]!.response).toEqual(refused.body);
     expect(requests[3]!.response).toEqual(missing.body);
