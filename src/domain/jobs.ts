@@ -223,7 +223,7 @@ export class JobService {
 
   private requireEndpoint(endpointId: string) {
     const spec = this.d.scheduler.spec(endpointId);
-    if (!spec) throw endpointNotFound(endpointId, this.d.scheduler.ids());
+    if (!spec) throw endpointNotFound(endpointId, this.d.scheduler.specs().map((s) => s.id));
     return spec;
   }
 

@@ -60,11 +60,6 @@ export class Scheduler {
     return this.pools.get(endpointId)?.settings;
   }
 
-  /** The ids of the endpoints served. */
-  ids(): string[] {
-    return [...this.pools.keys()];
-  }
-
   specs(): EndpointSpec[] {
     return [...this.pools.values()].map((p) => p.settings);
   }

@@ -79,7 +79,7 @@ export class WorkerProtocol {
 
   private requireExternal(endpointId: string): void {
     const spec = this.d.scheduler.spec(endpointId);
-    if (!spec) throw endpointNotFound(endpointId, this.d.scheduler.ids());
+    if (!spec) throw endpointNotFound(endpointId, this.d.scheduler.specs().map((s) => s.id));
     if (spec.handler !== EXTERNAL_HANDLER) {
       throw new EmulatorError(
         "BAD_REQUEST",
