@@ -110,6 +110,25 @@ describe("the README, run as written", () => {
   });
 });
 
+describe("minipod started where there is no config", () => {
+  it("serves the demo endpoints the Quick start names, and says where they come from", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "minipod-no-config-"));
+    const proc = spawn(process.execPath, [BIN, "--port", "0", "--clock", "manual"], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => proc.once("exit", resolve));
+    try {
+      await expect.poll(() => out, { timeout: 15_000 }).toContain("text-gen");
+      expect(out).toContain(`config      ${fileURLToPath(new URL("../../emulator.config.json", import.meta.url))}: the demo endpoints (no ./emulator.config.json here`);
+      expect(README).toContain("demo endpoints of the `emulator.config.json` it ships: `echo`, `scripted` and `text-gen`");
+      for (const id of ["echo", "scripted", "text-gen"]) expect(out).toMatch(new RegExp(`^ {4}${id} +http://\\S+/v2/${id} `, "m"));
+    } finally {
+      proc.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+  });
+});
+
 describe("the README's worker in a few lines of JavaScript", () => {
   it("takes a job, posts progress, a stream chunk and the output", async () => {
     const dir = mkdtempSync(join(tmpdir(), "minipod-readme-worker-"));
