@@ -1,10 +1,19 @@
 #!/usr/bin/env node
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { banner } from "./banner.js";
 import { parseCli, USAGE } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
 import { createEmulator } from "./emulator.js";
 import { exportCommand } from "./export-command.js";
 import { VERSION } from "./version.js";
+
+/**
+ * The config of the demo endpoints (`echo`, `scripted`, `text-gen`) that the package ships: what
+ * minipod serves when there is no config to read, so that `npx minipod` in a new project, and the
+ * README's examples, work at once. (The path is the same from `dist/minipod.js` and `src/cli.ts`.)
+ */
+const DEMO_CONFIG = fileURLToPath(new URL("../emulator.config.json", import.meta.url));
 
 /** `minipod`: parse flags, start the emulator, print the banner, stop cleanly on a signal. */
 async function main(): Promise<void> {
@@ -19,11 +28,12 @@ async function main(): Promise<void> {
     process.stdout.write(VERSION + "\n");
     return;
   }
+  const demo = cli.config === undefined && existsSync(DEMO_CONFIG);
   const emulator = await createEmulator({
     port: cli.port,
     host: cli.host,
     ...(cli.allowedHosts ? { allowedHosts: cli.allowedHosts } : {}),
-    config: cli.config ?? {},
+    config: cli.config ?? (demo ? DEMO_CONFIG : {}),
     db: cli.db,
     importFile: cli.importFile,
     ...(cli.clock || cli.speed ? { clock: { mode: cli.clock ?? "real", ...(cli.speed ? { speed: cli.speed } : {}) } } : {}),
@@ -49,7 +59,7 @@ async function main(): Promise<void> {
 
   const specs = emulator.endpoints();
   process.stdout.write(
-    banner(emulator, { version: VERSION, db: cli.db ?? ":memory: (state ends with the process; --db FILE keeps it)", configSource: cli.config ?? "none (built-in defaults)", endpoints: specs, recovered: emulator.recovered }),
+    banner(emulator, { version: VERSION, db: cli.db ?? ":memory: (state ends with the process; --db FILE keeps it)", configSource: cli.config ?? (demo ? `${DEMO_CONFIG}: the demo endpoints (no ./emulator.config.json here: write one, or pass --config FILE)` : "none (built-in defaults)"), endpoints: specs, recovered: emulator.recovered }),
   );
 }
 

@@ -1,3 +1,4 @@
+import type { AtField } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { configVolumeId } from "./config/management-schema.js";
 import type { HandlerRegistry } from "./domain/handlers/registry.js";
@@ -17,7 +18,7 @@ export interface Management {
   templates: TemplateService;
   endpointManager: EndpointManager;
   /** Writes the configured templates and volumes (start, reset); endpoints are seeded after. */
-  seed(): Promise<void>;
+  seed(atField: AtField): Promise<void>;
   /** Forgets every template and volume (reset). */
   clear(): void;
 }
@@ -66,12 +67,12 @@ export function buildManagement(o: {
     networkVolumes,
     templates,
     endpointManager,
-    async seed() {
-      for (const t of config.templates) {
-        if (t.handler !== undefined) await handlers.prepare(t.handler);
+    async seed(atField) {
+      for (const [i, t] of config.templates.entries()) {
+        if (t.handler !== undefined) await atField(`templates[${i}].handler`, () => handlers.prepare(t.handler!));
         templates.seed(t);
       }
-      await handlers.prepare(config.defaultHandler);
+      await atField("defaultHandler", () => handlers.prepare(config.defaultHandler));
       for (const v of config.networkVolumes) networkVolumes.seed({ ...v, id: configVolumeId(v) });
     },
     clear() {

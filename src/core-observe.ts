@@ -6,6 +6,7 @@ import type { Logger } from "./domain/logger.js";
 import type { JobNotifier } from "./domain/notifier.js";
 import type { JobStore } from "./domain/ports.js";
 import type { Scheduler, SchedulerFaults } from "./domain/scheduler.js";
+import { logJobEnds } from "./domain/job-log.js";
 import { recordTimelines } from "./domain/timeline.js";
 import { Webhooks } from "./domain/webhooks.js";
 import { fetchWebhookSender } from "./http/webhook-sender.js";
@@ -32,6 +33,7 @@ export function buildObserve(d: { db: Db; writes: WriteBehind; clock: VirtualClo
     blocksWorkers: (endpointId) => faults.blocksWorkers(endpointId),
   };
   recordTimelines(notifier, observe);
+  logJobEnds(notifier, log);
   const webhooks = new Webhooks({ clock, notifier, store: observe, send: fetchWebhookSender(config.webhooks.timeoutMs), log });
   webhooks.start();
 

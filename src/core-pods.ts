@@ -1,3 +1,4 @@
+import type { AtField } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { configPodId, configRegistryAuthId } from "./config/pods-schema.js";
 import type { Logger } from "./domain/logger.js";
@@ -18,7 +19,7 @@ export interface PodsAndBilling {
   billing: BillingService;
   prices: PriceList;
   /** Writes the configured registry auths and pods that the database lacks (start, reset). */
-  seed(): void;
+  seed(atField: AtField): void;
   /** Forgets every pod, registry auth and usage record (reset). */
   clear(): void;
 }
@@ -78,16 +79,16 @@ export function buildPodsAndBilling(o: {
     registryAuths,
     billing,
     prices,
-    seed() {
-      for (const a of config.containerRegistryAuths) {
+    seed(atField) {
+      for (const [i, a] of config.containerRegistryAuths.entries()) {
         const id = configRegistryAuthId(a);
         // An auth of that name made through the API since stands in for the declared one.
-        if (!registryAuths.exists(id) && !registryAuths.list().some((r) => r.name === a.name)) registryAuths.create(a, id);
+        if (!registryAuths.exists(id) && !registryAuths.list().some((r) => r.name === a.name)) atField(`containerRegistryAuths[${i}]`, () => registryAuths.create(a, id));
       }
-      for (const p of config.pods) {
+      for (const [i, p] of config.pods.entries()) {
         const id = configPodId(p);
         const { id: _id, desiredStatus, ...input } = p;
-        if (!podService.exists(id)) podService.create(input, { id, desiredStatus });
+        if (!podService.exists(id)) atField(`pods[${i}]`, () => podService.create(input, { id, desiredStatus }));
       }
     },
     clear() {

@@ -1,3 +1,5 @@
+import { atConfigField } from "./config/load.js";
+import { INLINE_PREFIX } from "./config/inline-handlers.js";
 import { type Config } from "./config/schema.js";
 import { VirtualClock } from "./domain/clock.js";
 import { Deadlines } from "./domain/deadlines.js";
@@ -28,6 +30,8 @@ import { WriteBehind } from "./store/write-behind.js";
 
 export interface CoreOptions {
   config: Config;
+  /** How errors name the config (`config file /path`); default `config`. */
+  configLabel?: string | undefined;
   baseDir: string;
   db: string;
   clock: VirtualClock;
@@ -83,12 +87,14 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const auth = new ApiKeys(config.auth);
   const rateLimits = new RateLimits(clock, config.rateLimits);
 
+  const atField = atConfigField(o.configLabel ?? "config");
   const seed = async () => {
-    await management.seed();
-    podsBilling.seed();
+    await management.seed(atField);
+    podsBilling.seed(atField);
     const now = clock.now();
-    for (const e of config.endpoints) {
-      await handlers.prepare(e.handler);
+    for (const [i, e] of config.endpoints.entries()) {
+      // A handler inherited from a template or defaultHandler was prepared, under its own field.
+      await atField(`endpoints[${i}].handler`, () => handlers.prepare(e.handler));
       const existing = endpoints.get(e.id);
       const spec: EndpointSpec = {
         id: e.id,
@@ -104,8 +110,26 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       };
       endpoints.upsert(spec);
     }
+    const configured = new Set(config.endpoints.map((e) => e.id));
     for (const spec of endpoints.list()) {
+      if (!configured.has(spec.id)) await prepareStored(spec);
+    }
+  };
+
+  /**
+   * An endpoint of the database (made through the API, or imported) whose handler cannot be
+   * prepared here does not stop the start: its jobs fail, saying why.
+   */
+  const prepareStored = async (spec: EndpointSpec) => {
+    try {
       await handlers.prepare(spec.handler);
+    } catch (e) {
+      const name = typeof spec.handler === "string" ? spec.handler : spec.handler.url;
+      const reason = name.startsWith(INLINE_PREFIX)
+        ? `handler "${name}" of endpoint "${spec.id}" was a function given in code to the emulator that made this endpoint, and functions are not stored; give the endpoint a handler in the config, or pass one as createEmulator({ handlers: { "${name}": fn } })`
+        : `handler "${name}" of endpoint "${spec.id}" cannot be used: ${(e as Error).message}`;
+      handlers.unavailable(spec.handler, reason);
+      log.warn(`${reason}; its jobs will fail until then`);
     }
   };
 

@@ -4,7 +4,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
 import { parseFaultRule } from "./config/faults-schema.js";
-import type { Config, ConfigInput } from "./config/schema.js";
+import type { Config } from "./config/schema.js";
+import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "./config/inline-handlers.js";
 import { buildCore, type EmulatorCore } from "./core.js";
 import { VirtualClock, type ClockMode } from "./domain/clock.js";
 import type { EndpointSpec } from "./domain/endpoint.js";
@@ -34,14 +35,17 @@ export interface EmulatorOptions {
   allowedHosts?: string[] | "all";
   /** Clock mode, or mode with speed and start; overrides the config's `clock`. */
   clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string };
-  /** A config object, or the path of a JSON config file. */
-  config?: ConfigInput | string;
+  /**
+   * A config object, or the path of a JSON config file. In an object, an endpoint's or a
+   * template's `handler` (and `defaultHandler`) may be a function or an async generator function.
+   */
+  config?: EmulatorConfig | string;
   /** SQLite file; default in memory. */
   db?: string;
   /** A state file written by `minipod export`, loaded before the emulator starts. */
   importFile?: string;
   /** Handlers by name, usable as an endpoint's `handler`. */
-  handlers?: Record<string, Handler>;
+  handlers?: Record<string, InlineHandler>;
   /** Log level (default: the config's, or "silent" for the programmatic API) or a line sink. */
   logLevel?: LogLevel;
   log?: (line: string) => void;
@@ -124,7 +128,13 @@ const MAX_HEADER_BYTES = 16 * 1024;
 
 /** Builds the emulator without listening: for in-process tests through `app.request`. */
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorCore; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
-  const loaded = typeof options.config === "string" ? loadConfigFile(options.config) : inlineConfig(options.config);
+  const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
+  const loaded = inline === undefined ? loadConfigFile(options.config as string) : inlineConfig(inline.config);
+  const handlers: Record<string, Handler> = { ...options.handlers };
+  for (const [name, fn] of Object.entries(inline?.functions ?? {})) {
+    if (name in handlers) throw new ConfigError(`handlers["${name}"]: the name is taken by a handler function given in config; choose another`);
+    handlers[name] = fn;
+  }
   const config = loaded.config;
   checkPortOption(options.port);
   const clockOpt = typeof options.clock === "string" ? { mode: options.clock } : options.clock;
@@ -142,7 +152,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
   const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
-  const core = await buildCore({ config, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers: options.handlers ?? {}, log, importImage });
+  const core = await buildCore({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage });
   const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
   return { core, app, loaded, log };
 }

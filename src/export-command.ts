@@ -1,6 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { EXPORT_FLAGS, EXPORT_USAGE, parseOptions } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
+
+const DEFAULT_URL = EXPORT_FLAGS.find((f) => f.name === "url")!.default;
 
 /**
  * `minipod export FILE [--url URL] [--control-key KEY]`: saves a running emulator's whole state
@@ -9,14 +12,18 @@ import { ConfigError } from "./config/load.js";
 export async function exportCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { url: { type: "string" }, "control-key": { type: "string" } } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: parseOptions(EXPORT_FLAGS) });
   } catch (e) {
-    throw new ConfigError(`${(e as Error).message}\nUsage: minipod export FILE [--url http://127.0.0.1:8080] [--control-key KEY]`);
+    throw new ConfigError(`${(e as Error).message}\n\n${EXPORT_USAGE}`);
+  }
+  if (parsed.values.help === true) {
+    process.stdout.write(EXPORT_USAGE + "\n");
+    return;
   }
   const file = parsed.positionals[0];
-  if (!file || parsed.positionals.length > 1) throw new ConfigError("Usage: minipod export FILE [--url http://127.0.0.1:8080] [--control-key KEY]");
-  const url = (parsed.values.url ?? env.MINIPOD_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
-  const key = parsed.values["control-key"] ?? env.MINIPOD_CONTROL_KEY;
+  if (!file || parsed.positionals.length > 1) throw new ConfigError(`${file ? "one FILE only" : "FILE is missing"}\n\n${EXPORT_USAGE}`);
+  const url = ((parsed.values.url as string | undefined) ?? env.MINIPOD_URL ?? DEFAULT_URL).replace(/\/+$/, "");
+  const key = (parsed.values["control-key"] as string | undefined) ?? env.MINIPOD_CONTROL_KEY;
   let res: Response;
   try {
     res = await fetch(`${url}/_emulator/export`, { headers: key ? { authorization: `Bearer ${key}` } : {} });

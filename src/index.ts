@@ -1,6 +1,6 @@
 export { createEmulator, buildEmulator, type Emulator, type EmulatorOptions, type EmulatorClock } from "./emulator.js";
 export type { Handler, HandlerContext } from "./domain/handlers/types.js";
-export type { ConfigInput as EmulatorConfig } from "./config/schema.js";
+export type { EmulatorConfig, InlineHandler } from "./config/inline-handlers.js";
 export { ConfigError } from "./config/load.js";
 export type { Fault, FaultRule, FaultRuleInput } from "./domain/faults.js";
 export type { JobStatus, JobView } from "./domain/job.js";

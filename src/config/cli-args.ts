@@ -19,78 +19,119 @@ export interface CliOptions {
   version: boolean;
 }
 
+/** A command-line flag, as `--help` and the README's flag table show it. */
+export interface Flag {
+  name: string;
+  short?: string;
+  /** What the flag takes (`FILE`, `N`); none for a switch. */
+  arg?: string;
+  /** The environment variable read when the flag is not given. */
+  env?: string;
+  /** What applies when neither is given; "" when nothing does. */
+  default: string;
+  text: string;
+}
+
+/** The flags of `minipod`: the one list that the parser, `--help` and the README's table follow. */
+export const FLAGS: readonly Flag[] = [
+  { name: "config", arg: "FILE", env: "MINIPOD_CONFIG", default: "./emulator.config.json if present, else the demo endpoints", text: "the config file" },
+  { name: "port", arg: "N", env: "MINIPOD_PORT", default: "8080", text: "the port to listen on; 0 picks a free one" },
+  { name: "host", arg: "HOST", env: "MINIPOD_HOST", default: "127.0.0.1", text: "the interface to bind" },
+  {
+    name: "allowed-hosts",
+    arg: "LIST",
+    env: "MINIPOD_ALLOWED_HOSTS",
+    default: "",
+    text: 'host names answered besides the bound address, localhost, 127.0.0.1 and [::1], comma-separated (".example.test": it and its subdomains; "all": no check); added to allowedHosts of the config',
+  },
+  { name: "db", arg: "FILE", env: "MINIPOD_DB", default: "in memory", text: "SQLite file; state survives a restart (WAL)" },
+  { name: "import", arg: "FILE", default: "", text: 'start from a state file written by "minipod export"' },
+  { name: "clock", arg: "real|manual", env: "MINIPOD_CLOCK", default: "the config's, else real", text: "real: time follows the wall clock; manual: time moves only when told" },
+  { name: "speed", arg: "X", env: "MINIPOD_SPEED", default: "the config's, else 1", text: "real clock: virtual ms per wall ms, above 0 and at most 1000000" },
+  { name: "log-level", arg: "LEVEL", env: "MINIPOD_LOG_LEVEL", default: "the config's, else info", text: "debug, info, warn, error or silent" },
+  { name: "help", short: "h", default: "", text: "this help" },
+  { name: "version", short: "v", default: "", text: "the version" },
+];
+
+/** The flags of `minipod export FILE`. */
+export const EXPORT_FLAGS: readonly Flag[] = [
+  { name: "url", arg: "URL", env: "MINIPOD_URL", default: "http://127.0.0.1:8080", text: "the running minipod" },
+  { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "its controlKey, when it has one" },
+  { name: "help", short: "h", default: "", text: "this help" },
+];
+
+/** `--port N` (or `-h, --help`) as a flag's column of `--help` and of the README shows it. */
+export const flagSyntax = (f: Flag): string => `${f.short ? `-${f.short}, ` : ""}--${f.name}${f.arg ? ` ${f.arg}` : ""}`;
+
+function options(flags: readonly Flag[]): string {
+  const width = Math.max(...flags.map((f) => flagSyntax(f).length)) + 2;
+  return flags
+    .map((f) => {
+      const more = [f.default && `default: ${f.default}`, f.env && `env ${f.env}`].filter(Boolean).join("; ");
+      return `  ${flagSyntax(f).padEnd(width)}${f.text}${more ? ` (${more})` : ""}`;
+    })
+    .join("\n");
+}
+
+export const EXPORT_USAGE = `Usage: minipod export FILE [options]
+
+Saves a running minipod's whole state (a SQLite file, secrets redacted) to FILE, for
+"minipod --import FILE".
+
+Options:
+${options(EXPORT_FLAGS)}`;
+
 export const USAGE = `Usage: minipod [options]
+       minipod export FILE [--url URL] [--control-key KEY]
 
 A local emulator of a serverless job-queue service (queue operations under /v2/{endpoint_id}).
 
 Options:
-  --config FILE        config file (default: ./emulator.config.json when present)
-  --port N             port to listen on; 0 picks a free one (default: 8080)
-  --host HOST          interface to bind (default: 127.0.0.1)
-  --allowed-hosts LIST host names answered besides the bound address, localhost, 127.0.0.1
-                       and [::1], comma-separated (".example.test": it and its subdomains;
-                       "all": no check); added to allowedHosts of the config
-  --db FILE            SQLite file for state that survives a restart (default: in memory)
-  --import FILE        start from a state file written by "minipod export"
-  --clock real|manual  real: time follows the wall clock; manual: time moves only when told
-  --speed X            real clock: virtual ms per wall ms (default: 1)
-  --log-level LEVEL    debug | info | warn | error | silent (default: info)
-  -h, --help           this help
-  -v, --version        the version
+${options(FLAGS)}
 
 Commands:
-  minipod export FILE [--url URL]   save a running emulator's state (secrets redacted) to FILE
+  export FILE          save a running emulator's state (secrets redacted) to FILE; see "minipod export --help"
 
-Environment: MINIPOD_CONFIG, MINIPOD_PORT, MINIPOD_HOST, MINIPOD_ALLOWED_HOSTS, MINIPOD_DB, MINIPOD_CLOCK,
-MINIPOD_SPEED, MINIPOD_LOG_LEVEL stand in for the flags of the same name; flags win.`;
+A flag wins over its environment variable.`;
 
 const DEFAULT_PORT = 8080;
 const DEFAULT_CONFIG = "emulator.config.json";
 
+/** The `parseArgs` options of a list of flags. */
+export function parseOptions(flags: readonly Flag[]): Record<string, { type: "string" | "boolean"; short?: string }> {
+  return Object.fromEntries(flags.map((f) => [f.name, { type: f.arg ? "string" : "boolean", ...(f.short ? { short: f.short } : {}) }]));
+}
+
 /** Parses the command line (and MINIPOD_* variables); throws ConfigError naming a bad flag. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): CliOptions {
-  let values;
+  let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        config: { type: "string" },
-        port: { type: "string" },
-        host: { type: "string" },
-        "allowed-hosts": { type: "string" },
-        db: { type: "string" },
-        import: { type: "string" },
-        clock: { type: "string" },
-        speed: { type: "string" },
-        "log-level": { type: "string" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "v" },
-      },
-    }));
+    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: parseOptions(FLAGS) }));
   } catch (e) {
     throw new ConfigError(`${(e as Error).message}\n\n${USAGE}`);
   }
-  const pick = (flag: keyof typeof values, name: string) => (values[flag] as string | undefined) ?? env[name];
+  const pick = (name: string): string | undefined => {
+    const flag = FLAGS.find((f) => f.name === name)!;
+    return (values[name] as string | undefined) ?? (flag.env === undefined ? undefined : env[flag.env]);
+  };
 
-  const portText = pick("port", "MINIPOD_PORT");
+  const portText = pick("port");
   const port = portText === undefined ? DEFAULT_PORT : Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be an integer from 0 to 65535, got "${portText}"`);
 
-  const clock = pick("clock", "MINIPOD_CLOCK");
+  const clock = pick("clock");
   if (clock !== undefined && clock !== "real" && clock !== "manual") throw new ConfigError(`--clock must be "real" or "manual", got "${clock}"`);
 
-  const speedText = pick("speed", "MINIPOD_SPEED");
+  const speedText = pick("speed");
   const speed = speedText === undefined ? undefined : Number(speedText);
   if (speed !== undefined && !(speed > 0 && speed <= CLOCK_SPEED_MAX)) throw new ConfigError(`--speed must be a positive number up to ${CLOCK_SPEED_MAX}, got "${speedText}"`);
 
-  const logLevel = pick("log-level", "MINIPOD_LOG_LEVEL");
+  const logLevel = pick("log-level");
   if (logLevel !== undefined && !["debug", "info", "warn", "error", "silent"].includes(logLevel)) {
     throw new ConfigError(`--log-level must be one of debug, info, warn, error, silent; got "${logLevel}"`);
   }
 
-  const allowedText = pick("allowed-hosts", "MINIPOD_ALLOWED_HOSTS");
+  const allowedText = pick("allowed-hosts");
   let allowedHosts: CliOptions["allowedHosts"];
   if (allowedText !== undefined) {
     const items = allowedText.split(",").map((h) => h.trim()).filter((h) => h !== "");
@@ -99,16 +140,16 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     allowedHosts = parsed.data;
   }
 
-  let config = pick("config", "MINIPOD_CONFIG");
+  let config = pick("config");
   if (config === undefined && existsSync(join(cwd, DEFAULT_CONFIG))) config = join(cwd, DEFAULT_CONFIG);
 
   return {
     config,
     port,
-    host: pick("host", "MINIPOD_HOST") ?? "127.0.0.1",
+    host: pick("host") ?? "127.0.0.1",
     allowedHosts,
-    db: pick("db", "MINIPOD_DB"),
-    importFile: values.import as string | undefined,
+    db: pick("db"),
+    importFile: pick("import"),
     clock: clock as CliOptions["clock"],
     speed,
     logLevel: logLevel as CliOptions["logLevel"],

@@ -17,6 +17,8 @@ export interface LoadedConfig {
   baseDir: string;
   /** Where it came from, for messages: a file path or "inline". */
   source: string;
+  /** How messages name it: `config file /path/emulator.config.json`, or `config`. */
+  label: string;
 }
 
 /** Validates a config object; on failure throws ConfigError listing every bad path. */
@@ -41,12 +43,40 @@ export function loadConfigFile(file: string): LoadedConfig {
   } catch (e) {
     throw new ConfigError(`config file ${path} is not valid JSON: ${(e as Error).message}`);
   }
-  return { config: parseConfig(raw, `config file ${path}`), baseDir: dirname(path), source: path };
+  const label = `config file ${path}`;
+  return { config: parseConfig(raw, label), baseDir: dirname(path), source: path, label };
 }
 
 /** A config given as an object (programmatic API). */
 export function inlineConfig(raw: ConfigInput | undefined, baseDir = process.cwd()): LoadedConfig {
-  return { config: parseConfig(raw ?? {}, "config"), baseDir, source: "inline" };
+  return { config: parseConfig(raw ?? {}, "config"), baseDir, source: "inline", label: "config" };
+}
+
+/** Runs a step of putting the config to use; what it throws becomes a ConfigError naming `field`. */
+export type AtField = <T>(field: string, step: () => T) => T;
+
+/**
+ * An `AtField` for the config `label` names: `endpoints[2].handler: cannot load ./x.ts: ...`. A
+ * validation error's entries (`$.dataCenterIds: ...`, from the same checks the API runs) are
+ * placed under the field.
+ */
+export function atConfigField(label: string): AtField {
+  const fail = (field: string, e: unknown): ConfigError => {
+    const listed = (e as { errors?: unknown }).errors;
+    const lines = Array.isArray(listed) && listed.length > 0
+      ? listed.map((line) => (typeof line === "string" && line.startsWith("$") ? `${field}${line.slice(1)}` : `${field}: ${String(line)}`))
+      : [`${field}: ${(e as Error)?.message ?? String(e)}`];
+    return new ConfigError(`${label} is invalid:\n${lines.map((l) => `  - ${l}`).join("\n")}`);
+  };
+  return <T>(field: string, step: () => T): T => {
+    let out: T;
+    try {
+      out = step();
+    } catch (e) {
+      throw fail(field, e);
+    }
+    return (out instanceof Promise ? out.catch((e: unknown) => Promise.reject(fail(field, e))) : out) as T;
+  };
 }
 
 /**

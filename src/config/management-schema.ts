@@ -73,12 +73,12 @@ interface ManagedConfig {
 
 /** Cross-checks of the management keys: unique ids and names, references that lead somewhere. */
 export function checkManagementConfig(config: ManagedConfig, ctx: z.RefinementCtx): void {
-  const templateIds = new Set<string>();
+  const templateIds = new Map<string, TemplateConfig>();
   const templateNames = new Set<string>();
   config.templates.forEach((t, i) => {
     if (templateIds.has(t.id)) ctx.addIssue({ code: "custom", message: `duplicate template id "${t.id}"`, path: ["templates", i, "id"] });
     if (templateNames.has(t.name)) ctx.addIssue({ code: "custom", message: `duplicate template name "${t.name}"; template names are unique`, path: ["templates", i, "name"] });
-    templateIds.add(t.id);
+    templateIds.set(t.id, t);
     templateNames.add(t.name);
   });
   const volumeIds = new Set<string>();
@@ -91,8 +91,11 @@ export function checkManagementConfig(config: ManagedConfig, ctx: z.RefinementCt
     volumeIds.add(id);
   });
   config.endpoints.forEach((e, i) => {
-    if (e.templateId !== undefined && !templateIds.has(e.templateId)) {
+    const template = e.templateId === undefined ? undefined : templateIds.get(e.templateId);
+    if (e.templateId !== undefined && !template) {
       ctx.addIssue({ code: "custom", message: `unknown template "${e.templateId}"; declare it in templates[]`, path: ["endpoints", i, "templateId"] });
+    } else if (template?.isServerless === false) {
+      ctx.addIssue({ code: "custom", message: `template "${e.templateId}" has isServerless: false; endpoints are made from serverless templates`, path: ["endpoints", i, "templateId"] });
     }
     if (e.networkVolumeId !== undefined && !volumeIds.has(e.networkVolumeId)) {
       ctx.addIssue({ code: "custom", message: `unknown network volume "${e.networkVolumeId}"; declare it (with this id) in networkVolumes[]`, path: ["endpoints", i, "networkVolumeId"] });

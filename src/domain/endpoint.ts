@@ -1,3 +1,5 @@
+import { EmulatorError } from "./errors.js";
+
 /** A queue-based endpoint as the scheduler sees it. */
 
 /** A handler by name (`echo`, `scripted`, a registered name, a module path) or an HTTP worker. */
@@ -21,3 +23,16 @@ export interface EndpointSpec {
 }
 
 export const describeHandler = (h: HandlerRef): string => (typeof h === "string" ? h : `${h.type} ${h.url}`);
+
+/** How many endpoint ids a not-found message lists. */
+const IDS_LISTED = 10;
+
+/**
+ * The answer to a queue request for an endpoint that does not exist: it lists those that do
+ * (a typo is the usual cause) and how to add one.
+ */
+export function endpointNotFound(endpointId: string, known: readonly string[]): EmulatorError {
+  const ids = known.slice(0, IDS_LISTED).map((id) => `"${id}"`).join(", ") + (known.length > IDS_LISTED ? ` and ${known.length - IDS_LISTED} more` : "");
+  const listed = known.length === 0 ? "no endpoint is configured" : `the endpoints are ${ids}`;
+  return new EmulatorError("ENDPOINT_NOT_FOUND", `endpoint "${endpointId}" not found; ${listed} (add one under "endpoints" in the config, or create it with POST /v1/endpoints)`);
+}

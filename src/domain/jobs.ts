@@ -1,4 +1,5 @@
 import type { VirtualClock } from "./clock.js";
+import { endpointNotFound } from "./endpoint.js";
 import { EmulatorError } from "./errors.js";
 import { newJobId } from "./ids.js";
 import { isFinal, requeuedPatch, type HealthCounts, type Job, type JobKind, type S3Config, type StreamItem } from "./job.js";
@@ -222,7 +223,7 @@ export class JobService {
 
   private requireEndpoint(endpointId: string) {
     const spec = this.d.scheduler.spec(endpointId);
-    if (!spec) throw new EmulatorError("ENDPOINT_NOT_FOUND", `endpoint "${endpointId}" not found`);
+    if (!spec) throw endpointNotFound(endpointId, this.d.scheduler.specs().map((s) => s.id));
     return spec;
   }
 

@@ -7,6 +7,8 @@ export interface JobChange {
   /** The job after the change; `undefined` when it was deleted. */
   job: Job | undefined;
   from: JobStatus | undefined;
+  /** On a deletion by `Transitions.delete`, the job as it was. */
+  deleted?: Job | undefined;
   /** Why: "submitted", "started on worker abc", "ttl expired", ... */
   cause: string;
   at: number;

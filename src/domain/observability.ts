@@ -32,18 +32,28 @@ export interface WebhookDelivery {
 export interface JournalEntry {
   method: string;
   path: string;
+  /** The query string, without its `?`, when the request had one. */
+  query: string | undefined;
   endpoint: string | undefined;
   operation: string | undefined;
   status: number;
   /** Virtual time the request arrived. */
   at: number;
   durationMs: number;
-  /** The request body with secrets redacted (and cut at 64 KB), when it had one. */
+  /** The request body with secrets redacted (not kept past 64 KB), when it had one. */
   body: unknown;
+  /**
+   * The body of an error answer (status 400 and above): the problem+json as sent, secrets
+   * redacted, or its first `RESPONSE_KEPT_CHARS` characters as a string when it is longer.
+   */
+  response: unknown;
 }
 
-/** What the gate records of a request: the entry, with the body still as the client sent it. */
-export type RequestRecord = Omit<JournalEntry, "body"> & { bodyText: string | undefined };
+/**
+ * What the gate records of a request: the entry, with the bodies still as sent (`responseText`
+ * only for errors).
+ */
+export type RequestRecord = Omit<JournalEntry, "body" | "response"> & { bodyText: string | undefined; responseText: string | undefined };
 
 export interface JournalFilter {
   endpoint?: string | undefined;

@@ -18,6 +18,39 @@ export function redact(value: unknown): unknown {
 
 const BODY_KEPT_BYTES = 64 * 1024;
 
+/** A query string as the journal keeps it: the values of secret-named parameters redacted. */
+export function keptQuery(query: string): string {
+  // Most queries name no secret: those are kept as they are, unparsed.
+  if (!/secret|passw|token|key|authorization|credential/i.test(query)) return query;
+  return query
+    .split("&")
+    .map((pair) => {
+      const eq = pair.indexOf("=");
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replaceAll("+", " "));
+      } catch {
+        /* kept as sent */
+      }
+      return eq >= 0 && SECRET_KEY.test(decoded) ? `${name}=${REDACTED}` : pair;
+    })
+    .join("&");
+}
+
+/** How much of an error answer's body the journal keeps (they are problem+json of a few hundred bytes). */
+export const RESPONSE_KEPT_CHARS = 4 * 1024;
+
+/** An error answer's body as the journal keeps it: parsed and redacted, or the start of its text. */
+export function keptResponseBody(text: string): unknown {
+  if (text.length > RESPONSE_KEPT_CHARS) return `${text.slice(0, RESPONSE_KEPT_CHARS)}… [${text.length} characters in all]`;
+  try {
+    return redact(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
 /** A request body as the journal keeps it: parsed, with secrets redacted; a note when too long or not JSON. */
 export function keptRequestBody(text: string): unknown {
   if (text.length > BODY_KEPT_BYTES) return `[${text.length} bytes, not kept]`;

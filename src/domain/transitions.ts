@@ -76,7 +76,7 @@ export class Transitions {
 
   delete(job: Job, cause: string): void {
     this.jobs.delete(job.id);
-    this.announce(job.id, job.endpointId, undefined, job.status, cause);
+    this.notifier.emit({ id: job.id, endpointId: job.endpointId, job: undefined, deleted: job, from: job.status, cause, at: this.clock.now() });
   }
 
   private announce(id: string, endpointId: string, job: Job | undefined, from: Job["status"] | undefined, cause: string): void {

@@ -1,4 +1,5 @@
 import type { VirtualClock } from "./clock.js";
+import { endpointNotFound } from "./endpoint.js";
 import { EmulatorError } from "./errors.js";
 import { EXTERNAL_HANDLER, ExternalWorkers } from "./external-workers.js";
 import type { Job } from "./job.js";
@@ -78,7 +79,7 @@ export class WorkerProtocol {
 
   private requireExternal(endpointId: string): void {
     const spec = this.d.scheduler.spec(endpointId);
-    if (!spec) throw new EmulatorError("ENDPOINT_NOT_FOUND", `endpoint "${endpointId}" not found`);
+    if (!spec) throw endpointNotFound(endpointId, this.d.scheduler.specs().map((s) => s.id));
     if (spec.handler !== EXTERNAL_HANDLER) {
       throw new EmulatorError(
         "BAD_REQUEST",

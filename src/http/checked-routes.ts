@@ -5,6 +5,7 @@ import { EmulatorError } from "../domain/errors.js";
 import { JSON_DEPTH_MAX } from "../domain/limits.js";
 import { nestsDeeperThan } from "../domain/redact.js";
 import { RecentMap } from "../domain/recent-map.js";
+import { bodyHint } from "./body-hint.js";
 import { bodyLimitOf, readJsonBody } from "./body.js";
 
 /** What a route's check hands its hook: the same shape @hono/zod-openapi's hooks receive. */
@@ -46,13 +47,16 @@ class KeptResults {
 /** An OpenAPI path as Hono routes it: `/v2/{endpoint_id}/run` is `/v2/:endpoint_id/run`. */
 export const honoPath = (path: string): string => path.replaceAll(/\/{(.+?)}/g, "/:$1");
 
-/** A JSON body's value; 400 when it is not JSON, or nests deeper than `JSON_DEPTH_MAX` levels. */
-export function parseJsonBody(text: string): unknown {
+/**
+ * A JSON body's value; 400 when it is not JSON (the message ends with `hint`, what the route takes:
+ * see `bodyHint`), or nests deeper than `JSON_DEPTH_MAX` levels.
+ */
+export function parseJsonBody(text: string, hint = "send the body as JSON"): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new EmulatorError("BAD_REQUEST", 'the request body is not valid JSON; send a JSON object such as {"input": {...}}');
+    throw new EmulatorError("BAD_REQUEST", `the request body is not valid JSON; ${hint}`);
   }
   // Each level takes two characters at least: a shorter text cannot nest too deep.
   if (text.length > 2 * JSON_DEPTH_MAX && nestsDeeperThan(value, JSON_DEPTH_MAX)) {
@@ -139,10 +143,11 @@ function routeChecks(route: RouteConfig, bodyLimit: number | undefined): Check[]
     const schema = media && "schema" in media ? media.schema : undefined;
     if (types.length !== 1 || !schema) throw new Error(`${where}: only an application/json body is checked (declared: ${types.join(", ")})`);
     if (bodyLimit === undefined) throw new Error(`${where}: a JSON body needs jsonBody(limit) in the route's middleware`);
+    const hint = bodyHint(schema as z.ZodType);
     checks.push({
       target: "json",
       schema: schema as z.ZodType,
-      read: (_c, body) => parseJsonBody(body ?? "{}"),
+      read: (_c, body) => parseJsonBody(body ?? "{}", hint),
     });
   }
   return checks;

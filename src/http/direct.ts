@@ -6,6 +6,7 @@ import type { Logger } from "../domain/logger.js";
 import { RecentMap } from "../domain/recent-map.js";
 import { classifyServiceRoute, type ServiceRoute } from "../domain/surfaces.js";
 import type { HeaderSink } from "./auth.js";
+import { bodyHint } from "./body-hint.js";
 import { bodyLimitOf, jsonText, readIncoming } from "./body.js";
 import { honoPath, parseJsonBody } from "./checked-routes.js";
 import type { Core } from "./core.js";
@@ -39,7 +40,7 @@ const PATHS_KEPT = 2_000;
 interface Checks {
   route: DirectRoute;
   params: z.ZodType | undefined;
-  body: { schema: z.ZodType; limit: number } | undefined;
+  body: { schema: z.ZodType; limit: number; hint: string } | undefined;
 }
 
 /** A path answered here: its route and checked params, and what the gate and the journal make of it. */
@@ -198,7 +199,7 @@ export class DirectRoutes {
       (read) => {
         try {
           bodyText = jsonText(read);
-          const checked = body.schema.safeParse(parseJsonBody(bodyText));
+          const checked = body.schema.safeParse(parseJsonBody(bodyText, body.hint));
           if (!checked.success) throw validationError(checked.error, "body");
           answer.json(known.checks.route.answer(known.params, checked.data));
         } catch (err) {
@@ -219,7 +220,12 @@ export class DirectRoutes {
   }
 
   private send(res: ServerResponse, answer: Answer, method: string, path: string, info: RouteInfo, at: number, startedMs: number, bodyText: string | undefined): void {
-    if (this.journal.enabled) this.journal.write(method, path, info, answer.status, at, this.journal.since(startedMs), bodyText);
+    if (this.journal.enabled) {
+      // Only requests without a query are answered here (see `known`).
+      const status = answer.status;
+      const { endpoint, operation } = info;
+      this.journal.write({ method, path, query: undefined, endpoint, operation, status, at, durationMs: this.journal.since(startedMs), bodyText, responseText: status >= 400 ? answer.body : undefined });
+    }
     if (this.log.enabled("info")) this.log.info(requestLogLine(method, path, answer.status, startedMs));
     answer.headers["Content-Length"] = Buffer.byteLength(answer.body);
     res.writeHead(answer.status, answer.headers);
@@ -243,7 +249,7 @@ function checksOf(route: DirectRoute): Checks {
     const limit = declared.map(bodyLimitOf).find((l) => l !== undefined);
     if (Object.keys(content).length !== 1 || !media || !("schema" in media) || !media.schema || limit === undefined) throw new Error(`${where}: only a JSON body under jsonBody(limit) is read directly`);
     if (declared.length !== 1) throw new Error(`${where}: middleware other than jsonBody would be skipped`);
-    body = { schema: media.schema as z.ZodType, limit };
+    body = { schema: media.schema as z.ZodType, limit, hint: bodyHint(media.schema as z.ZodType) };
   } else if (config.middleware !== undefined && (!Array.isArray(config.middleware) || config.middleware.length > 0)) {
     throw new Error(`${where}: middleware would be skipped`);
   }

@@ -3,5 +3,7 @@ export interface AppEnv {
   Variables: {
     /** Set when a fault dropped the connection. */
     dropped: boolean;
+    /** The body of the problem+json answered, for the request journal. */
+    problemBody: string;
   };
 }

@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { EmulatorError, type ErrorCode } from "../domain/errors.js";
+import type { AppEnv } from "./env.js";
 import { formatIssues } from "./validation-messages.js";
 
 /** The ErrorResponse of the specification (`application/problem+json`). */
@@ -72,7 +73,7 @@ export function toProblem(err: unknown): { problem: Problem; retryAfter?: number
     const status = err.status;
     const detail =
       status === 400 && /malformed json/i.test(err.message)
-        ? "the request body is not valid JSON; send a JSON object such as {\"input\": {...}}"
+        ? "the request body is not valid JSON"
         : status === 415
           ? "send the body as JSON with the header Content-Type: application/json"
           : err.message || statusTitle(status);
@@ -99,5 +100,6 @@ export function problemAnswer(err: unknown): { status: number; headers: Record<s
 /** Writes a problem+json response. */
 export function problemResponse(c: Context, err: unknown): Response {
   const { status, headers, body } = problemAnswer(err);
+  (c as Context<AppEnv>).set("problemBody", body);
   return c.body(body, status as ContentfulStatusCode, headers);
 }

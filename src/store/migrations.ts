@@ -191,4 +191,9 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE job_events;
   CREATE INDEX job_timeline_job ON job_timeline (job_id, seq);
   `,
+  // The journal keeps each request's query string, and the body of error answers.
+  `
+  ALTER TABLE request_journal ADD COLUMN query TEXT;
+  ALTER TABLE request_journal ADD COLUMN response TEXT;
+  `,
 ];

@@ -1,5 +1,5 @@
 import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, RequestRecord, WebhookDelivery } from "../domain/observability.js";
-import { keptRequestBody } from "../domain/redact.js";
+import { keptQuery, keptRequestBody, keptResponseBody } from "../domain/redact.js";
 import type { Db } from "./db.js";
 import { EventQueue, type StoredEvent, type TimelineRow } from "./event-queue.js";
 import { RequestQueue } from "./request-queue.js";
@@ -8,12 +8,34 @@ import { WriteBehind } from "./write-behind.js";
 
 interface StoredRow { job_id: string; endpoint_id: string; events: string }
 interface DeliveryRow { job_id: string; endpoint_id: string; url: string; attempt: number; status: number | null; error: string | null; at: number }
-interface RequestRow { method: string; path: string; endpoint_id: string | null; operation: string | null; status: number; at: number; duration_ms: number; body: string | null }
+interface RequestRow {
+  method: string;
+  path: string;
+  query: string | null;
+  endpoint_id: string | null;
+  operation: string | null;
+  status: number;
+  at: number;
+  duration_ms: number;
+  body: string | null;
+  response: string | null;
+}
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
 const requestRow = (r: RequestRecord) =>
-  [r.method, r.path, r.endpoint ?? null, r.operation ?? null, r.status, r.at, r.durationMs, r.bodyText === undefined ? null : JSON.stringify(keptRequestBody(r.bodyText))] as const;
+  [
+    r.method,
+    r.path,
+    r.query === undefined ? null : keptQuery(r.query),
+    r.endpoint ?? null,
+    r.operation ?? null,
+    r.status,
+    r.at,
+    r.durationMs,
+    r.bodyText === undefined ? null : JSON.stringify(keptRequestBody(r.bodyText)),
+    r.responseText === undefined ? null : JSON.stringify(keptResponseBody(r.responseText)),
+  ] as const;
 
 /**
  * Job timelines, webhook attempts and the request journal in SQLite. Rows are written behind:
@@ -60,7 +82,7 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       trimRequests: db.prepare<[number]>(`DELETE FROM request_journal WHERE seq <= (SELECT MAX(seq) FROM request_journal) - ?`),
     };
     const timelineRows = new RowInserter<TimelineRow>(db, "job_timeline", "job_id, endpoint_id, events", (r) => [r.jobId, r.endpointId, JSON.stringify(r.events)], 8);
-    const journalRows = new RowInserter(db, "request_journal", "method, path, endpoint_id, operation, status, at, duration_ms, body", requestRow, 32);
+    const journalRows = new RowInserter(db, "request_journal", "method, path, query, endpoint_id, operation, status, at, duration_ms, body, response", requestRow, 32);
     writes.add({
       pending: (all) => this.pendingEvents.length > 0 && (all || !this.hold),
       write: () => timelineRows.insert(this.pendingEvents.takeRows()),
@@ -140,12 +162,14 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       requests: rows.map((r) => ({
         method: r.method,
         path: r.path,
+        query: opt(r.query),
         endpoint: opt(r.endpoint_id),
         operation: opt(r.operation),
         status: r.status,
         at: r.at,
         durationMs: r.duration_ms,
         body: r.body === null ? undefined : (JSON.parse(r.body) as unknown),
+        response: r.response === null ? undefined : (JSON.parse(r.response) as unknown),
       })),
     };
   }

@@ -10,9 +10,11 @@ import { ColumnRing } from "./column-ring.js";
 export class RequestQueue extends ColumnRing {
   private method: string[] = new Array<string>(this.capacity);
   private path: string[] = new Array<string>(this.capacity);
+  private query: Array<string | undefined> = new Array<string | undefined>(this.capacity);
   private endpoint: Array<string | undefined> = new Array<string | undefined>(this.capacity);
   private operation: Array<string | undefined> = new Array<string | undefined>(this.capacity);
   private bodyText: Array<string | undefined> = new Array<string | undefined>(this.capacity);
+  private responseText: Array<string | undefined> = new Array<string | undefined>(this.capacity);
   private status = new Uint16Array(this.capacity);
   private at = new Float64Array(this.capacity);
   private durationMs = new Float64Array(this.capacity);
@@ -24,9 +26,11 @@ export class RequestQueue extends ColumnRing {
     const i = this.nextSlot();
     this.method[i] = this.name(r.method);
     this.path[i] = r.path;
+    this.query[i] = r.query;
     this.endpoint[i] = r.endpoint === undefined ? undefined : this.name(r.endpoint);
     this.operation[i] = r.operation === undefined ? undefined : this.name(r.operation);
     this.bodyText[i] = r.bodyText;
+    this.responseText[i] = r.responseText;
     this.status[i] = r.status;
     this.at[i] = r.at;
     this.durationMs[i] = r.durationMs;
@@ -40,12 +44,14 @@ export class RequestQueue extends ColumnRing {
       out[k] = {
         method: this.method[i]!,
         path: this.path[i]!,
+        query: this.query[i],
         endpoint: this.endpoint[i],
         operation: this.operation[i],
         status: this.status[i]!,
         at: this.at[i]!,
         durationMs: this.durationMs[i]!,
         bodyText: this.bodyText[i],
+        responseText: this.responseText[i],
       };
     }
     this.clear();
@@ -62,16 +68,20 @@ export class RequestQueue extends ColumnRing {
 
   protected release(i: number): void {
     this.path[i] = "";
+    this.query[i] = undefined;
     this.endpoint[i] = undefined;
     this.bodyText[i] = undefined;
+    this.responseText[i] = undefined;
   }
 
   protected resize(order: (k: number) => number, size: number): void {
     this.method = this.strings(this.method, order, size);
     this.path = this.strings(this.path, order, size);
+    this.query = this.strings(this.query, order, size);
     this.endpoint = this.strings(this.endpoint, order, size);
     this.operation = this.strings(this.operation, order, size);
     this.bodyText = this.strings(this.bodyText, order, size);
+    this.responseText = this.strings(this.responseText, order, size);
     this.status = this.numbers(this.status, order, size);
     this.at = this.numbers(this.at, order, size);
     this.durationMs = this.numbers(this.durationMs, order, size);

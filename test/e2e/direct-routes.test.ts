@@ -130,6 +130,9 @@ describe("POST /run and GET /status answered before the app", () => {
     expect(r.direct.status).toBe(status);
     if (status !== 200) expect(r.direct.headers["content-type"]).toBe("application/problem+json");
     expect(JSON.stringify(r.entries)).not.toContain("s3-secret-value");
+    // Both journal entries keep the error answered (compared above), as it was sent.
+    expect(r.entries[0].response).toEqual(status === 200 ? undefined : JSON.parse(r.direct.text));
+    if (_what === "a body that is not JSON") expect(JSON.parse(r.direct.text).detail).toBe('the request body is not valid JSON; send a JSON object such as {"input": {...}}');
   });
 
   it("reads a body over the limit only up to the limit, then answers 413 as the app does", async () => {

@@ -29,7 +29,19 @@ const fakeSleep = async (ms: number) => void slept.push(ms);
 beforeAll(async () => {
   emu = await createEmulator({
     clock: "manual",
-    config: { endpoints: [{ id: "gen", handler: "scripted", workersMin: 1, workersMax: 2 }] },
+    config: {
+      endpoints: [
+        { id: "gen", handler: "scripted", workersMin: 1, workersMax: 2 },
+        // A handler written in the test itself: the worker the client under test expects.
+        {
+          id: "upper",
+          handler: async (input, ctx) => {
+            await ctx.sleep(1500); // virtual time: the manual clock decides when it has passed
+            return { text: input.text.toUpperCase(), attempt: ctx.attempt };
+          },
+        },
+      ],
+    },
   });
 });
 afterAll(() => emu.close());
@@ -61,6 +73,14 @@ describe("a client against minipod", () => {
     const view = await emu.waitForJob("gen", id, "TIMED_OUT");
     expect(view.executionTime).toBe(60_000);
     expect(emu.events(id).map((e) => e.to)).toEqual(["IN_QUEUE", "IN_PROGRESS", "IN_PROGRESS", "TIMED_OUT"]);
+  });
+
+  it("gets the output of a handler written in the test", async () => {
+    const sdk = runpodSdk("my-key", { baseUrl: `${emu.url}/v2` }).endpoint("upper")!;
+    const { id } = await sdk.run({ input: { text: "hello" } });
+    const view = await emu.waitForJob("upper", id, "COMPLETED");
+    expect(view).toMatchObject({ output: { text: "HELLO", attempt: 1 }, executionTime: 1500 });
+    expect(await sdk.status(id)).toMatchObject({ status: "COMPLETED", output: { text: "HELLO", attempt: 1 } });
   });
 
   it("receives a webhook after one failed delivery", async () => {

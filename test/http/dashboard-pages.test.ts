@@ -132,6 +132,14 @@ describe("panels over control routes that may be missing", () => {
     expect(requests).toContain('data-request-status="503"');
     expect(requests).toContain("/v2/echo/run?endpoint=echo&amp;status=503&amp;limit=100");
   });
+
+  it("show a request's query string, and an error's detail on its status", async () => {
+    const entry = { method: "GET", path: "/v2/echo/status/j1", query: "ttl=5", endpoint: "echo", operation: "status", status: 400, at: 2000, durationMs: 1 };
+    const app = noRoutes().get("/_emulator/requests", (c) => c.json({ requests: [{ ...entry, response: { title: "Bad Request", status: 400, detail: "ttl too short" } }], count: 1 }));
+    const requests = await render(app, "requests");
+    expect(requests).toContain("/v2/echo/status/j1?ttl=5");
+    expect(requests).toContain('title="ttl too short"');
+  });
 });
 
 describe("the API docs", () => {

@@ -119,9 +119,31 @@ describe("handlers", () => {
     expect((await ts).body).toMatchObject({ status: "COMPLETED", output: { text: ["three", "two", "one"], tokens: 3 } });
   });
 
+  it("scripted: failAttempts fails only the first attempts, with fail's message or its own", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "s", handler: "scripted", workersMin: 1 }] } });
+    const attempts = async (input: object, n: number) => {
+      const { id } = (await e.post("/v2/s/run", { input })).body;
+      const seen: unknown[] = [];
+      for (let i = 0; i < n; i++) {
+        if (i > 0) await e.post(`/v2/s/retry/${id}`);
+        await e.advance(0);
+        const { status, error, output } = (await e.get(`/v2/s/status/${id}`)).body;
+        seen.push(status === "FAILED" ? error : { status, output });
+      }
+      return seen;
+    };
+    expect(await attempts({ failAttempts: 2, output: "done" }, 3)).toEqual([
+      "attempt 1 failed on purpose (failAttempts: 2)",
+      "attempt 2 failed on purpose (failAttempts: 2)",
+      { status: "COMPLETED", output: "done" },
+    ]);
+    expect(await attempts({ failAttempts: 1, fail: "disk full", output: 1 }, 2)).toEqual(["disk full", { status: "COMPLETED", output: 1 }]);
+    expect(await attempts({ fail: "always" }, 2)).toEqual(["always", "always"]);
+  });
+
   it("refuses to start with a handler module that does not exist, naming it", async () => {
-    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "./missing-handler.ts" }] } })).rejects.toThrow(/handler module "\.\/missing-handler\.ts" not found/);
-    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "nonsense" }] } })).rejects.toThrow(/unknown handler "nonsense": use one of echo, scripted/);
+    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "./missing-handler.ts" }] } })).rejects.toThrow(/endpoints\[0\]\.handler: cannot load \.\/missing-handler\.ts: no such file/);
+    await expect(inProcess({ config: { endpoints: [{ id: "x", handler: "nonsense" }] } })).rejects.toThrow(/endpoints\[0\]\.handler: unknown handler "nonsense": use one of echo, scripted/);
   });
 });
 

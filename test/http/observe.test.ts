@@ -1,4 +1,9 @@
 import Database from "better-sqlite3";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { JournalEntry } from "../../src/domain/observability.js";
+import { RESPONSE_KEPT_CHARS } from "../../src/domain/redact.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { inProcess, type InProcess } from "../support/in-process.js";
 
@@ -47,6 +52,47 @@ describe("request journal", () => {
     ]);
     const logged = lines.filter((l) => / GET \/v2\/ep\/health /.test(l));
     expect(logged.map((l) => / (\d{3}) [\d.]+ms$/.exec(l)?.[1])).toEqual(["503", "401", "200"]);
+  });
+});
+
+describe("request journal: query strings and error answers", () => {
+  it("keeps each request's query, and the problem+json of each error answer, bounded", async () => {
+    await start();
+    const { id } = (await e.post("/v2/ep/run", { input: {} })).body;
+    await e.get(`/v2/ep/status/${id}?ttl=60000&api_key=QUERY-SECRET&Access%20Token=QUERY-SECRET-2`);
+    const refused = await e.get(`/v2/ep/status/${id}?ttl=5`);
+    expect(refused.status).toBe(400);
+    const missing = await e.get("/v2/nope/stream/x?wait=1000");
+    // A problem+json longer than the bound: a body with many invalid fields.
+    const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`field${i}`, 1]));
+    const long = await e.post("/v2/network-volumes", { name: "v", size: 10, dataCenter: "EU-RO-1", ...many });
+    expect(long.status).toBe(400);
+    expect(long.text.length).toBeGreaterThan(RESPONSE_KEPT_CHARS);
+
+    const { requests } = (await e.get("/_emulator/requests")).body as { requests: JournalEntry[] };
+    expect(requests.map((r) => [r.path, r.query, r.status])).toEqual([
+      ["/v2/ep/run", undefined, 200],
+      [`/v2/ep/status/${id}`, "ttl=60000&api_key=[redacted]&Access%20Token=[redacted]", 200],
+      [`/v2/ep/status/${id}`, "ttl=5", 400],
+      ["/v2/nope/stream/x", "wait=1000", 404],
+      ["/v2/network-volumes", undefined, 400],
+    ]);
+    expect(JSON.stringify(requests)).not.toContain("QUERY-SECRET");
+    expect(requests.slice(0, 2).map((r) => r.response)).toEqual([undefined, undefined]);
+    expect(requests[2]!.response).toEqual(refused.body);
+    expect(requests[3]!.response).toEqual(missing.body);
+    expect(requests[4]!.response).toBe(`${long.text.slice(0, RESPONSE_KEPT_CHARS)}… [${long.text.length} characters in all]`);
+  });
+
+  it("keeps them through a database file and a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-journal-"));
+    const options = { db: join(dir, "state.db"), config: { endpoints: [{ id: "ep" }] } };
+    e = await inProcess(options);
+    await e.get("/v2/ep/status/gone?ttl=60000");
+    e.close();
+    e = await inProcess(options);
+    const [entry] = (await e.get("/_emulator/requests")).body.requests as JournalEntry[];
+    expect(entry).toMatchObject({ query: "ttl=60000", status: 404, response: { status: 404, detail: expect.stringContaining('job "gone" not found') } });
   });
 });
 

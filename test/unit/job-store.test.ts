@@ -275,7 +275,7 @@ describe("job store: writes behind", () => {
       const observe = new SqliteObservabilityStore(db, writes);
       const journalRows = () => (db.prepare("SELECT COUNT(*) AS n FROM request_journal").get() as { n: number }).n;
       const changes = () => (db.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
-      const request = (path: string) => observe.appendRequest({ method: "GET", path, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText: undefined });
+      const request = (path: string) => observe.appendRequest({ method: "GET", path, query: undefined, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText: undefined, responseText: undefined });
       request("/v2/ep/status/1");
       await endOfTurn();
       expect(journalRows()).toBe(0); // no commit of its own at the end of the turn
@@ -316,7 +316,7 @@ describe("job store: writes behind", () => {
       const observe = new SqliteObservabilityStore(db, writes);
       const journalRows = () => (db.prepare("SELECT COUNT(*) AS n FROM request_journal").get() as { n: number }).n;
       const request = (path: string, bodyText?: string) =>
-        observe.appendRequest({ method: bodyText === undefined ? "GET" : "POST", path, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText });
+        observe.appendRequest({ method: bodyText === undefined ? "GET" : "POST", path, query: undefined, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText, responseText: undefined });
       request("/v2/ep/run", JSON.stringify({ input: { prompt: "x" }, s3Config: { accessSecret: "hush" } }));
       store.insert(job("a"));
       await store.whenDurable();

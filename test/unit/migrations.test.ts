@@ -30,9 +30,9 @@ describe("migrations", () => {
       expect(db.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
       const observe = new SqliteObservabilityStore(db);
       expect(observe.events("j2")).toEqual([{ jobId: "j2", endpointId: "ep", at: 2, from: undefined, to: "IN_QUEUE", cause: "submitted" }]);
-      observe.appendRequest({ method: "GET", path: "/v2/ep/health", endpoint: "ep", operation: "health", status: 200, at: 6, durationMs: 0.5, bodyText: undefined });
+      observe.appendRequest({ method: "GET", path: "/v2/ep/health", query: "x=1", endpoint: "ep", operation: "health", status: 404, at: 6, durationMs: 0.5, bodyText: undefined, responseText: '{"status":404}' });
       const { requests } = observe.requests({ endpoint: "ep" });
-      expect(requests.map((r) => [r.method, r.at, r.body])).toEqual([["POST", 5, { input: {} }], ["GET", 6, undefined]]);
+      expect(requests.map((r) => [r.method, r.at, r.body, r.query, r.response])).toEqual([["POST", 5, { input: {} }, undefined, undefined], ["GET", 6, undefined, "x=1", { status: 404 }]]);
       for (let i = 4; i <= 6; i++) observe.appendEvent({ jobId: `j${i}`, endpointId: "ep", at: i, from: undefined, to: "IN_QUEUE", cause: "submitted" });
       observe.appendEvent({ jobId: "j2", endpointId: "ep", at: 7, from: "IN_QUEUE", to: "IN_PROGRESS", cause: "started" });
       observe.appendEvent({ jobId: "j2", endpointId: "ep", at: 7, from: "IN_PROGRESS", to: "COMPLETED", cause: "handler returned" });

@@ -6,12 +6,14 @@ import { pushAndDrop } from "./ring-script.js";
 const record = (n: number): RequestRecord => ({
   method: n % 2 ? "POST" : "GET",
   path: `/v2/ep/status/${n}`,
+  query: n % 4 ? undefined : `wait=${n}`,
   endpoint: n % 3 ? "ep" : undefined,
   operation: n % 5 ? "status" : undefined,
   status: 200 + (n % 400),
   at: 1_790_000_000_000 + n,
   durationMs: n / 100,
   bodyText: n % 2 ? `{"input":{"n":${n}}}` : undefined,
+  responseText: n % 7 ? undefined : `{"status":${400 + n}}`,
 });
 
 describe("RequestQueue", () => {

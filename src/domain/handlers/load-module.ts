@@ -16,7 +16,7 @@ export function isModuleRef(ref: string): boolean {
  */
 export async function loadHandlerModule(ref: string, baseDir: string): Promise<Handler> {
   const file = resolve(baseDir, ref);
-  if (!existsSync(file)) throw new Error(`handler module "${ref}" not found (looked for ${file})`);
+  if (!existsSync(file)) throw new Error(`cannot load ${ref}: no such file (looked for ${file})`);
   const url = pathToFileURL(file).href;
   let mod: Record<string, unknown>;
   try {
@@ -27,11 +27,11 @@ export async function loadHandlerModule(ref: string, baseDir: string): Promise<H
       mod = (await import(url)) as Record<string, unknown>;
     }
   } catch (error) {
-    throw new Error(`handler module "${ref}" failed to load: ${(error as Error).message}`, { cause: error });
+    throw new Error(`cannot load ${ref}: ${(error as Error).message}`, { cause: error });
   }
   const fn = pick(mod);
   if (typeof fn !== "function") {
-    throw new Error(`handler module "${ref}" must export a function as default or as "handler"`);
+    throw new Error(`cannot load ${ref}: it exports no function as default or as "handler"`);
   }
   return fn as Handler;
 }

@@ -13,6 +13,8 @@ import type { Handler } from "./types.js";
 export class HandlerRegistry {
   private readonly named = new Map<string, Handler>(Object.entries(BUILTIN_HANDLERS));
   private readonly modules = new Map<string, Handler>();
+  /** References that could not be prepared for endpoints kept in the database, and why. */
+  private readonly missing = new Map<string, string>();
 
   constructor(private readonly baseDir: string, functions: Record<string, Handler> = {}) {
     for (const [name, fn] of Object.entries(functions)) this.named.set(name, fn);
@@ -32,6 +34,7 @@ export class HandlerRegistry {
     if (typeof ref !== "string") ref = ref.url;
     if (ref === EXTERNAL_HANDLER || this.named.has(ref) || this.modules.has(ref)) return;
     if (isHttpRef(ref)) {
+      if (!URL.canParse(ref)) throw new EmulatorError("BAD_REQUEST", `"${ref}" is not a valid URL for an HTTP worker; give it as http://host:port`);
       this.modules.set(ref, httpHandler(ref));
       return;
     }
@@ -48,11 +51,20 @@ export class HandlerRegistry {
     }
   }
 
+  /**
+   * Notes a reference that cannot be prepared here (an endpoint from the database or an imported
+   * state whose handler was a function of another process, or a module since removed): its jobs
+   * fail with `reason` instead of the start failing.
+   */
+  unavailable(ref: HandlerRef, reason: string): void {
+    this.missing.set(typeof ref === "string" ? ref : ref.url, reason);
+  }
+
   /** The handler for a prepared reference. */
   resolve(ref: HandlerRef): Handler {
     if (typeof ref !== "string") ref = ref.url;
     const fn = this.named.get(ref) ?? this.modules.get(ref);
-    if (!fn) throw new EmulatorError("BAD_REQUEST", `handler "${ref}" was not loaded`);
+    if (!fn) throw new EmulatorError("BAD_REQUEST", this.missing.get(ref) ?? `handler "${ref}" was not loaded`);
     return fn;
   }
 }

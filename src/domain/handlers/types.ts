@@ -21,5 +21,11 @@ export interface HandlerContext {
 /**
  * A handler returns the job output (or a promise of it), or is an async generator whose every
  * yield is one stream chunk. Throwing fails the job with the message as `error`.
+ *
+ * `I` types the job input the handler expects: `Handler<{ prompt: string }>` may be given
+ * wherever a `Handler` is, since minipod cannot check what clients send. (It is declared as a
+ * method's type, whose parameters TypeScript compares both ways, for that reason.)
  */
-export type Handler = (input: Record<string, unknown>, ctx: HandlerContext) => unknown;
+export type Handler<I = Record<string, unknown>> = {
+  handler(input: I, ctx: HandlerContext): unknown;
+}["handler"];

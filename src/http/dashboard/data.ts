@@ -61,11 +61,14 @@ export interface WebhookDelivery {
 export interface JournalEntry {
   method: string;
   path: string;
+  query?: string;
   endpoint?: string;
   operation?: string;
   status: number;
   at: number | string;
   durationMs: number;
+  /** The body of an error answer. */
+  response?: unknown;
 }
 
 /** `GET /_emulator/jobs/{id}/events`. */

@@ -48,7 +48,17 @@ export function WebhooksBody({ webhooks }: { webhooks: Fetched<{ deliveries: Web
   );
 }
 
-/** The request journal: every request the emulator answered, newest first. */
+/** The path with its query string. */
+const target = (r: JournalEntry): string => (r.query === undefined ? r.path : `${r.path}?${r.query}`);
+
+/** What an error answer said, for the status cell's tooltip. */
+function problemDetail(response: unknown): string | undefined {
+  if (typeof response === "string") return response;
+  const detail = (response as { detail?: unknown } | undefined)?.detail;
+  return typeof detail === "string" ? detail : undefined;
+}
+
+/** The request journal: every request the emulator answered, newest first; an error's detail shows on its status. */
 export function RequestsBody({ requests }: { requests: Fetched<{ requests: JournalEntry[]; count?: number }> }) {
   if (!requests.ok) return <Unavailable what="Request journal" reason={requests.reason} />;
   const rows = requests.data.requests;
@@ -68,11 +78,13 @@ export function RequestsBody({ requests }: { requests: Fetched<{ requests: Journ
         {latest(rows).map((r) => (
           <tr data-request-status={String(r.status)}>
             <td class="mono">{anyTime(r.at)}</td>
-            <td class="url" title={r.path}>
-              <span class="method">{r.method}</span> {r.path}
+            <td class="url" title={target(r)}>
+              <span class="method">{r.method}</span> {target(r)}
             </td>
             <td>{[r.endpoint, r.operation].filter(Boolean).join(" · ")}</td>
-            <td class={`num ${r.status < 400 ? "ok" : "bad"}`}>{r.status}</td>
+            <td class={`num ${r.status < 400 ? "ok" : "bad"}`} title={problemDetail(r.response)}>
+              {r.status}
+            </td>
             <td class="num">{duration(r.durationMs)}</td>
           </tr>
         ))}

@@ -14,12 +14,14 @@ const Entry = z
   .object({
     method: z.string(),
     path: z.string(),
+    query: z.string().optional().openapi({ description: "The query string, without its ?" }),
     endpoint: z.string().optional(),
     operation: z.string().optional(),
     status: z.int().openapi({ description: "0 when the connection was dropped by a fault" }),
     at: z.int(),
     durationMs: z.number(),
-    body: z.unknown().optional(),
+    body: z.unknown().optional().openapi({ description: "The request body, secrets redacted" }),
+    response: z.unknown().optional().openapi({ description: "On errors (status 400 and above): the problem+json answered, or the start of a longer body" }),
   })
   .openapi("JournalEntry");
 const Event = z

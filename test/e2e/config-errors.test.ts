@@ -1,0 +1,71 @@
+// A config value that stops the start names its field, through the real CLI: what a user sees.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { README } from "../support/readme.js";
+import { startCli } from "../support/cli.js";
+
+/** Starts the CLI on `config` (files beside it first) and resolves with what it printed when it stopped. */
+async function refused(config: unknown, files: Record<string, string> = {}): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "minipod-config-errors-"));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  const file = join(dir, "emulator.config.json");
+  writeFileSync(file, JSON.stringify(config));
+  const error = await startCli(["--config", file, "--clock", "manual"]).then(
+    async (cli) => {
+      await cli.stop();
+      throw new Error(`minipod started on ${JSON.stringify(config)}`);
+    },
+    (e: Error) => e.message,
+  );
+  expect(error).toMatch(/exited with 2 before listening/);
+  expect(error).toContain(`minipod: config file ${file} is invalid:`);
+  return error.replaceAll(dir, "<dir>");
+}
+
+describe("a config that breaks the start names the field", () => {
+  it("a handler module that is missing, exports no function, or throws as it loads", async () => {
+    const endpoints = [{ id: "a" }, { id: "b", handler: "scripted" }];
+    expect(await refused({ endpoints: [...endpoints, { id: "c", handler: "./x.ts" }] })).toContain(
+      "  - endpoints[2].handler: cannot load ./x.ts: no such file (looked for <dir>/x.ts)",
+    );
+    expect(await refused({ endpoints: [{ id: "a", handler: "./five.js" }] }, { "five.js": "export default 5;" })).toContain(
+      '  - endpoints[0].handler: cannot load ./five.js: it exports no function as default or as "handler"',
+    );
+    expect(await refused({ endpoints: [{ id: "a", handler: "./boom.ts" }] }, { "boom.ts": 'throw new Error("no GPU here");' })).toContain(
+      "  - endpoints[0].handler: cannot load ./boom.ts: no GPU here",
+    );
+    expect(await refused({ endpoints: [{ id: "a", handler: "nonsense" }] })).toContain('  - endpoints[0].handler: unknown handler "nonsense": use one of echo, scripted, external');
+    expect(await refused({ endpoints: [{ id: "a", handler: "http://[::1" }] })).toContain('  - endpoints[0].handler: "http://[::1" is not a valid URL for an HTTP worker');
+  });
+
+  it("the README's example of such a message is what minipod prints", async () => {
+    const shown = /^ {2}- endpoints\[2\]\.handler: cannot load \.\/handlers\/gen\.ts: no such file \(looked for \/home\/me\/project\/handlers\/gen\.ts\)$/m;
+    expect(README).toMatch(shown);
+    const printed = await refused({ endpoints: [{ id: "a" }, { id: "b" }, { id: "gen", handler: "./handlers/gen.ts" }] });
+    expect(printed.replaceAll("<dir>", "/home/me/project")).toMatch(shown);
+  });
+
+  it("a template's handler and defaultHandler", async () => {
+    expect(await refused({ templates: [{ id: "t", name: "T", handler: "./gone.js" }], endpoints: [{ id: "a", templateId: "t" }] })).toContain(
+      "  - templates[0].handler: cannot load ./gone.js: no such file",
+    );
+    expect(await refused({ defaultHandler: "./gone.js", endpoints: [{ id: "a" }] })).toContain("  - defaultHandler: cannot load ./gone.js: no such file");
+  });
+
+  it("references, duplicate ids and values the API's own checks refuse", async () => {
+    expect(await refused({ endpoints: [{ id: "a", templateId: "nope" }] })).toContain('  - endpoints[0].templateId: unknown template "nope"; declare it in templates[]');
+    expect(await refused({ templates: [{ id: "t", name: "T", isServerless: false }], endpoints: [{ id: "a", templateId: "t" }] })).toContain(
+      '  - endpoints[0].templateId: template "t" has isServerless: false',
+    );
+    expect(await refused({ endpoints: [{ id: "a" }, { id: "a" }] })).toContain('  - endpoints[1].id: duplicate endpoint id "a"');
+    expect(await refused({ templates: [{ id: "t", name: "x" }, { id: "t", name: "y" }] })).toContain('  - templates[1].id: duplicate template id "t"');
+    const pod = {
+      networkVolumes: [{ id: "v1", name: "v", size: 10, dataCenter: "EU-RO-1" }],
+      pods: [{ name: "p", imageName: "x", networkVolumeId: "v1", dataCenterIds: ["US-TX-3"] }],
+    };
+    expect(await refused(pod)).toContain('  - pods[0].dataCenterIds: network volume "v1" is in EU-RO-1, which is not listed');
+    expect(await refused({ clock: { start: "yesterday" } })).toMatch(/ {2}- clock\.start: /);
+  });
+});
