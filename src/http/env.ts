@@ -3,5 +3,11 @@ export interface AppEnv {
   Variables: {
     /** Set when a fault dropped the connection. */
     dropped: boolean;
+    /**
+     * On routes whose answer outlives the handler (an OpenAI event stream): takes the request's
+     * queue concurrency slot from the gate, which then leaves it held; the route releases it when
+     * the answer ends.
+     */
+    keepSlot: () => () => void;
   };
 }
