@@ -179,3 +179,23 @@ describe("streamed answers", () => {
     expect(admitted.status).toBe(200);
   });
 });
+
+describe("a handler module serving OpenAI routes, as the README shows", () => {
+  it("answers plain and streamed chat completions, and 404 for another route", async () => {
+    const module = new URL("../../fixtures/handlers/openai-chat.ts", import.meta.url).pathname;
+    e = await inProcess({ config: { endpoints: [{ id: "mine", handler: module, workersMin: 1 }] } });
+    const plain = await openai(`/v2/mine${CHAT}`, hello);
+    expect((await plain.json()).choices[0].message.content).toBe("hi there");
+    // Nothing is sent before the first chunk, 50 virtual ms in.
+    const res = openai(`/v2/mine${CHAT}`, { ...hello, stream: true });
+    await e.advance(100);
+    const text = await sseReader(await res).rest();
+    expect(chunksOf(text).map((c) => c.choices[0].delta.content ?? "").join("")).toBe("hi there");
+    expect(dataOf(text).at(-1)).toBe("[DONE]");
+    const other = await openai("/v2/mine/openai/v1/embeddings", { input: "x" });
+    expect(other.status).toBe(404);
+    expect(await other.json()).toEqual({ error: { message: "no route /v1/embeddings", type: "NotFoundError", param: null, code: 404 } });
+    const otherStreamed = await openai("/v2/mine/openai/v1/embeddings", { input: "x", stream: true });
+    expect(otherStreamed.status).toBe(404);
+  });
+});
