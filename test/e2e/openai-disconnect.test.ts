@@ -13,7 +13,7 @@ async function until(check: () => boolean, turns = 5000): Promise<void> {
 
 const lastEvent = (id: string) => emu.events(id).at(-1);
 const running = async (): Promise<string[]> =>
-  (await (await fetch(`${emu.url}/v2/llm/requests?status=IN_PROGRESS`, { headers: { authorization: "k" } })).json()).requests.map((r: { id: string }) => r.id);
+  ((await (await fetch(`${emu.url}/v2/llm/requests?status=IN_PROGRESS`, { headers: { authorization: "k" } })).json()) as { requests: Array<{ id: string }> }).requests.map((r) => r.id);
 
 describe("an OpenAI client that goes away, over a real socket", () => {
   it("cancels the job of a stream it stops reading, and of a plain request it aborts", async () => {

@@ -104,7 +104,7 @@ describe("the openai SDK against the real CLI", () => {
     await addFault(1);
     const retried = await client.chat.completions.create({ model: "org/tiny-model", messages }).withResponse();
     expect(retried.response.status).toBe(200);
-    const journal = await (await fetch(`${cli.url}/_emulator/requests?operation=openai&limit=2`)).json();
-    expect(journal.requests.map((r: { status: number }) => r.status)).toEqual([429, 200]);
+    const journal = (await (await fetch(`${cli.url}/_emulator/requests?operation=openai&limit=2`)).json()) as { requests: Array<{ status: number }> };
+    expect(journal.requests.map((r) => r.status)).toEqual([429, 200]);
   });
 });

@@ -10,7 +10,7 @@ const CHAT = "/openai/v1/chat/completions";
 const hello = { model: "minipod-llm", messages: [{ role: "user", content: "hello there" }] };
 
 /** A raw in-process request to an OpenAI route, as an SDK sends it. */
-const openai = (path: string, body?: unknown, init: RequestInit = {}) =>
+const openai = async (path: string, body?: unknown, init: RequestInit = {}): Promise<Response> =>
   e.app.request(`http://minipod.test${path}`, {
     method: body === undefined ? "GET" : "POST",
     headers: { authorization: "Bearer test-key", "content-type": "application/json" },
@@ -66,7 +66,7 @@ describe("/v2/{endpoint_id}/openai/*", () => {
     expect(answered).toBe(false);
     await e.advance(1);
     const res = await pending;
-    expect((await res.json()).choices[0].message.content.split(" ")).toHaveLength(5);
+    expect(((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content.split(" ")).toHaveLength(5);
     const [job] = (await e.get("/v2/llm/requests")).body.requests;
     expect(job).toMatchObject({ status: "COMPLETED", delayTime: 2000, executionTime: 500 });
   });
@@ -144,7 +144,7 @@ describe("streamed answers", () => {
     const early = await openai(`/v2/llm${CHAT}`, { ...hello, model: "gpt-9", stream: true });
     expect(early.status).toBe(404);
     expect(early.headers.get("content-type")).toMatch(/^application\/json/);
-    expect((await early.json()).error).toMatchObject({ type: "NotFoundError", code: 404, message: expect.stringContaining("gpt-9") });
+    expect(((await early.json()) as { error: unknown }).error).toMatchObject({ type: "NotFoundError", code: 404, message: expect.stringContaining("gpt-9") });
     const res = await openai(`/v2/late${CHAT}`, { ...hello, stream: true });
     expect(res.status).toBe(200);
     const sse = sseReader(res);
@@ -185,7 +185,7 @@ describe("a handler module serving OpenAI routes, as the README shows", () => {
     const module = new URL("../../fixtures/handlers/openai-chat.ts", import.meta.url).pathname;
     e = await inProcess({ config: { endpoints: [{ id: "mine", handler: module, workersMin: 1 }] } });
     const plain = await openai(`/v2/mine${CHAT}`, hello);
-    expect((await plain.json()).choices[0].message.content).toBe("hi there");
+    expect(((await plain.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe("hi there");
     // Nothing is sent before the first chunk, 50 virtual ms in.
     const res = openai(`/v2/mine${CHAT}`, { ...hello, stream: true });
     await e.advance(100);
