@@ -1,23 +1,13 @@
 /** `/v1/completions` of the built-in handlers: the legacy text completion, streamed or not. */
 import { errorOutput, isErrorOutput, pause, pickModel, positiveInt, replyText, responseId, scriptOf, tokenDelay, unixNow, type Turn } from "./common.js";
 import { isRecord } from "./protocol.js";
-import { countTokens, limitReply, stopList } from "./text.js";
-
-/** The prompts of a request: a string, a list of strings, or token ids (one list or several). */
-function promptsOf(prompt: unknown): string[] | undefined {
-  if (typeof prompt === "string") return [prompt];
-  if (!Array.isArray(prompt) || prompt.length === 0) return undefined;
-  if (prompt.every((p) => typeof p === "string")) return prompt;
-  if (prompt.every((p) => typeof p === "number")) return [prompt.join(" ")];
-  if (prompt.every((p) => Array.isArray(p))) return prompt.map((p) => (p as unknown[]).join(" "));
-  return undefined;
-}
+import { countTokens, limitReply, stopList, textsOf } from "./text.js";
 
 export function textCompletion(turn: Turn): unknown {
   const { body, ctx } = turn;
   const model = pickModel(body, turn.settings);
   if (isErrorOutput(model)) return model;
-  const prompts = promptsOf(body.prompt);
+  const prompts = textsOf(body.prompt);
   if (!prompts) return errorOutput(400, "'prompt' is required: a string, a list of strings, or token ids", "prompt");
   const n = positiveInt(body, "n", 1, 16);
   // OpenAI's legacy default: 16 tokens.

@@ -1,17 +1,7 @@
 /** `/v1/embeddings` and `/v1/models` of the built-in handlers. */
 import { errorOutput, isErrorOutput, pickModel, positiveInt, unixNow, type Turn } from "./common.js";
 import { seededRandom } from "../random.js";
-import { countTokens, hashText } from "./text.js";
-
-/** The texts to embed: a string, a list of strings, or token ids (one list or several). */
-function inputsOf(input: unknown): string[] | undefined {
-  if (typeof input === "string") return [input];
-  if (!Array.isArray(input) || input.length === 0) return undefined;
-  if (input.every((i) => typeof i === "string")) return input;
-  if (input.every((i) => typeof i === "number")) return [input.join(" ")];
-  if (input.every((i) => Array.isArray(i))) return input.map((i) => (i as unknown[]).join(" "));
-  return undefined;
-}
+import { countTokens, hashText, textsOf } from "./text.js";
 
 /** A unit vector the same for the same model and text: close texts are not close vectors. */
 export function embeddingOf(model: string, text: string, dimensions: number): number[] {
@@ -29,7 +19,7 @@ export function embeddings(turn: Turn): unknown {
   const { body } = turn;
   const model = pickModel(body, turn.settings);
   if (isErrorOutput(model)) return model;
-  const inputs = inputsOf(body.input);
+  const inputs = textsOf(body.input);
   if (!inputs) return errorOutput(400, "'input' is required: a string, a list of strings, or token ids", "input");
   const dimensions = positiveInt(body, "dimensions", turn.settings.embeddingDimensions, 65_536);
   if (isErrorOutput(dimensions)) return dimensions;

@@ -71,6 +71,20 @@ export function limitReply(text: string, stop: string[], maxTokens: number | und
   return { tokens, finish: "stop" };
 }
 
+/**
+ * The texts of a completion's `prompt` or an embedding's `input`: a string, a list of strings, or
+ * token ids (one list or several, each read as its numbers joined by spaces); undefined when it is
+ * none of these or empty.
+ */
+export function textsOf(value: unknown): string[] | undefined {
+  if (typeof value === "string") return [value];
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  if (value.every((v) => typeof v === "string")) return value;
+  if (value.every((v) => typeof v === "number")) return [value.join(" ")];
+  if (value.every((v) => Array.isArray(v))) return value.map((v) => (v as unknown[]).join(" "));
+  return undefined;
+}
+
 /** `stop` of a request: a string or a list of them. */
 export function stopList(stop: unknown): string[] {
   if (typeof stop === "string") return [stop];
