@@ -4,8 +4,9 @@
  *
  * Options: --quick (short runs, written to bench/RESULTS-quick.md), --seconds N (each autocannon
  * run, default 10), --rounds N (default 3), --jobs N (lifecycle, default 100000), --clock-jobs N
- * (default 10000), --soak-seconds N (default 60), --only a,b (throughput, lifecycle, clock, cold,
- * soak), --out FILE.
+ * (default 10000), --soak-seconds N (default 60), --stream-tokens N (tokens per streamed
+ * completion, default 1000), --only a,b (throughput, lifecycle, clock, cold, soak, streaming),
+ * --out FILE.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ import { clockAdvance } from "./sections/clock.js";
 import { coldStart } from "./sections/cold-start.js";
 import { lifecycle } from "./sections/lifecycle.js";
 import { soak } from "./sections/soak.js";
+import { streaming } from "./sections/streaming.js";
 import { throughput } from "./sections/throughput.js";
 
 const { values } = parseArgs({
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     jobs: { type: "string" },
     "clock-jobs": { type: "string" },
     "soak-seconds": { type: "string" },
+    "stream-tokens": { type: "string" },
     only: { type: "string" },
     out: { type: "string" },
   },
@@ -41,7 +44,8 @@ const rounds = num(values.rounds, 3, 1);
 const jobs = num(values.jobs, 100_000, 10_000);
 const clockJobs = num(values["clock-jobs"], 10_000, 10_000);
 const soakSeconds = num(values["soak-seconds"], 60, 10);
-const all = ["throughput", "lifecycle", "clock", "cold", "soak"];
+const streamTokens = num(values["stream-tokens"], 1000, 200);
+const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming"];
 const only = new Set(values.only ? values.only.split(",") : all);
 for (const s of only) if (!all.includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}`);
 const partial = values.quick || only.size < all.length || values.seconds !== undefined || values["soak-seconds"] !== undefined || values.jobs !== undefined;
@@ -62,6 +66,7 @@ if (only.has("lifecycle")) results.lifecycle = await lifecycle(jobs, log);
 if (only.has("clock")) results.clock = await clockAdvance(clockJobs, values.quick ? 1 : 3, log);
 if (only.has("cold")) results.coldStart = await coldStart(values.quick ? 3 : 5, log);
 if (only.has("soak")) results.soak = await soak(soakSeconds, log);
+if (only.has("streaming")) results.streaming = await streaming(streamTokens, values.quick ? 5 : 20, rounds, log);
 
 const text = render(results);
 writeFileSync(out, text + "\n");

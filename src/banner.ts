@@ -8,6 +8,7 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
     `minipod ${o.version} listening on ${e.url}`,
     "",
     `  queue API   ${e.url}/v2/{endpoint_id}/run   (runpod-sdk: baseUrl "${e.url}/v2")`,
+    `  OpenAI API  ${e.url}/v2/{endpoint_id}/openai/v1   (the openai SDK's baseURL)`,
     `  dashboard   ${e.url}/${e.config.controlKey ? "?key=<controlKey>" : ""}`,
     `  docs        ${e.url}/docs   ·   OpenAPI ${e.url}/openapi.json`,
     `  control     ${e.url}/_emulator/clock   ·   POST /_emulator/clock/advance {"ms":N}   ·   POST /_emulator/reset`,

@@ -1,6 +1,7 @@
 import { atConfigField } from "./config/load.js";
 import { INLINE_PREFIX } from "./config/inline-handlers.js";
 import { type Config } from "./config/schema.js";
+import { openAiSettingsOf } from "./config/openai-schema.js";
 import { VirtualClock } from "./domain/clock.js";
 import { Deadlines } from "./domain/deadlines.js";
 import type { EndpointSpec } from "./domain/endpoint.js";
@@ -9,6 +10,7 @@ import type { Handler } from "./domain/handlers/types.js";
 import { newWorkerId } from "./domain/ids.js";
 import type { Job } from "./domain/job.js";
 import { JobService } from "./domain/jobs.js";
+import { OpenAiRequests } from "./domain/openai/requests.js";
 import type { Logger } from "./domain/logger.js";
 import { JobNotifier } from "./domain/notifier.js";
 import { RateLimits } from "./domain/rate-limit.js";
@@ -68,7 +70,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const jobStore = new SqliteJobStore(db, writes);
   const endpoints = new SqliteEndpointStore(db);
   const notifier = new JobNotifier();
-  const handlers = new HandlerRegistry(o.baseDir, o.handlers);
+  const handlers = new HandlerRegistry(o.baseDir, o.handlers, openAiSettingsOf(config.endpoints));
   let service: JobService | undefined;
   const deadlines = new Deadlines(clock, jobStore, (job: Job, now: number) => service!.onDeadline(job, now));
   const transitions = new Transitions(clock, jobStore, deadlines, notifier);
@@ -81,6 +83,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions });
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
   const jobs = service;
+  const openai = new OpenAiRequests({ clock, jobs, store: jobStore, notifier });
   const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore, notifier });
   const { networkVolumes, templates } = management;
   const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name });
@@ -168,6 +171,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     clock,
     jobs,
     scheduler,
+    openai,
     log,
     db,
     notifier,

@@ -6,6 +6,7 @@ import type { ClockResult } from "../sections/clock.js";
 import type { ColdStartResult } from "../sections/cold-start.js";
 import type { LifecycleResult } from "../sections/lifecycle.js";
 import type { SoakResult } from "../sections/soak.js";
+import type { StreamBatch, StreamingResult } from "../sections/streaming.js";
 import { TARGETS, type Op, type Target, type ThroughputResult } from "../sections/throughput.js";
 import { CONNECTIONS, type LoadResult } from "./load.js";
 import { ROOT } from "./processes.js";
@@ -20,6 +21,7 @@ export interface Results {
   clock?: ClockResult;
   coldStart?: ColdStartResult;
   soak?: SoakResult;
+  streaming?: StreamingResult;
 }
 
 const median = (xs: number[]) => {
@@ -67,6 +69,11 @@ function targets(r: Results): TargetRow[] {
   const s = r.soak;
   rows.push({ what: `soak ${s?.seconds ?? 60} s: RSS growth after warm-up`, measured: s ? `${(s.growth * 100).toFixed(1)} %` : "", goal: "< 10 %", ok: s ? s.growth < 0.1 : undefined });
   rows.push({ what: "soak: errors", measured: s ? String(s.errors) : "", goal: "0", ok: s ? s.errors === 0 : undefined });
+  const st = r.streaming;
+  if (st && !st.skipped) {
+    const rate = median(st.long.minipod.concurrent.map(aggregateRate)) / median(st.long.bare.concurrent.map(aggregateRate));
+    rows.push({ what: `OpenAI streaming: chunks/s, ${st.concurrent} streams at once, vs a bare SSE route`, measured: `${n2(rate)}x`, goal: "reported", ok: undefined });
+  }
   return rows;
 }
 
@@ -106,6 +113,34 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
   if (t.runs.run.noJournal.length) lines.push("", "\"minipod, journal off\" is the same emulator with `journal: { maxEntries: 0 }`: the request journal writes one row per request; the ratios use the default (journal on).");
   lines.push("", `Prism mocks minipod's own /openapi.json (${n0(t.openapiBytes)} bytes) with static examples, log level warn.`);
   return lines;
+}
+
+const ttfts = (bs: StreamBatch[]) => bs.flatMap((b) => b.samples.map((s) => s.ttftMs));
+/** Content chunks per second of one stream, request to end. */
+const streamRates = (bs: StreamBatch[]) => bs.flatMap((b) => b.samples.map((s) => s.tokens / (s.totalMs / 1000)));
+/** Content chunks per second of a whole batch, every stream together. */
+const aggregateRate = (b: StreamBatch) => b.samples.reduce((sum, s) => sum + s.tokens, 0) / (b.wallMs / 1000);
+
+function streamingSection(st: StreamingResult): string[] {
+  if (st.skipped) return ["## OpenAI streaming", "", `Not run: ${st.skipped}.`];
+  const [f, l] = [st.firstToken, st.long];
+  const row = (what: string, mv: number, bv: number, digits: (x: number) => string) => `| ${what} | ${digits(mv)} | ${digits(bv)} | ${n2(mv / bv)}x |`;
+  const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "n/a");
+  const perRound = l.minipod.concurrent.map((c, i) => n2(aggregateRate(c) / aggregateRate(l.bare.concurrent[i]!)));
+  return [
+    "## OpenAI streaming",
+    "",
+    `Streamed chat completions (\`POST /v2/llm/openai/v1/chat/completions\`, \`stream: true\`) read to the end by a node:http client on 127.0.0.1: minipod's built-in \`openai\` handler with no token delay (each request a job on one of ${st.concurrent} warm workers, each token a stream chunk stored and relayed as an SSE event as it comes), side by side with a bare SSE route on the same stack (bench/servers/bare.ts: Hono on @hono/node-server sending the same events from a ReadableStream, with no job behind them). ${st.rounds} round(s), the two servers one after the other in each. The time to the first token is taken on one-token replies (${st.streams * 2} one at a time, ${st.streams * st.concurrent} with ${st.concurrent} at once): a handler that never waits makes its whole reply in one turn of the event loop, so on a long reply nothing could leave before its last token. Chunk rates are taken on ${n0(st.tokens)}-token replies (${st.streams} one at a time, ${st.streams * st.concurrent} with ${st.concurrent} at once), from the request to the end of the stream. Medians over every stream or batch.`,
+    "",
+    "| | minipod | bare SSE route | minipod ÷ bare |",
+    "|---|---:|---:|---:|",
+    row("time to first token, one stream at a time (ms)", median(ttfts(f.minipod.single)), median(ttfts(f.bare.single)), ms1),
+    row(`time to first token, ${st.concurrent} streams at once (ms)`, median(ttfts(f.minipod.concurrent)), median(ttfts(f.bare.concurrent)), ms1),
+    row("chunks/s of one stream", median(streamRates(l.minipod.single)), median(streamRates(l.bare.single)), n0),
+    row(`chunks/s, ${st.concurrent} streams at once, all together`, median(l.minipod.concurrent.map(aggregateRate)), median(l.bare.concurrent.map(aggregateRate)), n0),
+    "",
+    `Chunks/s ratio per round (${st.concurrent} streams at once, minipod ÷ bare): ${perRound.join(", ")}.`,
+  ];
 }
 
 /** Renders RESULTS.md. */
@@ -184,5 +219,6 @@ export function render(r: Results): string {
       "",
     );
   }
+  if (r.streaming) lines.push(...streamingSection(r.streaming), "");
   return lines.join("\n");
 }

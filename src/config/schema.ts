@@ -12,6 +12,7 @@ import {
 import { CLOCK_SPEED_MAX, ENDPOINT_COLD_START_MAX_MS, ENDPOINT_WORKERS_LIMIT, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "../domain/bounds.js";
 import { REST_V2_RESOURCES } from "../domain/surfaces.js";
 import { AuthConfigSchema } from "./auth-schema.js";
+import { OpenAiConfigSchema } from "./openai-schema.js";
 import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schema.js";
 import { ENDPOINT_MANAGEMENT_CONFIG, MANAGEMENT_CONFIG, checkManagementConfig, configVolumeId, resolveEndpointHandlers } from "./management-schema.js";
 import { PODS_CONFIG, checkPodsConfig } from "./pods-schema.js";
@@ -32,7 +33,7 @@ export const EndpointConfigSchema = z
       ])
       .optional()
       .describe(
-        '"echo", "scripted", "external" (worker processes take jobs over HTTP), a name registered with createEmulator({ handlers }), a module path ("./fixtures/handlers/x.ts") relative to this file, or an HTTP worker ({ "type": "http", "url": "http://127.0.0.1:8000" } or the URL alone); default: the template\'s handler, else defaultHandler',
+        '"echo", "scripted", "openai" (OpenAI-compatible answers, see `openai`), "external" (worker processes take jobs over HTTP), a name registered with createEmulator({ handlers }), a module path ("./fixtures/handlers/x.ts") relative to this file, or an HTTP worker ({ "type": "http", "url": "http://127.0.0.1:8000" } or the URL alone); default: the template\'s handler, else defaultHandler',
       ),
     workersMin: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
     workersMax: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
@@ -44,6 +45,7 @@ export const EndpointConfigSchema = z
       .max(EXECUTION_TIMEOUT_MAX_MS)
       .optional()
       .describe("Default execution timeout of the endpoint's jobs (policy.executionTimeout overrides it); 600000 when unset"),
+    openai: OpenAiConfigSchema.optional(),
     ...ENDPOINT_MANAGEMENT_CONFIG,
   })
   .refine((e) => e.workersMin <= e.workersMax, { message: "workersMin must not exceed workersMax", path: ["workersMin"] });

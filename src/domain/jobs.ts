@@ -7,7 +7,7 @@ import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobNotifier } from "./notifier.js";
 import type { ExternalWorkers } from "./external-workers.js";
-import type { JobStore } from "./ports.js";
+import type { JobFilter, JobStore, JobSummary } from "./ports.js";
 import type { Scheduler } from "./scheduler.js";
 import type { Transitions } from "./transitions.js";
 
@@ -46,7 +46,8 @@ export class JobService {
     this.queueSeq = d.jobs.maxQueueSeq();
   }
 
-  submit(endpointId: string, sub: Submission, kind: JobKind): Job {
+  /** A new job in the queue; `cause` is what its timeline says (which route submitted it). */
+  submit(endpointId: string, sub: Submission, kind: JobKind, cause = kind === "runsync" ? "submitted with /runsync" : "submitted with /run"): Job {
     const spec = this.requireEndpoint(endpointId);
     const now = this.d.clock.now();
     const ttlMs = sub.policy?.ttl ?? TTL_DEFAULT_MS;
@@ -76,7 +77,7 @@ export class JobService {
       retainUntil: undefined,
       streamCursor: 0,
     };
-    this.d.transitions.insert(job, kind === "runsync" ? "submitted with /runsync" : "submitted with /run");
+    this.d.transitions.insert(job, cause);
     this.d.scheduler.pump(endpointId);
     return job;
   }
@@ -133,12 +134,12 @@ export class JobService {
   }
 
   /** Cancels a queued or running job; a job already final is answered as it is. */
-  cancel(endpointId: string, jobId: string): Job {
+  cancel(endpointId: string, jobId: string, cause?: string): Job {
     const job = this.get(endpointId, jobId);
     if (isFinal(job.status)) return job;
     const wasRunning = job.status === "IN_PROGRESS";
     if (wasRunning) this.d.scheduler.stopRun(job.id, "job cancelled");
-    const next = this.d.transitions.finish(job, { status: "CANCELLED" }, this.d.clock.now(), wasRunning ? "cancelled while running" : "cancelled while queued");
+    const next = this.d.transitions.finish(job, { status: "CANCELLED" }, this.d.clock.now(), cause ?? (wasRunning ? "cancelled while running" : "cancelled while queued"));
     this.d.scheduler.pump(endpointId);
     return next;
   }
@@ -153,6 +154,12 @@ export class JobService {
     const next = this.d.transitions.move(job, requeuedPatch(job, this.d.clock.now(), ++this.queueSeq), "retried");
     this.d.scheduler.pump(endpointId);
     return next;
+  }
+
+  /** One page of the endpoint's jobs, newest first, without their payloads; `total` counts every match. */
+  recent(endpointId: string, page: Omit<JobFilter, "endpointId">): { jobs: JobSummary[]; total: number } {
+    this.requireEndpoint(endpointId);
+    return this.d.jobs.list({ ...page, endpointId });
   }
 
   /** Removes every queued job of the endpoint; running jobs go on. */

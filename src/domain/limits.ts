@@ -45,6 +45,11 @@ export const JSON_DEPTH_MAX = 1000;
 /** "`/runsync` payload | 20 MB", "`/run` payload | 10 MB" (MB = 1024 * 1024 bytes) */
 export const RUNSYNC_PAYLOAD_MAX_BYTES = 20 * 1024 * 1024;
 export const RUN_PAYLOAD_MAX_BYTES = 10 * 1024 * 1024;
+/**
+ * Bodies of `/openai/*` requests: not in the specification. Each becomes a job answered in the
+ * same request, as `/runsync` is, so the `/runsync` limit applies.
+ */
+export const OPENAI_PAYLOAD_MAX_BYTES = RUNSYNC_PAYLOAD_MAX_BYTES;
 /** "streamed chunk | 1 MB" */
 export const STREAM_CHUNK_MAX_BYTES = 1024 * 1024;
 

@@ -66,3 +66,12 @@ export function classifyServiceRoute(method: string, path: string): ServiceRoute
   }
   return { surface: "queue", scope: read ? "queue:read" : "queue:write", endpointId: first, operation };
 }
+
+/** The operation of the OpenAI-compatible routes, `/v2/{endpoint_id}/openai/...`. */
+export const OPENAI_OPERATION = "openai";
+
+/** Whether a path is an OpenAI-compatible route, whose errors take OpenAI's shape instead of problem+json. */
+export function isOpenAiPath(path: string): boolean {
+  const route = classifyServiceRoute("GET", path);
+  return route.surface === "queue" && route.operation === OPENAI_OPERATION;
+}

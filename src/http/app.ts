@@ -27,6 +27,8 @@ import { endpointRoutes } from "./routes/endpoints/index.js";
 import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
 import { podRoutes } from "./routes/pods/index.js";
 import { queueRoutes } from "./routes/queue/index.js";
+import { requestsRoutes } from "./routes/queue/requests.js";
+import { openAiRoutes } from "./routes/openai/index.js";
 import { workerRoutes } from "./routes/worker/index.js";
 import { registryAuthRoutes } from "./routes/registry-auths/index.js";
 import { templateRoutes } from "./routes/templates/index.js";
@@ -75,6 +77,8 @@ export function createApp(core: Core, info: AppInfo): App {
   networkVolumeRoutes(core, app); // before the queue: /v2/network-volumes/{id} is not an endpoint
   workerRoutes(core, app);
   const direct = queueRoutes(core, app);
+  requestsRoutes(core, app);
+  openAiRoutes(core, app);
   endpointRoutes(core, app);
   templateRoutes(core, app);
   podRoutes(core, app);

@@ -4,6 +4,7 @@ import type { WorkerProtocol } from "../domain/worker-protocol.js";
 import type { ObservabilityStore } from "../domain/observability.js";
 import type { Snapshots } from "../snapshots.js";
 import type { JobService } from "../domain/jobs.js";
+import type { OpenAiRequests } from "../domain/openai/requests.js";
 import type { Logger } from "../domain/logger.js";
 import type { EndpointManager } from "../domain/management/endpoints.js";
 import type { BillingService } from "../domain/management/billing.js";
@@ -22,6 +23,8 @@ export interface Core {
   clock: VirtualClock;
   jobs: JobService;
   scheduler: Scheduler;
+  /** Requests to /v2/{endpoint_id}/openai/*, run as jobs. */
+  openai: OpenAiRequests;
   log: Logger;
   /** Every job change, for live views (the dashboard's feed). */
   notifier: JobNotifier;

@@ -5,5 +5,11 @@ export interface AppEnv {
     dropped: boolean;
     /** The body of the problem+json answered, for the request journal. */
     problemBody: string;
+    /**
+     * On routes whose answer outlives the handler (an OpenAI event stream): takes the request's
+     * queue concurrency slot from the gate, which then leaves it held; the route releases it when
+     * the answer ends.
+     */
+    keepSlot: () => () => void;
   };
 }

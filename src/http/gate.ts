@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { ErrorHandler } from "hono/types";
-import { classifyServiceRoute, type ServiceRoute } from "../domain/surfaces.js";
+import { classifyServiceRoute, OPENAI_OPERATION, type ServiceRoute } from "../domain/surfaces.js";
 import { authenticate, authorize, type HeaderSink } from "./auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
@@ -84,6 +84,13 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>, journal: 
     let release: (() => void) | undefined;
     const admitted = () => {
       release = admit(method, path, c.req.header("authorization"), route, c);
+      if (release !== undefined && route.operation === OPENAI_OPERATION) {
+        c.set("keepSlot", () => {
+          const kept = release ?? (() => {});
+          release = undefined;
+          return kept;
+        });
+      }
       return after(next(), () => durable(c));
     };
     const passed = () => {

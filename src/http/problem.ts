@@ -4,6 +4,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { EmulatorError, type ErrorCode } from "../domain/errors.js";
 import type { AppEnv } from "./env.js";
+import { errorAnswer } from "../domain/openai/protocol.js";
+import { isOpenAiPath } from "../domain/surfaces.js";
 import { formatIssues } from "./validation-messages.js";
 
 /** The ErrorResponse of the specification (`application/problem+json`). */
@@ -97,9 +99,33 @@ export function problemAnswer(err: unknown): { status: number; headers: Record<s
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }
 
-/** Writes a problem+json response. */
+/** OpenAI's `code` for the errors minipod itself answers on the OpenAI routes. */
+const OPENAI_CODES: Partial<Record<ErrorCode, string>> = {
+  UNAUTHORIZED: "invalid_api_key",
+  FORBIDDEN: "insufficient_permissions",
+  ENDPOINT_NOT_FOUND: "endpoint_not_found",
+  JOB_NOT_FOUND: "job_not_found",
+  METHOD_NOT_ALLOWED: "method_not_allowed",
+  PAYLOAD_TOO_LARGE: "payload_too_large",
+  RATE_LIMITED: "rate_limit_exceeded",
+};
+
+/**
+ * The answer to `err` on an OpenAI route (`/v2/{endpoint_id}/openai/*`): the same status and
+ * headers as problem+json, with OpenAI's error object as the body, which the OpenAI SDKs read
+ * (`{"error": {"message", "type", "param", "code"}}`).
+ */
+export function openAiErrorAnswer(err: unknown): { status: number; headers: Record<string, string>; body: string } {
+  const { problem, retryAfter } = toProblem(err);
+  const code = err instanceof EmulatorError ? (OPENAI_CODES[err.code] ?? null) : null;
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (retryAfter !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(retryAfter)));
+  return { status: problem.status, headers, body: JSON.stringify(errorAnswer(problem.status, problem.detail, code).body) };
+}
+
+/** Writes the error response: problem+json, or OpenAI's error object on the OpenAI routes. */
 export function problemResponse(c: Context, err: unknown): Response {
-  const { status, headers, body } = problemAnswer(err);
+  const { status, headers, body } = isOpenAiPath(c.req.path) ? openAiErrorAnswer(err) : problemAnswer(err);
   (c as Context<AppEnv>).set("problemBody", body);
   return c.body(body, status as ContentfulStatusCode, headers);
 }

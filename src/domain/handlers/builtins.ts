@@ -1,21 +1,46 @@
-import type { Handler } from "./types.js";
+import { pause } from "../openai/common.js";
+import { isOpenAiInput, isRecord } from "../openai/protocol.js";
+import { OPENAI_DEFAULTS, type OpenAiSettingsOf } from "../openai/settings.js";
+import { answerOpenAi, openAiHandler } from "./openai.js";
+import type { Handler, HandlerContext } from "./types.js";
 
-/** `echo`: the output is the input. */
-export const echo: Handler = (input) => input;
+/**
+ * `echo`: the output is the input. An OpenAI request (`{openai_route, openai_input}`) is answered
+ * as `openai` answers it, with the prompt (the last user message) as the reply.
+ */
+export const echo =
+  (settingsOf: OpenAiSettingsOf): Handler =>
+  (input, ctx) =>
+    isOpenAiInput(input) ? answerOpenAi(input, ctx, settingsOf, true) : input;
 
 /**
  * `scripted`: the input says what happens. `sleepMs` (virtual ms of work), `fail` (the job ends
  * FAILED with this error), `failAttempts` (only the first N attempts fail, so a retry succeeds),
  * `stream` (each element is one stream chunk, `streamIntervalMs` apart) and `output` (what to
- * return; default: the input).
+ * return; default: the input). An OpenAI request carries the same keys in its body's `minipod`
+ * object; with none of `output`, `stream`, `fail` or `failAttempts` there, it is answered as
+ * `openai` answers it, after `sleepMs`.
  */
-export const scripted: Handler = (input, ctx) => {
-  const sleepMs = typeof input.sleepMs === "number" && input.sleepMs > 0 ? input.sleepMs : 0;
-  const failAttempts = typeof input.failAttempts === "number" ? input.failAttempts : undefined;
-  const fail = failAttempts === undefined ? input.fail : ctx.attempt <= failAttempts ? (input.fail ?? `attempt ${ctx.attempt} failed on purpose (failAttempts: ${failAttempts})`) : undefined;
-  const output = "output" in input ? input.output : input;
-  const stream = Array.isArray(input.stream) ? (input.stream as unknown[]) : undefined;
-  const interval = typeof input.streamIntervalMs === "number" && input.streamIntervalMs > 0 ? input.streamIntervalMs : 0;
+export const scripted =
+  (settingsOf: OpenAiSettingsOf): Handler =>
+  (input, ctx) => {
+    if (!isOpenAiInput(input)) return runScript(input, ctx, input);
+    const script = isRecord(input.openai_input.minipod) ? input.openai_input.minipod : {};
+    if ("output" in script || Array.isArray(script.stream) || typeof script.failAttempts === "number" || (script.fail !== undefined && script.fail !== false && script.fail !== null)) return runScript(script, ctx, undefined);
+    // A promise of the answer, a generator when streamed: runHandler iterates what it resolves to.
+    return (async () => {
+      await pause(ctx, typeof script.sleepMs === "number" ? script.sleepMs : 0);
+      return answerOpenAi(input, ctx, settingsOf, false);
+    })();
+  };
+
+function runScript(script: Record<string, unknown>, ctx: HandlerContext, fallback: unknown): unknown {
+  const sleepMs = typeof script.sleepMs === "number" && script.sleepMs > 0 ? script.sleepMs : 0;
+  const failAttempts = typeof script.failAttempts === "number" ? script.failAttempts : undefined;
+  const fail = failAttempts === undefined ? script.fail : ctx.attempt <= failAttempts ? (script.fail ?? `attempt ${ctx.attempt} failed on purpose (failAttempts: ${failAttempts})`) : undefined;
+  const output = "output" in script ? script.output : fallback;
+  const stream = Array.isArray(script.stream) ? (script.stream as unknown[]) : undefined;
+  const interval = typeof script.streamIntervalMs === "number" && script.streamIntervalMs > 0 ? script.streamIntervalMs : 0;
   const finish = () => {
     if (fail !== undefined && fail !== false && fail !== null) {
       throw new Error(typeof fail === "string" ? fail : JSON.stringify(fail));
@@ -36,6 +61,9 @@ export const scripted: Handler = (input, ctx) => {
     }
     return finish();
   })();
-};
+}
 
-export const BUILTIN_HANDLERS: Readonly<Record<string, Handler>> = { echo, scripted };
+/** The built-in handlers by name; `settingsOf` gives each endpoint's `openai` settings. */
+export function builtinHandlers(settingsOf: OpenAiSettingsOf = () => OPENAI_DEFAULTS): Readonly<Record<string, Handler>> {
+  return { echo: echo(settingsOf), scripted: scripted(settingsOf), openai: openAiHandler(settingsOf) };
+}

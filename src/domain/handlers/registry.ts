@@ -1,7 +1,8 @@
 import type { HandlerRef } from "../endpoint.js";
 import { EmulatorError } from "../errors.js";
 import { EXTERNAL_HANDLER } from "../external-workers.js";
-import { BUILTIN_HANDLERS } from "./builtins.js";
+import type { OpenAiSettingsOf } from "../openai/settings.js";
+import { builtinHandlers } from "./builtins.js";
 import { httpHandler, isHttpRef } from "./http-handler.js";
 import { isModuleRef, loadHandlerModule } from "./load-module.js";
 import type { Handler } from "./types.js";
@@ -11,12 +12,14 @@ import type { Handler } from "./types.js";
  * API, and module paths (loaded once, relative to the config file's folder).
  */
 export class HandlerRegistry {
-  private readonly named = new Map<string, Handler>(Object.entries(BUILTIN_HANDLERS));
+  private readonly named: Map<string, Handler>;
   private readonly modules = new Map<string, Handler>();
   /** References that could not be prepared for endpoints kept in the database, and why. */
   private readonly missing = new Map<string, string>();
 
-  constructor(private readonly baseDir: string, functions: Record<string, Handler> = {}) {
+  /** `openAiSettings`: each endpoint's settings of the built-in OpenAI answers (defaults when not given). */
+  constructor(private readonly baseDir: string, functions: Record<string, Handler> = {}, openAiSettings?: OpenAiSettingsOf) {
+    this.named = new Map(Object.entries(builtinHandlers(openAiSettings)));
     for (const [name, fn] of Object.entries(functions)) this.named.set(name, fn);
   }
 
