@@ -180,6 +180,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
           resolve();
         });
         server.closeIdleConnections();
+        core.workerProtocol.close();
         core.notifier.releaseAll("emulator closing", core.clock.now());
       });
       return closed;
