@@ -16,6 +16,9 @@ import type { FaultRule, FaultRuleInput } from "./domain/faults.js";
 import type { JobStatus, JobView } from "./domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "./domain/observability.js";
 import type { SnapshotInfo } from "./snapshots.js";
+import { EmulatorWorkers, type WorkerSpec } from "./emulator-workers.js";
+import { CLOSING_CAUSE } from "./domain/notifier.js";
+import type { WorkerProcess } from "./worker-process.js";
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
@@ -35,6 +38,8 @@ export interface EmulatorOptions {
   /** Log level (default: the config's, or "silent" for the programmatic API) or a line sink. */
   logLevel?: LogLevel;
   log?: (line: string) => void;
+  /** Worker processes to start once listening (the service's worker runtime, for "external" endpoints); stopped by `close()`. */
+  workers?: WorkerSpec[];
 }
 
 export interface EmulatorClock {
@@ -82,7 +87,12 @@ export interface Emulator {
   runUntilIdle(maxMs?: number): Promise<void>;
   /** Empties jobs and returns to the configured state. */
   reset(): Promise<void>;
-  /** Stops the server and closes the database. */
+  /**
+   * Starts a worker process for an "external" endpoint, with every RUNPOD_* variable the service's
+   * worker library reads (what `minipod worker` does); `close()` stops it.
+   */
+  startWorker(spec: WorkerSpec): WorkerProcess;
+  /** Stops the worker processes it started, then the server, and closes the database. */
   close(): Promise<void>;
   /** The Hono app, for in-process requests (`app.request(...)`). */
   app: { request: (input: string | Request, init?: RequestInit) => Response | Promise<Response>; fetch: (req: Request) => Response | Promise<Response> };
@@ -144,8 +154,11 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   });
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
   let closed: Promise<void> | undefined;
+  const url = `http://${urlHost}:${address.port}`;
+  const workers = new EmulatorWorkers(core, url, options.log ?? ((line) => process.stderr.write(line + "\n")));
+  for (const spec of options.workers ?? []) workers.start(spec);
   return {
-    url: `http://${urlHost}:${address.port}`,
+    url,
     port: address.port,
     host,
     config: loaded.config,
@@ -167,22 +180,27 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => waitForJob(core, endpointId, jobId, status, withinMs),
     runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
     app,
+    startWorker: (spec) => workers.start(spec),
     close() {
-      closed ??= new Promise<void>((resolve) => {
-        // Answer held requests, let answers in flight finish, drop keep-alive sockets as they
-        // go idle; whatever is still open after 2 s is cut.
-        const idle = setInterval(() => server.closeIdleConnections(), 25);
-        const cut = setTimeout(() => server.closeAllConnections(), 2000);
-        server.close(() => {
-          clearInterval(idle);
-          clearTimeout(cut);
-          core.close();
-          resolve();
-        });
-        server.closeIdleConnections();
-        core.workerProtocol.close();
-        core.notifier.releaseAll("emulator closing", core.clock.now());
-      });
+      // Worker processes first (their held polls are answered as they stop), then the server.
+      closed ??= workers.stopAll().then(
+        () =>
+          new Promise<void>((resolve) => {
+            // Answer held requests, let answers in flight finish, drop keep-alive sockets as they
+            // go idle; whatever is still open after 2 s is cut.
+            const idle = setInterval(() => server.closeIdleConnections(), 25);
+            const cut = setTimeout(() => server.closeAllConnections(), 2000);
+            server.close(() => {
+              clearInterval(idle);
+              clearTimeout(cut);
+              core.close();
+              resolve();
+            });
+            server.closeIdleConnections();
+            core.workerProtocol.close();
+            core.notifier.releaseAll(CLOSING_CAUSE, core.clock.now());
+          }),
+      );
       return closed;
     },
   };

@@ -34,6 +34,8 @@ Options:
 
 Commands:
   minipod export FILE [--url URL]   save a running emulator's state (secrets redacted) to FILE
+  minipod worker [options] -- CMD   run a worker process (python3 handler.py) for an "external"
+                                    endpoint of a running minipod (minipod worker --help)
 
 Environment: MINIPOD_CONFIG, MINIPOD_PORT, MINIPOD_HOST, MINIPOD_DB, MINIPOD_CLOCK, MINIPOD_SPEED,
 MINIPOD_LOG_LEVEL stand in for the flags of the same name; flags win.`;

@@ -23,7 +23,8 @@ export interface ExternalWorkerSettings {
   pollHoldMs: number;
 }
 
-export type ExternalWorkerState = "idle" | "running" | "unhealthy" | "stopped" | "lost";
+export const EXTERNAL_WORKER_STATES = ["idle", "running", "unhealthy", "stopped", "lost"] as const;
+export type ExternalWorkerState = (typeof EXTERNAL_WORKER_STATES)[number];
 
 /** One worker process: what worker listings and the dashboard show. Times are virtual epoch ms. */
 export interface ExternalWorkerView {

@@ -80,8 +80,12 @@ export class WorkerProtocol {
 
   /** A worker's result or progress update for a job it holds (job-done); `streamed` ends a streamed job. */
   done(endpointId: string, workerId: string, jobId: string, result: WorkerResult, streamed: boolean): Job {
-    const { job, worker } = this.heldJob(endpointId, workerId, jobId);
     const progress = result.status === "IN_PROGRESS";
+    // The library sends progress from a thread of its own, so an update may arrive just after the
+    // result it preceded: answered with the job as it is, changing nothing.
+    const late = progress ? this.finishedBy(endpointId, workerId, jobId) : undefined;
+    if (late) return late;
+    const { job, worker } = this.heldJob(endpointId, workerId, jobId);
     if (!progress) this.workers.release(jobId);
     const next = applyResult(this.d, job, workerId, result, streamed, this.d.clock.now());
     if (result.stopPod === true) {
@@ -114,6 +118,17 @@ export class WorkerProtocol {
     }
     const stale = (beat.jobIds ?? []).filter((id) => !w.jobs.has(id) && this.notTheWorkers(id, workerId));
     if (stale.length > 0) this.sendStops(w, stale);
+  }
+
+  /**
+   * minipod stops the worker (`minipod worker` stopping its process): it is marked stopped and its
+   * held polls are answered now, since the library waits for them before it exits.
+   */
+  stopWorker(endpointId: string, workerId: string): void {
+    const w = this.workers.get(endpointId, workerId);
+    if (!w) throw new EmulatorError("NOT_FOUND", `no worker "${workerId}" on endpoint "${endpointId}"`);
+    this.workers.markStopped(w, "stopped by minipod");
+    this.releaseWorkerPolls(w);
   }
 
   /** New jobs (or capacity) on an endpoint: held job-take polls get them, oldest poll first. */
@@ -196,6 +211,12 @@ export class WorkerProtocol {
     }
     if (job.workerId !== workerId) throw new EmulatorError("CONFLICT", `job ${jobId} is held by worker ${job.workerId}, not ${workerId}; it was left unchanged`);
     return { job, worker };
+  }
+
+  /** The job, if `workerId` ended it itself (its result arrived). */
+  private finishedBy(endpointId: string, workerId: string, jobId: string): Job | undefined {
+    const job = this.d.jobs.get(jobId);
+    return job && job.endpointId === endpointId && job.workerId === workerId && (job.status === "COMPLETED" || job.status === "FAILED") ? job : undefined;
   }
 
   /** Whether job `id` is not (or no longer) running on `workerId` by any other way than its own result. */

@@ -1,0 +1,192 @@
+import { parseArgs } from "node:util";
+import { ConfigError } from "./config/load.js";
+import { newWorkerId } from "./domain/ids.js";
+import { WorkerProcess, workerEnv } from "./worker-process.js";
+
+export const WORKER_USAGE = `Usage: minipod worker [options] -- <command> [args...]
+
+Runs a worker process (the service's worker runtime: python handler.py) against a running minipod,
+with every RUNPOD_* variable the platform sets on a worker, pointed at one "external" endpoint.
+
+Options:
+  --url URL            the running minipod (default: $MINIPOD_URL, else http://127.0.0.1:8080)
+  --endpoint ID        the endpoint (default: the only endpoint with "handler": "external")
+  --worker-id ID       the worker id, RUNPOD_POD_ID (default: 14 random characters, as the service's)
+  --workers N          run N copies of the command, worker ids ID-1 .. ID-N (default: 1)
+  --key KEY            the API key the worker sends (default: $RUNPOD_AI_API_KEY, else "minipod-worker")
+  --restart            start the command again when it exits (after 1 s, up to 30 s apart while it keeps failing)
+  --control-key KEY    minipod's controlKey, when it has one (default: $MINIPOD_CONTROL_KEY)
+
+Each line the command writes is prefixed with [worker id]. Ctrl-C or SIGTERM stops the workers
+(SIGTERM, then SIGKILL after 10 s); so does minipod stopping.`;
+
+interface Parsed {
+  url: string;
+  endpoint: string | undefined;
+  workerId: string | undefined;
+  workers: number;
+  key: string;
+  restart: boolean;
+  controlKey: string | undefined;
+  command: string[];
+}
+
+function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
+  const dash = argv.indexOf("--");
+  const own = dash === -1 ? argv : argv.slice(0, dash);
+  const command = dash === -1 ? [] : argv.slice(dash + 1);
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: own,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        url: { type: "string" },
+        endpoint: { type: "string" },
+        "worker-id": { type: "string" },
+        workers: { type: "string" },
+        key: { type: "string" },
+        restart: { type: "boolean" },
+        "control-key": { type: "string" },
+      },
+    }));
+  } catch (e) {
+    throw new ConfigError(`${(e as Error).message}\n\n${WORKER_USAGE}`);
+  }
+  if (command.length === 0) throw new ConfigError(`no command to run: put it after --, e.g. minipod worker -- python3 handler.py\n\n${WORKER_USAGE}`);
+  const workers = values.workers === undefined ? 1 : Number(values.workers);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new ConfigError(`--workers must be an integer from 1 to 64, got "${values.workers}"`);
+  const workerId = values["worker-id"];
+  if (workerId !== undefined && !/^[A-Za-z0-9_.-]{1,100}$/.test(workerId)) throw new ConfigError(`--worker-id must be letters, digits, '.', '_' or '-', got "${workerId}"`);
+  return {
+    url: (values.url ?? env.MINIPOD_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, ""),
+    endpoint: values.endpoint,
+    workerId,
+    workers,
+    key: values.key ?? env.RUNPOD_AI_API_KEY ?? "minipod-worker",
+    restart: values.restart === true,
+    controlKey: values["control-key"] ?? env.MINIPOD_CONTROL_KEY,
+    command,
+  };
+}
+
+interface WorkersInfo {
+  settings: { pingIntervalMs: number };
+  endpoints: string[];
+}
+
+async function readWorkersInfo(p: Parsed, headers: Record<string, string>): Promise<WorkersInfo> {
+  let res: Response;
+  try {
+    res = await fetch(`${p.url}/_emulator/workers`, { headers });
+  } catch (e) {
+    throw new ConfigError(`cannot reach minipod at ${p.url}: ${(e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message}; is it running? (--url sets where)`);
+  }
+  if (res.status === 401) throw new ConfigError(`minipod at ${p.url} has a controlKey: give it with --control-key (or MINIPOD_CONTROL_KEY)`);
+  if (!res.ok) throw new ConfigError(`minipod at ${p.url} answered ${res.status} to GET /_emulator/workers: ${await res.text()}`);
+  return (await res.json()) as WorkersInfo;
+}
+
+function chooseEndpoint(p: Parsed, info: WorkersInfo): string {
+  const listed = info.endpoints.length ? info.endpoints.join(", ") : 'none (give an endpoint "handler": "external" in the config)';
+  if (p.endpoint !== undefined) {
+    if (!info.endpoints.includes(p.endpoint)) throw new ConfigError(`endpoint "${p.endpoint}" is not served by worker processes at ${p.url}; endpoints with "handler": "external": ${listed}`);
+    return p.endpoint;
+  }
+  if (info.endpoints.length === 1) return info.endpoints[0]!;
+  throw new ConfigError(`choose the endpoint with --endpoint; endpoints with "handler": "external" at ${p.url}: ${listed}`);
+}
+
+/**
+ * Resolves when minipod stops. Its feed (without job events) ends when it resets, restores a
+ * snapshot or closes, saying which: on `closing`, or when the feed breaks and minipod no longer
+ * answers, it is gone (the worker library, refused, retries thousands of times a second).
+ */
+async function whenMinipodStops(url: string, headers: Record<string, string>, stopped: AbortSignal): Promise<void> {
+  let failures = 0;
+  while (!stopped.aborted) {
+    try {
+      const res = await fetch(`${url}/_emulator/feed?jobs=false`, { headers, signal: stopped });
+      failures = 0;
+      let text = "";
+      if (res.body) {
+        for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+          text = (text + chunk).slice(-200);
+          if (/event: resync\ndata: \{"closing":true\}/.test(text)) return;
+        }
+      }
+    } catch {
+      if (stopped.aborted) return;
+      // Refused or reset: one more try shortly, in case the feed only broke.
+      if (++failures >= 2) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** `minipod worker [options] -- <command>`: resolves with the exit code. */
+export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  if (argv[0] === "--help" || argv[0] === "-h") {
+    process.stdout.write(WORKER_USAGE + "\n");
+    return 0;
+  }
+  const p = parse(argv, env);
+  const headers: Record<string, string> = p.controlKey ? { authorization: `Bearer ${p.controlKey}` } : {};
+  const info = await readWorkersInfo(p, headers);
+  const endpoint = chooseEndpoint(p, info);
+  const base = p.workerId ?? newWorkerId();
+  const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
+  const write = (line: string, stream: "stdout" | "stderr") => (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
+  const processes = ids.map(
+    (workerId) =>
+      new WorkerProcess({
+        command: p.command,
+        workerId,
+        env: { ...env, ...workerEnv({ url: p.url, endpoint, workerId, key: p.key, pingIntervalMs: info.settings.pingIntervalMs }) },
+        restart: p.restart,
+        output: write,
+        onStopping: () => {
+          void fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/stop`, { method: "POST", headers }).catch(() => {});
+        },
+      }),
+  );
+  process.stderr.write(`minipod worker: ${ids.length} worker(s) for endpoint ${endpoint} of ${p.url}: ${ids.join(", ")}${p.restart ? " (restarted when they exit)" : ""}; Ctrl-C stops them\n`);
+
+  const stopped = new AbortController();
+  let stopping = false;
+  const stopAll = (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`minipod worker: ${why}: stopping the worker(s)\n`);
+    stopped.abort();
+    for (const w of processes) void w.stop();
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.stderr.write(`minipod worker: ${signal} again: killing the worker(s)\n`);
+      for (const w of processes) if (w.pid !== undefined) killQuietly(-w.pid);
+      process.exit(1);
+    }
+    stopAll(signal);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGHUP", onSignal);
+
+  for (const w of processes) w.start();
+  void whenMinipodStops(p.url, headers, stopped.signal).then(() => {
+    if (!stopped.signal.aborted) stopAll(`minipod at ${p.url} stopped`);
+  });
+  const codes = await Promise.all(processes.map((w) => w.exited));
+  stopped.abort();
+  return stopping ? 0 : codes.reduce<number>((worst, c) => Math.max(worst, c ?? 1), 0);
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone already
+  }
+}
