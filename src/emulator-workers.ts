@@ -28,12 +28,16 @@ const EMULATOR_WORKER_GRACE_MS = 3000;
 /** The worker processes an emulator started: stopped with it. */
 export class EmulatorWorkers {
   private readonly running = new Set<WorkerProcess>();
+  private readonly byWorker = new Map<string, WorkerProcess>();
 
   constructor(
     private readonly core: EmulatorCore,
     private readonly url: string,
     private readonly defaultOutput: (line: string) => void,
-  ) {}
+  ) {
+    // A worker that asks to be stopped after its job is replaced by a fresh one, as the platform does.
+    core.workerProtocol.onWorkerStopped(({ endpointId, workerId }) => this.byWorker.get(`${endpointId}/${workerId}`)?.refresh());
+  }
 
   start(spec: WorkerSpec): WorkerProcess {
     const endpoint = this.core.scheduler.spec(spec.endpoint);
@@ -55,8 +59,13 @@ export class EmulatorWorkers {
         if (protocol.workers.get(spec.endpoint, workerId)) protocol.stopWorker(spec.endpoint, workerId);
       },
     });
+    const key = `${spec.endpoint}/${workerId}`;
     this.running.add(proc);
-    void proc.exited.then(() => this.running.delete(proc));
+    this.byWorker.set(key, proc);
+    void proc.exited.then(() => {
+      this.running.delete(proc);
+      if (this.byWorker.get(key) === proc) this.byWorker.delete(key);
+    });
     return proc.start();
   }
 

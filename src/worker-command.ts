@@ -18,7 +18,8 @@ Options:
   --control-key KEY    minipod's controlKey, when it has one (default: $MINIPOD_CONTROL_KEY)
 
 Each line the command writes is prefixed with [worker id]. Ctrl-C or SIGTERM stops the workers
-(SIGTERM, then SIGKILL after 10 s); so does minipod stopping.`;
+(SIGTERM, then SIGKILL after 10 s); so does minipod stopping. A worker that asks to be stopped
+after a job (refresh_worker) is replaced by a fresh one, as the platform does.`;
 
 interface Parsed {
   url: string;
@@ -99,11 +100,12 @@ function chooseEndpoint(p: Parsed, info: WorkersInfo): string {
 }
 
 /**
- * Resolves when minipod stops. Its feed (without job events) ends when it resets, restores a
- * snapshot or closes, saying which: on `closing`, or when the feed breaks and minipod no longer
- * answers, it is gone (the worker library, refused, retries thousands of times a second).
+ * Follows minipod's feed (without job events) until minipod stops: the feed ends when minipod
+ * resets, restores a snapshot or closes, saying which; on `closing`, or when the feed breaks and
+ * minipod no longer answers, it is gone (the worker library, refused, retries thousands of times a
+ * second). Meanwhile each `worker` event (a worker asked to be stopped after its job) is passed on.
  */
-async function whenMinipodStops(url: string, headers: Record<string, string>, stopped: AbortSignal): Promise<void> {
+async function followMinipod(url: string, headers: Record<string, string>, stopped: AbortSignal, onWorker: (e: { endpointId: string; workerId: string }) => void): Promise<void> {
   let failures = 0;
   while (!stopped.aborted) {
     try {
@@ -112,8 +114,15 @@ async function whenMinipodStops(url: string, headers: Record<string, string>, st
       let text = "";
       if (res.body) {
         for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
-          text = (text + chunk).slice(-200);
-          if (/event: resync\ndata: \{"closing":true\}/.test(text)) return;
+          text += chunk;
+          let end;
+          while ((end = text.indexOf("\n\n")) >= 0) {
+            const event = /^event: (\S+)$/m.exec(text.slice(0, end))?.[1];
+            const data = /^data: (.*)$/m.exec(text.slice(0, end))?.[1] ?? "{}";
+            text = text.slice(end + 2);
+            if (event === "resync" && (JSON.parse(data) as { closing?: boolean }).closing) return;
+            if (event === "worker") onWorker(JSON.parse(data) as { endpointId: string; workerId: string });
+          }
         }
       }
     } catch {
@@ -175,7 +184,10 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   process.on("SIGHUP", onSignal);
 
   for (const w of processes) w.start();
-  void whenMinipodStops(p.url, headers, stopped.signal).then(() => {
+  const onWorker = (e: { endpointId: string; workerId: string }) => {
+    if (e.endpointId === endpoint) processes.find((w) => w.workerId === e.workerId)?.refresh();
+  };
+  void followMinipod(p.url, headers, stopped.signal, onWorker).then(() => {
     if (!stopped.signal.aborted) stopAll(`minipod at ${p.url} stopped`);
   });
   const codes = await Promise.all(processes.map((w) => w.exited));

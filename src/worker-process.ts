@@ -71,6 +71,7 @@ const LINE_MAX = 16 * 1024;
 export class WorkerProcess {
   private child: ChildProcess | undefined;
   private stopping = false;
+  private refreshing = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private delay = RESTART_FIRST_MS;
   private startedAt = 0;
@@ -116,24 +117,43 @@ export class WorkerProcess {
     if (!this.stopping) {
       this.stopping = true;
       clearTimeout(this.restartTimer);
-      const child = this.child;
-      if (child && child.exitCode === null && child.signalCode === null) {
-        killGroup(child, "SIGTERM");
-        this.o.onStopping?.();
-        const poke = setInterval(() => this.o.onStopping?.(), 1000);
-        const force = setTimeout(() => {
-          this.say(`still running ${(this.o.graceMs ?? GRACE_DEFAULT_MS) / 1000} s after SIGTERM: SIGKILL`);
-          killGroup(child, "SIGKILL");
-        }, this.o.graceMs ?? GRACE_DEFAULT_MS);
-        void this.exited.finally(() => {
-          clearInterval(poke);
-          clearTimeout(force);
-        });
-      } else {
-        this.resolveExited(child?.exitCode ?? null);
-      }
+      if (!this.terminate()) this.resolveExited(this.child?.exitCode ?? null);
     }
     return this.exited;
+  }
+
+  /**
+   * Replaces the process with a fresh one (the worker asked to be stopped after a job: `stopPod`,
+   * the library's `refresh_worker`), whether or not it restarts on exit.
+   */
+  refresh(): void {
+    if (this.stopping || this.refreshing) return;
+    this.say("replacing the worker (it asked to be stopped after its job: refresh_worker)");
+    this.refreshing = true;
+    if (!this.terminate()) {
+      this.refreshing = false;
+      clearTimeout(this.restartTimer);
+      this.start();
+    }
+  }
+
+  /** SIGTERM to the running process's group, SIGKILL after the grace period; false when none runs. */
+  private terminate(): boolean {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return false;
+    killGroup(child, "SIGTERM");
+    this.o.onStopping?.();
+    const poke = setInterval(() => this.o.onStopping?.(), 1000);
+    const grace = this.o.graceMs ?? GRACE_DEFAULT_MS;
+    const force = setTimeout(() => {
+      this.say(`still running ${grace / 1000} s after SIGTERM: SIGKILL`);
+      killGroup(child, "SIGKILL");
+    }, grace);
+    child.once("exit", () => {
+      clearInterval(poke);
+      clearTimeout(force);
+    });
+    return true;
   }
 
   private exitedOnce(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
@@ -142,6 +162,11 @@ export class WorkerProcess {
     // The library's heartbeat runs in a process of its own, which outlives a killed main process.
     killGroup(child, "SIGKILL");
     this.say(`exited ${signal ? `on ${signal}` : `with code ${code}`}`);
+    if (this.refreshing && !this.stopping) {
+      this.refreshing = false;
+      this.start();
+      return;
+    }
     if (this.stopping || !this.o.restart) return this.resolveExited(code);
     this.delay = Date.now() - this.startedAt >= RESTART_RESET_AFTER_MS ? RESTART_FIRST_MS : this.delay;
     this.say(`restarting in ${this.delay / 1000} s`);

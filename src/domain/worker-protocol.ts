@@ -2,6 +2,7 @@ import type { VirtualClock } from "./clock.js";
 import { EmulatorError } from "./errors.js";
 import { EXTERNAL_HANDLER, ExternalWorkers, type Contact, type ExternalWorker, type ExternalWorkerSettings } from "./external-workers.js";
 import { HeldPolls } from "./held-polls.js";
+import { StopChannel } from "./stop-channel.js";
 import type { Job } from "./job.js";
 import { WORKER_ERROR_DELAY_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
@@ -21,6 +22,13 @@ export interface Heartbeat {
   unhealthy?: string | undefined;
 }
 
+/** A worker asked to be stopped after a job (`stopPod`, the library's `refresh_worker`): whoever runs it replaces it. */
+export interface WorkerStopped {
+  endpointId: string;
+  workerId: string;
+  reason: string;
+}
+
 interface TakeRequest {
   worker: ExternalWorker;
   n: number;
@@ -36,8 +44,8 @@ interface TakeRequest {
 export class WorkerProtocol {
   readonly workers: ExternalWorkers;
   private readonly takes: HeldPolls<string, TakeRequest, Job[]>;
-  private readonly stopPolls: HeldPolls<ExternalWorker, undefined, string[]>;
-  private readonly pendingStops = new Map<ExternalWorker, Set<string>>();
+  private readonly stopChannel: StopChannel;
+  private readonly stoppedListeners = new Set<(e: WorkerStopped) => void>();
   /** Refusals of job-take and job-stop waiting out WORKER_ERROR_DELAY_MS. */
   private readonly refusals: HeldPolls<string, undefined, undefined>;
   private closing = false;
@@ -45,8 +53,17 @@ export class WorkerProtocol {
   constructor(private readonly d: { clock: VirtualClock; jobs: JobStore; scheduler: Scheduler; transitions: Transitions; settings: ExternalWorkerSettings; log: Logger }) {
     this.workers = new ExternalWorkers(d.clock.wall, d.settings, (w, jobIds) => this.lost(w, jobIds));
     this.takes = new HeldPolls(d.clock.wall, () => []);
-    this.stopPolls = new HeldPolls(d.clock.wall, () => []);
+    this.stopChannel = new StopChannel(d.clock.wall);
     this.refusals = new HeldPolls(d.clock.wall, () => undefined);
+  }
+
+  /**
+   * Calls `fn` when a worker asks to be stopped after a job (`stopPod`): the platform then replaces
+   * the worker with a fresh one, and so do `minipod worker` and createEmulator's workers.
+   */
+  onWorkerStopped(fn: (e: WorkerStopped) => void): () => void {
+    this.stoppedListeners.add(fn);
+    return () => this.stoppedListeners.delete(fn);
   }
 
   /** Once the emulator is closing, polls are answered at once. */
@@ -73,9 +90,9 @@ export class WorkerProtocol {
   async stops(endpointId: string, workerId: string, signal?: AbortSignal): Promise<string[]> {
     await this.requireExternalSlowly(endpointId, signal);
     const w = this.touch(endpointId, workerId, "other");
-    const pending = this.takeStops(w);
-    if (pending.length > 0 || this.closing) return pending;
-    return this.held(w, this.stopPolls.wait(w, undefined, this.d.settings.pollHoldMs, signal));
+    // A stopped worker is on its way out: the library waits for this poll before it exits.
+    const hold = this.closing || w.status === "stopped" ? 0 : this.d.settings.pollHoldMs;
+    return this.held(w, this.stopChannel.poll(w, hold, signal));
   }
 
   /** A worker's result or progress update for a job it holds (job-done); `streamed` ends a streamed job. */
@@ -89,8 +106,10 @@ export class WorkerProtocol {
     if (!progress) this.workers.release(jobId);
     const next = applyResult(this.d, job, workerId, result, streamed, this.d.clock.now());
     if (result.stopPod === true) {
-      this.workers.markStopped(worker, `asked to be stopped after job ${jobId} (stopPod)`);
+      const reason = `asked to be stopped after job ${jobId} (stopPod)`;
+      this.workers.markStopped(worker, reason);
       this.releaseWorkerPolls(worker);
+      for (const fn of [...this.stoppedListeners]) fn({ endpointId, workerId, reason });
     }
     if (!progress) this.d.scheduler.pump(endpointId);
     return next;
@@ -117,7 +136,7 @@ export class WorkerProtocol {
       this.d.log.warn(`worker ${workerId} of endpoint ${endpointId} reported a failed start-up check: ${beat.unhealthy}`);
     }
     const stale = (beat.jobIds ?? []).filter((id) => !w.jobs.has(id) && this.notTheWorkers(id, workerId));
-    if (stale.length > 0) this.sendStops(w, stale);
+    if (stale.length > 0) this.stopChannel.send(w, stale);
   }
 
   /**
@@ -143,15 +162,15 @@ export class WorkerProtocol {
   /** A job minipod ended while its worker ran it (cancel, execution timeout, ttl): the worker is told to stop it. */
   stopJob(jobId: string): void {
     const w = this.workers.release(jobId);
-    if (w) this.sendStops(w, [jobId]);
+    if (w) this.stopChannel.send(w, [jobId]);
   }
 
   /** The endpoint is gone (deleted, reset): its polls are answered and its workers forgotten. */
   detach(endpointId: string): void {
     this.takes.release(endpointId);
     for (const w of this.workers.records(endpointId)) {
-      this.pendingStops.delete(w);
-      this.stopPolls.release(w);
+      this.stopChannel.forget(w);
+      this.stopChannel.release(w);
     }
     this.workers.forget(endpointId);
   }
@@ -159,8 +178,8 @@ export class WorkerProtocol {
   /** Reset or snapshot restore: every poll answered, every worker forgotten (workers that call again start afresh). */
   reset(): void {
     this.takes.release();
-    this.stopPolls.release();
-    this.pendingStops.clear();
+    this.stopChannel.release();
+    this.stopChannel.forget();
     this.workers.forget();
   }
 
@@ -168,7 +187,7 @@ export class WorkerProtocol {
   close(): void {
     this.closing = true;
     this.takes.release();
-    this.stopPolls.release();
+    this.stopChannel.release();
     this.refusals.release();
   }
 
@@ -227,25 +246,8 @@ export class WorkerProtocol {
     return job.status !== "IN_PROGRESS" || job.workerId !== workerId;
   }
 
-  private sendStops(w: ExternalWorker, jobIds: string[]): void {
-    let set = this.pendingStops.get(w);
-    if (!set) this.pendingStops.set(w, (set = new Set()));
-    for (const id of jobIds) set.add(id);
-    this.stopPolls.offer(w, () => {
-      const ids = this.takeStops(w);
-      return ids.length > 0 ? ids : undefined;
-    });
-  }
-
-  private takeStops(w: ExternalWorker): string[] {
-    const set = this.pendingStops.get(w);
-    if (!set) return [];
-    this.pendingStops.delete(w);
-    return [...set];
-  }
-
   private releaseWorkerPolls(w: ExternalWorker): void {
-    this.stopPolls.release(w);
+    this.stopChannel.release(w);
     // Its held job-take, if any, ends empty: a stopped worker takes nothing.
     this.takes.release(w.endpointId, (req) => req.worker === w);
   }
@@ -257,7 +259,7 @@ export class WorkerProtocol {
   }
 
   private lost(w: ExternalWorker, jobIds: string[]): void {
-    this.pendingStops.delete(w);
+    this.stopChannel.forget(w);
     this.d.log.info(`worker ${w.id} of endpoint ${w.endpointId} is lost (${w.reason ?? "silent"})${jobIds.length ? `; its job(s) ${jobIds.join(", ")} go back to the queue` : ""}`);
     this.requeue(w, jobIds, `worker ${w.id} lost: ${w.reason ?? "silent"}`);
   }

@@ -1,6 +1,7 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { CLOSING_CAUSE, type JobChange } from "../../../domain/notifier.js";
+import type { WorkerStopped } from "../../../domain/worker-protocol.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { jobSummary } from "./jobs.js";
@@ -30,6 +31,7 @@ const feedRoute = createRoute({
     "- `ready`: sent once on connect, data `{now}` (virtual epoch ms).",
     "- `job`: data `{id, endpointId, from?, to?, cause, at, job?}`; `to` and `job` (a JobSummary) are absent when the job was deleted (ttl, retention, purge). Changes to one job that arrive faster than the reader takes them are merged into the latest.",
     `- \`resync\`: the reader fell more than ${FEED_BUFFER_MAX} jobs behind and changes were dropped; reload the list.`,
+    "- `worker`: data `{endpointId, workerId, state: \"stopped\", reason}`: a worker process asked to be stopped after its job (`stopPod`, the library's `refresh_worker`); whoever runs it replaces it (`minipod worker` does).",
     `- \`tick\`: every ${FEED_TICK_MS / 1000} s of wall time, data \`{now, mode, speed}\` of the virtual clock.`,
     "",
     "The stream ends after a `resync` when the emulator resets, restores a snapshot or closes (then its data is `{\"closing\": true}`); an EventSource reconnects by itself.",
@@ -85,6 +87,11 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
         poke();
       };
       const unsubscribe = withJobs ? notifier.onAny(onChange) : () => {};
+      const workerEvents: WorkerStopped[] = [];
+      const unlisten = core.workerProtocol.onWorkerStopped((e) => {
+        if (workerEvents.length < FEED_BUFFER_MAX) workerEvents.push(e);
+        poke();
+      });
       const unwatch = notifier.watch(RELEASE_WATCH_ID, (change) => {
         released = true;
         closing = change.cause === CLOSING_CAUSE;
@@ -101,6 +108,7 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
         stopped = true;
         closed = true;
         unsubscribe();
+        unlisten();
         unwatch();
         clearInterval(timer);
         poke();
@@ -109,7 +117,7 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
 
       await stream.writeSSE({ event: "ready", data: JSON.stringify({ now: clock.now() }), retry: 2000 });
       while (!closed) {
-        if (pending.size === 0 && !overflow && !tick && !released) await new Promise<void>((resolve) => (wake = resolve));
+        if (pending.size === 0 && workerEvents.length === 0 && !overflow && !tick && !released) await new Promise<void>((resolve) => (wake = resolve));
         if (closed) break;
         if (released) {
           await stream.writeSSE({ event: "resync", data: closing ? '{"closing":true}' : "{}" });
@@ -122,6 +130,7 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
         const batch = [...pending.values()];
         pending.clear();
         for (const change of batch) await stream.writeSSE({ event: "job", data: JSON.stringify(feedEvent(change)) });
+        for (const e of workerEvents.splice(0)) await stream.writeSSE({ event: "worker", data: JSON.stringify({ ...e, state: "stopped" }) });
         if (tick) {
           tick = false;
           await stream.writeSSE({ event: "tick", data: JSON.stringify({ now: clock.now(), mode: clock.mode, speed: clock.speed }) });
