@@ -41,6 +41,8 @@ export interface ClockOptions {
   onError?: (error: unknown, label: string) => void;
   /** Called when `advance` gave up waiting for held work. */
   onSettleTimeout?: (holds: number) => void;
+  /** Wall time; default the process's (tests give a fake one). */
+  wall?: WallTime;
 }
 
 const MAX_WALL_DELAY = 2_147_483_647;
@@ -78,7 +80,8 @@ export class VirtualClock {
   private readonly wallTimers = new Set<NodeJS.Timeout>();
 
   /** Wall time and wall timers; `stop()` cancels the timers too. */
-  readonly wall: WallTime = {
+  readonly wall: WallTime;
+  private readonly processWall: WallTime = {
     now: () => Date.now(),
     after: (ms, fn) => {
       if (this.stopped) return () => {};
@@ -107,6 +110,7 @@ export class VirtualClock {
     this.settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
     this.onError = options.onError ?? (() => {});
     this.onSettleTimeout = options.onSettleTimeout ?? (() => {});
+    this.wall = options.wall ?? this.processWall;
   }
 
   /** Virtual now, integer epoch milliseconds. */

@@ -15,10 +15,10 @@ export const RUNSYNC_WAIT_DEFAULT_MS = 90_000;
 
 /**
  * `/status-sync` and `/stream` holds: not in the specification; real clients send `wait` in the
- * same range. An empty `/stream` poll without `wait` is held 5 s: the service's Python client
- * reads `/stream` with a 10 s read timeout, so a hold of 10 s (what the real service is reported
- * to use) times out about half of its polls; half of it leaves room for a slower clock
- * (`speed` down to 0.5) and a loaded machine.
+ * same range. An empty `/stream` poll without `wait` is held 5 s (virtual, and never longer in wall
+ * time): the service's Python client reads `/stream` with a 10 s read timeout, so a hold of 10 s
+ * (what the real service is reported to use) times out about half of its polls; half of it leaves
+ * room for a loaded machine.
  */
 export const STATUS_SYNC_WAIT_DEFAULT_MS = 90_000;
 export const STREAM_HOLD_DEFAULT_MS = 5_000;
