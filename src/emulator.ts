@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
 import type { Config, ConfigInput } from "./config/schema.js";
 import { buildCore, type EmulatorCore } from "./core.js";
-import { VirtualClock, type ClockMode } from "./domain/clock.js";
+import { VirtualClock, type ClockMode, type WallTime } from "./domain/clock.js";
 import type { EndpointSpec } from "./domain/endpoint.js";
 import type { Handler } from "./domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "./domain/logger.js";
@@ -25,8 +25,12 @@ export interface EmulatorOptions {
   port?: number;
   /** Interface to bind; default 127.0.0.1. */
   host?: string;
-  /** Clock mode, or mode with speed and start; overrides the config's `clock`. */
-  clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string };
+  /**
+   * Clock mode, or mode with speed and start; overrides the config's `clock`. `wall` replaces wall
+   * time where minipod uses it (worker processes' held polls and heartbeat deadlines), so a test
+   * can make a worker go silent without waiting.
+   */
+  clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string; wall?: WallTime };
   /** A config object, or the path of a JSON config file. */
   config?: ConfigInput | string;
   /** SQLite file; default in memory. */
@@ -122,6 +126,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
   clock = new VirtualClock({
     mode: clockOpt?.mode ?? config.clock.mode,
     speed: clockOpt?.speed ?? config.clock.speed,
+    ...(typeof clockOpt === "object" && "wall" in clockOpt && clockOpt.wall ? { wall: clockOpt.wall } : {}),
     start: start === undefined ? undefined : typeof start === "number" ? start : Date.parse(start),
     onError: (e, label) => log.error(`timer ${label} failed: ${(e as Error)?.stack ?? String(e)}`),
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),

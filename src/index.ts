@@ -9,3 +9,4 @@ export type { SnapshotInfo } from "./snapshots.js";
 export type { WorkerSpec } from "./emulator-workers.js";
 export type { WorkerProcess } from "./worker-process.js";
 export type { ExternalWorkerView, ExternalWorkerState } from "./domain/external-workers.js";
+export type { WallTime } from "./domain/clock.js";

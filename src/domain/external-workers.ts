@@ -35,6 +35,8 @@ export interface ExternalWorkerView {
   jobIds: string[];
   /** The job ids its last heartbeat listed (the service's library sends them); absent before one did. */
   reportedJobIds?: string[];
+  /** Its requests held open now (job-take and job-stop polls). */
+  openPolls: number;
   /** When it first called. */
   startedAt: number;
   /** When it last called (any request). */
@@ -225,6 +227,7 @@ function view(w: ExternalWorker): ExternalWorkerView {
     state,
     jobIds: [...w.jobs],
     ...(w.reportedJobIds ? { reportedJobIds: [...w.reportedJobIds] } : {}),
+    openPolls: w.openPolls,
     startedAt: w.startedAt,
     lastSeenAt: w.lastSeenAt,
     ...(w.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: w.lastHeartbeatAt } : {}),

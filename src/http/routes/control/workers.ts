@@ -13,6 +13,7 @@ export const ExternalWorkerSchema = z
     state: z.enum(EXTERNAL_WORKER_STATES).openapi({ description: "`lost`: silent past `externalWorkers.lostAfterMs` (its jobs went back to the queue); `stopped`: it asked (stopPod) or minipod stopped it" }),
     jobIds: z.array(z.string()).openapi({ description: "Jobs IN_PROGRESS on it" }),
     reportedJobIds: z.array(z.string()).optional().openapi({ description: "The job ids its last heartbeat listed" }),
+    openPolls: z.int().openapi({ description: "Its requests held open now (job-take and job-stop polls)" }),
     startedAt: z.int().openapi({ description: "Virtual epoch ms of its first request" }),
     lastSeenAt: z.int().openapi({ description: "Virtual epoch ms of its last request" }),
     lastHeartbeatAt: z.int().optional().openapi({ description: "Virtual epoch ms of its last heartbeat" }),
