@@ -78,6 +78,14 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
     expect(end.body).toEqual({ output: [{ piece: 0 }, { piece: 1 }] });
   });
 
+  it("answers an OpenAI-style job with a streaming generator: chunks on /stream, the aggregate as output", async () => {
+    const q = queue(emu, "agg");
+    const id = await q.run({ openai_route: "/v1/chat/completions", openai_input: { model: "m", stream: true, messages: [{ role: "user", content: "two words" }] } });
+    const chunk = (content: string) => ({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
+    expect(await q.final(id)).toMatchObject({ status: "COMPLETED", output: [chunk("two"), chunk("words")] });
+    expect((await q.stream(id)).stream).toEqual([{ output: chunk("two") }, { output: chunk("words") }]);
+  });
+
   it("fails a job whose generator raises; what it streamed before stays", async () => {
     const q = queue(emu, "gen");
     const id = await q.run({ n: 3, fail_at: 1 });

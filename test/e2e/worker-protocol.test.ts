@@ -54,7 +54,7 @@ describe("the worker side, request by request", () => {
     expect(await status(id)).toMatchObject({ status: "IN_PROGRESS", workerId: "w1" });
   });
 
-  it("ends an empty hold with 204 after pollHoldMs of wall time, and at once on reset and on close", async () => {
+  it("ends an empty hold with 204 after pollHoldMs of wall time, and at once on reset, restore and close", async () => {
     await boot({ pollHoldMs: 5000 });
     const bounded = get("job-take/w1?gpu=x");
     await heldOpen("w1");
@@ -67,6 +67,12 @@ describe("the worker side, request by request", () => {
     await heldOpen("w1", 2);
     await emu.reset();
     expect([(await onReset).status, (await stopReset).status]).toEqual([204, 204]);
+
+    emu.snapshot("empty");
+    const onRestore = get("job-take/w3?gpu=x");
+    await heldOpen("w3");
+    await emu.restore("empty");
+    expect((await onRestore).status).toBe(204);
 
     const onClose = fetch(`${emu.url}/v2/ext/job-take/w2?gpu=x`, { headers: KEY });
     await heldOpen("w2");
