@@ -199,7 +199,7 @@ function workersSection(w: WorkersResult): string[] {
   lines.push(
     `${w.workers} processes of the service's own worker runtime (\`runpod.serverless.start\`, vendor/python, unchanged, under Debian's python3), each taking ${w.concurrency} jobs at a time (\`concurrency_modifier\`), on an \`external\` endpoint of a real-clock minipod. First the idle workers are watched (requests counted in the journal), then the jobs are submitted with /run and timed until /health counts them all done (or a time limit passes). "before" is an earlier commit built side by side in the same run, its workers given the environment its README described; "after" is this build with the platform's form (what \`minipod worker\` sets).`,
     "",
-    "The library paces itself: when all its job slots are taken it sleeps 1 s before it asks for more, so one worker completes at most about `concurrency` jobs a second whatever the server; the jobs/s say the runtime works end to end (and where the Python processes' CPU ends), not how fast minipod is (see the lifecycle above for that). An idle worker sends its heartbeat every 10 s and holds one job-take and one job-stop poll open (20 s each).",
+    "The library paces itself: when all its job slots are taken it sleeps 1 s before it asks for more, so one worker completes at most about `concurrency` jobs a second whatever the server; the jobs/s say the runtime works end to end (and where the Python processes' CPU ends), not how fast minipod is (the lifecycle section of a full run says that). An idle worker sends its heartbeat every 10 s and holds one job-take and one job-stop poll open (20 s each).",
     "",
     "| build | idle worker: requests/s | jobs done | seconds | jobs/s |",
     "|---|---:|---:|---:|---:|",

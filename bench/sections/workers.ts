@@ -127,7 +127,7 @@ export async function workersBench(o: { baseline?: { ref: string; bin: string } 
   const concurrency = 32;
   const py = spawnSync(PYTHON, ["-c", "import runpod.serverless"], { env: { PATH: process.env.PATH ?? "", PYTHONPATH }, encoding: "utf8" });
   if (py.status !== 0) return { workers, concurrency, runs: [], pythonError: (py.error?.message ?? py.stderr.trim().split("\n").slice(-1)[0]) || "python3 failed" };
-  const shape = { workers, concurrency, jobs: o.quick ? 400 : 2000, idleSeconds: o.quick ? 3 : 10 };
+  const shape = { workers, concurrency, jobs: o.quick ? 400 : 2000, idleSeconds: o.quick ? 3 : 25 };
   const runs: WorkersRun[] = [];
   if (o.baseline) {
     try {
