@@ -22,6 +22,7 @@ Each line the command writes is prefixed with [worker id]. Ctrl-C or SIGTERM sto
 after a job (refresh_worker) is replaced by a fresh one, as the platform does.`;
 
 interface Parsed {
+  help?: boolean;
   url: string;
   endpoint: string | undefined;
   workerId: string | undefined;
@@ -50,11 +51,13 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
         key: { type: "string" },
         restart: { type: "boolean" },
         "control-key": { type: "string" },
+        help: { type: "boolean", short: "h" },
       },
     }));
   } catch (e) {
     throw new ConfigError(`${(e as Error).message}\n\n${WORKER_USAGE}`);
   }
+  if (values.help) return { help: true } as Parsed;
   if (command.length === 0) throw new ConfigError(`no command to run: put it after --, e.g. minipod worker -- python3 handler.py\n\n${WORKER_USAGE}`);
   const workers = values.workers === undefined ? 1 : Number(values.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new ConfigError(`--workers must be an integer from 1 to 64, got "${values.workers}"`);
@@ -87,6 +90,18 @@ async function readWorkersInfo(p: Parsed, headers: Record<string, string>): Prom
   if (res.status === 401) throw new ConfigError(`minipod at ${p.url} has a controlKey: give it with --control-key (or MINIPOD_CONTROL_KEY)`);
   if (!res.ok) throw new ConfigError(`minipod at ${p.url} answered ${res.status} to GET /_emulator/workers: ${await res.text()}`);
   return (await res.json()) as WorkersInfo;
+}
+
+/**
+ * One heartbeat with the worker's key before anything starts: a refused key would otherwise make
+ * the library retry its requests thousands of times a second.
+ */
+async function checkKey(p: Parsed, endpoint: string, workerId: string): Promise<void> {
+  const res = await fetch(`${p.url}/v2/${encodeURIComponent(endpoint)}/ping/${encodeURIComponent(workerId)}`, { headers: { authorization: p.key } });
+  if (res.ok) return;
+  const detail = ((await res.json().catch(() => ({}))) as { detail?: string }).detail ?? res.statusText;
+  const hint = res.status === 401 || res.status === 403 ? ": give a key minipod accepts, with the worker scope (--key or RUNPOD_AI_API_KEY)" : "";
+  throw new ConfigError(`minipod refused the worker's key on endpoint ${endpoint} (${res.status} ${detail})${hint}`);
 }
 
 function chooseEndpoint(p: Parsed, info: WorkersInfo): string {
@@ -136,16 +151,17 @@ async function followMinipod(url: string, headers: Record<string, string>, stopp
 
 /** `minipod worker [options] -- <command>`: resolves with the exit code. */
 export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  if (argv[0] === "--help" || argv[0] === "-h") {
+  const p = parse(argv, env);
+  if (p.help) {
     process.stdout.write(WORKER_USAGE + "\n");
     return 0;
   }
-  const p = parse(argv, env);
   const headers: Record<string, string> = p.controlKey ? { authorization: `Bearer ${p.controlKey}` } : {};
   const info = await readWorkersInfo(p, headers);
   const endpoint = chooseEndpoint(p, info);
   const base = p.workerId ?? newWorkerId();
   const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
+  await checkKey(p, endpoint, ids[0]!);
   const write = (line: string, stream: "stdout" | "stderr") => (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
   const processes = ids.map(
     (workerId) =>

@@ -111,7 +111,6 @@ export class WorkerProtocol {
       this.releaseWorkerPolls(worker);
       for (const fn of [...this.stoppedListeners]) fn({ endpointId, workerId, reason });
     }
-    if (!progress) this.d.scheduler.pump(endpointId);
     return next;
   }
 

@@ -69,36 +69,40 @@ afterEach(async () => {
   cli = launcher = undefined;
 });
 
-async function startMinipod(): Promise<RunningCli> {
+/** A CLI minipod; `keys` turns authentication on (`worker-only` and `reader-key` keys). */
+async function startMinipod(keys: string[] = []): Promise<RunningCli> {
   const cfg = join(mkdtempSync(join(tmpdir(), "minipod-worker-cli-")), "config.json");
-  writeFileSync(cfg, JSON.stringify({ endpoints: [{ id: "ext", handler: "external" }, { id: "sim", handler: "echo" }], externalWorkers: { pingIntervalMs: 1000 } }));
+  const auth = keys.length ? { auth: { keys: [{ key: "worker-only", scopes: ["worker"] }, { key: "reader-key", scopes: ["queue:read"] }] } } : {};
+  writeFileSync(cfg, JSON.stringify({ endpoints: [{ id: "ext", handler: "external" }, { id: "sim", handler: "echo" }], externalWorkers: { pingIntervalMs: 1000 }, ...auth }));
   return startCli(["--config", cfg, "--log-level", "warn"]);
 }
 
 describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, () => {
-  it("runs the worker for the only external endpoint, prefixes its output, and stops with minipod", async () => {
+  it("runs workers for the only external endpoint, prefixes their output, and stops them with minipod", async () => {
     cli = await startMinipod();
-    launcher = launch(["--url", cli.url, "--worker-id", "w-cli", "--", PYTHON, HANDLER]);
-    const pid = Number((await launcher.waitFor(/\[w-cli\] minipod: started: .* \(pid (\d+)\)/))[1]);
-    await launcher.waitFor(/\[w-cli\] --- Starting Serverless Worker/);
+    launcher = launch(["--url", cli.url, "--worker-id", "w-cli", "--workers", "2", "--", PYTHON, HANDLER]);
+    const pids = [Number((await launcher.waitFor(/\[w-cli-1\] minipod: started: .* \(pid (\d+)\)/))[1]), Number((await launcher.waitFor(/\[w-cli-2\] minipod: started: .* \(pid (\d+)\)/))[1])];
+    await launcher.waitFor(/\[w-cli-1\] --- Starting Serverless Worker/);
+    await launcher.waitFor(/\[w-cli-2\] --- Starting Serverless Worker/);
 
     const run = await fetch(`${cli.url}/v2/ext/runsync`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: { do: "echo", value: "via the CLI" } }), signal: AbortSignal.timeout(30_000) });
-    expect(await run.json()).toMatchObject({ status: "COMPLETED", output: { echo: "via the CLI" }, workerId: "w-cli" });
+    expect(await run.json()).toMatchObject({ status: "COMPLETED", output: { echo: "via the CLI" }, workerId: expect.stringMatching(/^w-cli-[12]$/) });
     const listed = (await (await fetch(`${cli.url}/_emulator/workers`)).json()) as { workers: Array<{ id: string; state: string }> };
-    expect(listed.workers).toEqual([expect.objectContaining({ id: "w-cli", state: "idle" })]);
+    expect(listed.workers.map((w) => w.id).sort()).toEqual(["w-cli-1", "w-cli-2"]);
 
     expect(await cli.stop("SIGTERM")).toBe(0);
     expect(await launcher.exited).toBe(0);
     expect(launcher.out()).toMatch(/minipod at http:\/\/127\.0\.0\.1:\d+ stopped: stopping the worker/);
-    expect(gone(pid)).toBe(true);
+    for (const pid of pids) expect(gone(pid)).toBe(true);
   });
 
   it("stops its worker on Ctrl-C, and minipod answers its held polls at once", async () => {
     cli = await startMinipod();
     launcher = launch(["--url", cli.url, "--endpoint", "ext", "--worker-id", "w-int", "--", PYTHON, HANDLER]);
     const pid = Number((await launcher.waitFor(/\[w-int\] minipod: started: .* \(pid (\d+)\)/))[1]);
-    // Up when it has polled for work.
-    for (let i = 0; i < 200 && !/"id":"w-int"/.test(await (await fetch(`${cli.url}/_emulator/workers`)).text()); i++) await new Promise((r) => setTimeout(r, 50));
+    // Up when its polls for work are held open.
+    const polling = async () => ((await (await fetch(`${cli!.url}/_emulator/workers`)).json()) as { workers: Array<{ openPolls: number }> }).workers[0]?.openPolls ?? 0;
+    for (let i = 0; i < 400 && (await polling()) < 2; i++) await new Promise((r) => setTimeout(r, 50));
     launcher.proc.kill("SIGINT");
     expect(await launcher.exited).toBe(0);
     // The library exits only once its held job-take and job-stop are answered (the hold is 20 s,
@@ -110,8 +114,8 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     expect(listed.workers).toEqual([expect.objectContaining({ id: "w-int", state: "stopped", reason: "stopped by minipod" })]);
   });
 
-  it("says what is wrong: no command, an endpoint that is not external, minipod not running", async () => {
-    cli = await startMinipod();
+  it("says what is wrong: no command, an endpoint that is not external, a refused key, minipod not running", async () => {
+    cli = await startMinipod(["worker-only"]);
     const none = launch(["--url", cli.url]);
     expect(await none.exited).toBe(2);
     expect(none.out()).toMatch(/no command to run: put it after --/);
@@ -119,6 +123,13 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     const simulated = launch(["--url", cli.url, "--endpoint", "sim", "--", PYTHON, HANDLER]);
     expect(await simulated.exited).toBe(2);
     expect(simulated.out()).toMatch(/endpoint "sim" is not served by worker processes.*"handler": "external": ext/);
+
+    const refused = launch(["--url", cli.url, "--key", "wrong-key", "--", PYTHON, HANDLER]);
+    expect(await refused.exited).toBe(2);
+    expect(refused.out()).toMatch(/minipod refused the worker's key on endpoint ext \(401 .*\): give a key minipod accepts, with the worker scope/);
+    const reader = launch(["--url", cli.url, "--key", "reader-key", "--", PYTHON, HANDLER]);
+    expect(await reader.exited).toBe(2);
+    expect(reader.out()).toMatch(/\(403 /);
 
     const url = cli.url;
     await cli.stop("SIGTERM");
