@@ -43,8 +43,11 @@ describe.skipIf(!available)("a Python worker's jobs, stops and life on minipod",
     expect((await fetch(`${emu.url}/v2/stop/status/${expired}`, { headers: { authorization: "k" } })).status).toBe(404);
     await w.waitForLine(new RegExp(`TEST stopped ${expired}`));
 
-    // The stops went out on the library's own channel, and the worker still takes work.
-    expect(emu.requests({ endpoint: "stop", operation: "job-stop", status: 200 }).count).toBe(3);
+    // The stops went out on the library's own channel (a heartbeat sent in the instant before the
+    // worker dropped a stopped job may bring one more), and the worker still takes work.
+    const stops = emu.requests({ endpoint: "stop", operation: "job-stop", status: 200 }).requests.map((r) => r.path);
+    expect(stops.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(stops)).toEqual(new Set(["/v2/stop/job-stop/s1"]));
     const after = await q.run({ do: "echo", value: "still here" });
     expect(await q.final(after)).toMatchObject({ status: "COMPLETED", output: { echo: "still here" }, workerId: "s1" });
   });
