@@ -237,12 +237,14 @@ export class WorkerProtocol {
     return job && job.endpointId === endpointId && job.workerId === workerId && (job.status === "COMPLETED" || job.status === "FAILED") ? job : undefined;
   }
 
-  /** Whether job `id` is not (or no longer) running on `workerId` by any other way than its own result. */
+  /**
+   * Whether job `id` is no longer `workerId`'s to run: gone, re-queued, on another worker, or
+   * ended by minipod. A job the worker ended itself is not (its heartbeat may still list it).
+   */
   private notTheWorkers(id: string, workerId: string): boolean {
     const job = this.d.jobs.get(id);
-    if (!job) return true;
-    if (job.workerId === workerId && (job.status === "COMPLETED" || job.status === "FAILED")) return false; // its own result, just sent
-    return job.status !== "IN_PROGRESS" || job.workerId !== workerId;
+    if (!job || job.workerId !== workerId) return true;
+    return job.status === "CANCELLED" || job.status === "TIMED_OUT";
   }
 
   private releaseWorkerPolls(w: ExternalWorker): void {
