@@ -83,6 +83,14 @@ describe("the worker side, request by request", () => {
     expect(res.headers.get("connection")).toBe("close");
   });
 
+  it("hands out batches, oldest first", async () => {
+    await boot();
+    const ids = [await run({ n: 1 }), await run({ n: 2 }), await run({ n: 3 })];
+    const batch = (await get("job-take-batch/w9?gpu=x&job_in_progress=0&batch_size=2")).body as Array<{ id: string }>;
+    expect(batch.map((j) => j.id)).toEqual(ids.slice(0, 2));
+    expect((await get("job-take-batch/w9?gpu=x&job_in_progress=1&batch_size=2")).body.map((j: { id: string }) => j.id)).toEqual([ids[2]]);
+  });
+
   it("takes results in both URL forms; a repeated isStream counts its last value", async () => {
     await boot();
     const a = await run();
@@ -195,6 +203,9 @@ describe("the worker side, request by request", () => {
     expect(await post(`job-done/w1/${id}?isStream=false`, { status: "IN_PROGRESS", output: { percent: 99 } })).toEqual({ status: 200, body: { id, status: "COMPLETED" } });
     expect((await status(id)).output).toBe("done");
     expect((await post(`job-done/w2/${id}`, { status: "IN_PROGRESS", output: 1 })).status).toBe(409);
+    // A second result is not a progress update: refused, the first one stays.
+    expect((await post(`job-done/w1/${id}`, { output: "again" })).status).toBe(409);
+    expect((await status(id)).output).toBe("done");
   });
 
   it("stops a worker that asks to be (stopPod): it leaves /health and its polls end until it asks for work again", async () => {
