@@ -41,6 +41,7 @@ function workerEnv(url: string, workerId: string, form: "platform" | "query"): R
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     PYTHONPATH,
+    PYTHONDONTWRITEBYTECODE: "1",
     HOME: mkdtempSync(join(tmpdir(), "minipod-bench-home-")),
     RUNPOD_LOG_LEVEL: "ERROR",
     RUNPOD_WEBHOOK_GET_JOB: `${ep}/job-take/$ID?gpu=bench`,

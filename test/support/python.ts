@@ -31,7 +31,7 @@ let home: string | undefined;
 /** The environment of a Python process: the library on its path, a fresh HOME (no ~/.runpod credentials). */
 export function pythonEnv(extra: Record<string, string> = {}): Record<string, string> {
   home ??= mkdtempSync(join(tmpdir(), "minipod-python-home-"));
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", PYTHONPATH, HOME: home, PYTHONUNBUFFERED: "1", RUNPOD_LOG_LEVEL: "INFO", ...extra };
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", PYTHONPATH, HOME: home, PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", RUNPOD_LOG_LEVEL: "INFO", ...extra };
 }
 
 /** A worker process of the test handler, started by the emulator, with its output kept. */
