@@ -5,8 +5,9 @@
  * Options: --quick (short runs, written to bench/RESULTS-quick.md), --seconds N (each autocannon
  * run, default 10), --rounds N (default 3), --jobs N (lifecycle, default 100000), --clock-jobs N
  * (default 10000), --soak-seconds N (default 60), --stream-tokens N (tokens per streamed
- * completion, default 1000), --only a,b (throughput, lifecycle, clock, cold, soak, streaming),
- * --out FILE.
+ * completion, default 1000), --only a,b (throughput, lifecycle, clock, cold, soak, streaming,
+ * workers), --baseline REF (also measure the workers section on that commit, built in a temporary
+ * folder), --out FILE.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,6 +21,8 @@ import { lifecycle } from "./sections/lifecycle.js";
 import { soak } from "./sections/soak.js";
 import { streaming } from "./sections/streaming.js";
 import { throughput } from "./sections/throughput.js";
+import { workersBench } from "./sections/workers.js";
+import { buildBaseline } from "./lib/baseline.js";
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     "soak-seconds": { type: "string" },
     "stream-tokens": { type: "string" },
     only: { type: "string" },
+    baseline: { type: "string" },
     out: { type: "string" },
   },
 });
@@ -45,7 +49,7 @@ const jobs = num(values.jobs, 100_000, 10_000);
 const clockJobs = num(values["clock-jobs"], 10_000, 10_000);
 const soakSeconds = num(values["soak-seconds"], 60, 10);
 const streamTokens = num(values["stream-tokens"], 1000, 200);
-const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming"];
+const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming", "workers"];
 const only = new Set(values.only ? values.only.split(",") : all);
 for (const s of only) if (!all.includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}`);
 const partial = values.quick || only.size < all.length || values.seconds !== undefined || values["soak-seconds"] !== undefined || values.jobs !== undefined;
@@ -67,6 +71,10 @@ if (only.has("clock")) results.clock = await clockAdvance(clockJobs, values.quic
 if (only.has("cold")) results.coldStart = await coldStart(values.quick ? 3 : 5, log);
 if (only.has("soak")) results.soak = await soak(soakSeconds, log);
 if (only.has("streaming")) results.streaming = await streaming(streamTokens, values.quick ? 5 : 20, rounds, log);
+if (only.has("workers")) {
+  const baseline = values.baseline ? { ref: values.baseline, bin: buildBaseline(values.baseline, log) } : undefined;
+  results.workers = await workersBench({ baseline, quick: values.quick ?? false }, log);
+}
 
 const text = render(results);
 writeFileSync(out, text + "\n");

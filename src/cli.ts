@@ -6,6 +6,7 @@ import { parseCli, USAGE } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
 import { createEmulator } from "./emulator.js";
 import { exportCommand } from "./export-command.js";
+import { workerCommand } from "./worker-command.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -19,6 +20,7 @@ const DEMO_CONFIG = fileURLToPath(new URL("../emulator.config.json", import.meta
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv[0] === "export") return exportCommand(argv.slice(1), process.env);
+  if (argv[0] === "worker") process.exit(await workerCommand(argv.slice(1), process.env));
   const cli = parseCli(argv);
   if (cli.help) {
     process.stdout.write(USAGE + "\n");

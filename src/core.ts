@@ -17,6 +17,7 @@ import { RateLimits } from "./domain/rate-limit.js";
 import { Scheduler } from "./domain/scheduler.js";
 import { Transitions } from "./domain/transitions.js";
 import { WorkerProtocol } from "./domain/worker-protocol.js";
+import { workerSettings } from "./config/workers-schema.js";
 import { ApiKeys } from "./http/auth.js";
 import type { Core } from "./http/core.js";
 import { buildManagement } from "./core-management.js";
@@ -80,7 +81,8 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id), log });
   const observed = buildObserve({ db, writes, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
   scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: usage.onWorker });
-  const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions });
+  const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions, settings: workerSettings(config.externalWorkers), log });
+  scheduler.attachExternal(workerProtocol);
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
   const jobs = service;
   const openai = new OpenAiRequests({ clock, jobs, store: jobStore, notifier });
@@ -155,6 +157,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     // The database now holds the snapshot: rebuild timers, workers and queue positions from it.
     jobStore.forget();
     scheduler.detachAll();
+    workerProtocol.reset();
     notifier.releaseAll("snapshot restored", clock.now());
     clock.clearTimers();
     clock.set(at);
@@ -203,7 +206,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       management.clear();
       podsBilling.clear();
       observed.reset();
-      workerProtocol.workers.forget();
+      workerProtocol.reset();
       await seed();
       jobs.resync();
       attachAll();
@@ -212,6 +215,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       log.info("reset: jobs emptied, endpoints back to the configuration");
     },
     close() {
+      workerProtocol.close();
       scheduler.detachAll();
       clock.stop();
       writes.flush();

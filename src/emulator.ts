@@ -7,7 +7,7 @@ import { parseFaultRule } from "./config/faults-schema.js";
 import type { Config } from "./config/schema.js";
 import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "./config/inline-handlers.js";
 import { buildCore, type EmulatorCore } from "./core.js";
-import { VirtualClock, type ClockMode } from "./domain/clock.js";
+import { VirtualClock, type ClockMode, type WallTime } from "./domain/clock.js";
 import type { EndpointSpec } from "./domain/endpoint.js";
 import type { Handler } from "./domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "./domain/logger.js";
@@ -21,6 +21,9 @@ import type { FaultRule, FaultRuleInput } from "./domain/faults.js";
 import type { JobStatus, JobView } from "./domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "./domain/observability.js";
 import type { SnapshotInfo } from "./snapshots.js";
+import { EmulatorWorkers, type WorkerSpec } from "./emulator-workers.js";
+import { CLOSING_CAUSE } from "./domain/notifier.js";
+import type { WorkerProcess } from "./worker-process.js";
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
@@ -33,8 +36,12 @@ export interface EmulatorOptions {
    * is not reachable from a browser.
    */
   allowedHosts?: string[] | "all";
-  /** Clock mode, or mode with speed and start; overrides the config's `clock`. */
-  clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string };
+  /**
+   * Clock mode, or mode with speed and start; overrides the config's `clock`. `wall` replaces wall
+   * time where minipod uses it (worker processes' held polls and heartbeat deadlines), so a test
+   * can make a worker go silent without waiting.
+   */
+  clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string; wall?: WallTime };
   /**
    * A config object, or the path of a JSON config file. In an object, an endpoint's or a
    * template's `handler` (and `defaultHandler`) may be a function or an async generator function.
@@ -49,6 +56,8 @@ export interface EmulatorOptions {
   /** Log level (default: the config's, or "silent" for the programmatic API) or a line sink. */
   logLevel?: LogLevel;
   log?: (line: string) => void;
+  /** Worker processes to start once listening (the service's worker runtime, for "external" endpoints); stopped by `close()`. */
+  workers?: WorkerSpec[];
 }
 
 export interface EmulatorClock {
@@ -100,7 +109,12 @@ export interface Emulator {
   runUntilIdle(maxMs?: number): Promise<void>;
   /** Empties jobs and returns to the configured state. */
   reset(): Promise<void>;
-  /** Stops the server and closes the database. */
+  /**
+   * Starts a worker process for an "external" endpoint, with every RUNPOD_* variable the service's
+   * worker library reads (what `minipod worker` does); `close()` stops it.
+   */
+  startWorker(spec: WorkerSpec): WorkerProcess;
+  /** Stops the worker processes it started, then the server, and closes the database. */
   close(): Promise<void>;
   /** The Hono app, for in-process requests (`app.request(...)`). */
   app: { request: (input: string | Request, init?: RequestInit) => Response | Promise<Response>; fetch: (req: Request) => Response | Promise<Response> };
@@ -147,6 +161,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
   clock = new VirtualClock({
     mode: clockOpt?.mode ?? config.clock.mode,
     speed: clockOpt?.speed ?? config.clock.speed,
+    ...(typeof clockOpt === "object" && "wall" in clockOpt && clockOpt.wall ? { wall: clockOpt.wall } : {}),
     start: start === undefined ? undefined : typeof start === "number" ? start : Date.parse(start),
     onError: (e, label) => log.error(`timer ${label} failed: ${(e as Error)?.stack ?? String(e)}`),
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
@@ -185,8 +200,11 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   for (const w of warnings) log.warn(w);
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
   let closed: Promise<void> | undefined;
+  const url = `http://${urlHost}:${address.port}`;
+  const workers = new EmulatorWorkers(core, url, options.log ?? ((line) => process.stderr.write(line + "\n")));
+  for (const spec of options.workers ?? []) workers.start(spec);
   return {
-    url: `http://${urlHost}:${address.port}`,
+    url,
     port: address.port,
     host,
     config: loaded.config,
@@ -210,21 +228,27 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => waitForJob(core, endpointId, jobId, status, withinMs),
     runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
     app,
+    startWorker: (spec) => workers.start(spec),
     close() {
-      closed ??= new Promise<void>((resolve) => {
-        // Answer held requests, let answers in flight finish, drop keep-alive sockets as they
-        // go idle; whatever is still open after 2 s is cut.
-        const idle = setInterval(() => server.closeIdleConnections(), 25);
-        const cut = setTimeout(() => server.closeAllConnections(), 2000);
-        server.close(() => {
-          clearInterval(idle);
-          clearTimeout(cut);
-          core.close();
-          resolve();
-        });
-        server.closeIdleConnections();
-        core.notifier.releaseAll("emulator closing", core.clock.now());
-      });
+      // Worker processes first (their held polls are answered as they stop), then the server.
+      closed ??= workers.stopAll().then(
+        () =>
+          new Promise<void>((resolve) => {
+            // Answer held requests, let answers in flight finish, drop keep-alive sockets as they
+            // go idle; whatever is still open after 2 s is cut.
+            const idle = setInterval(() => server.closeIdleConnections(), 25);
+            const cut = setTimeout(() => server.closeAllConnections(), 2000);
+            server.close(() => {
+              clearInterval(idle);
+              clearTimeout(cut);
+              core.close();
+              resolve();
+            });
+            server.closeIdleConnections();
+            core.workerProtocol.close();
+            core.notifier.releaseAll(CLOSING_CAUSE, core.clock.now());
+          }),
+      );
       return closed;
     },
   };

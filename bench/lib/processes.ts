@@ -100,6 +100,8 @@ export interface MinipodOptions {
   speed?: number;
   db?: string;
   extraArgs?: string[];
+  /** Another build's bin/minipod.js (a baseline); default this checkout's. */
+  bin?: string;
 }
 
 /** Starts the real CLI (bin/minipod.js → dist/minipod.js) on a free loopback port. */
@@ -109,7 +111,7 @@ export async function startMinipod(o: MinipodOptions): Promise<Server> {
   writeFileSync(cfg, JSON.stringify(o.config));
   // BENCH_CPU_PROF=DIR profiles every minipod process (`node --cpu-prof`); see profile-summary.ts.
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const args = [...prof, join(ROOT, "bin/minipod.js"), "--config", cfg, "--host", HOST, "--port", String(port), "--log-level", "warn", "--clock", o.clock ?? "real"];
+  const args = [...prof, o.bin ?? join(ROOT, "bin/minipod.js"), "--config", cfg, "--host", HOST, "--port", String(port), "--log-level", "warn", "--clock", o.clock ?? "real"];
   if (o.speed) args.push("--speed", String(o.speed));
   if (o.db) args.push("--db", o.db);
   args.push(...(o.extraArgs ?? []));

@@ -7,6 +7,7 @@ import type { ColdStartResult } from "../sections/cold-start.js";
 import type { LifecycleResult } from "../sections/lifecycle.js";
 import type { SoakResult } from "../sections/soak.js";
 import type { StreamBatch, StreamingResult } from "../sections/streaming.js";
+import type { WorkersResult } from "../sections/workers.js";
 import { TARGETS, type Op, type Target, type ThroughputResult } from "../sections/throughput.js";
 import { CONNECTIONS, type LoadResult } from "./load.js";
 import { ROOT } from "./processes.js";
@@ -22,6 +23,7 @@ export interface Results {
   coldStart?: ColdStartResult;
   soak?: SoakResult;
   streaming?: StreamingResult;
+  workers?: WorkersResult;
 }
 
 const median = (xs: number[]) => {
@@ -74,6 +76,9 @@ function targets(r: Results): TargetRow[] {
     const rate = median(st.long.minipod.concurrent.map(aggregateRate)) / median(st.long.bare.concurrent.map(aggregateRate));
     rows.push({ what: `OpenAI streaming: chunks/s, ${st.concurrent} streams at once, vs a bare SSE route`, measured: `${n2(rate)}x`, goal: "reported", ok: undefined });
   }
+  const w = r.workers?.runs.find((x) => x.label.startsWith("after"));
+  rows.push({ what: "Python worker runtime: jobs completed", measured: w ? `${n0(w.completed)} of ${n0(w.jobs)}, ${n0(w.jobsPerSecond)} jobs/s` : "", goal: "all", ok: w ? w.completed === w.jobs : undefined });
+  rows.push({ what: "an idle Python worker: requests/s", measured: w ? n2(w.idleRequestsPerSecond) : "", goal: "< 1", ok: w ? w.idleRequestsPerSecond < 1 : undefined });
   return rows;
 }
 
@@ -220,5 +225,25 @@ export function render(r: Results): string {
     );
   }
   if (r.streaming) lines.push(...streamingSection(r.streaming), "");
+  if (r.workers) lines.push(...workersSection(r.workers));
   return lines.join("\n");
+}
+
+function workersSection(w: WorkersResult): string[] {
+  const lines = ["## Worker processes: the service's Python worker runtime", ""];
+  if (w.pythonError) return [...lines, `Not run: the service's library cannot be imported by /usr/bin/python3 (${w.pythonError}).`, ""];
+  lines.push(
+    `${w.workers} processes of the service's own worker runtime (\`runpod.serverless.start\`, vendor/python, unchanged, under Debian's python3), each taking ${w.concurrency} jobs at a time (\`concurrency_modifier\`), on an \`external\` endpoint of a real-clock minipod. First the idle workers are watched (requests counted in the journal), then the jobs are submitted with /run and timed until /health counts them all done (or a time limit passes). "before" is an earlier commit built side by side in the same run, its workers given the environment its README described; "after" is this build with the platform's form (what \`minipod worker\` sets).`,
+    "",
+    "The library paces itself: when all its job slots are taken it sleeps 1 s before it asks for more, so one worker completes at most about `concurrency` jobs a second whatever the server; the jobs/s say the runtime works end to end (and where the Python processes' CPU ends), not how fast minipod is (the lifecycle section of a full run says that). An idle worker sends its heartbeat every 10 s and holds one job-take and one job-stop poll open (20 s each).",
+    "",
+    "| build | idle worker: requests/s | jobs done | seconds | jobs/s |",
+    "|---|---:|---:|---:|---:|",
+  );
+  for (const run of w.runs) {
+    if (run.error) lines.push(`| ${run.label} | did not run: ${run.error} | | | |`);
+    else lines.push(`| ${run.label} | ${n2(run.idleRequestsPerSecond)} | ${n0(run.completed)} of ${n0(run.jobs)} | ${run.seconds.toFixed(1)} | ${n0(run.jobsPerSecond)} |`);
+  }
+  lines.push("");
+  return lines;
 }

@@ -60,10 +60,23 @@ export const EXPORT_FLAGS: readonly Flag[] = [
   { name: "help", short: "h", default: "", text: "this help" },
 ];
 
+/** The flags of `minipod worker -- CMD`. */
+export const WORKER_FLAGS: readonly Flag[] = [
+  { name: "url", arg: "URL", env: "MINIPOD_URL", default: "http://127.0.0.1:8080", text: "the running minipod" },
+  { name: "endpoint", arg: "ID", default: 'the only endpoint with "handler": "external"', text: "the endpoint whose jobs the worker takes" },
+  { name: "worker-id", arg: "ID", default: "14 random characters, as the service's", text: "the worker id, RUNPOD_POD_ID" },
+  { name: "workers", arg: "N", default: "1", text: "run N copies of the command, worker ids ID-1 .. ID-N (1 to 64)" },
+  { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends" },
+  { name: "restart", default: "", text: "start the command again when it exits (after 1 s, up to 30 s apart while it keeps failing)" },
+  { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },
+  { name: "help", short: "h", default: "", text: "this help" },
+];
+
 /** `--port N` (or `-h, --help`) as a flag's column of `--help` and of the README shows it. */
 export const flagSyntax = (f: Flag): string => `${f.short ? `-${f.short}, ` : ""}--${f.name}${f.arg ? ` ${f.arg}` : ""}`;
 
-function options(flags: readonly Flag[]): string {
+/** The options part of a usage text: one line a flag, with its default and variable. */
+export function options(flags: readonly Flag[]): string {
   const width = Math.max(...flags.map((f) => flagSyntax(f).length)) + 2;
   return flags
     .map((f) => {
@@ -83,6 +96,7 @@ ${options(EXPORT_FLAGS)}`;
 
 export const USAGE = `Usage: minipod [options]
        minipod export FILE [--url URL] [--control-key KEY]
+       minipod worker [options] -- CMD [ARGS...]
 
 A local emulator of a serverless job-queue service (queue operations under /v2/{endpoint_id}).
 
@@ -91,6 +105,8 @@ ${options(FLAGS)}
 
 Commands:
   export FILE          save a running emulator's state (secrets redacted) to FILE; see "minipod export --help"
+  worker -- CMD        run a worker process (python3 handler.py) for an "external" endpoint of a
+                       running minipod; see "minipod worker --help"
 
 A flag wins over its environment variable.`;
 

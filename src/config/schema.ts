@@ -17,6 +17,7 @@ import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schem
 import { ENDPOINT_MANAGEMENT_CONFIG, MANAGEMENT_CONFIG, checkManagementConfig, configVolumeId, resolveEndpointHandlers } from "./management-schema.js";
 import { PODS_CONFIG, checkPodsConfig } from "./pods-schema.js";
 import { SECURITY_CONFIG } from "./security-schema.js";
+import { WORKERS_CONFIG } from "./workers-schema.js";
 
 /** Endpoint ids appear in URLs and real clients check job ids with the same pattern. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -74,6 +75,7 @@ export const ConfigSchema = z
     ...PODS_CONFIG,
     ...OBSERVE_CONFIG,
     ...SECURITY_CONFIG,
+    ...WORKERS_CONFIG,
     auth: AuthConfigSchema.default({ keys: [] }).describe("API keys and their scopes"),
     rateLimits: RateLimitsConfigSchema.default(RATE_LIMITS_DEFAULTS).describe("REST quotas and queue rate limits, on the virtual clock"),
     controlKey: z

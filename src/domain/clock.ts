@@ -18,6 +18,18 @@ export interface TimerHandle {
   readonly at: number;
 }
 
+/**
+ * Wall time, for what lives outside the virtual world: worker processes poll and beat in wall
+ * seconds whatever the virtual clock does, so their long polls and their heartbeat deadline are
+ * measured here.
+ */
+export interface WallTime {
+  /** Wall epoch ms. */
+  now(): number;
+  /** Runs `fn` after `ms` wall ms (the timer does not keep the process alive); returns its cancel. */
+  after(ms: number, fn: () => void): () => void;
+}
+
 export interface ClockOptions {
   mode: ClockMode;
   /** Virtual epoch ms at start; defaults to the wall clock. */
@@ -30,6 +42,8 @@ export interface ClockOptions {
   onError?: (error: unknown, label: string) => void;
   /** Called when `advance` gave up waiting for held work. */
   onSettleTimeout?: (holds: number) => void;
+  /** Wall time; default the process's (tests give a fake one). */
+  wall?: WallTime;
 }
 
 const MAX_WALL_DELAY = 2_147_483_647;
@@ -64,6 +78,30 @@ export class VirtualClock {
   private readonly settleTimeoutMs: number;
   private readonly onError: (error: unknown, label: string) => void;
   private readonly onSettleTimeout: (holds: number) => void;
+  private readonly wallTimers = new Set<NodeJS.Timeout>();
+
+  /** Wall time and wall timers; `stop()` cancels the timers too. */
+  readonly wall: WallTime;
+  private readonly processWall: WallTime = {
+    now: () => Date.now(),
+    after: (ms, fn) => {
+      if (this.stopped) return () => {};
+      const timer = setTimeout(() => {
+        this.wallTimers.delete(timer);
+        try {
+          fn();
+        } catch (error) {
+          this.onError(error, "wall-timer");
+        }
+      }, Math.max(0, Math.min(MAX_WALL_DELAY, ms)));
+      timer.unref?.();
+      this.wallTimers.add(timer);
+      return () => {
+        clearTimeout(timer);
+        this.wallTimers.delete(timer);
+      };
+    },
+  };
 
   constructor(options: ClockOptions) {
     this.mode = options.mode;
@@ -77,6 +115,7 @@ export class VirtualClock {
     this.settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
     this.onError = options.onError ?? (() => {});
     this.onSettleTimeout = options.onSettleTimeout ?? (() => {});
+    this.wall = options.wall ?? this.processWall;
   }
 
   /** Virtual now, integer epoch milliseconds; never past `VIRTUAL_TIME_MAX_MS`. */
@@ -204,6 +243,8 @@ export class VirtualClock {
     this.stopped = true;
     if (this.wallTimer) clearTimeout(this.wallTimer);
     this.wallTimer = undefined;
+    for (const t of this.wallTimers) clearTimeout(t);
+    this.wallTimers.clear();
     this.heap.clear();
     this.byId.clear();
     this.cancelledInHeap = 0;

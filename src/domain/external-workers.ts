@@ -1,47 +1,237 @@
 /**
- * Worker processes that fetch jobs over HTTP (endpoints whose handler is "external"). A worker
- * exists for the emulator while it is seen: it counts in `/health` as running while it holds a
- * job and as idle otherwise, until it has not called for a while.
+ * Worker processes that fetch jobs over HTTP (endpoints whose handler is "external"), as minipod
+ * knows them: which jobs each holds, when it was last heard from, and whether it is lost.
+ *
+ * A worker exists from its first request. It is alive while it calls: every request (heartbeat,
+ * job-take, job-stop, a result) counts, and so does a poll held open. Worker processes live in
+ * wall time, so silence is measured on the wall clock whatever the virtual clock does: a worker
+ * silent for `lostAfterMs` is lost, and the owner is told (its jobs go back to the queue). A lost
+ * or stopped worker stays listed for a while, then is forgotten; one that calls again is back.
  */
-
-/** A worker not heard from for this long (virtual ms) no longer counts in /health. */
-export const EXTERNAL_WORKER_SEEN_MS = 60_000;
+import type { WallTime } from "./clock.js";
+import { WORKER_FORGET_AFTER_MS } from "./limits.js";
 
 export const EXTERNAL_HANDLER = "external";
 
-interface Seen {
-  lastSeen: number;
+/** The worker side's settings, in wall ms (config `externalWorkers`). */
+export interface ExternalWorkerSettings {
+  /** The heartbeat period workers are given (`RUNPOD_PING_INTERVAL`). */
+  pingIntervalMs: number;
+  /** Silence after which a worker is lost. */
+  lostAfterMs: number;
+  /** Longest hold of an empty job-take or job-stop poll. */
+  pollHoldMs: number;
 }
 
-export class ExternalWorkers {
-  private readonly byEndpoint = new Map<string, Map<string, Seen>>();
+export const EXTERNAL_WORKER_STATES = ["idle", "running", "unhealthy", "stopped", "lost"] as const;
+export type ExternalWorkerState = (typeof EXTERNAL_WORKER_STATES)[number];
 
-  /** Notes that a worker called (job-take, job-done, ping). */
-  seen(endpointId: string, workerId: string, now: number): void {
+/** One worker process: what worker listings and the dashboard show. Times are virtual epoch ms. */
+export interface ExternalWorkerView {
+  id: string;
+  endpointId: string;
+  state: ExternalWorkerState;
+  /** Jobs IN_PROGRESS on it, in the order it took them. */
+  jobIds: string[];
+  /** The job ids its last heartbeat listed (the service's library sends them); absent before one did. */
+  reportedJobIds?: string[];
+  /** Its requests held open now (job-take and job-stop polls). */
+  openPolls: number;
+  /** When it first called. */
+  startedAt: number;
+  /** When it last called (any request). */
+  lastSeenAt: number;
+  /** When it last sent a heartbeat. */
+  lastHeartbeatAt?: number;
+  /** The worker library's version, as its heartbeat gives it. */
+  runtimeVersion?: string;
+  /** Why it is unhealthy, stopped or lost. */
+  reason?: string;
+}
+
+/** A worker as the registry keeps it. */
+export interface ExternalWorker {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly jobs: Set<string>;
+  startedAt: number;
+  lastSeenAt: number;
+  lastHeartbeatAt: number | undefined;
+  runtimeVersion: string | undefined;
+  reportedJobIds: string[] | undefined;
+  /** Wall ms of its last request, or of the end of its last held poll. */
+  lastWall: number;
+  openPolls: number;
+  status: "live" | "unhealthy" | "stopped" | "lost";
+  reason: string | undefined;
+  timer: (() => void) | undefined;
+}
+
+/** What brought a worker's request: a job-take revives a stopped worker, a heartbeat an unhealthy one. */
+export type Contact = "take" | "heartbeat" | "other";
+
+export class ExternalWorkers {
+  private readonly byEndpoint = new Map<string, Map<string, ExternalWorker>>();
+  private readonly holders = new Map<string, ExternalWorker>();
+
+  constructor(
+    private readonly wall: WallTime,
+    readonly settings: ExternalWorkerSettings,
+    /** A worker went silent: `jobIds` were on it (and no longer are). */
+    private readonly onLost: (worker: ExternalWorker, jobIds: string[]) => void,
+  ) {}
+
+  /** Notes a request of the worker (made on first contact); a lost worker that calls is back. */
+  touch(endpointId: string, workerId: string, now: number, contact: Contact): ExternalWorker {
     let m = this.byEndpoint.get(endpointId);
     if (!m) this.byEndpoint.set(endpointId, (m = new Map()));
-    m.set(workerId, { lastSeen: now });
-  }
-
-  /** Workers seen within the window, split by whether they hold a job (`busy` names those that do). */
-  counts(endpointId: string, now: number, busy: ReadonlySet<string>): { idle: number; running: number } {
-    const m = this.byEndpoint.get(endpointId);
-    let idle = 0;
-    let running = 0;
-    for (const [id, s] of m ?? []) {
-      if (busy.has(id)) running++;
-      else if (now - s.lastSeen <= EXTERNAL_WORKER_SEEN_MS) idle++;
+    let w = m.get(workerId);
+    if (!w) {
+      w = { id: workerId, endpointId, jobs: new Set(), startedAt: now, lastSeenAt: now, lastHeartbeatAt: undefined, runtimeVersion: undefined, reportedJobIds: undefined, lastWall: 0, openPolls: 0, status: "live", reason: undefined, timer: undefined };
+      m.set(workerId, w);
     }
-    for (const id of busy) if (!m?.has(id)) running++;
-    return { idle, running };
+    w.lastSeenAt = now;
+    w.lastWall = this.wall.now();
+    const back = w.status === "lost" || (w.status === "stopped" && contact === "take") || (w.status === "unhealthy" && contact !== "other");
+    if (back) {
+      if (w.status === "lost") w.startedAt = now;
+      w.status = "live";
+      w.reason = undefined;
+    }
+    if (!w.timer) this.arm(w, this.settings.lostAfterMs);
+    return w;
   }
 
-  list(endpointId: string): Array<{ id: string; lastSeen: number }> {
-    return [...(this.byEndpoint.get(endpointId) ?? [])].map(([id, s]) => ({ id, lastSeen: s.lastSeen }));
+  /** A poll of the worker is held open (it is alive meanwhile) ... */
+  pollStarted(w: ExternalWorker): void {
+    w.openPolls++;
   }
 
+  /** ... and answered. */
+  pollEnded(w: ExternalWorker): void {
+    w.openPolls = Math.max(0, w.openPolls - 1);
+    w.lastWall = this.wall.now();
+  }
+
+  heartbeat(w: ExternalWorker, now: number, reported: string[] | undefined, version: string | undefined): void {
+    w.lastHeartbeatAt = now;
+    if (reported) w.reportedJobIds = reported;
+    if (version) w.runtimeVersion = version;
+  }
+
+  /** The worker reported a failed start-up check; it counts as unhealthy until it is lost or calls normally. */
+  markUnhealthy(w: ExternalWorker, reason: string): void {
+    w.status = "unhealthy";
+    w.reason = reason;
+  }
+
+  /** The worker asked to be stopped (`stopPod`): it takes no more jobs and leaves the idle count. */
+  markStopped(w: ExternalWorker, reason: string): void {
+    w.status = "stopped";
+    w.reason = reason;
+  }
+
+  hold(w: ExternalWorker, jobId: string): void {
+    w.jobs.add(jobId);
+    this.holders.set(jobId, w);
+  }
+
+  /** The job is no longer on its worker; answers the worker that held it. */
+  release(jobId: string): ExternalWorker | undefined {
+    const w = this.holders.get(jobId);
+    if (!w) return undefined;
+    this.holders.delete(jobId);
+    w.jobs.delete(jobId);
+    return w;
+  }
+
+  holder(jobId: string): ExternalWorker | undefined {
+    return this.holders.get(jobId);
+  }
+
+  get(endpointId: string, workerId: string): ExternalWorker | undefined {
+    return this.byEndpoint.get(endpointId)?.get(workerId);
+  }
+
+  /** Workers of an endpoint as /health counts them: lost and stopped ones are gone. */
+  counts(endpointId: string): { idle: number; running: number; unhealthy: number } {
+    const c = { idle: 0, running: 0, unhealthy: 0 };
+    for (const w of this.byEndpoint.get(endpointId)?.values() ?? []) {
+      if (w.status === "unhealthy") c.unhealthy++;
+      else if (w.status === "lost") continue;
+      else if (w.jobs.size > 0) c.running++;
+      else if (w.status === "live") c.idle++;
+    }
+    return c;
+  }
+
+  /** The workers of one endpoint, or of all, oldest first. */
+  list(endpointId?: string): ExternalWorkerView[] {
+    return this.records(endpointId).map(view);
+  }
+
+  records(endpointId?: string): ExternalWorker[] {
+    const maps = endpointId === undefined ? [...this.byEndpoint.values()] : [this.byEndpoint.get(endpointId) ?? new Map<string, ExternalWorker>()];
+    return maps.flatMap((m) => [...m.values()]);
+  }
+
+  /** Forgets the workers of an endpoint (or all): their timers stop. */
   forget(endpointId?: string): void {
-    if (endpointId === undefined) this.byEndpoint.clear();
-    else this.byEndpoint.delete(endpointId);
+    const ids = endpointId === undefined ? [...this.byEndpoint.keys()] : [endpointId];
+    for (const id of ids) {
+      for (const w of this.byEndpoint.get(id)?.values() ?? []) {
+        w.timer?.();
+        for (const jobId of w.jobs) this.holders.delete(jobId);
+      }
+      this.byEndpoint.delete(id);
+    }
   }
+
+  /** One wall timer per worker, re-armed only when it fires: a busy worker costs no timer per request. */
+  private arm(w: ExternalWorker, ms: number): void {
+    w.timer?.();
+    w.timer = this.wall.after(ms, () => {
+      w.timer = undefined;
+      this.check(w);
+    });
+  }
+
+  private check(w: ExternalWorker): void {
+    if (this.byEndpoint.get(w.endpointId)?.get(w.id) !== w) return;
+    const silent = this.wall.now() - w.lastWall;
+    if (w.status === "lost" || (w.status === "stopped" && w.jobs.size === 0)) {
+      if (silent >= WORKER_FORGET_AFTER_MS) this.byEndpoint.get(w.endpointId)?.delete(w.id);
+      else this.arm(w, WORKER_FORGET_AFTER_MS - silent);
+      return;
+    }
+    const { lostAfterMs } = this.settings;
+    if (w.openPolls > 0 || silent < lostAfterMs) return this.arm(w, w.openPolls > 0 ? lostAfterMs : lostAfterMs - silent);
+    const jobIds = [...w.jobs];
+    for (const jobId of jobIds) this.release(jobId);
+    if (w.status !== "stopped") {
+      w.status = "lost";
+      w.reason = `no heartbeat or request for ${formatSeconds(lostAfterMs)}`;
+    }
+    this.arm(w, WORKER_FORGET_AFTER_MS);
+    this.onLost(w, jobIds);
+  }
+}
+
+const formatSeconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
+
+function view(w: ExternalWorker): ExternalWorkerView {
+  const state: ExternalWorkerState = w.status === "live" ? (w.jobs.size > 0 ? "running" : "idle") : w.status;
+  return {
+    id: w.id,
+    endpointId: w.endpointId,
+    state,
+    jobIds: [...w.jobs],
+    ...(w.reportedJobIds ? { reportedJobIds: [...w.reportedJobIds] } : {}),
+    openPolls: w.openPolls,
+    startedAt: w.startedAt,
+    lastSeenAt: w.lastSeenAt,
+    ...(w.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: w.lastHeartbeatAt } : {}),
+    ...(w.runtimeVersion ? { runtimeVersion: w.runtimeVersion } : {}),
+    ...(w.reason ? { reason: w.reason } : {}),
+  };
 }

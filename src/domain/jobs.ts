@@ -175,12 +175,10 @@ export class JobService {
     this.requireEndpoint(endpointId);
     const pool = this.d.scheduler.pool(endpointId)!;
     const c = this.d.jobs.countByStatus(endpointId);
-    const w = pool.external && this.d.external
-      ? { ...this.d.external.counts(endpointId, this.d.clock.now(), this.d.jobs.busyWorkers(endpointId)), initializing: 0 }
-      : pool.counts();
+    const w = pool.external && this.d.external ? { ...this.d.external.counts(endpointId), initializing: 0 } : { ...pool.counts(), unhealthy: 0 };
     return {
       jobs: { completed: c.COMPLETED, failed: c.FAILED, inProgress: c.IN_PROGRESS, inQueue: c.IN_QUEUE, retried: this.d.jobs.sumRetries(endpointId) },
-      workers: { idle: w.idle, initializing: w.initializing, ready: w.idle, running: w.running, throttled: pool.throttled ? 1 : 0, unhealthy: 0 },
+      workers: { idle: w.idle, initializing: w.initializing, ready: w.idle, running: w.running, throttled: pool.throttled ? 1 : 0, unhealthy: w.unhealthy },
     };
   }
 

@@ -15,10 +15,13 @@ export const RUNSYNC_WAIT_DEFAULT_MS = 90_000;
 
 /**
  * `/status-sync` and `/stream` holds: not in the specification; real clients send `wait` in the
- * same range, and the real service holds an empty stream poll about 10 s.
+ * same range. An empty `/stream` poll without `wait` is held 5 s (virtual, and never longer in wall
+ * time): the service's Python client reads `/stream` with a 10 s read timeout, so a hold of 10 s
+ * (what the real service is reported to use) times out about half of its polls; half of it leaves
+ * room for a loaded machine.
  */
 export const STATUS_SYNC_WAIT_DEFAULT_MS = 90_000;
-export const STREAM_HOLD_DEFAULT_MS = 10_000;
+export const STREAM_HOLD_DEFAULT_MS = 5_000;
 
 /** "executionTimeout | default 600000 ms; 5 seconds to 7 days" */
 export const EXECUTION_TIMEOUT_DEFAULT_MS = 600_000;
@@ -82,6 +85,39 @@ export const ENDPOINT_NAME_MAX_LENGTH = 191;
 export const MANAGEMENT_BODY_MAX_BYTES = 1024 * 1024;
 
 export const TIME = { SECOND, MINUTE, HOUR, DAY } as const;
+
+/**
+ * The worker side (worker processes of "external" endpoints; not in the specification). Worker
+ * processes live in wall time, so these are wall ms.
+ *
+ * The heartbeat period the service gives its workers (`RUNPOD_PING_INTERVAL`, the library's
+ * default 10 s); the library reads it in whole seconds, so at least 1000.
+ */
+export const WORKER_PING_INTERVAL_DEFAULT_MS = 10 * SECOND;
+export const WORKER_PING_INTERVAL_MIN_MS = 1 * SECOND;
+/** A worker silent for this many heartbeat periods is lost (its own ping gives up after two). */
+export const WORKER_LOST_AFTER_PINGS = 3;
+/**
+ * How long an empty job-take, job-take-batch or job-stop poll is held open. The library gives up
+ * on each after 90 s (`jobs_fetcher_timeout`, `stop_signals_fetcher_timeout`) and asks again, so
+ * the hold stays well below that.
+ */
+export const WORKER_POLL_HOLD_DEFAULT_MS = 20 * SECOND;
+export const WORKER_POLL_HOLD_MAX_MS = 85 * SECOND;
+/** How long a lost or stopped worker stays listed (dashboard, worker listings) before it is forgotten. */
+export const WORKER_FORGET_AFTER_MS = 10 * MINUTE;
+/**
+ * An error answer to job-take or job-stop waits this long: the library asks again at once after
+ * any answer but 204, so a misconfigured worker would otherwise send thousands a second.
+ */
+export const WORKER_ERROR_DELAY_MS = 1 * SECOND;
+/**
+ * A job whose worker was lost goes back to the queue while its `retries` is below this; then it
+ * fails (a job that kills every worker that takes it would otherwise run for ever).
+ */
+export const WORKER_LOST_REQUEUES_MAX = 3;
+/** Jobs one job-take-batch may ask for. */
+export const WORKER_BATCH_MAX = 1000;
 
 /**
  * REST surface quotas per API key: "Rate limit exceeded for a window (minute, hour or day on the

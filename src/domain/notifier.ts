@@ -16,6 +16,9 @@ export interface JobChange {
 
 type Listener = (change: JobChange) => void;
 
+/** The cause `releaseAll` is given when the emulator stops (reset and restore give their own). */
+export const CLOSING_CAUSE = "emulator closing";
+
 /** In-process notifications, so held requests wake the moment a job changes; nothing polls. */
 export class JobNotifier {
   private readonly perJob = new Map<string, Set<Listener>>();

@@ -34,8 +34,6 @@ export interface JobStore {
   countByStatus(endpointId: string): Record<JobStatus, number>;
   /** Jobs waiting or running, all endpoints. */
   countActive(): number;
-  /** Ids of the workers holding an IN_PROGRESS job of the endpoint. */
-  busyWorkers(endpointId: string): Set<string>;
   sumRetries(endpointId: string): number;
   /** Deletes every queued job of the endpoint; returns their ids. */
   purgeQueued(endpointId: string): string[];

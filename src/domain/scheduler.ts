@@ -30,6 +30,16 @@ export interface SchedulerFaults {
   blocksWorkers(endpointId: string): boolean;
 }
 
+/** Worker processes of "external" endpoints, as the scheduler tells them what happens to their jobs. */
+export interface ExternalRuns {
+  /** Jobs (or capacity) arrived on an external endpoint. */
+  wake(endpointId: string): void;
+  /** A job minipod stops (cancel, timeout, expiry) may be running on a worker process. */
+  stopJob(jobId: string): void;
+  /** The endpoint stops being served. */
+  detach(endpointId: string): void;
+}
+
 /**
  * Decides what runs next, in one place: matches queued jobs (FIFO) to idle simulated workers,
  * scales the pools, runs handlers and records their outcome. Routes never move a job themselves.
@@ -37,6 +47,7 @@ export interface SchedulerFaults {
 export class Scheduler {
   private readonly pools = new Map<string, WorkerPool>();
   private readonly runs = new Map<string, Run>();
+  private external: ExternalRuns | undefined;
 
   constructor(
     private readonly d: {
@@ -51,6 +62,11 @@ export class Scheduler {
       faults?: SchedulerFaults;
     },
   ) {}
+
+  /** The worker side of "external" endpoints (made after the scheduler, which it needs). */
+  attachExternal(external: ExternalRuns): void {
+    this.external = external;
+  }
 
   has(endpointId: string): boolean {
     return this.pools.has(endpointId);
@@ -92,6 +108,7 @@ export class Scheduler {
     for (const run of [...this.runs.values()]) if (run.endpointId === endpointId) this.stopRun(run.jobId, "endpoint deleted");
     pool.stopAll();
     this.pools.delete(endpointId);
+    if (pool.external) this.external?.detach(endpointId);
   }
 
   detachAll(): void {
@@ -111,6 +128,7 @@ export class Scheduler {
     const pool = this.pools.get(endpointId);
     if (!pool) return;
     pool.setThrottled(this.d.faults?.blocksWorkers(endpointId) ?? false);
+    if (pool.external) return this.external?.wake(endpointId);
     pool.fillMinimum(false);
     this.assign(pool);
     if (pool.scaleFor((limit) => this.d.jobs.countScalingDemand(endpointId, limit)) > 0) this.assign(pool);
@@ -136,7 +154,7 @@ export class Scheduler {
    */
   stopRun(jobId: string, reason: string): void {
     const run = this.runs.get(jobId);
-    if (!run) return;
+    if (!run) return this.external?.stopJob(jobId);
     this.runs.delete(jobId);
     this.d.clock.cancel(run.crash?.timer);
     run.hold.close();

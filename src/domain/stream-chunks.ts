@@ -51,3 +51,27 @@ function encodedCost(c: number): number {
   if (c >= 0xd800 && c <= 0xdfff) return 6; // a lone surrogate is escaped
   return 3;
 }
+
+/**
+ * The outputs as they were yielded, from the stream items `splitStreamOutput` made of them: an
+ * item without `metrics` is one output; consecutive pieces `0..chunks-1` are joined back into one.
+ */
+export function joinStreamItems(items: readonly StreamItem[]): unknown[] {
+  const outputs: unknown[] = [];
+  let pieces: string[] = [];
+  for (const item of items) {
+    const m = item.metrics;
+    if (m === undefined || typeof m.chunk !== "number" || typeof m.chunks !== "number") {
+      outputs.push(item.output);
+      continue;
+    }
+    if (m.chunk === 0) pieces = [];
+    pieces.push(String(item.output));
+    if (m.chunk === m.chunks - 1) {
+      const text = pieces.join("");
+      outputs.push(m.encoding === "json" ? (JSON.parse(text) as unknown) : text);
+      pieces = [];
+    }
+  }
+  return outputs;
+}

@@ -18,8 +18,8 @@ export const REST_V2_RESOURCES: ReadonlySet<string> = new Set([
   "clusters",
 ]);
 
-/** Operations a worker process calls (real workers: job-take, job-done, job-stream, ping). */
-export const WORKER_OPERATIONS: ReadonlySet<string> = new Set(["job-take", "job-take-batch", "job-done", "job-stream", "ping"]);
+/** Operations a worker process calls (real workers: job-take, job-stop, job-done, job-stream, ping). */
+export const WORKER_OPERATIONS: ReadonlySet<string> = new Set(["job-take", "job-take-batch", "job-stop", "job-done", "job-stream", "ping"]);
 
 /**
  * Permission scopes of an API key. The specification leaves them open ("Authentication", item

@@ -21,6 +21,7 @@ import { controlRoutes } from "./routes/control/index.js";
 import { docsRoutes } from "./routes/control/docs.js";
 import { endpointControlRoutes } from "./routes/control/endpoints.js";
 import { feedControlRoutes } from "./routes/control/feed.js";
+import { workerControlRoutes } from "./routes/control/workers.js";
 import { jobControlRoutes } from "./routes/control/jobs.js";
 import { billingRoutes } from "./routes/billing/index.js";
 import { endpointRoutes } from "./routes/endpoints/index.js";
@@ -88,6 +89,7 @@ export function createApp(core: Core, info: AppInfo): App {
   endpointControlRoutes(core, app);
   jobControlRoutes(core, app);
   feedControlRoutes(core, app);
+  workerControlRoutes(core, app);
   dashboardRoutes(core, app, info);
   docsRoutes(app);
 

@@ -32,3 +32,9 @@ export const timeQuery = () =>
     .union([z.iso.datetime({ offset: true }), z.iso.date()], { error: () => "expected an RFC 3339 date-time such as 2023-01-01T00:00:00Z" })
     .transform((v) => Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v))
     .optional();
+
+/**
+ * A query parameter that may come more than once, read as its last value: the worker library
+ * appends its own `isStream` and `job_in_progress` to URLs that may already carry them.
+ */
+export const lastQuery = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (Array.isArray(v) ? v[v.length - 1] : v), schema);

@@ -63,7 +63,6 @@ export class SqliteJobStore implements JobStore {
         `SELECT id, queue_seq, low_priority FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' ORDER BY queue_seq`,
       ),
       countByStatus: p<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM jobs WHERE endpoint_id = ? GROUP BY status`),
-      busy: p<{ worker_id: string }>(`SELECT DISTINCT worker_id FROM jobs WHERE endpoint_id = ? AND status = 'IN_PROGRESS' AND worker_id IS NOT NULL`),
       active: p<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS')`),
       sumRetries: p<{ n: number | null }>(`SELECT SUM(retries) AS n FROM jobs WHERE endpoint_id = ?`),
       queuedIds: p<{ id: string }>(`SELECT id FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
@@ -189,11 +188,6 @@ export class SqliteJobStore implements JobStore {
     const counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
     for (const r of this.s.countByStatus.all(endpointId)) counts[r.status as JobStatus] = r.n;
     return counts;
-  }
-
-  busyWorkers(endpointId: string): Set<string> {
-    this.flush();
-    return new Set(this.s.busy.all(endpointId).map((r) => r.worker_id));
   }
 
   countActive(): number {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXPORT_FLAGS, FLAGS, flagSyntax, type Flag } from "../../src/config/cli-args.js";
+import { EXPORT_FLAGS, FLAGS, WORKER_FLAGS, flagSyntax, type Flag } from "../../src/config/cli-args.js";
 import { parseConfig } from "../../src/config/load.js";
 import { blocksOf, curlRequest, matchesShown, README } from "../support/readme.js";
 import { startCli, type RunningCli } from "../support/cli.js";
@@ -165,6 +165,7 @@ describe("the flags", () => {
   it.each([
     ["minipod", FLAGS, ["--help"]],
     ["minipod export", EXPORT_FLAGS, ["export", "--help"]],
+    ["minipod worker", WORKER_FLAGS, ["worker", "--help"]],
   ] as const)("of %s: the README's table and --help list each of them, with its default and variable", (_command, flags, args) => {
     expect(README, `the README's table is stale; it should read:\n${flagTable(flags)}`).toContain(flagTable(flags));
     const help = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8" });

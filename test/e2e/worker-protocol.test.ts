@@ -1,127 +1,226 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createEmulator, type Emulator } from "../../src/index.js";
+import { createEmulator, type Emulator, type ExternalWorkerView } from "../../src/index.js";
+import { FakeWall } from "../support/fake-wall.js";
 
+/**
+ * The worker side's rules, request by request, in the shapes the service's worker library sends
+ * (bare key, form content type with a JSON body, its own query parameters appended). The library
+ * itself is driven in python-worker*.test.ts; here are the cases it cannot be made to produce on
+ * demand. Wall time is a FakeWall: holds and heartbeat deadlines move only when told.
+ */
 let emu: Emulator;
+let wall: FakeWall;
 afterEach(() => emu?.close());
 
-const KEY = "worker-key";
-const boot = () =>
-  createEmulator({ clock: "manual", config: { endpoints: [{ id: "ext", handler: "external", workersMin: 2, workersMax: 5 }, { id: "sim", handler: "echo", workersMin: 1 }] } }).then((x) => (emu = x));
-
-/** A worker process as the real worker library writes it: bare key, form content type with a JSON body. */
-function worker(id: string) {
-  const base = () => `${emu.url}/v2/ext`;
-  const headers = { authorization: KEY, "content-type": "application/x-www-form-urlencoded" };
-  return {
-    take: async () => {
-      const res = await fetch(`${base()}/job-take/${id}?gpu=local&job_in_progress=0`, { headers: { authorization: KEY } });
-      return res.status === 204 ? undefined : ((await res.json()) as { id: string; input: Record<string, unknown> });
-    },
-    post: async (jobId: string, body: unknown, isStream = false) => {
-      const res = await fetch(`${base()}/job-done/${id}?jobId=${jobId}&isStream=${isStream}`, { method: "POST", headers, body: JSON.stringify(body) });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    },
-  };
-}
-const client = {
-  run: async (input: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    ((await (await fetch(`${emu.url}/v2/ext/run`, { method: "POST", headers: { authorization: `Bearer k` }, body: JSON.stringify({ input, ...extra }) })).json()) as { id: string }).id,
-  status: async (id: string) => (await fetch(`${emu.url}/v2/ext/status/${id}`, { headers: { authorization: "k" } })).json() as Promise<Record<string, unknown>>,
-  health: async () => (await fetch(`${emu.url}/v2/ext/health`, { headers: { authorization: "k" } })).json() as Promise<{ jobs: Record<string, number>; workers: Record<string, number> }>,
+const boot = (externalWorkers: Record<string, number> = {}) => {
+  wall = new FakeWall();
+  return createEmulator({
+    clock: { mode: "manual", wall },
+    config: { endpoints: [{ id: "ext", handler: "external" }, { id: "sim", handler: "echo", workersMin: 1 }], externalWorkers: { pingIntervalMs: 1000, ...externalWorkers } },
+  }).then((x) => (emu = x));
 };
 
-describe("the worker protocol", () => {
-  it("a worker takes jobs, streams, reports progress and finishes them", async () => {
+const KEY = { authorization: "worker-key" };
+const FORM = { ...KEY, "content-type": "application/x-www-form-urlencoded" };
+type Reply = { status: number; body: any };
+const reply = async (res: Response): Promise<Reply> => {
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+};
+const get = (path: string) => fetch(`${emu.url}/v2/ext/${path}`, { headers: KEY }).then(reply);
+const post = (path: string, body: unknown) => fetch(`${emu.url}/v2/ext/${path}`, { method: "POST", headers: FORM, body: JSON.stringify(body) }).then(reply);
+const run = async (input: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+  ((await (await fetch(`${emu.url}/v2/ext/run`, { method: "POST", headers: KEY, body: JSON.stringify({ input, ...extra }) })).json()) as { id: string }).id;
+const status = async (id: string) => (await fetch(`${emu.url}/v2/ext/status/${id}`, { headers: KEY })).json() as Promise<Record<string, any>>;
+const health = async () => ((await (await fetch(`${emu.url}/v2/ext/health`, { headers: KEY })).json()) as { workers: Record<string, number> }).workers;
+const workers = async () => ((await (await fetch(`${emu.url}/_emulator/workers`)).json()) as { workers: ExternalWorkerView[] }).workers;
+/** Resolves once `worker` has `n` requests held open (bounded). */
+async function heldOpen(worker: string, n = 1): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (((await workers()).find((w) => w.id === worker)?.openPolls ?? 0) >= n) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`${worker} never had ${n} poll(s) held open`);
+}
+/** A take that has a job waiting answers at once. */
+const take = async (worker: string, query = "?gpu=x&job_in_progress=0") => (await get(`job-take/${worker}${query}`)).body as { id: string; input: unknown };
+
+describe("the worker side, request by request", () => {
+  it("holds an empty job-take until a job comes, and hands it over then", async () => {
     await boot();
-    const w = worker("w1");
-    expect(await w.take()).toBeUndefined(); // 204: nothing waits
-    expect((await client.health()).workers).toMatchObject({ idle: 1, running: 0 });
-
-    const id = await client.run({ prompt: "hello" });
-    expect((await client.health()).jobs.inQueue).toBe(1); // no simulated worker took it
-    const job = await w.take();
-    expect(job).toEqual({ id, input: { prompt: "hello" } });
-    expect(await client.status(id)).toMatchObject({ status: "IN_PROGRESS", workerId: "w1" });
-    expect((await client.health()).workers).toMatchObject({ running: 1, idle: 0 });
-
-    await emu.clock.advance(400);
-    expect((await w.post(id, { status: "IN_PROGRESS", output: { percent: 50 } })).status).toBe(200);
-    expect(await client.status(id)).toMatchObject({ status: "IN_PROGRESS", output: { percent: 50 } });
-    await w.post(id, { output: "chunk-1" }, true);
-    const streamed = await (await fetch(`${emu.url}/v2/ext/stream/${id}`, { headers: { authorization: "k" } })).json();
-    expect(streamed).toEqual({ status: "IN_PROGRESS", stream: [{ output: "chunk-1" }] });
-
-    await emu.clock.advance(600);
-    expect((await w.post(id, { output: { text: "hi there" } })).body).toEqual({ id, status: "COMPLETED" });
-    expect(await client.status(id)).toMatchObject({ status: "COMPLETED", output: { text: "hi there" }, executionTime: 1000, workerId: "w1" });
+    const held = get("job-take/w1?gpu=x&job_in_progress=0");
+    const id = await run({ prompt: "hi" });
+    expect(await held).toEqual({ status: 200, body: { id, input: { prompt: "hi" } } });
+    expect(await status(id)).toMatchObject({ status: "IN_PROGRESS", workerId: "w1" });
   });
 
-  it("reports a worker's error as FAILED, and a retried job goes back to the workers", async () => {
-    await boot();
-    const w = worker("w1");
-    const id = await client.run({});
-    await w.take();
-    await w.post(id, { error: "CUDA out of memory" });
-    expect(await client.status(id)).toMatchObject({ status: "FAILED", error: "CUDA out of memory" });
-    await fetch(`${emu.url}/v2/ext/retry/${id}`, { method: "POST", headers: { authorization: "k" } });
-    expect((await w.take())?.id).toBe(id);
+  it("ends an empty hold with 204 after pollHoldMs of wall time, and at once on reset, restore and close", async () => {
+    await boot({ pollHoldMs: 5000 });
+    const bounded = get("job-take/w1?gpu=x");
+    await heldOpen("w1");
+    wall.advance(4999);
+    wall.advance(1);
+    expect((await bounded).status).toBe(204);
+
+    const onReset = get("job-take-batch/w1?gpu=x&batch_size=2");
+    const stopReset = get("job-stop/w1?gpu=x");
+    await heldOpen("w1", 2);
+    await emu.reset();
+    expect([(await onReset).status, (await stopReset).status]).toEqual([204, 204]);
+
+    emu.snapshot("empty");
+    const onRestore = get("job-take/w3?gpu=x");
+    await heldOpen("w3");
+    await emu.restore("empty");
+    expect((await onRestore).status).toBe(204);
+
+    const onClose = fetch(`${emu.url}/v2/ext/job-take/w2?gpu=x`, { headers: KEY });
+    await heldOpen("w2");
+    await emu.close();
+    // Answered, not cut: close did not wait for the hold (nor for its 2 s limit).
+    const res = await onClose;
+    expect(res.status).toBe(204);
+    expect(res.headers.get("connection")).toBe("close");
   });
 
   it("hands out batches, oldest first", async () => {
     await boot();
-    const ids = [await client.run({ n: 1 }), await client.run({ n: 2 }), await client.run({ n: 3 })];
-    const res = await fetch(`${emu.url}/v2/ext/job-take-batch/w9?batch_size=2`, { headers: { authorization: KEY } });
-    expect(((await res.json()) as Array<{ id: string }>).map((j) => j.id)).toEqual(ids.slice(0, 2));
-    expect((await client.health()).jobs).toMatchObject({ inProgress: 2, inQueue: 1 });
+    const ids = [await run({ n: 1 }), await run({ n: 2 }), await run({ n: 3 })];
+    const batch = (await get("job-take-batch/w9?gpu=x&job_in_progress=0&batch_size=2")).body as Array<{ id: string }>;
+    expect(batch.map((j) => j.id)).toEqual(ids.slice(0, 2));
+    expect((await get("job-take-batch/w9?gpu=x&job_in_progress=1&batch_size=2")).body.map((j: { id: string }) => j.id)).toEqual([ids[2]]);
   });
 
-  it("times out a worker that goes silent past the execution timeout", async () => {
+  it("takes results in both URL forms; a repeated isStream counts its last value", async () => {
     await boot();
-    const w = worker("w1");
-    const id = await client.run({}, { policy: { executionTimeout: 10_000 } });
-    await w.take();
-    await emu.clock.advance(10_000);
-    expect(await client.status(id)).toMatchObject({ status: "TIMED_OUT" });
-    const late = await w.post(id, { output: "too late" });
-    expect(late.status).toBe(409);
-    expect(late.body.detail).toMatch(/TIMED_OUT/);
-    expect(await client.status(id)).toMatchObject({ status: "TIMED_OUT" });
+    const a = await run();
+    await take("w1");
+    expect(await post(`job-done/w1/${a}?gpu=x&isStream=false`, { output: "platform form" })).toEqual({ status: 200, body: { id: a, status: "COMPLETED" } });
+
+    // The query form with isStream already in it, as older instructions had it: the library
+    // appends its own, and its value counts.
+    const b = await run();
+    await take("w1");
+    expect((await post(`job-stream/w1?jobId=${b}&isStream=true&isStream=false`, { output: "piece" })).status).toBe(200);
+    expect(await post(`job-done/w1?jobId=${b}&isStream=false&isStream=true`, { output: [] })).toEqual({ status: 200, body: { id: b, status: "COMPLETED" } });
+    expect((await status(b)).output).toEqual(["piece"]);
   });
 
-  it("refuses unknown jobs, double completion, another worker's job and a cancelled job, leaving them unchanged", async () => {
+  it("refuses what a worker could send wrong, with a 4xx saying what", async () => {
     await boot();
-    const w1 = worker("w1");
-    const w2 = worker("w2");
-    expect((await w1.post("no-such-job", { output: 1 })).status).toBe(404);
-
-    const a = await client.run({});
-    await w1.take();
-    expect((await w2.post(a, { output: "stolen" })).status).toBe(409);
-    await w1.post(a, { output: "first" });
-    const twice = await w1.post(a, { output: "second" });
-    expect(twice.status).toBe(409);
-    expect(await client.status(a)).toMatchObject({ status: "COMPLETED", output: "first" });
-
-    const b = await client.run({});
-    await w1.take();
-    await fetch(`${emu.url}/v2/ext/cancel/${b}`, { method: "POST", headers: { authorization: "k" } });
-    expect((await w1.post(b, { output: "after cancel" })).status).toBe(409);
-    expect(await client.status(b)).toMatchObject({ status: "CANCELLED" });
-    expect((await client.status(b)).output).toBeUndefined();
+    const id = await run();
+    await take("w1");
+    const noId = await post("job-done/w1?isStream=false", { output: 1 });
+    expect(noId.status).toBe(400);
+    expect(JSON.stringify(noId.body)).toMatch(/job-done\/\{worker_id\}\/\{job_id\} or \?jobId=/);
+    expect((await post(`job-done/w1/${id}?jobId=other`, { output: 1 })).body.detail).toMatch(/given twice and differs/);
+    expect((await post(`job-stream/w1/${id}`, { stream: "x" })).body.detail).toMatch(/a stream chunk is \{"output": \.\.\.\}/);
+    expect((await post(`job-done/w1/${id}?isStream=maybe`, { output: 1 })).status).toBe(400);
+    const noQuery = await get("job-take/w1&job_in_progress=0");
+    expect(noQuery.status).toBe(400);
+    expect(JSON.stringify(noQuery.body)).toMatch(/RUNPOD_WEBHOOK_GET_JOB.*must end with a query string/);
+    expect((await post("job-done/w1/no-such-job", { output: 1 })).status).toBe(404);
+    expect((await post(`job-done/w2/${id}`, { output: "stolen" })).status).toBe(409);
+    expect((await status(id)).status).toBe("IN_PROGRESS");
   });
 
-  it("explains that simulated endpoints do not hand out jobs", async () => {
+  it("answers a simulated endpoint's job-take with 400 only after a second, so a misconfigured worker cannot flood", async () => {
     await boot();
-    const res = await fetch(`${emu.url}/v2/sim/job-take/w1`, { headers: { authorization: KEY } });
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { detail: string }).detail).toMatch(/"handler": "external"/);
+    let answered: Reply | undefined;
+    const p = fetch(`${emu.url}/v2/sim/job-take/w1?gpu=x`, { headers: KEY }).then(reply).then((r) => (answered = r));
+    // The refusal waits on the wall clock, which moves only when told.
+    for (let i = 0; i < 200 && wall.pending === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(answered).toBeUndefined();
+    wall.advance(1000);
+    await p;
+    expect(answered!.status).toBe(400);
+    expect(answered!.body.detail).toMatch(/"handler": "external"/);
   });
 
-  it("forgets idle workers not seen for a minute", async () => {
+  it("sends cancels, timeouts and expiries down the stop channel, held or not", async () => {
     await boot();
-    await worker("w1").take();
-    expect((await client.health()).workers.idle).toBe(1);
-    await emu.clock.advance(60_001);
-    expect((await client.health()).workers.idle).toBe(0);
+    const cancelled = await run();
+    await take("w1");
+    await fetch(`${emu.url}/v2/ext/cancel/${cancelled}`, { method: "POST", headers: KEY });
+    expect(await get("job-stop/w1?gpu=x")).toEqual({ status: 200, body: { jobsToStop: [cancelled] } });
+
+    const timedOut = await run({}, { policy: { executionTimeout: 5000 } });
+    await take("w1");
+    const held = get("job-stop/w1?gpu=x");
+    await heldOpen("w1");
+    await emu.clock.advance(5000);
+    expect(await held).toEqual({ status: 200, body: { jobsToStop: [timedOut] } });
+    expect((await post(`job-done/w1/${timedOut}`, { output: "late" })).status).toBe(409);
+  });
+
+  it("reads the heartbeat: job ids it should no longer run are stopped, an unhealthy start is counted", async () => {
+    await boot();
+    expect((await get("ping/w1?job_id=gone-job%2Cother-job&runpod_version=1.12.0")).status).toBe(200);
+    expect(await get("job-stop/w1?gpu=x")).toEqual({ status: 200, body: { jobsToStop: ["gone-job", "other-job"] } });
+    expect(await workers()).toEqual([expect.objectContaining({ id: "w1", state: "idle", reportedJobIds: ["gone-job", "other-job"], runtimeVersion: "1.12.0" })]);
+
+    await get("ping/w2?status=unhealthy&check=gpu&reason=no%20CUDA&runpod_version=1.12.0");
+    expect(await health()).toMatchObject({ idle: 1, unhealthy: 1 });
+    expect((await workers()).find((w) => w.id === "w2")).toMatchObject({ state: "unhealthy", reason: "gpu failed: no CUDA" });
+  });
+
+  it("re-queues the jobs of a worker that asks for work holding none (job_in_progress=0)", async () => {
+    await boot();
+    const id = await run();
+    await take("w1");
+    const again = await take("w1", "?gpu=x&job_in_progress=0");
+    expect(again.id).toBe(id);
+    expect(await status(id)).toMatchObject({ status: "IN_PROGRESS", retries: 1 });
+    expect(emu.events(id).map((e) => e.cause)).toContain("worker w1 asked for work holding no job (job_in_progress=0): it no longer has the job; re-queued");
+    // job_in_progress=1 leaves them alone.
+    const other = await run();
+    await take("w1", "?gpu=x&job_in_progress=1");
+    expect((await status(other)).retries).toBeUndefined();
+  });
+
+  it("loses a silent worker: its job goes back to the queue, up to three times, then fails", async () => {
+    await boot();
+    const id = await run();
+    for (let lost = 1; lost <= 3; lost++) {
+      await take(`w${lost}`);
+      wall.advance(3000);
+      expect(await status(id)).toMatchObject({ status: "IN_QUEUE", retries: lost });
+    }
+    await take("w4");
+    wall.advance(3000);
+    const failed = await status(id);
+    expect(failed).toMatchObject({ status: "FAILED", retries: 3 });
+    expect(failed.error).toMatch(/worker w4 lost: no heartbeat or request for 3 s; the job had already gone back to the queue 3 time\(s\), so it fails instead/);
+    expect(await health()).toMatchObject({ idle: 0, running: 0 });
+    expect((await workers()).map((w) => w.state)).toEqual(["lost", "lost", "lost", "lost"]);
+  });
+
+  it("answers a progress update that arrives after the worker's own result, changing nothing", async () => {
+    await boot();
+    const id = await run();
+    await take("w1");
+    await post(`job-done/w1/${id}`, { output: "done" });
+    expect(await post(`job-done/w1/${id}?isStream=false`, { status: "IN_PROGRESS", output: { percent: 99 } })).toEqual({ status: 200, body: { id, status: "COMPLETED" } });
+    expect((await status(id)).output).toBe("done");
+    expect((await post(`job-done/w2/${id}`, { status: "IN_PROGRESS", output: 1 })).status).toBe(409);
+    // A second result is not a progress update: refused, the first one stays.
+    expect((await post(`job-done/w1/${id}`, { output: "again" })).status).toBe(409);
+    expect((await status(id)).output).toBe("done");
+  });
+
+  it("stops a worker that asks to be (stopPod): it leaves /health and its polls end until it asks for work again", async () => {
+    await boot();
+    const id = await run();
+    await take("w1");
+    const stop = get("job-stop/w1?gpu=x");
+    await heldOpen("w1");
+    await post(`job-done/w1/${id}?isStream=false`, { output: 1, stopPod: true });
+    expect((await stop).status).toBe(204);
+    expect((await get("job-stop/w1?gpu=x")).status).toBe(204); // answered at once: it is on its way out
+    expect(await health()).toMatchObject({ idle: 0, running: 0 });
+    expect((await workers())[0]).toMatchObject({ state: "stopped", reason: `asked to be stopped after job ${id} (stopPod)` });
+    const next = await run();
+    expect((await take("w1")).id).toBe(next);
+    expect((await workers())[0]).toMatchObject({ state: "running" });
   });
 });

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { StreamItem } from "../../src/domain/job.js";
 import { STREAM_CHUNK_MAX_BYTES } from "../../src/domain/limits.js";
-import { splitStreamOutput } from "../../src/domain/stream-chunks.js";
+import { joinStreamItems, splitStreamOutput } from "../../src/domain/stream-chunks.js";
 
 const MB = 1024 * 1024;
 
@@ -89,5 +89,12 @@ describe("stream chunks of at most 1 MB", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("gives back what was yielded from the items, split ones joined (a streamed job's output)", () => {
+    const big = "x".repeat(3 * MB);
+    const bigObject = { text: "y".repeat(2 * MB) };
+    const outputs = ["small", big, { n: 1 }, bigObject, 7];
+    expect(joinStreamItems(outputs.flatMap((o) => splitStreamOutput(o)))).toEqual(outputs);
   });
 });

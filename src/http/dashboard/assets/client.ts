@@ -170,6 +170,7 @@ export const DASHBOARD_JS = String.raw`
       if (change.id === state.job) schedule("job");
       schedule("webhooks", 500); schedule("requests", 500); schedule("faults", 500);
     });
+    feed.addEventListener("worker", function () { schedule("endpoints"); });
     feed.addEventListener("tick", function () { ALL.forEach(function (p) { if (p !== "job") schedule(p, 0); }); });
     feed.addEventListener("resync", function () { refreshAll(); });
     feed.onerror = function () { setLive("retry", "reconnecting…"); };

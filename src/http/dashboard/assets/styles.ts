@@ -67,6 +67,10 @@ button.link { border: 0; background: none; color: var(--bad); padding: 0 4px; }
 .w-idle { color: var(--ok); border-color: var(--ok); background: var(--ok-bg); }
 .w-running { color: var(--run); border-color: var(--run); background: var(--run-bg); }
 .w-initializing { color: var(--queue); border-color: var(--queue); background: repeating-linear-gradient(45deg, var(--queue-bg) 0 5px, transparent 5px 10px); }
+.w-unhealthy, .w-lost { color: var(--bad); border-color: var(--bad); background: var(--bad-bg); }
+.w-stopped { color: var(--muted); border-color: var(--line); background: var(--gray-bg); }
+.ext-workers { list-style: none; margin: 0; padding: 0; font-size: 12px; display: grid; gap: 3px; }
+.ext-workers li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .settings { font-size: 12px; margin: 8px 0 0; }
 table { width: 100%; border-collapse: collapse; }
 th { text-align: left; font-size: 11px; font-weight: 600; color: var(--muted); text-transform: uppercase; letter-spacing: .4px; padding: 4px 8px; border-bottom: 1px solid var(--line); }

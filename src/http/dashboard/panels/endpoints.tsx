@@ -1,6 +1,27 @@
 import type { EndpointState } from "../../routes/control/endpoints.js";
 import { Empty } from "../components.js";
-import { duration } from "../format.js";
+import { clockTime, duration, isoTime, shortId } from "../format.js";
+
+type ExternalWorker = NonNullable<EndpointState["externalWorkers"]>[number];
+
+/** The worker processes of an "external" endpoint: state, the jobs each runs, its last heartbeat. */
+function ExternalWorkers({ workers }: { workers: ExternalWorker[] }) {
+  if (workers.length === 0) return <p class="ext-workers muted">no worker process yet: start one with <code>minipod worker -- python handler.py</code></p>;
+  return (
+    <ul class="ext-workers" aria-label="worker processes">
+      {workers.map((w) => (
+        <li data-worker={w.id} data-state={w.state} title={w.reason ?? `${w.id} · ${w.state}`}>
+          <span class={`worker w-${w.state}`}>{w.state}</span> <code>{w.id}</code>
+          {w.jobIds.length > 0 ? <span class="ext-jobs"> · {w.jobIds.map((id) => <code data-job-id={id}>{shortId(id)}</code>)}</span> : null}
+          <span class="muted" title={w.lastHeartbeatAt !== undefined ? isoTime(w.lastHeartbeatAt) : "no heartbeat yet"}>
+            {" "}· {w.lastHeartbeatAt !== undefined ? `beat ${clockTime(w.lastHeartbeatAt)}` : "no heartbeat yet"}
+          </span>
+          {w.reason ? <span class="muted"> · {w.reason}</span> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
 
 /** One card per served endpoint: its workers as chips, its queue depth and job counts. */
 export function EndpointsBody({ endpoints }: { endpoints: EndpointState[] }) {
@@ -32,7 +53,8 @@ export function EndpointsBody({ endpoints }: { endpoints: EndpointState[] }) {
               <dd data-count="FAILED">{e.jobs.FAILED + e.jobs.TIMED_OUT}</dd>
             </div>
           </dl>
-          <div class="workers" aria-label="workers">
+          {e.externalWorkers ? <ExternalWorkers workers={e.externalWorkers} /> : null}
+          <div class="workers" aria-label="workers" hidden={e.externalWorkers !== undefined}>
             {e.workers.length === 0 ? <span class="muted">no workers (scaled to zero)</span> : null}
             {e.workers.map((w) => (
               <span class={`worker w-${w.state}`} data-worker={w.id} data-state={w.state} title={`${w.id} · ${w.state}${w.jobId ? ` · job ${w.jobId}` : ""}`}>

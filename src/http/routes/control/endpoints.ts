@@ -3,6 +3,7 @@ import { describeHandler, type EndpointSpec } from "../../../domain/endpoint.js"
 import { JOB_STATUSES } from "../../../domain/job.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
+import { ExternalWorkerSchema, externalWorkersOf } from "./workers.js";
 
 const TAG = "Emulator control";
 
@@ -30,6 +31,7 @@ export const EndpointStateSchema = z
     createdAt: z.int(),
     throttled: z.boolean().openapi({ description: "The endpoint cannot scale up (no capacity)" }),
     workers: z.array(WorkerSchema),
+    externalWorkers: z.array(ExternalWorkerSchema).optional().openapi({ description: 'Endpoints with `"handler": "external"`: the worker processes that called (see `GET /_emulator/workers`)' }),
     jobs: JobCountsSchema.openapi({ description: "Jobs held for the endpoint, by status; IN_QUEUE is the queue depth" }),
   })
   .openapi("EndpointState");
@@ -41,7 +43,7 @@ const listEndpoints = createRoute({
   path: "/_emulator/endpoints",
   operationId: "listEmulatorEndpoints",
   tags: [TAG],
-  summary: "Served endpoints with their simulated workers and job counts",
+  summary: "Served endpoints with their workers and job counts",
   description: "Each endpoint's settings, every simulated worker (state and the job it runs) and its jobs counted by status. Management fields (templateId, env, ...) are left out: they may hold secrets.",
   responses: { 200: { description: "The endpoints", content: { "application/json": { schema: z.object({ endpoints: z.array(EndpointStateSchema) }).openapi("EndpointStates") } } } },
 });
@@ -65,6 +67,7 @@ function endpointState(core: Core, spec: EndpointSpec): EndpointState {
     createdAt: spec.createdAt,
     throttled: pool?.throttled ?? false,
     workers: (pool?.list() ?? []).map((w) => ({ id: w.id, state: w.state, ...(w.jobId !== undefined ? { jobId: w.jobId } : {}), since: w.since })),
+    ...(pool?.external ? { externalWorkers: externalWorkersOf(core, spec.id) } : {}),
     jobs: core.jobStore.countByStatus(spec.id),
   };
 }

@@ -1,9 +1,11 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
-import type { JobChange } from "../../../domain/notifier.js";
+import { CLOSING_CAUSE, type JobChange } from "../../../domain/notifier.js";
+import type { WorkerStopped } from "../../../domain/worker-protocol.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { jobSummary } from "./jobs.js";
+import { boolQuery } from "../../query-params.js";
 
 const TAG = "Emulator control";
 /** Changes waiting for a slow reader; past this the feed drops them and asks for a `resync`. */
@@ -29,10 +31,14 @@ const feedRoute = createRoute({
     "- `ready`: sent once on connect, data `{now}` (virtual epoch ms).",
     "- `job`: data `{id, endpointId, from?, to?, cause, at, job?}`; `to` and `job` (a JobSummary) are absent when the job was deleted (ttl, retention, purge). Changes to one job that arrive faster than the reader takes them are merged into the latest.",
     `- \`resync\`: the reader fell more than ${FEED_BUFFER_MAX} jobs behind and changes were dropped; reload the list.`,
+    "- `worker`: data `{endpointId, workerId, state: \"stopped\", reason}`: a worker process asked to be stopped after its job (`stopPod`, the library's `refresh_worker`); whoever runs it replaces it (`minipod worker` does).",
     `- \`tick\`: every ${FEED_TICK_MS / 1000} s of wall time, data \`{now, mode, speed}\` of the virtual clock.`,
     "",
-    "The stream ends after a `resync` when the emulator resets, restores a snapshot or closes; an EventSource reconnects by itself.",
+    "The stream ends after a `resync` when the emulator resets, restores a snapshot or closes (then its data is `{\"closing\": true}`); an EventSource reconnects by itself.",
+    "",
+    "`?jobs=false` leaves out the `job` events: what a watcher of the emulator's life needs (`minipod worker` stops its workers when the stream ends and minipod no longer answers).",
   ].join("\n"),
+  request: { query: z.object({ jobs: boolQuery().openapi({ param: { name: "jobs", in: "query" }, description: "false: no `job` events" }) }) },
   responses: { 200: { description: "The event stream", content: { "text/event-stream": { schema: z.string() } } } },
 });
 
@@ -56,19 +62,21 @@ export function feedEvent(change: JobChange) {
  */
 export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
   const { clock, notifier } = core;
-  router.openapi(feedRoute, (c) =>
-    streamSSE(c, async (stream) => {
+  router.openapi(feedRoute, (c) => {
+    const withJobs = c.req.valid("query").jobs !== false;
+    return streamSSE(c, async (stream) => {
       const pending = new Map<string, JobChange>();
       let overflow = false;
       let tick = false;
       let closed = false;
       let released = false;
+      let closing = false;
       let wake: (() => void) | undefined;
       const poke = () => {
         wake?.();
         wake = undefined;
       };
-      const unsubscribe = notifier.onAny((change) => {
+      const onChange = (change: JobChange) => {
         if (overflow) return;
         pending.delete(change.id); // re-insert so the map keeps changes in the order they last happened
         pending.set(change.id, change);
@@ -77,9 +85,16 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
           overflow = true;
         }
         poke();
+      };
+      const unsubscribe = withJobs ? notifier.onAny(onChange) : () => {};
+      const workerEvents: WorkerStopped[] = [];
+      const unlisten = core.workerProtocol.onWorkerStopped((e) => {
+        if (workerEvents.length < FEED_BUFFER_MAX) workerEvents.push(e);
+        poke();
       });
-      const unwatch = notifier.watch(RELEASE_WATCH_ID, () => {
+      const unwatch = notifier.watch(RELEASE_WATCH_ID, (change) => {
         released = true;
+        closing = change.cause === CLOSING_CAUSE;
         poke();
       });
       const timer = setInterval(() => {
@@ -93,6 +108,7 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
         stopped = true;
         closed = true;
         unsubscribe();
+        unlisten();
         unwatch();
         clearInterval(timer);
         poke();
@@ -101,10 +117,10 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
 
       await stream.writeSSE({ event: "ready", data: JSON.stringify({ now: clock.now() }), retry: 2000 });
       while (!closed) {
-        if (pending.size === 0 && !overflow && !tick && !released) await new Promise<void>((resolve) => (wake = resolve));
+        if (pending.size === 0 && workerEvents.length === 0 && !overflow && !tick && !released) await new Promise<void>((resolve) => (wake = resolve));
         if (closed) break;
         if (released) {
-          await stream.writeSSE({ event: "resync", data: "{}" });
+          await stream.writeSSE({ event: "resync", data: closing ? '{"closing":true}' : "{}" });
           break;
         }
         if (overflow) {
@@ -114,12 +130,13 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
         const batch = [...pending.values()];
         pending.clear();
         for (const change of batch) await stream.writeSSE({ event: "job", data: JSON.stringify(feedEvent(change)) });
+        for (const e of workerEvents.splice(0)) await stream.writeSSE({ event: "worker", data: JSON.stringify({ ...e, state: "stopped" }) });
         if (tick) {
           tick = false;
           await stream.writeSSE({ event: "tick", data: JSON.stringify({ now: clock.now(), mode: clock.mode, speed: clock.speed }) });
         }
       }
       stop();
-    }),
-  );
+    });
+  });
 }

@@ -63,8 +63,11 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
 
   router.openapi(streamRoute, async (c) => {
     const { endpoint_id, job_id } = c.req.valid("param");
-    const wait = c.req.valid("query").wait ?? STREAM_HOLD_DEFAULT_MS;
-    const { job, items } = await jobs.stream(endpoint_id, job_id, wait, c.req.raw.signal);
+    const asked = c.req.valid("query").wait;
+    // Without `wait`, the hold also ends after as much wall time: clients read /stream with their
+    // own timeout (the service's Python client: 10 s), whatever the clock's mode or speed.
+    const signal = asked === undefined ? AbortSignal.any([c.req.raw.signal, AbortSignal.timeout(STREAM_HOLD_DEFAULT_MS)]) : c.req.raw.signal;
+    const { job, items } = await jobs.stream(endpoint_id, job_id, asked ?? STREAM_HOLD_DEFAULT_MS, signal);
     return c.json({ status: job.status, stream: items, ...(job.error !== undefined ? { error: job.error } : {}) }, 200);
   });
 

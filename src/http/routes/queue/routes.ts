@@ -158,7 +158,7 @@ export const streamRoute = createRoute({
   operationId: "stream",
   tags: [TAG],
   summary: "Stream chunks produced since the previous call",
-  description: `When nothing new is there and the job is not final, the request is held up to \`wait\` virtual ms (default ${STREAM_HOLD_DEFAULT_MS}) for the next chunk or the end of the job.`,
+  description: `When nothing new is there and the job is not final, the request is held up to \`wait\` virtual ms for the next chunk or the end of the job; without \`wait\`, up to ${STREAM_HOLD_DEFAULT_MS} ms of virtual time and never longer than that in wall time (clients read /stream with a 10 s timeout).`,
   request: { params: JobParams, query: waitQuery(STREAM_HOLD_DEFAULT_MS, "How long to hold an empty poll") },
   responses: { ...ok(StreamSchema, "New stream items and the job status"), ...ERROR_RESPONSES },
 });

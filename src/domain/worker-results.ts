@@ -1,0 +1,68 @@
+import { EmulatorError } from "./errors.js";
+import { requeuedPatch, type Job } from "./job.js";
+import { WORKER_LOST_REQUEUES_MAX } from "./limits.js";
+import type { JobStore } from "./ports.js";
+import { joinStreamItems, splitStreamOutput } from "./stream-chunks.js";
+import type { Transitions } from "./transitions.js";
+
+/**
+ * What a worker posts for a job: `{ output }`, `{ error }` (with `output` when the handler
+ * returned both), a progress update `{ status: "IN_PROGRESS", output }`, and `stopPod: true` when
+ * the worker asks to be stopped after this job (`refresh_worker`).
+ */
+export interface WorkerResult {
+  output?: unknown;
+  error?: unknown;
+  status?: unknown;
+  stopPod?: unknown;
+}
+
+const hasError = (r: WorkerResult) => r.error !== undefined && r.error !== null && r.error !== "" && r.error !== false;
+const errorText = (e: unknown) => (typeof e === "string" ? e : (JSON.stringify(e) ?? String(e)));
+
+/**
+ * The end of a job as its worker reports it on job-done. `streamed` (`isStream=true`) ends a job
+ * whose chunks went to job-stream: its output is the aggregate the worker sends
+ * (`return_aggregate_stream`), else what it streamed, in order. A progress update leaves the job
+ * running. Answers the job as it is now.
+ */
+export function applyResult(d: { jobs: JobStore; transitions: Transitions }, job: Job, workerId: string, result: WorkerResult, streamed: boolean, now: number): Job {
+  if (result.status === "IN_PROGRESS") {
+    d.transitions.progress(job.id, result.output);
+    return d.jobs.get(job.id) ?? job;
+  }
+  if (hasError(result)) {
+    const failed = { status: "FAILED" as const, output: result.output, error: errorText(result.error) };
+    return d.transitions.finish(job, failed, now, `worker ${workerId} reported an error`);
+  }
+  const output = streamed ? streamedOutput(d.jobs, job.id, result.output) : result.output;
+  return d.transitions.finish(job, { status: "COMPLETED", output, error: undefined }, now, `worker ${workerId} returned a result`);
+}
+
+function streamedOutput(jobs: JobStore, jobId: string, sent: unknown): unknown {
+  if (sent !== undefined && !(Array.isArray(sent) && sent.length === 0)) return sent;
+  return joinStreamItems(jobs.chunks(jobId, 0));
+}
+
+/** One chunk a worker streams for a job (job-stream): `{ output }`, split when over 1 MB. */
+export function applyChunk(transitions: Transitions, job: Job, result: WorkerResult): void {
+  if (result.output === undefined) {
+    throw new EmulatorError("BAD_REQUEST", `a stream chunk is {"output": ...}; the body for job ${job.id} has no "output"`);
+  }
+  transitions.appendChunks(job.id, splitStreamOutput(result.output));
+}
+
+/**
+ * A running job whose worker lost it (the worker went silent, or asked for work while holding
+ * none): back to the queue at its place, one more retry, as the managed queue does, and its
+ * stream starts over. A job lost this way `WORKER_LOST_REQUEUES_MAX` times fails instead, so a
+ * job that kills every worker that takes it does not loop for ever.
+ */
+export function requeueLost(d: { jobs: JobStore; transitions: Transitions }, job: Job, cause: string, now: number): Job {
+  if (job.retries >= WORKER_LOST_REQUEUES_MAX) {
+    const error = `${cause}; the job had already gone back to the queue ${job.retries} time(s), so it fails instead`;
+    return d.transitions.finish(job, { status: "FAILED", output: undefined, error }, now, `${cause}; failed after ${job.retries} retries`);
+  }
+  d.jobs.clearChunks(job.id);
+  return d.transitions.move(job, requeuedPatch(job, now, job.queueSeq), `${cause}; re-queued`);
+}

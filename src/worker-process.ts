@@ -1,0 +1,208 @@
+import { spawn, type ChildProcess } from "node:child_process";
+
+/** Where the worker library finds minipod, for one worker of one endpoint. */
+export interface WorkerEnvOptions {
+  /** minipod's base URL, e.g. http://127.0.0.1:8080. */
+  url: string;
+  endpoint: string;
+  workerId: string;
+  /** The API key the worker sends (bare, as the platform gives it). */
+  key: string;
+  pingIntervalMs: number;
+}
+
+/**
+ * Every variable the service's worker library reads, as the platform sets them on a worker: the
+ * job id in the result URLs' path, `$ID` and `$RUNPOD_POD_ID` left for the library to fill in,
+ * the fitness checks that need a GPU or the network skipped. `RUNPOD_ENDPOINT_BASE_URL` (not set
+ * by the platform) points the library's client at minipod too, for handlers that call endpoints.
+ */
+export function workerEnv(o: WorkerEnvOptions): Record<string, string> {
+  const base = `${o.url.replace(/\/+$/, "")}/v2`;
+  const ep = `${base}/${encodeURIComponent(o.endpoint)}`;
+  const gpu = "?gpu=minipod";
+  return {
+    RUNPOD_WEBHOOK_GET_JOB: `${ep}/job-take/$ID${gpu}`,
+    RUNPOD_WEBHOOK_POST_OUTPUT: `${ep}/job-done/$RUNPOD_POD_ID/$ID${gpu}`,
+    RUNPOD_WEBHOOK_POST_STREAM: `${ep}/job-stream/$RUNPOD_POD_ID/$ID${gpu}`,
+    RUNPOD_WEBHOOK_PING: `${ep}/ping/$RUNPOD_POD_ID`,
+    RUNPOD_AI_API_KEY: o.key,
+    RUNPOD_POD_ID: o.workerId,
+    RUNPOD_POD_HOSTNAME: `${o.workerId}-minipod`,
+    RUNPOD_ENDPOINT_ID: o.endpoint,
+    RUNPOD_PING_INTERVAL: String(o.pingIntervalMs),
+    RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
+    RUNPOD_SKIP_GPU_CHECK: "true",
+    RUNPOD_ENDPOINT_BASE_URL: base,
+  };
+}
+
+export interface WorkerProcessOptions {
+  /** The command and its arguments, e.g. ["python3", "handler.py"]. */
+  command: string[];
+  workerId: string;
+  /** The whole environment of the process. */
+  env: NodeJS.ProcessEnv;
+  cwd?: string | undefined;
+  /** Start the command again when it exits (1 s later, up to 30 s while it keeps failing fast). */
+  restart?: boolean | undefined;
+  /** Each line the process writes, prefixed with `[workerId] `. */
+  output: (line: string, stream: "stdout" | "stderr") => void;
+  /** Told when the process is being stopped, and every second until it exits (minipod answers its held polls). */
+  onStopping?: (() => void) | undefined;
+  /** How long a stopped process has after SIGTERM before SIGKILL; default 10 s. */
+  graceMs?: number | undefined;
+}
+
+const RESTART_FIRST_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+/** A process that ran this long before exiting restarts after RESTART_FIRST_MS again. */
+const RESTART_RESET_AFTER_MS = 10_000;
+const GRACE_DEFAULT_MS = 10_000;
+/** Lines longer than this are cut (a handler printing a huge blob stays readable). */
+const LINE_MAX = 16 * 1024;
+
+/**
+ * One worker process: started in a process group of its own (as a container is), its output
+ * prefixed line by line, started again when it exits if asked, and stopped as a container is:
+ * SIGTERM to the group, SIGKILL after the grace period. When the process exits, whatever it left
+ * in its group (the worker library's heartbeat process) is killed with it.
+ */
+export class WorkerProcess {
+  private child: ChildProcess | undefined;
+  private stopping = false;
+  private refreshing = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private delay = RESTART_FIRST_MS;
+  private startedAt = 0;
+  private resolveExited!: (code: number | null) => void;
+  /** Resolves with the last exit code (null when a signal ended it) once the process is gone for good. */
+  readonly exited: Promise<number | null>;
+  /** Times the command was started. */
+  starts = 0;
+
+  constructor(private readonly o: WorkerProcessOptions) {
+    this.exited = new Promise((resolve) => (this.resolveExited = resolve));
+  }
+
+  get workerId(): string {
+    return this.o.workerId;
+  }
+
+  /** The pid of the running process, if one runs. */
+  get pid(): number | undefined {
+    return this.child?.exitCode === null && this.child.signalCode === null ? this.child.pid : undefined;
+  }
+
+  start(): this {
+    const [cmd, ...args] = this.o.command;
+    if (!cmd) throw new Error("no command to run: give it after `--`, e.g. minipod worker -- python3 handler.py");
+    this.starts++;
+    this.startedAt = Date.now();
+    const child = spawn(cmd, args, { cwd: this.o.cwd, env: this.o.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    this.child = child;
+    this.say(`started: ${this.o.command.join(" ")} (pid ${child.pid ?? "?"})`);
+    pipeLines(child.stdout!, (l) => this.o.output(`[${this.o.workerId}] ${l}`, "stdout"));
+    pipeLines(child.stderr!, (l) => this.o.output(`[${this.o.workerId}] ${l}`, "stderr"));
+    child.once("error", (e) => {
+      this.say(`could not start ${cmd}: ${e.message}`);
+      this.exitedOnce(child, null, null);
+    });
+    child.once("exit", (code, signal) => this.exitedOnce(child, code, signal));
+    return this;
+  }
+
+  /** Stops the process (and any restart to come); resolves once it is gone. */
+  async stop(): Promise<number | null> {
+    if (!this.stopping) {
+      this.stopping = true;
+      clearTimeout(this.restartTimer);
+      if (!this.terminate()) this.resolveExited(this.child?.exitCode ?? null);
+    }
+    return this.exited;
+  }
+
+  /**
+   * Replaces the process with a fresh one (the worker asked to be stopped after a job: `stopPod`,
+   * the library's `refresh_worker`), whether or not it restarts on exit.
+   */
+  refresh(): void {
+    if (this.stopping || this.refreshing) return;
+    this.say("replacing the worker (it asked to be stopped after its job: refresh_worker)");
+    this.refreshing = true;
+    if (!this.terminate()) {
+      this.refreshing = false;
+      clearTimeout(this.restartTimer);
+      this.start();
+    }
+  }
+
+  /** SIGTERM to the running process's group, SIGKILL after the grace period; false when none runs. */
+  private terminate(): boolean {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return false;
+    killGroup(child, "SIGTERM");
+    this.o.onStopping?.();
+    const poke = setInterval(() => this.o.onStopping?.(), 1000);
+    const grace = this.o.graceMs ?? GRACE_DEFAULT_MS;
+    const force = setTimeout(() => {
+      this.say(`still running ${grace / 1000} s after SIGTERM: SIGKILL`);
+      killGroup(child, "SIGKILL");
+    }, grace);
+    child.once("exit", () => {
+      clearInterval(poke);
+      clearTimeout(force);
+    });
+    return true;
+  }
+
+  private exitedOnce(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    // The library's heartbeat runs in a process of its own, which outlives a killed main process.
+    killGroup(child, "SIGKILL");
+    this.say(`exited ${signal ? `on ${signal}` : `with code ${code}`}`);
+    if (this.refreshing && !this.stopping) {
+      this.refreshing = false;
+      this.start();
+      return;
+    }
+    if (this.stopping || !this.o.restart) return this.resolveExited(code);
+    this.delay = Date.now() - this.startedAt >= RESTART_RESET_AFTER_MS ? RESTART_FIRST_MS : this.delay;
+    this.say(`restarting in ${this.delay / 1000} s`);
+    this.restartTimer = setTimeout(() => {
+      if (!this.stopping) this.start();
+    }, this.delay);
+    this.delay = Math.min(RESTART_MAX_MS, this.delay * 2);
+  }
+
+  private say(text: string): void {
+    this.o.output(`[${this.o.workerId}] minipod: ${text}`, "stderr");
+  }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // the group is gone already
+  }
+}
+
+function pipeLines(stream: NodeJS.ReadableStream, line: (text: string) => void): void {
+  let rest = "";
+  stream.setEncoding?.("utf8");
+  stream.on("data", (chunk: string) => {
+    const parts = (rest + chunk).split(/\r?\n/);
+    rest = parts.pop() ?? "";
+    if (rest.length > LINE_MAX) {
+      line(rest.slice(0, LINE_MAX) + " …");
+      rest = "";
+    }
+    for (const p of parts) line(p.length > LINE_MAX ? p.slice(0, LINE_MAX) + " …" : p);
+  });
+  stream.on("end", () => {
+    if (rest) line(rest);
+  });
+}

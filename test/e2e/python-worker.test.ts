@@ -1,0 +1,126 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmulator, type Emulator } from "../../src/index.js";
+import { eventually, pythonAvailable, queue, startPyWorker, type PyWorker } from "../support/python.js";
+
+/**
+ * The service's own worker runtime (`runpod.serverless.start`, vendor/python, unchanged) under
+ * Debian's python3, started with the environment the platform gives a worker (createEmulator's
+ * `startWorker`, as `minipod worker` does). The clock is manual: the worker side runs on wall
+ * time, so jobs complete as the Python process answers, and nothing virtual moves unless told.
+ */
+const available = pythonAvailable();
+
+describe.skipIf(!available)("the service's worker runtime against minipod", { timeout: 60_000 }, () => {
+  let emu: Emulator;
+  const workers: Record<string, PyWorker> = {};
+  const endpoints = ["plain", "gen", "agg", "batch"];
+
+  beforeAll(async () => {
+    emu = await createEmulator({
+      clock: "manual",
+      config: { endpoints: endpoints.map((id) => ({ id, handler: "external" })), externalWorkers: { pingIntervalMs: 1000 } },
+    });
+    workers.plain = startPyWorker(emu, { endpoint: "plain", workerId: "plain-1" });
+    workers.gen = startPyWorker(emu, { endpoint: "gen", env: { TEST_GENERATOR: "1" } });
+    workers.agg = startPyWorker(emu, { endpoint: "agg", env: { TEST_GENERATOR: "1", TEST_AGGREGATE: "1" } });
+    workers.batch = startPyWorker(emu, { endpoint: "batch", workerId: "batch-1", env: { TEST_CONCURRENCY: "3" } });
+  });
+  afterAll(() => emu?.close());
+
+  it("completes a job with a plain handler's result, on /run and /runsync", async () => {
+    const q = queue(emu, "plain");
+    const id = await q.run({ do: "echo", value: "hello" });
+    expect(await q.final(id)).toMatchObject({ id, status: "COMPLETED", output: { echo: "hello" }, workerId: "plain-1" });
+    const res = await fetch(`${emu.url}/v2/plain/runsync`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: { do: "echo", value: 2 } }), signal: AbortSignal.timeout(30_000) });
+    expect(await res.json()).toMatchObject({ status: "COMPLETED", output: { echo: 2 } });
+    // The result went to the platform's URL form, job id in the path, isStream added by the library.
+    const done = emu.requests({ endpoint: "plain", operation: "job-done" }).requests.find((r) => r.path.endsWith(id))!;
+    expect(done).toMatchObject({ method: "POST", status: 200, path: `/v2/plain/job-done/plain-1/${id}`, body: { output: { echo: "hello" } } });
+  });
+
+  it("fails a job whose handler raises, with the library's error report", async () => {
+    const q = queue(emu, "plain");
+    const id = await q.run({ do: "raise", message: "CUDA out of memory" });
+    const job = await q.final(id);
+    expect(job.status).toBe("FAILED");
+    const report = JSON.parse(job.error!) as Record<string, string>;
+    expect(report).toMatchObject({ error_message: "CUDA out of memory", worker_id: "plain-1" });
+    expect(report.error_type).toContain("ValueError");
+    expect(report.error_traceback).toContain("Traceback");
+  });
+
+  it("fails a job whose handler returns an error field, keeping the rest as output", async () => {
+    const q = queue(emu, "plain");
+    const id = await q.run({ do: "error-field" });
+    expect(await q.final(id)).toMatchObject({ status: "FAILED", error: "the handler said no", output: { detail: 1 } });
+  });
+
+  it("streams a generator's chunks and completes the job with them (no return_aggregate_stream)", async () => {
+    const q = queue(emu, "gen");
+    const id = await q.run({ n: 3 });
+    const job = await q.final(id);
+    expect(job).toMatchObject({ status: "COMPLETED", output: [{ piece: 0 }, { piece: 1 }, { piece: 2 }] });
+    expect((await q.stream(id)).stream).toEqual([{ output: { piece: 0 } }, { output: { piece: 1 } }, { output: { piece: 2 } }]);
+    // The chunks went to job-stream; the end came on job-done with isStream=true and an empty output.
+    expect(emu.requests({ endpoint: "gen", operation: "job-stream" }).requests.filter((r) => r.path.endsWith(id))).toHaveLength(3);
+    const end = emu.requests({ endpoint: "gen", operation: "job-done" }).requests.find((r) => r.path.includes(id))!;
+    expect(end.body).toEqual({ output: [] });
+  });
+
+  it("completes a job with the aggregate the worker sends (return_aggregate_stream)", async () => {
+    const q = queue(emu, "agg");
+    const id = await q.run({ n: 2 });
+    expect(await q.final(id)).toMatchObject({ status: "COMPLETED", output: [{ piece: 0 }, { piece: 1 }] });
+    const end = emu.requests({ endpoint: "agg", operation: "job-done" }).requests.find((r) => r.path.includes(id))!;
+    expect(end.body).toEqual({ output: [{ piece: 0 }, { piece: 1 }] });
+  });
+
+  it("answers an OpenAI-style job with a streaming generator: chunks on /stream, the aggregate as output", async () => {
+    const q = queue(emu, "agg");
+    const id = await q.run({ openai_route: "/v1/chat/completions", openai_input: { model: "m", stream: true, messages: [{ role: "user", content: "two words" }] } });
+    const chunk = (content: string) => ({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
+    expect(await q.final(id)).toMatchObject({ status: "COMPLETED", output: [chunk("two"), chunk("words")] });
+    expect((await q.stream(id)).stream).toEqual([{ output: chunk("two") }, { output: chunk("words") }]);
+  });
+
+  it("fails a job whose generator raises; what it streamed before stays", async () => {
+    const q = queue(emu, "gen");
+    const id = await q.run({ n: 3, fail_at: 1 });
+    const job = await q.final(id);
+    expect(job.status).toBe("FAILED");
+    expect(job.error).toMatch(/^handler: generator broke/);
+    expect((await q.stream(id)).stream).toEqual([{ output: { piece: 0 } }]);
+  });
+
+  it("shows progress_update on /status while the job runs", async () => {
+    const q = queue(emu, "plain");
+    const gate = join(mkdtempSync(join(tmpdir(), "minipod-gate-")), "go");
+    const id = await q.run({ do: "progress", gate });
+    await workers.plain!.waitForLine(new RegExp(`TEST progress-sent ${id}`));
+    expect(await eventually(async () => {
+      const s = await q.status(id);
+      return s.output !== undefined ? s : undefined;
+    }, 20_000, "the progress update")).toMatchObject({ status: "IN_PROGRESS", output: { percent: 50 } });
+    writeFileSync(gate, "");
+    expect(await q.final(id)).toMatchObject({ status: "COMPLETED", output: { done: true } });
+  });
+
+  it("with concurrency_modifier > 1, takes jobs in batches and runs them at once", async () => {
+    const q = queue(emu, "batch");
+    // The jobs wait while the endpoint has no capacity, then go out together in one batch.
+    const block = emu.faults.add({ endpoint: "batch", fault: { type: "no-workers" } });
+    const ids = [await q.run({ do: "sleep", seconds: 1 }), await q.run({ do: "sleep", seconds: 1 }), await q.run({ do: "sleep", seconds: 1 })];
+    expect((await q.health()).jobs.inQueue).toBe(3);
+    emu.faults.remove(block.id);
+    const jobs = await Promise.all(ids.map((id) => q.final(id)));
+    for (const j of jobs) expect(j).toMatchObject({ status: "COMPLETED", workerId: "batch-1" });
+    const spans = jobs.map((j) => j.output as { start: number; end: number });
+    // Every job started before any ended: they ran side by side on the one worker.
+    expect(Math.max(...spans.map((s) => s.start))).toBeLessThan(Math.min(...spans.map((s) => s.end)));
+    // The library asks job-take-batch for what its concurrency leaves room for.
+    expect(emu.requests({ endpoint: "batch", operation: "job-take-batch", status: 200 }).count).toBeGreaterThan(0);
+  });
+});
