@@ -17,6 +17,7 @@ import { ApiKeys } from "./http/auth.js";
 import type { Core } from "./http/core.js";
 import { buildManagement } from "./core-management.js";
 import { buildPodsAndBilling } from "./core-pods.js";
+import { externalWorkerReader } from "./core-external-workers.js";
 import { UsageMeter } from "./domain/management/usage.js";
 import { SqliteUsageStore } from "./store/usage-store.js";
 import { buildObserve } from "./core-observe.js";
@@ -160,6 +161,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     auth,
     rateLimits,
     workerProtocol,
+    externalWorkers: externalWorkerReader(workerProtocol, jobStore),
     faults: observed.faults,
     observe: observed.observe,
     journalMax: config.journal.maxEntries,

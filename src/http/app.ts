@@ -67,14 +67,15 @@ export function createApp(core: Core, info: AppInfo): App {
   app.use("/_dashboard/*", controlAuth(info.controlKey));
   app.use("/", controlAuth(info.controlKey, true));
 
-  networkVolumeRoutes(core, app); // before the queue: /v2/network-volumes/{id} is not an endpoint
-  workerRoutes(core, app);
-  const direct = queueRoutes(core, app);
+  // The REST resources before the queue: /v2/templates/{id} is not an endpoint's operation.
+  networkVolumeRoutes(core, app);
   endpointRoutes(core, app);
   templateRoutes(core, app);
   podRoutes(core, app);
   registryAuthRoutes(core, app);
   billingRoutes(core, app);
+  workerRoutes(core, app);
+  const direct = queueRoutes(core, app);
   controlRoutes(core, app);
   endpointControlRoutes(core, app);
   jobControlRoutes(core, app);

@@ -6,6 +6,7 @@ import type { Snapshots } from "../snapshots.js";
 import type { JobService } from "../domain/jobs.js";
 import type { Logger } from "../domain/logger.js";
 import type { EndpointManager } from "../domain/management/endpoints.js";
+import type { ExternalWorkerReader } from "../domain/management/endpoint-workers.js";
 import type { BillingService } from "../domain/management/billing.js";
 import type { NetworkVolumeService } from "../domain/management/network-volumes.js";
 import type { PodService } from "../domain/management/pods.js";
@@ -43,6 +44,8 @@ export interface Core {
   registryAuths: RegistryAuthService;
   /** Billing records of /v1/billing, computed from recorded usage. */
   billing: BillingService;
+  /** Worker processes present now, for the v2 workers listing. */
+  externalWorkers: ExternalWorkerReader;
   /** The worker side of the queue (job-take, job-done) for endpoints served by worker processes. */
   workerProtocol: WorkerProtocol;
   /** Fault rules (request and job faults). */

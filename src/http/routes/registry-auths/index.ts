@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import type { RegistryAuthView } from "../../../domain/management/registry-auths.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { serveResource, V1, withBody, type ResourceRoutes } from "../../resource.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../resource.js";
 
 const TAG = "Container registry auths";
 
@@ -18,7 +18,17 @@ export const RegistryAuthCreateSchema = z
   })
   .openapi("ContainerRegistryAuthCreateInput");
 
-/** Container registry credentials: `/v1/containerregistryauth[/{containerRegistryAuthId}]`. */
+/** v2 CreateRegistryRequest: the same fields, the body closed. */
+export const CreateRegistrySchema = z
+  .strictObject({ name: z.string().min(1), username: z.string().min(1), password: z.string().min(1).openapi({ description: "Stored; never returned, logged or exported" }) })
+  .openapi("CreateRegistryRequest");
+
+export const RegistrySchema = z.object({ id: z.string(), name: z.string() }).openapi("Registry");
+
+/**
+ * Container registry credentials: `/v2/registries[/{id}]` and
+ * `/v1/containerregistryauth[/{containerRegistryAuthId}]`. Neither shows the username or password.
+ */
 export const registryAuthsResource: ResourceRoutes<RegistryAuthView> = {
   tag: TAG,
   noun: "container registry auth",
@@ -30,6 +40,15 @@ export const registryAuthsResource: ResourceRoutes<RegistryAuthView> = {
     delete: { description: "Refused with 400 while a pod or template uses it." },
   },
   views: [
+    {
+      version: V2,
+      path: "registries",
+      names: { one: "Registry", many: "Registries" },
+      listKey: "registries",
+      schema: RegistrySchema,
+      show: (_core, a) => ({ id: a.id, name: a.name }),
+      create: withBody(CreateRegistrySchema, (core, body) => core.registryAuths.create(body)),
+    },
     {
       version: V1,
       path: "containerregistryauth",
