@@ -9,6 +9,9 @@ import { RegistryAuthService } from "./domain/management/registry-auths.js";
 import type { TemplateService } from "./domain/management/templates.js";
 import type { UsageMeter } from "./domain/management/usage.js";
 import type { Db } from "./store/db.js";
+import type { LogBook } from "./domain/logbook.js";
+import { SshKeys } from "./domain/management/ssh-keys.js";
+import { SqliteDocumentStore } from "./store/document-store.js";
 import { SqlitePodStore } from "./store/pod-store.js";
 import { SqliteRegistryAuthStore } from "./store/registry-auth-store.js";
 
@@ -17,9 +20,10 @@ export interface PodsAndBilling {
   registryAuths: RegistryAuthService;
   billing: BillingService;
   prices: PriceList;
+  sshKeys: SshKeys;
   /** Writes the configured registry auths and pods that the database lacks (start, reset). */
   seed(): void;
-  /** Forgets every pod, registry auth and usage record (reset). */
+  /** Forgets every pod, registry auth, SSH key and usage record (reset). */
   clear(): void;
 }
 
@@ -39,12 +43,14 @@ export function buildPodsAndBilling(o: {
   networkVolumes: NetworkVolumeService;
   templates: TemplateService;
   endpointName: (endpointId: string) => string | undefined;
+  logs: LogBook;
 }): PodsAndBilling {
   const { config, usage, networkVolumes, templates, clock } = o;
   const prices = priceList(config.pricing);
   const orphans = usage.closeOrphanWorkers();
   if (orphans > 0) o.log.info(`usage: ${orphans} worker(s) of the previous run billed until they were last seen`);
 
+  const sshKeys = new SshKeys({ store: new SqliteDocumentStore(o.db, "ssh-keys"), clock });
   let pods: PodService | undefined;
   const registryAuths = new RegistryAuthService({
     clock,
@@ -62,7 +68,9 @@ export function buildPodsAndBilling(o: {
       networkVolume: (id) => (networkVolumes.has(id) ? { dataCenterId: networkVolumes.get(id).dataCenter } : undefined),
       registryAuthExists: (id) => registryAuths.exists(id),
       endpointName: o.endpointName,
+      sshKeys: () => sshKeys.list(),
     },
+    logs: o.logs,
   });
   const templatesWithImage = (image: string) => templates.list().filter((t) => t.imageName === image).map((t) => t.id);
   const billing = new BillingService({ clock, usage: o.usageStore, prices, templatesWithImage });
@@ -75,6 +83,7 @@ export function buildPodsAndBilling(o: {
   const podService = pods;
   return {
     pods: podService,
+    sshKeys,
     registryAuths,
     billing,
     prices,
@@ -93,6 +102,7 @@ export function buildPodsAndBilling(o: {
     clear() {
       podService.deleteAll();
       registryAuths.deleteAll();
+      sshKeys.clear();
       usage.clear();
     },
   };

@@ -9,6 +9,7 @@ import type { Job } from "./domain/job.js";
 import { JobService } from "./domain/jobs.js";
 import type { Logger } from "./domain/logger.js";
 import { JobNotifier } from "./domain/notifier.js";
+import { LogBook } from "./domain/logbook.js";
 import { RateLimits } from "./domain/rate-limit.js";
 import { Scheduler } from "./domain/scheduler.js";
 import { Transitions } from "./domain/transitions.js";
@@ -80,7 +81,8 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const jobs = service;
   const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore, notifier });
   const { networkVolumes, templates } = management;
-  const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name });
+  const logs = new LogBook();
+  const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name, logs });
   const auth = new ApiKeys(config.auth);
   const rateLimits = new RateLimits(clock, config.rateLimits);
 
@@ -156,6 +158,8 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     templates: management.templates,
     endpointManager: management.endpointManager,
     pods: podsBilling.pods,
+    sshKeys: podsBilling.sshKeys,
+    logs,
     registryAuths: podsBilling.registryAuths,
     billing: podsBilling.billing,
     auth,
@@ -177,6 +181,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       management.clear();
       podsBilling.clear();
       observed.reset();
+      logs.clear();
       workerProtocol.workers.forget();
       await seed();
       jobs.resync();

@@ -21,6 +21,7 @@ import { docsRoutes } from "./routes/control/docs.js";
 import { endpointControlRoutes } from "./routes/control/endpoints.js";
 import { feedControlRoutes } from "./routes/control/feed.js";
 import { jobControlRoutes } from "./routes/control/jobs.js";
+import { accountRoutes } from "./routes/account/index.js";
 import { billingRoutes } from "./routes/billing/index.js";
 import { endpointRoutes } from "./routes/endpoints/index.js";
 import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
@@ -74,6 +75,7 @@ export function createApp(core: Core, info: AppInfo): App {
   podRoutes(core, app);
   registryAuthRoutes(core, app);
   billingRoutes(core, app);
+  accountRoutes(core, app);
   workerRoutes(core, app);
   const direct = queueRoutes(core, app);
   controlRoutes(core, app);

@@ -10,6 +10,8 @@ import type { ExternalWorkerReader } from "../domain/management/endpoint-workers
 import type { BillingService } from "../domain/management/billing.js";
 import type { NetworkVolumeService } from "../domain/management/network-volumes.js";
 import type { PodService } from "../domain/management/pods.js";
+import type { SshKeys } from "../domain/management/ssh-keys.js";
+import type { LogBook } from "../domain/logbook.js";
 import type { RegistryAuthService } from "../domain/management/registry-auths.js";
 import type { TemplateService } from "../domain/management/templates.js";
 import type { RateLimits } from "../domain/rate-limit.js";
@@ -40,6 +42,10 @@ export interface Core {
   endpointManager: EndpointManager;
   /** Pods of /v1/pods and their lifecycle. */
   pods: PodService;
+  /** The account's SSH public keys (`/v2/account/ssh-keys`). */
+  sshKeys: SshKeys;
+  /** Pod and worker logs: lifecycle, jobs, and what handlers write with `ctx.log`. */
+  logs: LogBook;
   /** Container registry auths of /v1/containerregistryauth (passwords never leave the store). */
   registryAuths: RegistryAuthService;
   /** Billing records of /v1/billing, computed from recorded usage. */
