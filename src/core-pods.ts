@@ -11,6 +11,9 @@ import type { UsageMeter } from "./domain/management/usage.js";
 import type { Db } from "./store/db.js";
 import type { LogBook } from "./domain/logbook.js";
 import { SshKeys } from "./domain/management/ssh-keys.js";
+import { ClusterService } from "./domain/management/clusters.js";
+import { DelegationService } from "./domain/management/delegations.js";
+import { newResourceId } from "./domain/ids.js";
 import { SqliteDocumentStore } from "./store/document-store.js";
 import { SqlitePodStore } from "./store/pod-store.js";
 import { SqliteRegistryAuthStore } from "./store/registry-auth-store.js";
@@ -21,6 +24,8 @@ export interface PodsAndBilling {
   billing: BillingService;
   prices: PriceList;
   sshKeys: SshKeys;
+  clusters: ClusterService;
+  delegations: DelegationService;
   /** Writes the configured registry auths and pods that the database lacks (start, reset). */
   seed(): void;
   /** Forgets every pod, registry auth, SSH key and usage record (reset). */
@@ -72,6 +77,8 @@ export function buildPodsAndBilling(o: {
     },
     logs: o.logs,
   });
+  const delegations = new DelegationService({ store: new SqliteDocumentStore(o.db, "ecr-delegation"), clock, newId: newResourceId });
+  const clusters = new ClusterService({ store: new SqliteDocumentStore(o.db, "cluster"), pods, clock, newId: newResourceId });
   const templatesWithImage = (image: string) => templates.list().filter((t) => t.imageName === image).map((t) => t.id);
   const billing = new BillingService({ clock, usage: o.usageStore, prices, templatesWithImage });
 
@@ -84,6 +91,8 @@ export function buildPodsAndBilling(o: {
   return {
     pods: podService,
     sshKeys,
+    clusters,
+    delegations,
     registryAuths,
     billing,
     prices,
@@ -101,6 +110,8 @@ export function buildPodsAndBilling(o: {
     },
     clear() {
       podService.deleteAll();
+      clusters.deleteAll();
+      delegations.deleteAll();
       registryAuths.deleteAll();
       sshKeys.clear();
       usage.clear();

@@ -10,6 +10,8 @@ import { JobService } from "./domain/jobs.js";
 import type { Logger } from "./domain/logger.js";
 import { JobNotifier } from "./domain/notifier.js";
 import { LogBook } from "./domain/logbook.js";
+import { WorkerLogs } from "./domain/worker-logs.js";
+import type { WorkerEvent } from "./domain/workers.js";
 import { RateLimits } from "./domain/rate-limit.js";
 import { Scheduler } from "./domain/scheduler.js";
 import { Transitions } from "./domain/transitions.js";
@@ -75,13 +77,18 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const usageStore = new SqliteUsageStore(db, writes);
   const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id), log });
   const observed = buildObserve({ db, writes, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
-  scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: usage.onWorker });
+  const logs = new LogBook();
+  const workerLogs = new WorkerLogs(logs, clock, (id) => scheduler.spec(id)?.coldStartMs);
+  const workerObserver = (e: WorkerEvent) => {
+    usage.onWorker(e);
+    workerLogs.onWorker(e);
+  };
+  scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver, workerLogs });
   const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions });
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
   const jobs = service;
   const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore, notifier });
   const { networkVolumes, templates } = management;
-  const logs = new LogBook();
   const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name, logs });
   const auth = new ApiKeys(config.auth);
   const rateLimits = new RateLimits(clock, config.rateLimits);
@@ -159,9 +166,12 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     endpointManager: management.endpointManager,
     pods: podsBilling.pods,
     sshKeys: podsBilling.sshKeys,
+    clusters: podsBilling.clusters,
+    delegations: podsBilling.delegations,
     logs,
     registryAuths: podsBilling.registryAuths,
     billing: podsBilling.billing,
+    prices: podsBilling.prices,
     auth,
     rateLimits,
     workerProtocol,
@@ -182,6 +192,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       podsBilling.clear();
       observed.reset();
       logs.clear();
+      workerLogs.clear();
       workerProtocol.workers.forget();
       await seed();
       jobs.resync();

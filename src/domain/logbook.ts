@@ -13,7 +13,9 @@ export interface LogLine {
 /** Lines kept per pod or worker: the most a client may ask to backfill (`tail` ≤ 5000). */
 export const LOG_LINES_KEPT = 5000;
 /** Pods and workers whose logs are kept; the oldest leave first (workers come and go with scaling). */
-const LOGS_KEPT = 2000;
+const LOGS_KEPT = 500;
+/** Lines a log may grow past `LOG_LINES_KEPT` before its oldest are dropped, in one cut. */
+const TRIM_SLACK = 1000;
 
 type Listener = (line: LogLine | undefined) => void;
 
@@ -33,13 +35,16 @@ export class LogBook {
     if (!lines) this.logs.set(key, (lines = []));
     const entry = { at, source, line };
     lines.push(entry);
-    if (lines.length > LOG_LINES_KEPT) lines.splice(0, lines.length - LOG_LINES_KEPT);
+    // Cut in bulk, not a line per append: a busy worker writes two lines per job.
+    if (lines.length >= LOG_LINES_KEPT + TRIM_SLACK) lines.splice(0, lines.length - LOG_LINES_KEPT);
     const set = this.listeners.get(key);
     if (set) for (const fn of [...set]) fn(entry);
   }
 
+  /** The newest `LOG_LINES_KEPT` lines, oldest first. */
   lines(key: string): readonly LogLine[] {
-    return this.logs.get(key) ?? [];
+    const lines = this.logs.get(key) ?? [];
+    return lines.length > LOG_LINES_KEPT ? lines.slice(-LOG_LINES_KEPT) : lines;
   }
 
   /** Whether the log's pod or worker is gone: no line will come. */

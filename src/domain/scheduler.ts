@@ -11,6 +11,10 @@ import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
 import { WorkerPool, type SimWorker, type WorkerObserver } from "./workers.js";
+import { logLine } from "./worker-logs.js";
+
+/** Where a worker's jobs and handler lines go. */
+type WorkerLogSink = { write(workerId: string, source: "container" | "system", line: string): void };
 
 interface Run {
   jobId: string;
@@ -49,6 +53,8 @@ export class Scheduler {
       /** Told when workers start, change state and stop (usage metering). */
       workerObserver?: WorkerObserver;
       faults?: SchedulerFaults;
+      /** Where each worker's jobs and its handlers' `ctx.log` lines go (its log). */
+      workerLogs?: WorkerLogSink;
     },
   ) {}
 
@@ -141,6 +147,7 @@ export class Scheduler {
     this.d.clock.cancel(run.crash?.timer);
     run.hold.close();
     run.stop.stop(abortReason(reason));
+    this.d.workerLogs?.write(run.workerId, "container", `job ${jobId} stopped: ${reason}`);
     const pool = this.pools.get(run.endpointId);
     const worker = pool?.get(run.workerId);
     if (pool && worker) pool.markIdle(worker);
@@ -163,6 +170,7 @@ export class Scheduler {
       worker.startCause,
     );
     pool.markRunning(worker, job.id);
+    this.d.workerLogs?.write(worker.id, "container", `job ${job.id} started (attempt ${started.attempt})`);
     const stop = new RunStop(clock);
     const hold = new HoldSlot(clock);
     const run: Run = { jobId: job.id, endpointId: job.endpointId, workerId: worker.id, stop, hold };
@@ -204,6 +212,8 @@ export class Scheduler {
       (output: unknown) => {
         if (this.runs.get(job.id) === run) transitions.progress(job.id, output);
       },
+      this.d.workerLogs,
+      worker.id,
     );
     const onChunk = (output: unknown) => {
       if (this.runs.get(job.id) === run) transitions.appendChunks(job.id, splitStreamOutput(output));
@@ -227,6 +237,7 @@ export class Scheduler {
     this.d.clock.cancel(run.crash?.timer);
     run.hold.close();
     run.stop.stop(abortReason("worker crashed"));
+    this.d.workerLogs?.write(run.workerId, "system", `worker crashed running job ${run.jobId} (fault ${run.crash?.ruleId}); the job goes back to the queue`);
     const pool = this.pools.get(run.endpointId);
     const worker = pool?.get(run.workerId);
     if (pool && worker) pool.remove(worker);
@@ -250,6 +261,7 @@ export class Scheduler {
       } else {
         this.d.transitions.finish(job, { status: "FAILED", output: undefined, error: outcome.error }, now, `handler failed: ${outcome.error}`);
       }
+      this.d.workerLogs?.write(run.workerId, "container", outcome.ok ? `job ${run.jobId} completed in ${now - (job.startedAt ?? now)} ms` : `job ${run.jobId} failed: ${outcome.error}`);
     }
     const pool = this.pools.get(run.endpointId);
     const worker = pool?.get(run.workerId);
@@ -291,6 +303,8 @@ class RunContext implements HandlerContext {
   readonly attempt: number;
   readonly s3Config: Job["s3Config"];
   readonly #stop: RunStop;
+  readonly #logs: WorkerLogSink | undefined;
+  readonly #workerId: string;
 
   constructor(
     job: Job,
@@ -298,16 +312,25 @@ class RunContext implements HandlerContext {
     readonly now: () => number,
     readonly sleep: (ms: number) => Promise<void>,
     readonly progress: (output: unknown) => void,
+    logs: WorkerLogSink | undefined,
+    workerId: string,
   ) {
     this.jobId = job.id;
     this.endpointId = job.endpointId;
     this.attempt = job.attempt;
     this.s3Config = job.s3Config;
     this.#stop = stop;
+    this.#logs = logs;
+    this.#workerId = workerId;
   }
 
   get signal(): AbortSignal {
     return this.#stop.signal;
+  }
+
+  /** A line in the worker's log (its container output), as console.log would print the arguments. */
+  log(...args: unknown[]): void {
+    this.#logs?.write(this.#workerId, "container", logLine(args));
   }
 }
 

@@ -22,6 +22,8 @@ import { endpointControlRoutes } from "./routes/control/endpoints.js";
 import { feedControlRoutes } from "./routes/control/feed.js";
 import { jobControlRoutes } from "./routes/control/jobs.js";
 import { accountRoutes } from "./routes/account/index.js";
+import { clusterRoutes } from "./routes/clusters/index.js";
+import { catalogRoutes } from "./routes/catalog/index.js";
 import { billingRoutes } from "./routes/billing/index.js";
 import { endpointRoutes } from "./routes/endpoints/index.js";
 import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
@@ -76,6 +78,8 @@ export function createApp(core: Core, info: AppInfo): App {
   registryAuthRoutes(core, app);
   billingRoutes(core, app);
   accountRoutes(core, app);
+  clusterRoutes(core, app);
+  catalogRoutes(core, app);
   workerRoutes(core, app);
   const direct = queueRoutes(core, app);
   controlRoutes(core, app);

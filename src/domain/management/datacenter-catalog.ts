@@ -6,6 +6,8 @@ export interface DataCenterInfo {
   id: string;
   name: string;
   region: "NORTH_AMERICA" | "EUROPE" | "ASIA" | "OCEANIA";
+  /** ISO 3166-1 alpha-2. */
+  country: string;
   networkVolumeTypes: VolumeType[];
   compliance: string[];
   globalNetwork: boolean;
@@ -27,6 +29,7 @@ export const DATA_CENTERS: readonly DataCenterInfo[] = DATA_CENTER_IDS.map((id) 
     id,
     name: `${PLACES[place] ?? place} ${id.slice(place.length + 1)}`,
     region: REGIONS[id.split("-")[0]!] ?? "NORTH_AMERICA",
+    country: ["US", "CA"].includes(id.split("-")[0]!) ? id.split("-")[0]! : id.split("-")[1]!,
     networkVolumeTypes: HIGH_PERFORMANCE.has(id) ? ["STANDARD", "HIGH_PERFORMANCE"] : ["STANDARD"],
     compliance: europe ? ["GDPR", "ISO_IEC_27001", "SOC_2_TYPE_2"] : ["ISO_IEC_27001", "SOC_2_TYPE_2"],
     globalNetwork: HIGH_PERFORMANCE.has(id),

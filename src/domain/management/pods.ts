@@ -68,7 +68,8 @@ export class PodService {
     return this.d.store.get(id) !== undefined;
   }
 
-  create(given: PodCreate, seed?: PodSeed): Pod {
+  /** Creates a pod; `member` makes it a cluster's (see ClusterService), managed through the cluster only. */
+  create(given: PodCreate, seed?: PodSeed, member?: { clusterId: string; rank: number }): Pod {
     const now = this.d.clock.now();
     const errors: string[] = [];
     const input = given.fromTemplate === undefined ? given : withTemplate(given, podTemplate(this.d.refs.template(given.fromTemplate), given.fromTemplate));
@@ -112,6 +113,8 @@ export class PodService {
       globalNetworking: input.globalNetworking ?? false,
       machineId: newResourceId(),
       cudaVersion,
+      clusterId: member?.clusterId,
+      clusterRank: member?.rank,
       endpointId: undefined,
       desiredStatus: "RUNNING",
       lastStartedAt: now,
@@ -131,7 +134,7 @@ export class PodService {
 
   /** Applies an update; a change beyond `name` and `locked` resets a running pod. */
   update(id: string, given: PodUpdate): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     const errors: string[] = [];
     const patch = given.fromTemplate === undefined ? given : updateWithTemplate(given, podTemplate(this.d.refs.template(given.fromTemplate), given.fromTemplate));
     const fields = Object.keys(patch).filter((k) => patch[k as keyof PodUpdate] !== undefined);
@@ -152,8 +155,9 @@ export class PodService {
     return next;
   }
 
-  delete(id: string): void {
-    const pod = this.require(id);
+  /** Terminates a pod; a cluster's only `byCluster` (deleting the cluster). */
+  delete(id: string, byCluster = false): void {
+    const pod = byCluster ? this.require(id) : this.own(id);
     this.d.usage.podStopped(pod.id, this.d.clock.now());
     this.d.store.delete(id);
     this.note(pod, "pod terminated: its container disk is gone");
@@ -162,14 +166,14 @@ export class PodService {
 
   /** Starts or resumes a pod; a running pod is left as it is. */
   start(id: string): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     if (pod.desiredStatus === "RUNNING") return pod;
     return this.transition(pod, "RUNNING", "Started");
   }
 
   /** Stops a pod (EXITED); a stopped pod is left as it is. Refused while the pod is locked. */
   stop(id: string): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     if (pod.desiredStatus === "EXITED") return pod;
     this.refuseLocked(pod, "stopped");
     return this.transition(pod, "EXITED", "Stopped");
@@ -177,7 +181,7 @@ export class PodService {
 
   /** Restarts a running pod's container. */
   restart(id: string): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     this.refuseLocked(pod, "restarted");
     if (pod.desiredStatus !== "RUNNING") throw new EmulatorError("INVALID_STATE", `pod "${id}" is ${pod.desiredStatus}, not RUNNING; start it instead`);
     return this.transition(pod, "RUNNING", "Restarted");
@@ -185,7 +189,7 @@ export class PodService {
 
   /** Resets a pod: its container starts again from a clean container disk, RUNNING. */
   reset(id: string): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     this.refuseLocked(pod, "reset");
     return this.transition(pod, "RUNNING", "Reset");
   }
@@ -232,6 +236,15 @@ export class PodService {
     pod.lastStatusChange = statusChange(event, now);
   }
 
+  /** A pod that may be managed on its own: not a cluster's (those go through their cluster). */
+  private own(id: string): Pod {
+    const pod = this.require(id);
+    if (pod.clusterId !== undefined) {
+      throw new EmulatorError("CONFLICT", `pod "${id}" belongs to cluster "${pod.clusterId}"; manage it through /v2/clusters/${pod.clusterId}`);
+    }
+    return pod;
+  }
+
   private require(id: string): Pod {
     const pod = this.d.store.get(id);
     if (pod) return pod;
@@ -266,6 +279,7 @@ export class PodService {
   private attrs(pod: Pod): UsageAttrs {
     const a: UsageAttrs = { dataCenterId: pod.dataCenterId };
     if (pod.templateId) a.templateId = pod.templateId;
+    if (pod.clusterId) a.clusterId = pod.clusterId;
     if (pod.gpuTypeId) Object.assign(a, { gpuTypeId: pod.gpuTypeId, gpuCount: pod.gpuCount });
     else a.vcpuCount = pod.vcpuCount;
     return a;

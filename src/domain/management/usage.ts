@@ -17,6 +17,8 @@ export interface UsageAttrs {
   /** CPU pods and CPU workers. */
   vcpuCount?: number;
   dataCenterId?: string;
+  /** Pods of a cluster: billed as the cluster's. */
+  clusterId?: string;
   /** Volumes. */
   sizeGb?: number;
   volumeType?: string;

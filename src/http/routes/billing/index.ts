@@ -6,10 +6,11 @@ import type { AppEnv } from "../../env.js";
 import { listQuery } from "../../query-params.js";
 import { report, serveReports, V1 } from "../../resource.js";
 import { BillingRecordSchema, NetworkVolumeBillingRecordSchema, TAG, windowQuery } from "./schemas.js";
+import { billingV2Reports } from "./v2.js";
 
 const iso = <T extends { time: number }>(r: T): Omit<T, "time"> & { time: string } => ({ ...r, time: new Date(r.time).toISOString() });
 
-/** Billing history, computed from recorded usage: one model, a report per resource family and version. */
+/** v1 billing history, computed from recorded usage; v2's (v2.ts) reads the same model. */
 export const billingReports = [
   report({
     version: V1,
@@ -53,5 +54,5 @@ export const billingReports = [
 ];
 
 export function billingRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
-  serveReports(core, router, TAG, billingReports);
+  serveReports(core, router, TAG, [...billingV2Reports, ...billingReports]);
 }

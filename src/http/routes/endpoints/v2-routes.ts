@@ -7,6 +7,8 @@ import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { idParams } from "../../resource.js";
 import { ERROR_RESPONSES, json, problem } from "../../schemas.js";
+import { workerLog } from "../../../domain/logbook.js";
+import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../logs.js";
 import { iso } from "../v2/container.js";
 
 const TAG = "Serverless";
@@ -95,7 +97,18 @@ const getBuildRoute = createRoute({
   responses: { 200: json(z.object({}), "Never: there are no builds"), ...errors },
 });
 
-/** The serverless routes beyond the five of the resource: workers, releases, builds. */
+const workerLogsRoute = createRoute({
+  method: "get",
+  path: "/v2/serverless/{id}/workers/{workerId}/logs",
+  operationId: "getWorkerLogs",
+  tags: [TAG],
+  summary: "Stream a worker's log",
+  description: `${LOG_STREAM_DESCRIPTION} A simulated worker's log is its lifecycle (system: created, ready, stopped, crashed) and its jobs (container: started, completed in N ms, failed, stopped) with every line its handler wrote with \`ctx.log\`. A worker process's own output stays with the process: its log here has no lines. A scaled-down worker's log stays readable for a while, and its stream ends at once.`,
+  request: { params: z.object({ id: params.shape.id, workerId: z.string().min(1).openapi({ param: { name: "workerId", in: "path" } }) }), query: LogQuery },
+  responses: { 200: logStreamResponse("The worker's log"), ...errors },
+});
+
+/** The serverless routes beyond the five of the resource: workers, their logs, releases, builds. */
 export function serverlessV2Routes(core: Core, router: OpenAPIHono<AppEnv>): void {
   const { endpointManager, clock } = core;
 
@@ -119,6 +132,18 @@ export function serverlessV2Routes(core: Core, router: OpenAPIHono<AppEnv>): voi
     const summary = { running: 0, idle: 0, initializing: 0, throttled: 0, unhealthy: 0, total: workers.length };
     for (const w of workers) summary[w.status.toLowerCase() as "running"]++;
     return c.json({ workers, summary, endpointVersion: e.fields.version }, 200);
+  });
+
+  router.openapi(workerLogsRoute, (c) => {
+    const { id, workerId } = c.req.valid("param");
+    const e = endpointManager.get(id);
+    const key = workerLog(workerId);
+    const { logs } = core;
+    const current = endpointWorkers(e.spec, endpointManager.workers(id), core.externalWorkers, clock.now()).some((w) => w.id === workerId);
+    if (!current && logs.lines(key).length === 0) {
+      throw new EmulatorError("NOT_FOUND", `worker "${workerId}" not found on endpoint "${id}"; GET /v2/serverless/${id}/workers lists its workers`);
+    }
+    return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: !current && logs.hasEnded(key), subscribe: (fn) => logs.subscribe(key, fn) }, c.req.valid("query"));
   });
 
   router.openapi(listReleasesRoute, (c) => {

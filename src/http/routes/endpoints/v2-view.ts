@@ -9,7 +9,7 @@ import { DEFAULT_GPU_TYPE_ID } from "../../../domain/management/pricing.js";
 import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../../domain/limits.js";
 import { DATA_CENTER_IDS } from "../../../domain/management/catalog.js";
 import type { Core } from "../../core.js";
-import { argsOf, cmdOf, iso } from "../v2/container.js";
+import { argsOf, containerFromV2, iso } from "../v2/container.js";
 import type { CreateEndpointV2, EndpointV2, UpdateEndpointV2 } from "./v2-schemas.js";
 
 /** v2's default idle timeout of a new endpoint, seconds (CreateEndpointRequest: workers.idleTimeout default 10). */
@@ -73,15 +73,7 @@ export function toEndpointV2(core: Core, e: ManagedEndpoint, c: Context): Endpoi
 type Body = CreateEndpointV2 | UpdateEndpointV2;
 
 /** The v2 body's container settings, in the model's names. */
-export const containerOf = (b: Body): ContainerChange => ({
-  imageName: b.image,
-  dockerStartCmd: b.args === undefined ? undefined : cmdOf(b.args),
-  containerDiskInGb: b.disk,
-  ports: b.ports,
-  env: b.env,
-  containerRegistryAuthId: b.registry,
-  fromTemplate: b.templateId,
-});
+export const containerOf = (b: Body): ContainerChange => ({ ...containerFromV2(b), fromTemplate: b.templateId });
 
 /** A GPU selection (pools minus excluded types) as the GPU types workers may get, in order. */
 function gpuTypes(pools: readonly string[], excluded: readonly string[] = []): string[] {

@@ -67,7 +67,9 @@ export const PodV2Schema = z
     dataCenterId: z.string().nullable(),
     cudaVersion: z.string().nullable(),
     ssh: z.object({ proxy: z.null(), direct: z.null() }).openapi({ description: "minipod runs no container: there is no SSH endpoint" }),
-    cluster: z.object({ id: z.string(), rank: z.int().nullable() }).optional(),
+    cluster: z
+      .object({ id: z.string(), rank: z.int().nullable(), role: z.enum(["SLURM_CONTROLLER", "SLURM_COMPUTE", "RAY_HEAD", "RAY_WORKER"]).optional(), ip: z.string().optional() })
+      .optional(),
     template: z.string().nullable(),
     cost: z.number(),
     locked: z.boolean(),

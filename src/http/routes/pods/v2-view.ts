@@ -1,9 +1,10 @@
+import { memberIp, memberRole } from "../../../domain/management/clusters.js";
 import { vcpuProblem } from "../../../domain/management/cpu-catalog.js";
 import { gpuType } from "../../../domain/management/gpu-catalog.js";
 import { invalidBody } from "../../../domain/management/invalid.js";
 import { podActions, type Pod, type PodCreate, type PodUpdate } from "../../../domain/management/pod.js";
 import type { Core } from "../../core.js";
-import { argsOf, cmdOf, iso, persistentMount } from "../v2/container.js";
+import { argsOf, containerFromV2, iso, persistentMount } from "../v2/container.js";
 import type { CreatePodV2, PodV2, UpdatePodV2 } from "./v2-schemas.js";
 
 /** A pod's storage as v2 mounts: its network volume, else its persistent volume. */
@@ -55,7 +56,12 @@ export function toPodV2(core: Core, p: Pod): PodV2 {
   };
   if (p.gpuTypeId) view.gpu = { id: p.gpuTypeId, count: p.gpuCount };
   else view.cpu = { id: p.cpuFlavorId ?? "", vcpuCount: p.vcpuCount, memory: p.memoryInGb };
-  if (p.clusterId !== undefined) view.cluster = { id: p.clusterId, rank: p.clusterRank ?? null };
+  if (p.clusterId !== undefined) {
+    const rank = p.clusterRank ?? 0;
+    const type = core.clusters.find(p.clusterId)?.type;
+    const role = type && memberRole(type, rank);
+    view.cluster = { id: p.clusterId, rank, ...(role ? { role } : {}), ip: memberIp(rank) };
+  }
   return view;
 }
 
@@ -73,12 +79,9 @@ export function podCreateFromV2(b: CreatePodV2): PodCreate {
   if (errors.length) throw invalidBody(errors);
   const fresh = b.templateId === undefined;
   return {
+    ...containerFromV2(b),
     name: b.name,
-    imageName: b.image,
-    dockerStartCmd: b.args === undefined ? undefined : cmdOf(b.args),
-    containerDiskInGb: b.disk,
     ports: b.ports ?? (fresh ? [] : undefined),
-    env: b.env,
     containerRegistryAuthId: b.registry ?? undefined,
     cloudType: b.cloud,
     computeType: b.gpu ? "GPU" : "CPU",
@@ -114,13 +117,8 @@ export function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
   }
   if (errors.length) throw invalidBody(errors);
   return {
+    ...containerFromV2(b),
     name: b.name,
-    imageName: b.image,
-    dockerStartCmd: b.args === undefined ? undefined : cmdOf(b.args),
-    containerDiskInGb: b.disk,
-    ports: b.ports,
-    env: b.env,
-    containerRegistryAuthId: b.registry,
     volumeInGb: persistent?.size,
     volumeMountPath: persistent?.path ?? network?.[0]?.path,
     locked: b.locked,

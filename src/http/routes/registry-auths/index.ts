@@ -4,6 +4,7 @@ import type { RegistryAuthView } from "../../../domain/management/registry-auths
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../resource.js";
+import { delegationRoutes } from "./delegations.js";
 
 const TAG = "Container registry auths";
 
@@ -62,5 +63,6 @@ export const registryAuthsResource: ResourceRoutes<RegistryAuthView> = {
 };
 
 export function registryAuthRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  delegationRoutes(core, router);
   serveResource(core, router, registryAuthsResource);
 }

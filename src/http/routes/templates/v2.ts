@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { TEMPLATE_CATEGORIES, TEMPLATE_DEFAULTS, type NewTemplate, type Template, type TemplateChange } from "../../../domain/management/templates.js";
-import { argsOf, cmdOf, containerRequest, containerResponse, cudaVersion, optionalContainerRequest, persistentMount, TemplateMountsSchema } from "../v2/container.js";
+import { argsOf, containerFromV2, containerRequest, containerResponse, cudaVersion, optionalContainerRequest, persistentMount, TemplateMountsSchema } from "../v2/container.js";
 
 /** v2 Template: the v1 fields under their v2 names (`image`, `args`, `disk`, `mounts`, `registry`, ...). */
 export const TemplateV2Schema = z
@@ -63,12 +63,9 @@ export function toTemplateV2(t: Template): z.infer<typeof TemplateV2Schema> {
 
 /** The fields both bodies share, in the model's names. */
 function fields(b: Omit<UpdateV2, "name" | "image">): TemplateChange {
+  const { imageName: _image, ...container } = containerFromV2(b);
   const out: TemplateChange = {
-    dockerStartCmd: b.args === undefined ? undefined : cmdOf(b.args),
-    containerDiskInGb: b.disk,
-    env: b.env,
-    ports: b.ports,
-    containerRegistryAuthId: b.registry,
+    ...container,
     allowedCudaVersions: b.allowedCudaVersions,
     category: b.category,
     isPublic: b.public,

@@ -47,6 +47,18 @@ export const NetworkMountSchema = z.strictObject({ volumeId: z.string().min(1), 
 export const TemplateMountsSchema = z.strictObject({ persistent: PersistentMountSchema.optional() }).openapi("TemplateMounts");
 export const MountsSchema = z.strictObject({ persistent: PersistentMountSchema.optional(), network: z.array(NetworkMountSchema).max(1).optional() }).openapi("Mounts");
 
+/** A v2 body's container settings in the model's (v1's) names; what the body leaves out stays undefined. */
+export function containerFromV2(b: { image?: string | undefined; args?: string | undefined; disk?: number | undefined; ports?: string[] | undefined; env?: Record<string, string> | undefined; registry?: string | null | undefined }) {
+  return {
+    imageName: b.image,
+    dockerStartCmd: b.args === undefined ? undefined : cmdOf(b.args),
+    containerDiskInGb: b.disk,
+    ports: b.ports,
+    env: b.env,
+    containerRegistryAuthId: b.registry,
+  };
+}
+
 /** v2 `args` as v1's `dockerStartCmd`: split at single spaces, so joining gives the string back. */
 export const cmdOf = (args: string): string[] => (args === "" ? [] : args.split(" "));
 export const argsOf = (cmd: readonly string[]): string => cmd.join(" ");
