@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { API_KEY, inProcess, type InProcess } from "../support/in-process.js";
+import { inProcess, type InProcess } from "../support/in-process.js";
 import { sseReader } from "../support/sse.js";
 
 const START = Date.parse("2026-05-04T10:00:00Z");
@@ -170,7 +170,7 @@ describe("/v2/pods", () => {
     const { id } = (await gpuPod()).body;
     await e.advance(1000);
     await action(id, "stop");
-    const res = await e.app.request(`/v2/pods/${id}/logs`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    const res = await e.stream(`/v2/pods/${id}/logs`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/event-stream");
     expect(res.headers.get("cache-control")).toBe("no-cache");
@@ -197,7 +197,7 @@ describe("/v2/pods", () => {
     }
     // Lines at START (created, started), START+1000 (stopped), +2000 (started), +3000 (stopped).
     const open = (query: string, headers: Record<string, string> = {}) =>
-      Promise.resolve(e.app.request(`/v2/pods/${id}/logs${query}`, { headers: { authorization: `Bearer ${API_KEY}`, ...headers } })).then(sseReader);
+      e.stream(`/v2/pods/${id}/logs${query}`, headers).then(sseReader);
     const times = async (query: string, n: number, headers: Record<string, string> = {}) => {
       const reader = await open(query, headers);
       const got = (await reader.next(n)).map((ev) => ev.data.ts);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { HandlerContext } from "../../src/domain/handlers/types.js";
-import { API_KEY, inProcess, type InProcess } from "../support/in-process.js";
+import { inProcess, type InProcess } from "../support/in-process.js";
 import { sseReader } from "../support/sse.js";
 
 const START = Date.parse("2026-05-04T00:00:00Z");
@@ -24,7 +24,7 @@ beforeEach(async () => {
 });
 afterEach(() => e.close());
 
-const open = (path: string, headers: Record<string, string> = {}) => Promise.resolve(e.app.request(path, { headers: { authorization: `Bearer ${API_KEY}`, ...headers } })).then(sseReader);
+const open = (path: string, headers: Record<string, string> = {}) => e.stream(path, headers).then(sseReader);
 
 describe("/v2/serverless/{id}/workers/{workerId}/logs", () => {
   it("streams a worker's lifecycle, its jobs and what its handler writes with ctx.log", async () => {
@@ -78,7 +78,7 @@ describe("/v2/serverless/{id}/workers/{workerId}/logs", () => {
     expect(res.body.detail).toBe('worker "nobody" not found on endpoint "chat"; GET /v2/serverless/chat/workers lists its workers');
     expect((await e.get("/v2/serverless/nope/workers/w/logs")).status).toBe(404);
     await e.get("/v2/ext/job-take/proc-1");
-    const proc = await e.app.request("/v2/serverless/ext/workers/proc-1/logs", { headers: { authorization: `Bearer ${API_KEY}` } });
+    const proc = await e.stream("/v2/serverless/ext/workers/proc-1/logs");
     expect(proc.status).toBe(200);
     await proc.body?.cancel();
   });
