@@ -164,7 +164,17 @@ export function contract(d: Json = loadDescription()) {
     return { operation, problems };
   }
 
-  return { check, operations: ops, find };
+  /** Problems of a success body of an operation (its first 2xx response with a JSON body), as a client received it. */
+  function checkSuccessBody(operationId: string, body: unknown): string[] {
+    const operation = ops.find((o) => o.operationId === operationId);
+    if (!operation) return [`${operationId} is no operation of the description`];
+    const key = Object.keys(operation.op.responses).find((k) => k.startsWith("2") && deref(operation.op.responses[k]).content?.["application/json"]);
+    if (!key) return [`${operationId} declares no JSON success body`];
+    const validate = validatorAt(`/paths/${esc(operation.path)}/${operation.method.toLowerCase()}/responses/${key}/content/application~1json/schema`);
+    return validate(body) ? [] : (validate.errors ?? []).map((e) => `${operationId}: body${e.instancePath} ${e.message}`);
+  }
+
+  return { check, checkSuccessBody, operations: ops, find };
 }
 
 /** Whether a path is on the REST v2 surface the description covers (not a queue or worker route). */
