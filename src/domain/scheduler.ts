@@ -3,7 +3,6 @@ import { RunStop } from "./run-stop.js";
 import type { EndpointSpec } from "./endpoint.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
 import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
-import type { HandlerContext } from "./handlers/types.js";
 import type { Fault } from "./faults.js";
 import { requeuedPatch, type Job } from "./job.js";
 import type { Logger } from "./logger.js";
@@ -11,10 +10,7 @@ import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
 import { WorkerPool, type SimWorker, type WorkerObserver } from "./workers.js";
-import { logLine } from "./worker-logs.js";
-
-/** Where a worker's jobs and handler lines go. */
-type WorkerLogSink = { write(workerId: string, source: "container" | "system", line: string): void };
+import { RunContext, type WorkerLogSink } from "./run-context.js";
 
 interface Run {
   jobId: string;
@@ -289,49 +285,6 @@ function abortReason(message: string): Error {
     if (abortReasons.size < 100) abortReasons.set(message, reason);
   }
   return reason;
-}
-
-/**
- * What a handler receives besides its input. `signal` is a getter on the prototype, so the
- * AbortController is made only if the handler reads it (a getter in an object literal cost node 20
- * about 0.6 µs per job, measured); the functions are the object's own, so a handler may take them
- * apart (`{ sleep, progress }`).
- */
-class RunContext implements HandlerContext {
-  readonly jobId: string;
-  readonly endpointId: string;
-  readonly attempt: number;
-  readonly s3Config: Job["s3Config"];
-  readonly #stop: RunStop;
-  readonly #logs: WorkerLogSink | undefined;
-  readonly #workerId: string;
-
-  constructor(
-    job: Job,
-    stop: RunStop,
-    readonly now: () => number,
-    readonly sleep: (ms: number) => Promise<void>,
-    readonly progress: (output: unknown) => void,
-    logs: WorkerLogSink | undefined,
-    workerId: string,
-  ) {
-    this.jobId = job.id;
-    this.endpointId = job.endpointId;
-    this.attempt = job.attempt;
-    this.s3Config = job.s3Config;
-    this.#stop = stop;
-    this.#logs = logs;
-    this.#workerId = workerId;
-  }
-
-  get signal(): AbortSignal {
-    return this.#stop.signal;
-  }
-
-  /** A line in the worker's log (its container output), as console.log would print the arguments. */
-  log(...args: unknown[]): void {
-    this.#logs?.write(this.#workerId, "container", logLine(args));
-  }
 }
 
 /**

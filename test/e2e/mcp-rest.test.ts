@@ -1,12 +1,11 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contract } from "../contract/v2-contract.js";
 import { startCli, type RunningCli } from "../support/cli.js";
+import { callTool, connectMcp } from "../support/mcp.js";
 
 /**
  * Every REST tool of the service's MCP server (`@runpod/mcp-server`, unchanged, over stdio) against
@@ -18,7 +17,6 @@ import { startCli, type RunningCli } from "../support/cli.js";
 const KEY = "mcp-rest-key";
 const START = Date.parse("2026-06-01T00:00:00Z");
 const HOUR = 3_600_000;
-const MCP_BIN = join(dirname(createRequire(import.meta.url).resolve("@runpod/mcp-server/package.json")), "dist", "stdio.mjs");
 const SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMcpRest mcp@example.com";
 
 /** Tools that are not REST: the queue operations (tested in mcp.test.ts) and the GraphQL ones. */
@@ -59,15 +57,7 @@ describe("every REST tool of the service's MCP server against the real CLI", () 
   /** A tool's result: its JSON payload, and whether the server flagged it as an error. */
   async function tool(name: string, args: Record<string, unknown> = {}): Promise<{ isError: boolean; payload: any }> {
     called.add(name);
-    const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ type: string; text?: string }> };
-    const text = result.content.find((c) => c.type === "text")?.text ?? "";
-    let payload: unknown = text;
-    try {
-      payload = JSON.parse(text);
-    } catch {
-      /* plain text */
-    }
-    return { isError: result.isError === true, payload };
+    return callTool(client, name, args);
   }
 
   /** A tool that must succeed; a generated one's body must match the description's success schema. */
@@ -92,14 +82,7 @@ describe("every REST tool of the service's MCP server against the real CLI", () 
 
   beforeAll(async () => {
     cli = await startCli(["--config", configFile]);
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [MCP_BIN],
-      env: { PATH: process.env.PATH ?? "", HOME: dir, RUNPOD_API_BASE_URL: cli.url, RUNPOD_SERVERLESS_API_URL: `${cli.url}/v2`, RUNPOD_API_KEY: KEY },
-      stderr: "pipe",
-    });
-    client = new Client({ name: "minipod-e2e", version: "1.0.0" });
-    await client.connect(transport);
+    client = (await connectMcp(cli.url, KEY, dir)).client;
   });
   afterAll(async () => {
     await client?.close();

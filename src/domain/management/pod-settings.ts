@@ -16,20 +16,27 @@ export function podTemplate(template: Template | undefined, id: string): Templat
   return template;
 }
 
+/** The container settings of a body with a template's under them: the body's win, `env` merges per key. */
+function containerUnder(given: Pick<PodCreate, "imageName" | "dockerStartCmd" | "containerDiskInGb" | "ports" | "env">, t: Template) {
+  return {
+    imageName: given.imageName ?? t.imageName,
+    dockerStartCmd: given.dockerStartCmd ?? t.dockerStartCmd,
+    containerDiskInGb: given.containerDiskInGb ?? t.containerDiskInGb,
+    ports: given.ports ?? t.ports,
+    env: { ...t.env, ...given.env },
+  };
+}
+
 /** The create body with a template's settings under it; CPU pods take no persistent volume or CUDA set from it. */
 export function withTemplate(input: PodCreate, t: Template): PodCreate {
   const gpu = (input.computeType ?? "GPU") === "GPU";
   const ownCuda = input.allowedCudaVersions !== undefined || input.minCudaVersion !== undefined;
   return {
     ...input,
-    imageName: input.imageName ?? t.imageName,
+    ...containerUnder(input, t),
     dockerEntrypoint: input.dockerEntrypoint ?? t.dockerEntrypoint,
-    dockerStartCmd: input.dockerStartCmd ?? t.dockerStartCmd,
-    containerDiskInGb: input.containerDiskInGb ?? t.containerDiskInGb,
     volumeInGb: input.volumeInGb ?? (gpu ? t.volumeInGb : 0),
     volumeMountPath: input.volumeMountPath ?? t.volumeMountPath,
-    ports: input.ports ?? t.ports,
-    env: { ...t.env, ...input.env },
     containerRegistryAuthId: input.containerRegistryAuthId ?? t.containerRegistryAuthId,
     startSsh: input.startSsh ?? t.startSsh,
     startJupyter: input.startJupyter ?? t.startJupyter,
@@ -42,11 +49,7 @@ export function withTemplate(input: PodCreate, t: Template): PodCreate {
 export function updateWithTemplate(patch: PodUpdate, t: Template): PodUpdate {
   return {
     ...patch,
-    imageName: patch.imageName ?? t.imageName,
-    dockerStartCmd: patch.dockerStartCmd ?? t.dockerStartCmd,
-    containerDiskInGb: patch.containerDiskInGb ?? t.containerDiskInGb,
-    ports: patch.ports ?? t.ports,
-    env: { ...t.env, ...patch.env },
+    ...containerUnder({ ...patch, containerDiskInGb: patch.containerDiskInGb ?? undefined }, t),
     containerRegistryAuthId: patch.containerRegistryAuthId !== undefined ? patch.containerRegistryAuthId : (t.containerRegistryAuthId ?? null),
     fromTemplate: undefined,
   };
