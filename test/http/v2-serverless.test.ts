@@ -7,7 +7,10 @@ const config = {
     { id: "tpl-pod", name: "pod template", imageName: "me/pod:1", isServerless: false },
   ],
   networkVolumes: [{ id: "vol", name: "models", size: 20, dataCenter: "EU-RO-1" }],
-  endpoints: [{ id: "ext", handler: "external" }],
+  endpoints: [
+    { id: "ext", handler: "external" },
+    { id: "scripted-ep", handler: "scripted", workersMin: 1 },
+  ],
 };
 
 const body = (extra: Record<string, unknown> = {}) => ({
@@ -136,7 +139,7 @@ describe("/v2/serverless", () => {
       expect(res.headers.get("content-type")).toContain("application/problem+json");
       expect(res.body.errors, JSON.stringify(extra)).toContain(error);
     }
-    expect((await e.get("/v2/serverless")).body.endpoints.map((x: { id: string }) => x.id)).toEqual(["ext"]);
+    expect((await e.get("/v2/serverless")).body.endpoints.map((x: { id: string }) => x.id).sort()).toEqual(["ext", "scripted-ep"]);
   });
 
   it("creates CPU endpoints with their CPU configurations", async () => {
@@ -203,6 +206,28 @@ describe("/v2/serverless", () => {
     const run = await e.post(`/v2/${id}/run`, { input: { fail: "still scripted" } });
     await e.advance(1000);
     expect((await e.get(`/v2/${id}/status/${run.body.id}`)).body.status).toBe("FAILED");
+  });
+
+  it("applies a template's settings and handler with PATCH templateId, once", async () => {
+    const { id } = (await create({ env: { A: "1" } })).body;
+    const res = await patch(id, { templateId: "tpl-scripted", env: { B: "2" } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ image: "me/scripted:1", env: { FROM: "template", KEEP: "yes", B: "2" } });
+    expect(res.body.env.A).toBeUndefined();
+    const run = await e.post(`/v2/${id}/run`, { input: { fail: "now scripted" } });
+    await e.advance(1000);
+    expect((await e.get(`/v2/${id}/status/${run.body.id}`)).body).toMatchObject({ status: "FAILED", error: "now scripted" });
+    expect((await patch(id, { templateId: "tpl-pod" })).status).toBe(400);
+    expect((await patch(id, { templateId: "nope" })).status).toBe(404);
+  });
+
+  it("keeps a configured endpoint's own handler when v2 gives it container settings", async () => {
+    const res = await patch("scripted-ep", { image: "me/configured:2" });
+    expect(res.body).toMatchObject({ id: "scripted-ep", image: "me/configured:2" });
+    const run = await e.post("/v2/scripted-ep/run", { input: { fail: "still scripted" } });
+    await e.advance(0);
+    expect((await e.get(`/v2/scripted-ep/status/${run.body.id}`)).body).toMatchObject({ status: "FAILED", error: "still scripted" });
+    expect((await e.get("/v1/endpoints")).body.map((x: { id: string }) => x.id).sort()).toEqual(["ext", "scripted-ep"]);
   });
 
   it("lists simulated workers by state, and worker processes of an external endpoint", async () => {

@@ -166,8 +166,8 @@ export class EndpointManager {
     const template = this.template({ spec: current, fields });
     this.check(settings, fields, template, change.templateId !== undefined && change.templateId !== was.templateId);
     let handler = current.handler;
-    if (templateChanged && template?.handler !== undefined) handler = template.handler;
-    else if (change.templateId !== undefined && change.templateId !== was.templateId) handler = this.handlerOf(template);
+    if (change.templateId !== undefined && change.templateId !== was.templateId) handler = this.handlerOf(template);
+    else if ((templateChanged || container?.fromTemplate !== undefined) && template?.handler !== undefined) handler = template.handler;
     if (handler !== current.handler) await this.d.handlers.prepare(handler);
     if (change.templateId !== undefined && change.templateId !== was.templateId) fields.templateBound = false;
     const next: EndpointSpec = { ...current, ...settings, handler, extra: withFields(current.extra, fields) };
@@ -219,7 +219,9 @@ export class EndpointManager {
     const source = sourceTemplate(this.d.templates, container.fromTemplate);
     const current = this.template(e);
     if (e.fields.templateBound && current) {
-      this.d.templates.update(current.id, containerFields(container, source));
+      // A template applied brings what it runs along with its settings.
+      const handler = source?.handler === undefined ? {} : { handler: source.handler };
+      this.d.templates.update(current.id, { ...containerFields(container, source), ...handler }, { handlerKnown: true });
     } else {
       const handler = source?.handler ?? current?.handler ?? (typeof e.spec.handler === "string" ? e.spec.handler : undefined);
       const bound = this.d.templates.create(boundTemplate(e.spec.id, current, source, container, handler), { handlerKnown: true });

@@ -139,11 +139,12 @@ export class TemplateService {
     return template;
   }
 
-  update(id: string, change: TemplateChange): Template {
+  /** Changes a template; `handlerKnown` as for `create`. */
+  update(id: string, change: TemplateChange, o: { handlerKnown?: boolean } = {}): Template {
     const current = this.get(id);
     const errors: string[] = [];
     if (change.name !== undefined) errors.push(...this.checkName(change.name, id));
-    if (change.handler !== undefined) errors.push(...this.checkHandler(change.handler));
+    if (change.handler !== undefined && !o.handlerKnown) errors.push(...this.checkHandler(change.handler));
     if (change.imageName !== undefined) errors.push(...checkImage(change.imageName));
     if (errors.length) throw invalidBody(errors);
     const defined = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v === null ? undefined : v]));
