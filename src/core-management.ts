@@ -5,11 +5,13 @@ import type { HandlerRegistry } from "./domain/handlers/registry.js";
 import { newResourceId } from "./domain/ids.js";
 import { EndpointManager, type EndpointRuntime } from "./domain/management/endpoints.js";
 import { NetworkVolumeService } from "./domain/management/network-volumes.js";
+import { ReleaseLog, type Release } from "./domain/management/releases.js";
 import { TemplateService } from "./domain/management/templates.js";
 import type { Now } from "./domain/management/ports.js";
 import type { JobChange } from "./domain/notifier.js";
 import type { EndpointStore, JobStore } from "./domain/ports.js";
 import type { Db } from "./store/db.js";
+import { SqliteDocumentStore } from "./store/document-store.js";
 import { SqliteNetworkVolumeStore } from "./store/network-volume-store.js";
 import { SqliteTemplateStore } from "./store/template-store.js";
 
@@ -19,7 +21,7 @@ export interface Management {
   endpointManager: EndpointManager;
   /** Writes the configured templates and volumes (start, reset); endpoints are seeded after. */
   seed(atField: AtField): Promise<void>;
-  /** Forgets every template and volume (reset). */
+  /** Forgets every template, volume and release (reset). */
   clear(): void;
 }
 
@@ -50,7 +52,9 @@ export function buildManagement(o: {
     handlerNames: () => handlers.names(),
     usedBy: (id) => endpointManager?.usingTemplate(id) ?? [],
   });
+  const releases = new ReleaseLog({ store: new SqliteDocumentStore<Release>(o.db, "release"), newId: newResourceId });
   endpointManager = new EndpointManager({
+    releases,
     store: o.endpoints,
     clock: o.clock,
     newId: newResourceId,
@@ -78,6 +82,7 @@ export function buildManagement(o: {
     clear() {
       templates.deleteAll();
       networkVolumes.deleteAll();
+      releases.deleteAll();
     },
   };
 }

@@ -10,6 +10,12 @@ import { RegistryAuthService } from "./domain/management/registry-auths.js";
 import type { TemplateService } from "./domain/management/templates.js";
 import type { UsageMeter } from "./domain/management/usage.js";
 import type { Db } from "./store/db.js";
+import type { LogBook } from "./domain/logbook.js";
+import { SshKeys } from "./domain/management/ssh-keys.js";
+import { ClusterService } from "./domain/management/clusters.js";
+import { DelegationService } from "./domain/management/delegations.js";
+import { newResourceId } from "./domain/ids.js";
+import { SqliteDocumentStore } from "./store/document-store.js";
 import { SqlitePodStore } from "./store/pod-store.js";
 import { SqliteRegistryAuthStore } from "./store/registry-auth-store.js";
 
@@ -18,9 +24,12 @@ export interface PodsAndBilling {
   registryAuths: RegistryAuthService;
   billing: BillingService;
   prices: PriceList;
+  sshKeys: SshKeys;
+  clusters: ClusterService;
+  delegations: DelegationService;
   /** Writes the configured registry auths and pods that the database lacks (start, reset). */
   seed(atField: AtField): void;
-  /** Forgets every pod, registry auth and usage record (reset). */
+  /** Forgets every pod, registry auth, SSH key and usage record (reset). */
   clear(): void;
 }
 
@@ -40,12 +49,14 @@ export function buildPodsAndBilling(o: {
   networkVolumes: NetworkVolumeService;
   templates: TemplateService;
   endpointName: (endpointId: string) => string | undefined;
+  logs: LogBook;
 }): PodsAndBilling {
   const { config, usage, networkVolumes, templates, clock } = o;
   const prices = priceList(config.pricing);
   const orphans = usage.closeOrphanWorkers();
   if (orphans > 0) o.log.info(`usage: ${orphans} worker(s) of the previous run billed until they were last seen`);
 
+  const sshKeys = new SshKeys({ store: new SqliteDocumentStore(o.db, "ssh-keys"), clock });
   let pods: PodService | undefined;
   const registryAuths = new RegistryAuthService({
     clock,
@@ -63,8 +74,12 @@ export function buildPodsAndBilling(o: {
       networkVolume: (id) => (networkVolumes.has(id) ? { dataCenterId: networkVolumes.get(id).dataCenter } : undefined),
       registryAuthExists: (id) => registryAuths.exists(id),
       endpointName: o.endpointName,
+      sshKeys: () => sshKeys.list(),
     },
+    logs: o.logs,
   });
+  const delegations = new DelegationService({ store: new SqliteDocumentStore(o.db, "ecr-delegation"), clock, newId: newResourceId });
+  const clusters = new ClusterService({ store: new SqliteDocumentStore(o.db, "cluster"), pods, clock, newId: newResourceId });
   const templatesWithImage = (image: string) => templates.list().filter((t) => t.imageName === image).map((t) => t.id);
   const billing = new BillingService({ clock, usage: o.usageStore, prices, templatesWithImage });
 
@@ -76,6 +91,9 @@ export function buildPodsAndBilling(o: {
   const podService = pods;
   return {
     pods: podService,
+    sshKeys,
+    clusters,
+    delegations,
     registryAuths,
     billing,
     prices,
@@ -93,7 +111,10 @@ export function buildPodsAndBilling(o: {
     },
     clear() {
       podService.deleteAll();
+      clusters.deleteAll();
+      delegations.deleteAll();
       registryAuths.deleteAll();
+      sshKeys.clear();
       usage.clear();
     },
   };

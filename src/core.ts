@@ -13,6 +13,9 @@ import { JobService } from "./domain/jobs.js";
 import { OpenAiRequests } from "./domain/openai/requests.js";
 import type { Logger } from "./domain/logger.js";
 import { JobNotifier } from "./domain/notifier.js";
+import { LogBook } from "./domain/logbook.js";
+import { WorkerLogs } from "./domain/worker-logs.js";
+import type { WorkerEvent } from "./domain/workers.js";
 import { RateLimits } from "./domain/rate-limit.js";
 import { Scheduler } from "./domain/scheduler.js";
 import { Transitions } from "./domain/transitions.js";
@@ -22,6 +25,7 @@ import { ApiKeys } from "./http/auth.js";
 import type { Core } from "./http/core.js";
 import { buildManagement } from "./core-management.js";
 import { buildPodsAndBilling } from "./core-pods.js";
+import { externalWorkerReader } from "./core-external-workers.js";
 import { UsageMeter } from "./domain/management/usage.js";
 import { SqliteUsageStore } from "./store/usage-store.js";
 import { buildObserve } from "./core-observe.js";
@@ -80,7 +84,13 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const usageStore = new SqliteUsageStore(db, writes);
   const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id), log });
   const observed = buildObserve({ db, writes, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
-  scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: usage.onWorker });
+  const logs = new LogBook();
+  const workerLogs = new WorkerLogs(logs, clock, (id) => scheduler.spec(id)?.coldStartMs);
+  const workerObserver = (e: WorkerEvent) => {
+    usage.onWorker(e);
+    workerLogs.onWorker(e);
+  };
+  scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver, workerLogs });
   const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions, settings: workerSettings(config.externalWorkers), log });
   scheduler.attachExternal(workerProtocol);
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
@@ -88,7 +98,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const openai = new OpenAiRequests({ clock, jobs, store: jobStore, notifier });
   const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore, notifier });
   const { networkVolumes, templates } = management;
-  const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name });
+  const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name, logs });
   const auth = new ApiKeys(config.auth);
   const rateLimits = new RateLimits(clock, config.rateLimits);
 
@@ -186,11 +196,17 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     templates: management.templates,
     endpointManager: management.endpointManager,
     pods: podsBilling.pods,
+    sshKeys: podsBilling.sshKeys,
+    clusters: podsBilling.clusters,
+    delegations: podsBilling.delegations,
+    logs,
     registryAuths: podsBilling.registryAuths,
     billing: podsBilling.billing,
+    prices: podsBilling.prices,
     auth,
     rateLimits,
     workerProtocol,
+    externalWorkers: externalWorkerReader(workerProtocol),
     faults: observed.faults,
     observe: observed.observe,
     journalMax: config.journal.maxEntries,
@@ -206,6 +222,8 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       management.clear();
       podsBilling.clear();
       observed.reset();
+      logs.clear();
+      workerLogs.clear();
       workerProtocol.reset();
       await seed();
       jobs.resync();

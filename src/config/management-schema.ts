@@ -33,7 +33,7 @@ export const TemplateConfigSchema = z.strictObject({
     .describe('Handler the endpoints made from this template run: "echo", "scripted", a registered name or a module path; default: defaultHandler'),
   isServerless: z.boolean().default(true).describe("Endpoints can only be made from serverless templates"),
   category: z.enum(TEMPLATE_CATEGORIES).optional(),
-  containerDiskInGb: z.int().min(0).optional(),
+  containerDiskInGb: z.int().min(1).optional(),
   volumeInGb: z.int().min(0).optional(),
   volumeMountPath: z.string().optional(),
   env: z.record(z.string(), z.string()).optional(),

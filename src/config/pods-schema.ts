@@ -32,7 +32,7 @@ export const PodConfigSchema = z
     gpuCount: z.int().min(1).optional(),
     cpuFlavorIds: z.array(z.enum(POD_CPU_FLAVOR_IDS)).min(1).optional(),
     vcpuCount: z.int().min(1).optional(),
-    containerDiskInGb: z.int().min(0).optional(),
+    containerDiskInGb: z.int().min(1).optional(),
     volumeInGb: z.int().min(0).optional(),
     volumeMountPath: z.string().optional(),
     networkVolumeId: z.string().min(1).optional().describe("A volume of networkVolumes[]"),

@@ -81,6 +81,12 @@ export const ENDPOINT_IDLE_TIMEOUT_MIN_S = 1;
 export const ENDPOINT_IDLE_TIMEOUT_MAX_S = 3600;
 export const ENDPOINT_NAME_MAX_LENGTH = 191;
 
+/**
+ * Host-local persistent storage of a pod or template (v1 `volumeInGb`, v2 `mounts.persistent.size`):
+ * none (0) or at least this many GB. The service's v2 description: "Upstream enforces a 10 GB floor".
+ */
+export const PERSISTENT_MOUNT_MIN_GB = 10;
+
 /** Largest body of a management request (endpoints, templates, volumes); not in the specification. */
 export const MANAGEMENT_BODY_MAX_BYTES = 1024 * 1024;
 

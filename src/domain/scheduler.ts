@@ -3,7 +3,6 @@ import { RunStop } from "./run-stop.js";
 import type { EndpointSpec } from "./endpoint.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
 import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
-import type { HandlerContext } from "./handlers/types.js";
 import type { Fault } from "./faults.js";
 import { requeuedPatch, type Job } from "./job.js";
 import type { Logger } from "./logger.js";
@@ -11,6 +10,7 @@ import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
 import { WorkerPool, type SimWorker, type WorkerObserver } from "./workers.js";
+import { RunContext, type WorkerLogSink } from "./run-context.js";
 
 interface Run {
   jobId: string;
@@ -60,6 +60,8 @@ export class Scheduler {
       /** Told when workers start, change state and stop (usage metering). */
       workerObserver?: WorkerObserver;
       faults?: SchedulerFaults;
+      /** Where each worker's jobs and its handlers' `ctx.log` lines go (its log). */
+      workerLogs?: WorkerLogSink;
     },
   ) {}
 
@@ -159,6 +161,7 @@ export class Scheduler {
     this.d.clock.cancel(run.crash?.timer);
     run.hold.close();
     run.stop.stop(abortReason(reason));
+    this.d.workerLogs?.write(run.workerId, "container", `job ${jobId} stopped: ${reason}`);
     const pool = this.pools.get(run.endpointId);
     const worker = pool?.get(run.workerId);
     if (pool && worker) pool.markIdle(worker);
@@ -181,6 +184,7 @@ export class Scheduler {
       worker.startCause,
     );
     pool.markRunning(worker, job.id);
+    this.d.workerLogs?.write(worker.id, "container", `job ${job.id} started (attempt ${started.attempt})`);
     const stop = new RunStop(clock);
     const hold = new HoldSlot(clock);
     const run: Run = { jobId: job.id, endpointId: job.endpointId, workerId: worker.id, stop, hold };
@@ -222,6 +226,8 @@ export class Scheduler {
       (output: unknown) => {
         if (this.runs.get(job.id) === run) transitions.progress(job.id, output);
       },
+      this.d.workerLogs,
+      worker.id,
     );
     const onChunk = (output: unknown) => {
       if (this.runs.get(job.id) === run) transitions.appendChunks(job.id, splitStreamOutput(output));
@@ -245,6 +251,7 @@ export class Scheduler {
     this.d.clock.cancel(run.crash?.timer);
     run.hold.close();
     run.stop.stop(abortReason("worker crashed"));
+    this.d.workerLogs?.write(run.workerId, "system", `worker crashed running job ${run.jobId} (fault ${run.crash?.ruleId}); the job goes back to the queue`);
     const pool = this.pools.get(run.endpointId);
     const worker = pool?.get(run.workerId);
     if (pool && worker) pool.remove(worker);
@@ -268,6 +275,7 @@ export class Scheduler {
       } else {
         this.d.transitions.finish(job, { status: "FAILED", output: undefined, error: outcome.error }, now, `handler failed: ${outcome.error}`);
       }
+      this.d.workerLogs?.write(run.workerId, "container", outcome.ok ? `job ${run.jobId} completed in ${now - (job.startedAt ?? now)} ms` : `job ${run.jobId} failed: ${outcome.error}`);
     }
     const pool = this.pools.get(run.endpointId);
     const worker = pool?.get(run.workerId);
@@ -295,38 +303,6 @@ function abortReason(message: string): Error {
     if (abortReasons.size < 100) abortReasons.set(message, reason);
   }
   return reason;
-}
-
-/**
- * What a handler receives besides its input. `signal` is a getter on the prototype, so the
- * AbortController is made only if the handler reads it (a getter in an object literal cost node 20
- * about 0.6 µs per job, measured); the functions are the object's own, so a handler may take them
- * apart (`{ sleep, progress }`).
- */
-class RunContext implements HandlerContext {
-  readonly jobId: string;
-  readonly endpointId: string;
-  readonly attempt: number;
-  readonly s3Config: Job["s3Config"];
-  readonly #stop: RunStop;
-
-  constructor(
-    job: Job,
-    stop: RunStop,
-    readonly now: () => number,
-    readonly sleep: (ms: number) => Promise<void>,
-    readonly progress: (output: unknown) => void,
-  ) {
-    this.jobId = job.id;
-    this.endpointId = job.endpointId;
-    this.attempt = job.attempt;
-    this.s3Config = job.s3Config;
-    this.#stop = stop;
-  }
-
-  get signal(): AbortSignal {
-    return this.#stop.signal;
-  }
 }
 
 /**

@@ -10,6 +10,8 @@ export interface SimWorker {
   jobId: string | undefined;
   /** Virtual time of the last state change. */
   since: number;
+  /** Virtual time the worker was created (its cold start began). */
+  createdAt: number;
   timer: TimerHandle | undefined;
   /** The cause a job's timeline records when it starts here, made once rather than per job. */
   startCause: string;
@@ -178,7 +180,8 @@ export class WorkerPool {
 
   private add(warm: boolean): void {
     const id = this.newId();
-    const w: SimWorker = { id, state: "initializing", jobId: undefined, since: this.clock.now(), timer: undefined, startCause: `started on worker ${id}` };
+    const now = this.clock.now();
+    const w: SimWorker = { id, state: "initializing", jobId: undefined, since: now, createdAt: now, timer: undefined, startCause: `started on worker ${id}` };
     this.workers.set(w.id, w);
     if (warm || this.spec.coldStartMs <= 0) w.state = "idle";
     this.emit("started", w);

@@ -23,6 +23,9 @@ import { endpointControlRoutes } from "./routes/control/endpoints.js";
 import { feedControlRoutes } from "./routes/control/feed.js";
 import { workerControlRoutes } from "./routes/control/workers.js";
 import { jobControlRoutes } from "./routes/control/jobs.js";
+import { accountRoutes } from "./routes/account/index.js";
+import { clusterRoutes } from "./routes/clusters/index.js";
+import { catalogRoutes } from "./routes/catalog/index.js";
 import { billingRoutes } from "./routes/billing/index.js";
 import { endpointRoutes } from "./routes/endpoints/index.js";
 import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
@@ -75,16 +78,20 @@ export function createApp(core: Core, info: AppInfo): App {
   app.use("/_dashboard/*", controlAuth(info.controlKey));
   app.use("/", controlAuth(info.controlKey, true));
 
-  networkVolumeRoutes(core, app); // before the queue: /v2/network-volumes/{id} is not an endpoint
-  workerRoutes(core, app);
-  const direct = queueRoutes(core, app);
-  requestsRoutes(core, app);
-  openAiRoutes(core, app);
+  // The REST resources before the queue: /v2/templates/{id} is not an endpoint's operation.
+  networkVolumeRoutes(core, app);
   endpointRoutes(core, app);
   templateRoutes(core, app);
   podRoutes(core, app);
   registryAuthRoutes(core, app);
   billingRoutes(core, app);
+  accountRoutes(core, app);
+  clusterRoutes(core, app);
+  catalogRoutes(core, app);
+  workerRoutes(core, app);
+  const direct = queueRoutes(core, app);
+  requestsRoutes(core, app);
+  openAiRoutes(core, app);
   controlRoutes(core, app);
   endpointControlRoutes(core, app);
   jobControlRoutes(core, app);

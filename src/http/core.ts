@@ -7,9 +7,15 @@ import type { JobService } from "../domain/jobs.js";
 import type { OpenAiRequests } from "../domain/openai/requests.js";
 import type { Logger } from "../domain/logger.js";
 import type { EndpointManager } from "../domain/management/endpoints.js";
+import type { ExternalWorkerReader } from "../domain/management/endpoint-workers.js";
 import type { BillingService } from "../domain/management/billing.js";
+import type { PriceList } from "../domain/management/pricing.js";
 import type { NetworkVolumeService } from "../domain/management/network-volumes.js";
 import type { PodService } from "../domain/management/pods.js";
+import type { SshKeys } from "../domain/management/ssh-keys.js";
+import type { ClusterService } from "../domain/management/clusters.js";
+import type { DelegationService } from "../domain/management/delegations.js";
+import type { LogBook } from "../domain/logbook.js";
 import type { RegistryAuthService } from "../domain/management/registry-auths.js";
 import type { TemplateService } from "../domain/management/templates.js";
 import type { RateLimits } from "../domain/rate-limit.js";
@@ -42,10 +48,22 @@ export interface Core {
   endpointManager: EndpointManager;
   /** Pods of /v1/pods and their lifecycle. */
   pods: PodService;
+  /** ECR pull delegations (`/v2/registries/delegations`). */
+  delegations: DelegationService;
+  /** Clusters of pods (`/v2/clusters`). */
+  clusters: ClusterService;
+  /** The account's SSH public keys (`/v2/account/ssh-keys`). */
+  sshKeys: SshKeys;
+  /** Pod and worker logs: lifecycle, jobs, and what handlers write with `ctx.log`. */
+  logs: LogBook;
   /** Container registry auths of /v1/containerregistryauth (passwords never leave the store). */
   registryAuths: RegistryAuthService;
+  /** The prices in effect (defaults and the config's pricing): billing and the catalog. */
+  prices: PriceList;
   /** Billing records of /v1/billing, computed from recorded usage. */
   billing: BillingService;
+  /** Worker processes present now, for the v2 workers listing. */
+  externalWorkers: ExternalWorkerReader;
   /** The worker side of the queue (job-take, job-done) for endpoints served by worker processes. */
   workerProtocol: WorkerProtocol;
   /** Fault rules (request and job faults). */

@@ -196,4 +196,18 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE request_journal ADD COLUMN query TEXT;
   ALTER TABLE request_journal ADD COLUMN response TEXT;
   `,
+  // Resources of the v2 REST surface that only it has (clusters, ECR delegations, endpoint
+  // releases, the account's SSH keys): each a JSON document of its kind, owned by another
+  // resource where it belongs to one (a release to its endpoint).
+  `
+  CREATE TABLE documents (
+    kind       TEXT NOT NULL,
+    id         TEXT NOT NULL,
+    owner      TEXT,
+    created_at INTEGER NOT NULL,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (kind, id)
+  );
+  CREATE INDEX documents_owner ON documents (kind, owner, created_at);
+  `,
 ];

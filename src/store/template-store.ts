@@ -12,7 +12,8 @@ interface TemplateRow {
 }
 
 const fromRow = (r: TemplateRow): Template => {
-  const fields = JSON.parse(r.fields) as TemplateFields;
+  // Rows written before startSsh, startJupyter and allowedCudaVersions existed lack them.
+  const fields = { startSsh: false, startJupyter: false, allowedCudaVersions: [], ...(JSON.parse(r.fields) as Partial<TemplateFields>) } as TemplateFields & { boundEndpointId?: string };
   return {
     ...fields,
     containerRegistryAuthId: fields.containerRegistryAuthId ?? undefined,

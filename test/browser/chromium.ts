@@ -119,3 +119,30 @@ export async function recordedPage(browser: Browser): Promise<{ page: Page; log:
   page.on("pageerror", (e) => log.problems.push(`page error: ${e.message}`));
   return { page, log };
 }
+
+/**
+ * Swagger UI virtualizes a long document (150 tags and operations or more): only the operations
+ * near the viewport are in the page. Scrolls /docs from top to bottom, half a screen at a time,
+ * and answers the ids of every operation block that was rendered on the way (`stopAt`: stop once
+ * that one is there, scrolled into view).
+ */
+export async function scrollOperations(page: Page, stopAt?: string): Promise<Set<string>> {
+  await page.waitForSelector(".opblock");
+  await page.evaluate("window.scrollTo(0, 0)");
+  const seen = new Set<string>();
+  let last = -1;
+  for (let step = 0; step < 1000; step++) {
+    for (const id of await page.locator(".opblock").evaluateAll((els) => els.map((e) => e.id))) seen.add(id);
+    if (stopAt !== undefined && seen.has(stopAt)) {
+      await page.locator(`#${stopAt}`).scrollIntoViewIfNeeded();
+      return seen;
+    }
+    const y = (await page.evaluate("window.scrollY")) as number;
+    if (y === last) break;
+    last = y;
+    await page.evaluate("window.scrollBy(0, window.innerHeight / 2)");
+    await page.waitForTimeout(30);
+  }
+  if (stopAt !== undefined) throw new Error(`operation ${stopAt} is not on /docs`);
+  return seen;
+}

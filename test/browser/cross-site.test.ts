@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/emulator.js";
-import { browserAvailable, launchChromium, type RunningBrowser } from "./chromium.js";
+import { browserAvailable, launchChromium, scrollOperations, type RunningBrowser } from "./chromium.js";
 
 const available = browserAvailable();
 const REBOUND = "rebound.test";
@@ -210,6 +210,7 @@ describe.skipIf(!available)("a page of another origin, in Chromium", { timeout: 
     await p.waitForSelector(`#clock-now[data-now="${before + 60_000}"]`);
     // /docs: "Try it out" on POST /_emulator/reset, which takes no parameter but is sent as JSON.
     await p.goto(`${emu.url}/docs`);
+    await scrollOperations(p, "operations-Emulator_control-reset");
     await p.click("#operations-Emulator_control-reset .opblock-summary");
     await p.click("#operations-Emulator_control-reset .try-out__btn");
     const reset = p.waitForResponse((r) => r.url() === `${emu.url}/_emulator/reset`);

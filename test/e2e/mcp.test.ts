@@ -1,16 +1,12 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../support/cli.js";
+import { callTool, connectMcp } from "../support/mcp.js";
 
 const KEY = "mcp-e2e-key";
 const QUEUE_ONLY_KEY = "mcp-queue-only";
-/** The service's MCP server as its users run it (`npx @runpod/mcp-server`: the package's stdio bin). */
-const MCP_BIN = join(dirname(createRequire(import.meta.url).resolve("@runpod/mcp-server/package.json")), "dist", "stdio.mjs");
 
 const dir = mkdtempSync(join(tmpdir(), "minipod-mcp-"));
 const configFile = join(dir, "emulator.config.json");
@@ -29,40 +25,15 @@ writeFileSync(
   }),
 );
 
-/** Connects the MCP server over stdio, pointed at the emulator with `key`. */
-async function connectMcp(url: string, key: string): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MCP_BIN],
-    env: { PATH: process.env.PATH ?? "", HOME: dir, RUNPOD_API_BASE_URL: url, RUNPOD_SERVERLESS_API_URL: `${url}/v2`, RUNPOD_API_KEY: key },
-    stderr: "pipe",
-  });
-  let err = "";
-  transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
-  const client = new Client({ name: "minipod-e2e", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, stderr: () => err };
-}
-
-/** A tool's answer: its JSON payload and whether the server flagged it as an error. */
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ isError: boolean; payload: any }> {
-  const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ type: string; text?: string }> };
-  const text = result.content.find((c) => c.type === "text")?.text ?? "";
-  let payload: unknown = text;
-  try {
-    payload = JSON.parse(text);
-  } catch {
-    /* plain text */
-  }
-  return { isError: result.isError === true, payload };
-}
+const connect = (url: string, key: string) => connectMcp(url, key, dir);
+const call = callTool;
 
 describe("the real CLI driven by the service's MCP server", () => {
   let cli: RunningCli;
-  let mcp: Awaited<ReturnType<typeof connectMcp>>;
+  let mcp: Awaited<ReturnType<typeof connect>>;
   beforeAll(async () => {
     cli = await startCli(["--config", configFile]);
-    mcp = await connectMcp(cli.url, KEY);
+    mcp = await connect(cli.url, KEY);
   });
   afterAll(async () => {
     await mcp?.client.close();
@@ -111,7 +82,7 @@ describe("the real CLI driven by the service's MCP server", () => {
   });
 
   it("turns 401 and 403 into tool errors", async () => {
-    const stranger = await connectMcp(cli.url, "not-a-configured-key");
+    const stranger = await connect(cli.url, "not-a-configured-key");
     try {
       const denied = await call(stranger.client, "run-endpoint", { endpointId: "echo", input: {} });
       expect(denied.isError).toBe(true);
@@ -120,7 +91,7 @@ describe("the real CLI driven by the service's MCP server", () => {
     } finally {
       await stranger.client.close();
     }
-    const queueOnly = await connectMcp(cli.url, QUEUE_ONLY_KEY);
+    const queueOnly = await connect(cli.url, QUEUE_ONLY_KEY);
     try {
       expect((await call(queueOnly.client, "run-endpoint", { endpointId: "echo", input: {} })).isError).toBe(false);
       const forbidden = await call(queueOnly.client, "list-network-volumes");

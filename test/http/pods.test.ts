@@ -236,7 +236,7 @@ describe("/v1/pods", () => {
     const doc = (await e.get("/openapi.json")).body;
     const ops = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) => Object.values(p).map((o) => o.operationId));
     for (const op of [
-      "ListPods", "CreatePod", "GetPod", "UpdatePod", "UpdatePodPost", "DeletePod", "StartPod", "StopPod", "ResetPod", "RestartPod",
+      "ListPods", "CreatePod", "GetPod", "UpdatePod", "UpdatePodByPost", "DeletePod", "StartPod", "StopPod", "ResetPod", "RestartPod",
       "ListContainerRegistryAuths", "CreateContainerRegistryAuth", "GetContainerRegistryAuth", "DeleteContainerRegistryAuth",
       "PodBilling", "EndpointBilling", "NetworkVolumeBilling",
     ]) {

@@ -216,6 +216,12 @@ async function plantedRun(db: string | undefined, withExport: boolean): Promise<
     const auth = (await call("POST", "/v1/containerregistryauth", { name: "r", username: "u", password: registryPassword })).json();
     await call("GET", "/v1/containerregistryauth");
     await call("GET", `/v1/containerregistryauth/${auth.id}`);
+    const registry = (await call("POST", "/v2/registries", { name: "r2", username: "u", password: registryPassword })).json();
+    await call("GET", "/v2/registries");
+    await call("GET", `/v2/registries/${registry.id}`);
+    const tpl = (await call("POST", "/v2/templates", { name: "private", image: "me/private:1", registry: registry.id })).json();
+    await call("POST", "/v2/pods", { name: "p", templateId: tpl.id, gpu: { id: "NVIDIA L4" } });
+    await call("GET", "/v2/pods");
     const control = ["/_emulator/jobs", `/_emulator/jobs/${run.id}`, `/_emulator/jobs/${run.id}/events`, "/_emulator/requests", "/_emulator/webhooks", "/_emulator/endpoints"];
     if (withExport) control.push("/_emulator/export");
     for (const path of control) await call("GET", path);

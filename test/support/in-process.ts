@@ -1,4 +1,6 @@
 import { buildEmulator, type EmulatorOptions } from "../../src/emulator.js";
+import { REST_V2_RESOURCES } from "../../src/domain/surfaces.js";
+import { contract, isRestV2 } from "../contract/v2-contract.js";
 
 export const API_KEY = "test-key";
 
@@ -7,6 +9,21 @@ export interface Reply<T = any> {
   headers: Headers;
   body: T;
   text: string;
+}
+
+/** The service's v2 description, checked against every v2 REST answer an in-process test gets. */
+let v2: ReturnType<typeof contract> | undefined;
+
+/**
+ * Fails the test at once when a v2 REST answer drifts from the service's published description
+ * (status, media type, body schema, declared headers): every HTTP test is a conformance test too.
+ */
+export function checkV2Answer(method: string, path: string, status: number, headers: Headers, text: string): void {
+  const pathname = path.split("?")[0]!;
+  if (!isRestV2(pathname, REST_V2_RESOURCES)) return;
+  v2 ??= contract();
+  const { problems } = v2.check({ method: method.toUpperCase(), path: pathname, status, headers, body: text });
+  if (problems.length) throw new Error(`the answer does not match the service's REST v2 description:\n  ${problems.join("\n  ")}`);
 }
 
 /**
@@ -28,6 +45,7 @@ export async function inProcess(options: EmulatorOptions = {}) {
     }
     const res = await app.request(`http://minipod.test${path}`, init);
     const text = await res.text();
+    checkV2Answer(method, path, res.status, res.headers, text);
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : undefined;
@@ -36,10 +54,18 @@ export async function inProcess(options: EmulatorOptions = {}) {
     }
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   };
+  /** A GET whose answer is read as it streams (Server-Sent Events); its status and headers are checked as any answer's. */
+  const stream = async (path: string, headers: Record<string, string> = {}): Promise<Response> => {
+    const res = await app.request(`http://minipod.test${path}`, { headers: { authorization: `Bearer ${API_KEY}`, ...headers } });
+    if (res.headers.get("content-type")?.startsWith("text/event-stream")) checkV2Answer("GET", path, res.status, res.headers, "");
+    else checkV2Answer("GET", path, res.status, res.headers, await res.clone().text());
+    return res;
+  };
   return {
     core,
     app,
     request,
+    stream,
     get: <T = any>(path: string, headers?: Record<string, string>) => request<T>("GET", path, undefined, headers),
     post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => request<T>("POST", path, body ?? {}, headers),
     advance: (ms: number) => core.clock.advance(ms),

@@ -16,6 +16,11 @@ export interface HandlerContext {
   s3Config: S3Config | undefined;
   /** Publishes a progress output, visible on `/status` while the job runs. */
   progress(output: unknown): void;
+  /**
+   * Writes a line to the worker's log (`GET /v2/serverless/{id}/workers/{workerId}/logs`, source
+   * `container`), at the virtual time; the arguments are joined as console.log joins them.
+   */
+  log(...args: unknown[]): void;
 }
 
 /**

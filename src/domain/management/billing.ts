@@ -1,6 +1,6 @@
 import { EmulatorError } from "../errors.js";
 import { BILLING_BUCKETS_MAX } from "../bounds.js";
-import { BUCKET_MIN_MS, bucketEndCeil, bucketStart, forEachBucket, type BucketSize } from "./buckets.js";
+import { BUCKET_MIN_MS, bucketEndCeil, bucketStart, forEachBucket, nextBucket, type BucketSize } from "./buckets.js";
 import { BILLING_MONTH_MS, gpuHourly, type PriceList } from "./pricing.js";
 import type { UsageInterval, UsageKind, UsageStore } from "./usage.js";
 
@@ -57,6 +57,31 @@ export interface EndpointBillingQuery extends BillingWindow {
 interface Cell {
   ms: number;
   amount: number;
+}
+
+/** A bucket's cost of one resource (v2 billing), GPU and CPU apart. */
+export interface CostRow {
+  /** Start of the bucket, epoch ms. */
+  time: number;
+  key: string;
+  gpu: number;
+  cpu: number;
+}
+
+/** A bucket's storage cost of one network volume, standard and high-performance apart. */
+export interface VolumeCostRow {
+  time: number;
+  volumeId: string;
+  standard: number;
+  highPerformance: number;
+}
+
+/** The last `n` buckets, the current one included: [start of the first, end of the current). */
+export function lastBuckets(now: number, n: number, size: BucketSize): { startTime: number; endTime: number } {
+  const current = bucketStart(now, size);
+  let start = current;
+  for (let i = 1; i < n && start > 0; i++) start = bucketStart(start - 1, size);
+  return { startTime: start, endTime: nextBucket(current, size) };
 }
 
 /**
@@ -125,6 +150,49 @@ export class BillingService {
       }));
   }
 
+  /**
+   * Cost by bucket and by the key `keyOf` gives each interval of a kind (none: left out), GPU and
+   * CPU apart, unrounded: what the v2 records and their totals are made of.
+   */
+  costs(kind: UsageKind, q: BillingWindow, keyOf: (iv: UsageInterval) => string | undefined): CostRow[] {
+    const { from, until } = this.window(q);
+    const rows = new Map<string, CostRow>();
+    for (const iv of this.d.usage.overlapping(kind, from, until)) {
+      const key = keyOf(iv);
+      if (key === undefined) continue;
+      const perMs = this.hourly(iv) / HOUR_MS;
+      const gpu = iv.attrs.gpuTypeId !== undefined;
+      forEachBucket(Math.max(iv.startedAt, from), Math.min(iv.stoppedAt ?? until, until), q.bucketSize, (time, ms) => {
+        const id = `${time}\u0000${key}`;
+        let row = rows.get(id);
+        if (!row) rows.set(id, (row = { time, key, gpu: 0, cpu: 0 }));
+        if (gpu) row.gpu += ms * perMs;
+        else row.cpu += ms * perMs;
+      });
+    }
+    return sortRows([...rows.values()]);
+  }
+
+  /** Storage cost by bucket and by volume, standard and high-performance apart. */
+  volumeCosts(q: BillingWindow): VolumeCostRow[] {
+    const { from, until } = this.window(q);
+    const { prices } = this.d;
+    const rows = new Map<string, VolumeCostRow>();
+    for (const iv of this.d.usage.overlapping("volume", from, until)) {
+      const hp = iv.attrs.volumeType === "HIGH_PERFORMANCE";
+      const perGbMs = (hp ? prices.highPerformanceVolumePerGbMonth : prices.volumePerGbMonth) / BILLING_MONTH_MS;
+      forEachBucket(Math.max(iv.startedAt, from), Math.min(iv.stoppedAt ?? until, until), q.bucketSize, (time, ms) => {
+        const id = `${time}\u0000${iv.resourceId}`;
+        let row = rows.get(id);
+        if (!row) rows.set(id, (row = { time, volumeId: iv.resourceId, standard: 0, highPerformance: 0 }));
+        const amount = (iv.attrs.sizeGb ?? 0) * ms * perGbMs;
+        if (hp) row.highPerformance += amount;
+        else row.standard += amount;
+      });
+    }
+    return [...rows.values()].sort((a, b) => a.time - b.time || a.volumeId.localeCompare(b.volumeId));
+  }
+
   /** The window [from, to) snapped to buckets; usage is counted until min(to, now). */
   window(q: BillingWindow): { from: number; to: number; until: number } {
     const now = this.d.clock.now();
@@ -186,4 +254,6 @@ export class BillingService {
 }
 
 /** Rounds to micro-dollars, which also hides floating-point noise. */
-const usd = (x: number): number => Math.round(x * 1e6) / 1e6;
+export const usd = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+const sortRows = (rows: CostRow[]): CostRow[] => rows.sort((a, b) => a.time - b.time || a.key.localeCompare(b.key));

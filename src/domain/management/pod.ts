@@ -1,4 +1,5 @@
 /** A pod of the management surface: a rented machine that runs one container. */
+import type { Template } from "./templates.js";
 
 export const POD_STATUSES = ["RUNNING", "EXITED", "TERMINATED"] as const;
 export type PodStatus = (typeof POD_STATUSES)[number];
@@ -34,6 +35,11 @@ export interface Pod {
   locked: boolean;
   globalNetworking: boolean;
   machineId: string;
+  /** GPU pods: the CUDA version of the machine (from the pod's CUDA constraints); CPU pods: none. */
+  cudaVersion?: string | undefined;
+  /** A cluster's member: the cluster, and the pod's rank in it (0 is the primary). */
+  clusterId?: string | undefined;
+  clusterRank?: number | undefined;
   /** Serverless workers shown as pods: their endpoint. Never set on a stored pod. */
   endpointId: string | undefined;
   desiredStatus: PodStatus;
@@ -70,6 +76,19 @@ export interface PodCreate {
   interruptible?: boolean | undefined;
   locked?: boolean | undefined;
   globalNetworking?: boolean | undefined;
+  /** Acceptable CUDA versions of the machine; it gets the first one some machine has. */
+  allowedCudaVersions?: string[] | undefined;
+  /** Lowest CUDA version of the machine (v2); exclusive with a non-empty allowedCudaVersions. */
+  minCudaVersion?: string | undefined;
+  /** Add `PUBLIC_KEY` (the account's SSH keys) to the env, unless it is set. */
+  startSsh?: boolean | undefined;
+  /** Add a generated `JUPYTER_PASSWORD` to the env, unless it is set. */
+  startJupyter?: boolean | undefined;
+  /**
+   * v2: a pod template whose settings apply first, once (fields given win; env merges per key); the
+   * pod keeps no link to it. v1's `templateId` instead makes the pod the template's.
+   */
+  fromTemplate?: string | undefined;
 }
 
 /** The update body (v1 PodUpdateInput): fields other than `name` and `locked` reset the pod. */
@@ -79,13 +98,16 @@ export interface PodUpdate {
   containerDiskInGb?: number | null | undefined;
   volumeInGb?: number | null | undefined;
   volumeMountPath?: string | undefined;
-  containerRegistryAuthId?: string | undefined;
+  /** null: no registry credential. */
+  containerRegistryAuthId?: string | null | undefined;
   env?: Record<string, string> | undefined;
   ports?: string[] | undefined;
   dockerEntrypoint?: string[] | undefined;
   dockerStartCmd?: string[] | undefined;
   locked?: boolean | undefined;
   globalNetworking?: boolean | undefined;
+  /** v2: a pod template whose container settings apply first, once (fields given win; env merges per key). */
+  fromTemplate?: string | undefined;
 }
 
 /** Fields an update changes without restarting the container (v1 PodUpdateInPlaceInput). */
@@ -103,11 +125,16 @@ export const POD_DEFAULTS = {
   minVCPUPerGPU: 2,
   cpuVcpuCount: 2,
   cpuFlavorId: "cpu3c",
-  /** RAM of a CPU pod per vCPU, GB. */
-  cpuRamPerVcpu: 4,
 } as const;
 
 export type PodEvent = "Rented" | "Started" | "Stopped" | "Reset" | "Restarted";
+
+/** What may be done to a pod in its status (the v2 `actions`): a running pod stops or restarts, a stopped one starts. */
+export function podActions(pod: Pick<Pod, "desiredStatus">): Array<"start" | "stop" | "restart" | "terminate"> {
+  if (pod.desiredStatus === "RUNNING") return ["stop", "restart", "terminate"];
+  if (pod.desiredStatus === "EXITED") return ["start", "terminate"];
+  return [];
+}
 
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -122,4 +149,47 @@ export function statusChange(event: PodEvent, at: number): string {
   const date = `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${two(d.getUTCDate())} ${d.getUTCFullYear()}`;
   const time = `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
   return `${event} by User: ${date} ${time} GMT+0000 (Coordinated Universal Time)`;
+}
+
+export interface PodStore {
+  list(): Pod[];
+  get(id: string): Pod | undefined;
+  /** Inserts or replaces the whole pod. */
+  save(pod: Pod): void;
+  delete(id: string): boolean;
+  deleteAll(): void;
+}
+
+/** Other resources a pod refers to, looked up where they live. */
+export interface PodRefs {
+  template(id: string): Template | undefined;
+  networkVolume(id: string): { dataCenterId: string } | undefined;
+  registryAuthExists(id: string): boolean;
+  endpointName(id: string): string | undefined;
+  /** The account's SSH public keys, for pods started with `startSsh`. */
+  sshKeys(): readonly string[];
+}
+
+export interface PodFilter {
+  computeType?: "GPU" | "CPU" | undefined;
+  cpuFlavorId?: string[] | undefined;
+  dataCenterId?: string[] | undefined;
+  desiredStatus?: PodStatus | undefined;
+  endpointId?: string | undefined;
+  gpuTypeId?: string[] | undefined;
+  id?: string | undefined;
+  imageName?: string | undefined;
+  name?: string | undefined;
+  networkVolumeId?: string | undefined;
+  templateId?: string | undefined;
+  /** Also list the serverless workers, as pods. */
+  includeWorkers?: boolean | undefined;
+  /** Leave out the pods of clusters (v2 lists them only when asked). */
+  excludeClusterPods?: boolean | undefined;
+}
+
+/** For seeding from the config: a fixed id and an initial status. */
+export interface PodSeed {
+  id: string;
+  desiredStatus: "RUNNING" | "EXITED";
 }

@@ -1,49 +1,24 @@
 import { EmulatorError } from "../errors.js";
 import { newResourceId } from "../ids.js";
 import { invalidBody, notFound } from "./invalid.js";
-import { IN_PLACE_FIELDS, POD_DEFAULTS, statusChange, type Pod, type PodCreate, type PodEvent, type PodStatus, type PodUpdate } from "./pod.js";
+import { IN_PLACE_FIELDS, POD_DEFAULTS, statusChange, type Pod, type PodCreate, type PodEvent, type PodFilter, type PodRefs, type PodSeed, type PodStore, type PodUpdate } from "./pod.js";
+import { podLog, type LogBook } from "../logbook.js";
+import { cpuMemoryGb } from "./cpu-catalog.js";
+import { machineCuda, podTemplate, startEnv, updateWithTemplate, withTemplate } from "./pod-settings.js";
 import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID, gpuHourly, type PriceList } from "./pricing.js";
 import type { LiveWorker, UsageAttrs } from "./usage.js";
 import { workerPod } from "./worker-pods.js";
 
-export interface PodStore {
-  list(): Pod[];
-  get(id: string): Pod | undefined;
-  /** Inserts or replaces the whole pod. */
-  save(pod: Pod): void;
-  delete(id: string): boolean;
-  deleteAll(): void;
-}
+export type { PodFilter, PodRefs, PodSeed, PodStore } from "./pod.js";
 
-/** Other resources a pod refers to, looked up where they live. */
-export interface PodRefs {
-  template(id: string): { imageName?: string | undefined } | undefined;
-  networkVolume(id: string): { dataCenterId: string } | undefined;
-  registryAuthExists(id: string): boolean;
-  endpointName(id: string): string | undefined;
-}
-
-export interface PodFilter {
-  computeType?: "GPU" | "CPU" | undefined;
-  cpuFlavorId?: string[] | undefined;
-  dataCenterId?: string[] | undefined;
-  desiredStatus?: PodStatus | undefined;
-  endpointId?: string | undefined;
-  gpuTypeId?: string[] | undefined;
-  id?: string | undefined;
-  imageName?: string | undefined;
-  name?: string | undefined;
-  networkVolumeId?: string | undefined;
-  templateId?: string | undefined;
-  /** Also list the serverless workers, as pods. */
-  includeWorkers?: boolean | undefined;
-}
-
-/** For seeding from the config: a fixed id and an initial status. */
-export interface PodSeed {
-  id: string;
-  desiredStatus: "RUNNING" | "EXITED";
-}
+/** The log line of each lifecycle event after creation. */
+const EVENT_LINES: Record<PodEvent, string> = {
+  Rented: "container started",
+  Started: "container started",
+  Stopped: "container stopped: the pod is EXITED, its GPUs released, its disk kept",
+  Reset: "container reset: started again from a clean container disk",
+  Restarted: "container restarted",
+};
 
 /**
  * Pods of the management surface (`/v1/pods`): CRUD and the lifecycle actions. A pod bills while
@@ -58,6 +33,8 @@ export class PodService {
       prices: PriceList;
       usage: { podStarted(id: string, attrs: UsageAttrs, at: number): void; podStopped(id: string, at: number): void };
       liveWorkers: () => LiveWorker[];
+      /** Where each pod's lifecycle is written, as its log. */
+      logs?: LogBook;
     },
   ) {}
 
@@ -75,7 +52,8 @@ export class PodService {
         (!f.imageName || p.imageName === f.imageName) &&
         (!f.name || p.name === f.name) &&
         (!f.networkVolumeId || p.networkVolumeId === f.networkVolumeId) &&
-        (!f.templateId || p.templateId === f.templateId),
+        (!f.templateId || p.templateId === f.templateId) &&
+        (!f.excludeClusterPods || p.clusterId === undefined),
     );
   }
 
@@ -90,20 +68,24 @@ export class PodService {
     return this.d.store.get(id) !== undefined;
   }
 
-  create(input: PodCreate, seed?: PodSeed): Pod {
+  /** Creates a pod; `member` makes it a cluster's (see ClusterService), managed through the cluster only. */
+  create(given: PodCreate, seed?: PodSeed, member?: { clusterId: string; rank: number }): Pod {
     const now = this.d.clock.now();
     const errors: string[] = [];
+    const input = given.fromTemplate === undefined ? given : withTemplate(given, podTemplate(this.d.refs.template(given.fromTemplate), given.fromTemplate));
     const template = input.templateId === undefined ? undefined : this.d.refs.template(input.templateId);
     if (input.templateId !== undefined && !template) errors.push(`$.templateId: template "${input.templateId}" not found`);
     const imageName = input.imageName ?? template?.imageName;
     if (!imageName && input.templateId === undefined) errors.push("$: expected imageName or templateId");
     const dataCenterId = this.placement(input, errors);
     this.checkRegistryAuth(input.containerRegistryAuthId, errors);
+    const gpu = (input.computeType ?? "GPU") === "GPU";
+    const cudaVersion = gpu ? machineCuda(input.allowedCudaVersions, input.minCudaVersion, errors) : undefined;
     if (errors.length) throw invalidBody(errors);
 
-    const gpu = (input.computeType ?? "GPU") === "GPU";
     const gpuCount = gpu ? (input.gpuCount ?? POD_DEFAULTS.gpuCount) : 0;
     const vcpuCount = gpu ? (input.minVCPUPerGPU ?? POD_DEFAULTS.minVCPUPerGPU) * gpuCount : (input.vcpuCount ?? POD_DEFAULTS.cpuVcpuCount);
+    const cpuFlavorId = gpu ? undefined : (input.cpuFlavorIds?.[0] ?? POD_DEFAULTS.cpuFlavorId);
     const pod: Pod = {
       id: seed?.id ?? newResourceId(),
       name: input.name ?? POD_DEFAULTS.name,
@@ -113,16 +95,16 @@ export class PodService {
       cloudType: input.cloudType ?? "SECURE",
       gpuTypeId: gpu ? (input.gpuTypeIds?.[0] ?? DEFAULT_GPU_TYPE_ID) : undefined,
       gpuCount,
-      cpuFlavorId: gpu ? undefined : (input.cpuFlavorIds?.[0] ?? POD_DEFAULTS.cpuFlavorId),
+      cpuFlavorId,
       vcpuCount,
-      memoryInGb: gpu ? (input.minRAMPerGPU ?? POD_DEFAULTS.minRAMPerGPU) * gpuCount : vcpuCount * POD_DEFAULTS.cpuRamPerVcpu,
+      memoryInGb: gpu ? (input.minRAMPerGPU ?? POD_DEFAULTS.minRAMPerGPU) * gpuCount : cpuMemoryGb(cpuFlavorId!, vcpuCount),
       containerDiskInGb: input.containerDiskInGb ?? POD_DEFAULTS.containerDiskInGb,
       volumeInGb: input.volumeInGb ?? POD_DEFAULTS.volumeInGb,
       volumeMountPath: input.volumeMountPath ?? POD_DEFAULTS.volumeMountPath,
       networkVolumeId: input.networkVolumeId,
       containerRegistryAuthId: input.containerRegistryAuthId,
       dataCenterId,
-      env: input.env ?? {},
+      env: startEnv(input.env ?? {}, { startSsh: input.startSsh, startJupyter: input.startJupyter, sshKeys: this.d.refs.sshKeys(), secret: newResourceId }),
       ports: input.ports ?? [...POD_DEFAULTS.ports],
       dockerEntrypoint: input.dockerEntrypoint ?? [],
       dockerStartCmd: input.dockerStartCmd ?? [],
@@ -130,6 +112,9 @@ export class PodService {
       locked: input.locked ?? false,
       globalNetworking: input.globalNetworking ?? false,
       machineId: newResourceId(),
+      cudaVersion,
+      clusterId: member?.clusterId,
+      clusterRank: member?.rank,
       endpointId: undefined,
       desiredStatus: "RUNNING",
       lastStartedAt: now,
@@ -138,46 +123,57 @@ export class PodService {
     };
     if (seed?.desiredStatus === "EXITED") Object.assign(pod, { desiredStatus: "EXITED", lastStartedAt: undefined });
     this.d.store.save(pod);
-    if (pod.desiredStatus === "RUNNING") this.d.usage.podStarted(pod.id, this.attrs(pod), now);
+    const compute = gpu ? `${gpuCount} x ${pod.gpuTypeId}` : `${vcpuCount} vCPU ${cpuFlavorId}`;
+    this.note(pod, `pod created: image ${pod.imageName}, ${compute}, data center ${dataCenterId}`);
+    if (pod.desiredStatus === "RUNNING") {
+      this.d.usage.podStarted(pod.id, this.attrs(pod), now);
+      this.note(pod, "container started (minipod runs no container: the pod is RUNNING at once)");
+    }
     return pod;
   }
 
   /** Applies an update; a change beyond `name` and `locked` resets a running pod. */
-  update(id: string, patch: PodUpdate): Pod {
-    const pod = this.require(id);
+  update(id: string, given: PodUpdate): Pod {
+    const pod = this.own(id);
     const errors: string[] = [];
+    const patch = given.fromTemplate === undefined ? given : updateWithTemplate(given, podTemplate(this.d.refs.template(given.fromTemplate), given.fromTemplate));
     const fields = Object.keys(patch).filter((k) => patch[k as keyof PodUpdate] !== undefined);
     if (fields.length === 0) errors.push("$: expected at least one field to update");
-    this.checkRegistryAuth(patch.containerRegistryAuthId, errors);
+    this.checkRegistryAuth(patch.containerRegistryAuthId ?? undefined, errors);
     if (errors.length) throw invalidBody(errors);
     const next: Pod = { ...pod };
     for (const k of fields) {
       const v = patch[k as keyof PodUpdate];
-      // A null disk size asks for the default, as on create.
-      (next as unknown as Record<string, unknown>)[k] = v === null ? POD_DEFAULTS[k as "containerDiskInGb" | "volumeInGb"] : v;
+      // A null disk size asks for the default, as on create; a null registry removes it.
+      if (v === null) (next as unknown as Record<string, unknown>)[k] = k === "containerRegistryAuthId" ? undefined : POD_DEFAULTS[k as "containerDiskInGb" | "volumeInGb"];
+      else (next as unknown as Record<string, unknown>)[k] = v;
     }
     const resets = fields.some((k) => !IN_PLACE_FIELDS.has(k)) && pod.desiredStatus === "RUNNING";
     if (resets) this.mark(next, "Reset");
     this.d.store.save(next);
+    this.note(next, `configuration changed: ${fields.join(", ")}${resets ? "; container restarted with it" : ""}`);
     return next;
   }
 
-  delete(id: string): void {
-    const pod = this.require(id);
+  /** Terminates a pod; a cluster's only `byCluster` (deleting the cluster). */
+  delete(id: string, byCluster = false): void {
+    const pod = byCluster ? this.require(id) : this.own(id);
     this.d.usage.podStopped(pod.id, this.d.clock.now());
     this.d.store.delete(id);
+    this.note(pod, "pod terminated: its container disk is gone");
+    this.d.logs?.end(podLog(pod.id));
   }
 
   /** Starts or resumes a pod; a running pod is left as it is. */
   start(id: string): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     if (pod.desiredStatus === "RUNNING") return pod;
     return this.transition(pod, "RUNNING", "Started");
   }
 
   /** Stops a pod (EXITED); a stopped pod is left as it is. Refused while the pod is locked. */
   stop(id: string): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     if (pod.desiredStatus === "EXITED") return pod;
     this.refuseLocked(pod, "stopped");
     return this.transition(pod, "EXITED", "Stopped");
@@ -185,7 +181,7 @@ export class PodService {
 
   /** Restarts a running pod's container. */
   restart(id: string): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     this.refuseLocked(pod, "restarted");
     if (pod.desiredStatus !== "RUNNING") throw new EmulatorError("INVALID_STATE", `pod "${id}" is ${pod.desiredStatus}, not RUNNING; start it instead`);
     return this.transition(pod, "RUNNING", "Restarted");
@@ -193,7 +189,7 @@ export class PodService {
 
   /** Resets a pod: its container starts again from a clean container disk, RUNNING. */
   reset(id: string): Pod {
-    const pod = this.require(id);
+    const pod = this.own(id);
     this.refuseLocked(pod, "reset");
     return this.transition(pod, "RUNNING", "Reset");
   }
@@ -225,13 +221,28 @@ export class PodService {
     this.d.store.save(next);
     if (status === "RUNNING") this.d.usage.podStarted(pod.id, this.attrs(next), now);
     else this.d.usage.podStopped(pod.id, now);
+    this.note(next, EVENT_LINES[event]);
     return next;
+  }
+
+  /** A system line in the pod's log. */
+  private note(pod: Pod, line: string): void {
+    this.d.logs?.append(podLog(pod.id), this.d.clock.now(), "system", line);
   }
 
   private mark(pod: Pod, event: PodEvent): void {
     const now = this.d.clock.now();
     pod.lastStartedAt = now;
     pod.lastStatusChange = statusChange(event, now);
+  }
+
+  /** A pod that may be managed on its own: not a cluster's (those go through their cluster). */
+  private own(id: string): Pod {
+    const pod = this.require(id);
+    if (pod.clusterId !== undefined) {
+      throw new EmulatorError("CONFLICT", `pod "${id}" belongs to cluster "${pod.clusterId}"; manage it through /v2/clusters/${pod.clusterId}`);
+    }
+    return pod;
   }
 
   private require(id: string): Pod {
@@ -268,6 +279,7 @@ export class PodService {
   private attrs(pod: Pod): UsageAttrs {
     const a: UsageAttrs = { dataCenterId: pod.dataCenterId };
     if (pod.templateId) a.templateId = pod.templateId;
+    if (pod.clusterId) a.clusterId = pod.clusterId;
     if (pod.gpuTypeId) Object.assign(a, { gpuTypeId: pod.gpuTypeId, gpuCount: pod.gpuCount });
     else a.vcpuCount = pod.vcpuCount;
     return a;

@@ -27,3 +27,18 @@ export interface TemplateStore {
 export interface Now {
   now(): number;
 }
+
+/**
+ * JSON documents of one kind (clusters, releases, ...), in creation order. `owner` ties a
+ * document to another resource (a release to its endpoint) so they can be listed and deleted
+ * together.
+ */
+export interface DocumentStore<T extends { id: string; createdAt: number }> {
+  list(owner?: string): T[];
+  get(id: string): T | undefined;
+  /** Inserts or replaces the whole document. */
+  save(doc: T, owner?: string): void;
+  delete(id: string): boolean;
+  deleteOwned(owner: string): void;
+  deleteAll(): void;
+}

@@ -21,6 +21,12 @@ export interface TemplateFields {
   dockerEntrypoint: string[];
   dockerStartCmd: string[];
   containerRegistryAuthId: string | undefined;
+  /** Containers made from the template get SSH access (a `PUBLIC_KEY` env of the account's keys). */
+  startSsh: boolean;
+  /** Containers made from the template start JupyterLab (a generated `JUPYTER_PASSWORD`). */
+  startJupyter: boolean;
+  /** Acceptable CUDA versions of the host, `major.minor`; empty: any. */
+  allowedCudaVersions: string[];
 }
 
 export interface Template extends TemplateFields {
@@ -32,6 +38,12 @@ export interface Template extends TemplateFields {
    * name or, from the config only, a module path). Unset: the config's `defaultHandler`.
    */
   handler: string | undefined;
+  /**
+   * Set on the template the v2 surface makes for an endpoint (the endpoint's own container
+   * settings): the endpoint it belongs to. Such a template is listed only on request and goes
+   * when its endpoint goes.
+   */
+  boundEndpointId?: string | undefined;
   createdAt: number;
   updatedAt: number;
 }
@@ -49,16 +61,32 @@ export const TEMPLATE_DEFAULTS: Readonly<Omit<TemplateFields, "imageName" | "con
   isPublic: false,
   dockerEntrypoint: [],
   dockerStartCmd: [],
+  startSsh: false,
+  startJupyter: false,
+  allowedCudaVersions: [],
 };
 
-export type NewTemplate = Partial<TemplateFields> & { id?: string | undefined; name: string; imageName: string; handler?: string | undefined };
-export type TemplateChange = Partial<TemplateFields> & { name?: string | undefined; handler?: string | undefined };
+export type NewTemplate = Partial<TemplateFields> & {
+  id?: string | undefined;
+  name: string;
+  imageName: string;
+  handler?: string | undefined;
+  boundEndpointId?: string | undefined;
+};
+/** Only the fields given change; a `containerRegistryAuthId` of null removes the credential. */
+export type TemplateChange = Partial<Omit<TemplateFields, "containerRegistryAuthId">> & {
+  name?: string | undefined;
+  handler?: string | undefined;
+  containerRegistryAuthId?: string | null | undefined;
+};
 
 export interface TemplateEvent {
   kind: "created" | "updated" | "deleted";
   template: Template;
   /** Fields whose value changed (updates only). */
   changed: string[];
+  /** The template before the change (updates only). */
+  previous?: Template;
 }
 
 /**
@@ -79,8 +107,10 @@ export class TemplateService {
     },
   ) {}
 
-  list(): Template[] {
-    return this.d.store.list();
+  /** Every template; those made for an endpoint (bound) only with `includeBound`. */
+  list(o: { includeBound?: boolean } = { includeBound: true }): Template[] {
+    const all = this.d.store.list();
+    return o.includeBound ? all : all.filter((t) => t.boundEndpointId === undefined);
   }
 
   get(id: string): Template {
@@ -93,10 +123,14 @@ export class TemplateService {
     return this.d.store.get(id);
   }
 
-  create(input: NewTemplate): Template {
+  /**
+   * Creates a template. `handlerKnown`: the handler comes from a template or endpoint that runs
+   * it already (the template the v2 surface makes for an endpoint), so a module path is fine.
+   */
+  create(input: NewTemplate, o: { handlerKnown?: boolean } = {}): Template {
     const id = input.id ?? this.d.newId();
     if (this.d.store.get(id)) throw new EmulatorError("CONFLICT", `template "${id}" already exists`);
-    const errors = [...this.checkName(input.name, id), ...this.checkHandler(input.handler), ...checkImage(input.imageName)];
+    const errors = [...this.checkName(input.name, id), ...(o.handlerKnown ? [] : this.checkHandler(input.handler)), ...checkImage(input.imageName)];
     if (errors.length) throw invalidBody(errors);
     const now = this.d.clock.now();
     const template = build(input, id, now, now);
@@ -105,18 +139,19 @@ export class TemplateService {
     return template;
   }
 
-  update(id: string, change: TemplateChange): Template {
+  /** Changes a template; `handlerKnown` as for `create`. */
+  update(id: string, change: TemplateChange, o: { handlerKnown?: boolean } = {}): Template {
     const current = this.get(id);
     const errors: string[] = [];
     if (change.name !== undefined) errors.push(...this.checkName(change.name, id));
-    if (change.handler !== undefined) errors.push(...this.checkHandler(change.handler));
+    if (change.handler !== undefined && !o.handlerKnown) errors.push(...this.checkHandler(change.handler));
     if (change.imageName !== undefined) errors.push(...checkImage(change.imageName));
     if (errors.length) throw invalidBody(errors);
-    const defined = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined));
+    const defined = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v === null ? undefined : v]));
     const template: Template = { ...current, ...defined, updatedAt: this.d.clock.now() };
     const changed = Object.keys(defined).filter((k) => JSON.stringify(current[k as keyof Template]) !== JSON.stringify(template[k as keyof Template]));
     this.d.store.save(template);
-    this.emit({ kind: "updated", template, changed });
+    this.emit({ kind: "updated", template, changed, previous: current });
     return template;
   }
 

@@ -1,3 +1,4 @@
+import { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./endpoint-fields.js";
 import type { EndpointSpec } from "../endpoint.js";
 import type { Logger } from "../logger.js";
 import type { WorkerEvent } from "../workers.js";
@@ -16,6 +17,8 @@ export interface UsageAttrs {
   /** CPU pods and CPU workers. */
   vcpuCount?: number;
   dataCenterId?: string;
+  /** Pods of a cluster: billed as the cluster's. */
+  clusterId?: string;
   /** Volumes. */
   sizeGb?: number;
   volumeType?: string;
@@ -171,14 +174,14 @@ export class UsageMeter {
 /**
  * What a new worker of the endpoint bills: the first of its `gpuTypeIds` (the management fields
  * kept in `extra`), else the default GPU type; `gpuCount` GPUs (default 1). A CPU endpoint's
- * workers bill `vcpuCount` vCPUs (default 2).
+ * workers bill the vCPUs of the first of its CPU selections (default 2).
  */
 export function workerAttrs(endpointId: string, spec: EndpointSpec | undefined): UsageAttrs {
   const extra = spec?.extra ?? {};
   const attrs: UsageAttrs = { endpointId, dataCenterId: firstString(extra.dataCenterIds) ?? DEFAULT_DATA_CENTER_ID };
   if (typeof extra.templateId === "string") attrs.templateId = extra.templateId;
   if (extra.computeType === "CPU") {
-    attrs.vcpuCount = positiveInt(extra.vcpuCount) ?? 2;
+    attrs.vcpuCount = (spec && positiveInt(endpointFields(spec).cpu?.[0]?.vcpuCount)) ?? ENDPOINT_VCPU_COUNT_DEFAULT;
   } else {
     attrs.gpuTypeId = firstString(extra.gpuTypeIds) ?? DEFAULT_GPU_TYPE_ID;
     attrs.gpuCount = positiveInt(extra.gpuCount) ?? 1;

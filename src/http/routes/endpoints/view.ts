@@ -38,7 +38,7 @@ export function toEndpointView(core: Core, { spec, fields }: ManagedEndpoint, in
   if (fields.networkVolumeIds !== undefined) view.networkVolumeIds = fields.networkVolumeIds;
   if (fields.allowedCudaVersions !== undefined) view.allowedCudaVersions = fields.allowedCudaVersions;
   if (fields.minCudaVersion !== undefined) view.minCudaVersion = fields.minCudaVersion;
-  if (fields.flashboot !== undefined) view.flashboot = fields.flashboot;
+  if (fields.flashboot !== undefined) view.flashboot = fields.flashboot !== "OFF";
   const template = fields.templateId !== undefined ? core.templates.find(fields.templateId) : undefined;
   if (inc.includeTemplate && template) view.template = toTemplateView(template);
   if (inc.includeWorkers) {

@@ -1,42 +1,65 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { NetworkVolume } from "../../../domain/management/network-volumes.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { createV1, createV2, deleteV1, deleteV2, getV1, getV2, listV1, listV2, updateV1, updateV1Post, updateV2 } from "./routes.js";
-import { toV1, toV2, updateVolumeHook } from "./schemas.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../resource.js";
+import {
+  CreateNetworkVolumeSchema,
+  CreateNetworkVolumeV1Schema,
+  NetworkVolumeSchema,
+  NetworkVolumeV1Schema,
+  TAG,
+  toV1,
+  toV2,
+  UpdateNetworkVolumeSchema,
+  UpdateNetworkVolumeV1Schema,
+  updateVolumeHook,
+} from "./schemas.js";
+
+const v1Names = { dataCenter: "dataCenterId" };
+const names = { one: "NetworkVolume", many: "NetworkVolumes" };
 
 /**
- * Network volumes on both REST versions, over one store: `/v2/network-volumes` (`dataCenter`,
+ * Network volumes on both REST versions, over one service: `/v2/network-volumes` (`dataCenter`,
  * `type`) and `/v1/networkvolumes` (`dataCenterId`, bare-array list).
  */
+export const networkVolumesResource: ResourceRoutes<NetworkVolume> = {
+  tag: TAG,
+  noun: "network volume",
+  list: (core) => core.networkVolumes.list(),
+  get: (core, id) => core.networkVolumes.get(id),
+  delete: (core, id) => core.networkVolumes.delete(id),
+  docs: { delete: { description: "Refused with 400 while an endpoint uses the volume." } },
+  views: [
+    {
+      version: V2,
+      path: "network-volumes",
+      names,
+      listKey: "networkVolumes",
+      schema: NetworkVolumeSchema,
+      show: (_core, v) => toV2(v),
+      create: withBody(CreateNetworkVolumeSchema, (core, body) => core.networkVolumes.create(body)),
+      update: withBody(UpdateNetworkVolumeSchema, (core, body, _c, id) => core.networkVolumes.update(id, body), updateVolumeHook),
+      docs: { update: { summary: "Rename or grow a network volume", description: "Only `name` and `size` change (at least one). The size may only grow; `dataCenter` and `type` are immutable: an attempt is refused with 400." } },
+    },
+    {
+      version: V1,
+      path: "networkvolumes",
+      idParam: "networkVolumeId",
+      names,
+      schema: NetworkVolumeV1Schema,
+      show: (_core, v) => toV1(v),
+      create: withBody(CreateNetworkVolumeV1Schema, (core, { name, size, dataCenterId }) => core.networkVolumes.create({ name, size, dataCenter: dataCenterId }, v1Names)),
+      // The v1 body is open, so a dataCenterId or type in it reaches the domain, which refuses them.
+      update: withBody(UpdateNetworkVolumeV1Schema, (core, body, _c, id) => {
+        const { name, size, dataCenterId, type } = body as { name?: string; size?: number; dataCenterId?: unknown; type?: unknown };
+        return core.networkVolumes.update(id, { name, size, dataCenter: dataCenterId, type }, v1Names);
+      }),
+      docs: { update: { summary: "Rename or grow a network volume (v1)", description: "Only `name` and `size` change. The size may only grow; `dataCenterId` is immutable: an attempt is refused with 400." } },
+    },
+  ],
+};
+
 export function networkVolumeRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
-  const volumes = core.networkVolumes;
-
-  router.openapi(listV2, (c) => c.json({ networkVolumes: volumes.list().map(toV2) }, 200));
-  router.openapi(createV2, (c) => c.json(toV2(volumes.create(c.req.valid("json"))), 201));
-  router.openapi(getV2, (c) => c.json(toV2(volumes.get(c.req.valid("param").id)), 200));
-  router.openapi(updateV2, (c) => c.json(toV2(volumes.update(c.req.valid("param").id, c.req.valid("json"))), 200), updateVolumeHook);
-  router.openapi(deleteV2, (c) => {
-    volumes.delete(c.req.valid("param").id);
-    return c.body(null, 204);
-  });
-
-  const v1Names = { dataCenter: "dataCenterId" };
-  router.openapi(listV1, (c) => c.json(volumes.list().map(toV1), 200));
-  router.openapi(createV1, (c) => {
-    const { name, size, dataCenterId } = c.req.valid("json");
-    return c.json(toV1(volumes.create({ name, size, dataCenter: dataCenterId }, v1Names)), 200);
-  });
-  router.openapi(getV1, (c) => c.json(toV1(volumes.get(c.req.valid("param").networkVolumeId)), 200));
-  const updateV1Handler = (c: Context<AppEnv>, id: string, body: Record<string, unknown>) => {
-    // The v1 body is open, so a dataCenterId or type in it reaches the domain, which refuses them.
-    const { name, size, dataCenterId, type } = body as { name?: string; size?: number; dataCenterId?: unknown; type?: unknown };
-    return c.json(toV1(volumes.update(id, { name, size, dataCenter: dataCenterId, type }, v1Names)), 200);
-  };
-  router.openapi(updateV1, (c) => updateV1Handler(c, c.req.valid("param").networkVolumeId, c.req.valid("json")));
-  router.openapi(updateV1Post, (c) => updateV1Handler(c, c.req.valid("param").networkVolumeId, c.req.valid("json")));
-  router.openapi(deleteV1, (c) => {
-    volumes.delete(c.req.valid("param").networkVolumeId);
-    return c.body(null, 204);
-  });
+  serveResource(core, router, networkVolumesResource);
 }

@@ -1,34 +1,70 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Pod } from "../../../domain/management/pod.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { createPod, deletePod, getPod, listPods, resetPod, restartPod, startPod, stopPod, updatePod, updatePodPost } from "./routes.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../resource.js";
+import { podV2Routes } from "./v2-routes.js";
+import { CreatePodV2Schema, ListPodsV2Query, PodV2Schema, UpdatePodV2Schema } from "./v2-schemas.js";
+import { podCreateFromV2, podUpdateFromV2, toPodV2 } from "./v2-view.js";
+import { resetPod, restartPod, startPod, stopPod } from "./routes.js";
+import { PodCreateSchema, PodIncludeQuery, PodListQuery, PodSchema, PodUpdateSchema, TAG, type PodIncludes } from "./schemas.js";
 import { toV1Pod } from "./view.js";
 
-/** Pods of the v1 management surface (`/v1/pods`): CRUD and the lifecycle actions. */
+const query = <T>(c: { req: { valid: unknown } }) => (c.req.valid as (t: "query") => T | undefined)("query") ?? ({} as T);
+
+/** Pods: `/v2/pods[/{id}]` and `/v1/pods[/{podId}]`, with each version's lifecycle actions. */
+export const podsResource: ResourceRoutes<Pod> = {
+  tag: TAG,
+  noun: "pod",
+  list: (core) => core.pods.list(),
+  get: (core, id) => core.pods.get(id),
+  delete: (core, id) => core.pods.delete(id),
+  docs: { delete: { summary: "Terminate a pod", description: "The pod is gone (404 afterwards); its billing history stays." } },
+  views: [
+    {
+      version: V2,
+      path: "pods",
+      names: { one: "Pod", many: "Pods" },
+      listKey: "pods",
+      schema: PodV2Schema,
+      query: { list: ListPodsV2Query },
+      list: (core, c) => core.pods.list({ excludeClusterPods: query<{ includeClusterPods?: boolean }>(c).includeClusterPods !== true }),
+      show: (core, p) => toPodV2(core, p),
+      create: withBody(CreatePodV2Schema, (core, body) => core.pods.create(podCreateFromV2(body))),
+      update: withBody(UpdatePodV2Schema, (core, body, _c, id) => core.pods.update(id, podUpdateFromV2(body, core.pods.get(id)))),
+      docs: {
+        list: { description: "The account's pods; the pods of clusters only with includeClusterPods=true." },
+        create: { description: "The pod is RUNNING at once (nothing is provisioned) and bills from now on: one GPU type (gpu.id) or a CPU flavor (cpu). A templateId's settings apply once, under the body's; the pod keeps no link to it." },
+        update: { description: "Only the fields given change; a change beyond name and locked restarts a running pod's container. A mount keeps the kind it had at creation." },
+        delete: { description: "The pod is gone (404 afterwards); its billing history stays." },
+      },
+    },
+    {
+      version: V1,
+      path: "pods",
+      idParam: "podId",
+      names: { one: "Pod", many: "Pods" },
+      schema: PodSchema,
+      createStatus: 201,
+      query: { list: PodListQuery, get: PodIncludeQuery },
+      list: (core, c) => core.pods.list(query(c)),
+      get: (core, id, c) => core.pods.get(id, query<PodIncludes>(c).includeWorkers),
+      show: (core, p, c) => toV1Pod(core, p, query<PodIncludes>(c)),
+      create: withBody(PodCreateSchema, (core, body) => core.pods.create(body)),
+      update: withBody(PodUpdateSchema, (core, body, _c, id) => core.pods.update(id, body)),
+      docs: {
+        list: { description: "Filters combine; list filters take repeated or comma-separated values. Serverless workers are listed only with includeWorkers=true." },
+        create: { description: "The pod is RUNNING at once and bills from now on. It gets the first of gpuTypeIds (or cpuFlavorIds), and the attached network volume's data center." },
+        update: { description: "Changes beyond name and locked reset a running pod: lastStartedAt moves to now." },
+      },
+    },
+  ],
+};
+
 export function podRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
   const { pods } = core;
-
-  router.openapi(listPods, (c) => {
-    const q = c.req.valid("query");
-    return c.json(pods.list(q).map((p) => toV1Pod(core, p, q)), 200);
-  });
-
-  router.openapi(createPod, (c) => c.json(toV1Pod(core, pods.create(c.req.valid("json"))), 201));
-
-  router.openapi(getPod, (c) => {
-    const q = c.req.valid("query");
-    return c.json(toV1Pod(core, pods.get(c.req.valid("param").podId, q.includeWorkers), q), 200);
-  });
-
-  for (const route of [updatePod, updatePodPost]) {
-    router.openapi(route, (c) => c.json(toV1Pod(core, pods.update(c.req.valid("param").podId, c.req.valid("json"))), 200));
-  }
-
-  router.openapi(deletePod, (c) => {
-    pods.delete(c.req.valid("param").podId);
-    return c.body(null, 204);
-  });
-
+  serveResource(core, router, podsResource);
+  podV2Routes(core, router);
   router.openapi(startPod, (c) => c.json(toV1Pod(core, pods.start(c.req.valid("param").podId)), 200));
   router.openapi(stopPod, (c) => c.json(toV1Pod(core, pods.stop(c.req.valid("param").podId)), 200));
   router.openapi(resetPod, (c) => c.json(toV1Pod(core, pods.reset(c.req.valid("param").podId)), 200));

@@ -17,7 +17,7 @@ const ports = () =>
     .optional()
     .openapi({ description: 'Exposed ports, "[port]/[http|tcp]"', example: [...POD_DEFAULTS.ports] });
 
-const disk = (what: string, def: number) => int().min(0).nullable().optional().openapi({ description: `${what}, GB (default ${def})` });
+const disk = (what: string, def: number, min = 0) => int().min(min).nullable().optional().openapi({ description: `${what}, GB (default ${def})` });
 const env = () => z.record(z.string(), z.string()).optional().openapi({ example: { ENV_VAR: "value" } });
 const strings = () => z.array(z.string()).optional();
 
@@ -37,7 +37,7 @@ export const PodCreateSchema = z
     vcpuCount: int().min(1).optional().openapi({ description: `CPU pods: vCPUs (default ${POD_DEFAULTS.cpuVcpuCount})` }),
     minRAMPerGPU: int().min(1).optional(),
     minVCPUPerGPU: int().min(1).optional(),
-    containerDiskInGb: disk("Container disk", POD_DEFAULTS.containerDiskInGb),
+    containerDiskInGb: disk("Container disk", POD_DEFAULTS.containerDiskInGb, 1),
     volumeInGb: disk("Pod volume", POD_DEFAULTS.volumeInGb),
     volumeMountPath: z.string().optional(),
     networkVolumeId: z.string().min(1).optional().openapi({ description: "The pod is placed in the volume's data center" }),
@@ -65,7 +65,7 @@ export const PodUpdateSchema = z
   .object({
     name: z.string().max(191).optional(),
     imageName: z.string().min(1).optional(),
-    containerDiskInGb: disk("Container disk", POD_DEFAULTS.containerDiskInGb),
+    containerDiskInGb: disk("Container disk", POD_DEFAULTS.containerDiskInGb, 1),
     volumeInGb: disk("Pod volume", POD_DEFAULTS.volumeInGb),
     volumeMountPath: z.string().optional(),
     containerRegistryAuthId: z.string().min(1).optional(),

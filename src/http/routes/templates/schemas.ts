@@ -32,7 +32,7 @@ export const TemplateSchema = z
 const fields = {
   imageName: z.string().min(1).openapi({ example: "runpod/worker-v1-vllm:stable" }),
   isServerless: z.boolean().openapi({ description: "Endpoints can only be made from serverless templates; default false" }),
-  containerDiskInGb: int().min(0).openapi({ description: "Default 50" }),
+  containerDiskInGb: int().min(1).openapi({ description: "Default 50" }),
   volumeInGb: int().min(0).openapi({ description: "Default 20" }),
   volumeMountPath: z.string().openapi({ description: "Default /workspace" }),
   env: z.record(z.string(), z.string()).openapi({ example: { ENV_VAR: "value" } }),

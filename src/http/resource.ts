@@ -1,0 +1,240 @@
+import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { MANAGEMENT_BODY_MAX_BYTES } from "../domain/limits.js";
+import { jsonBody } from "./body.js";
+import type { CheckHook } from "./checked-routes.js";
+import type { Core } from "./core.js";
+import type { AppEnv } from "./env.js";
+import { ERROR_RESPONSES, json, problem } from "./schemas.js";
+
+/**
+ * The REST surface declares each resource once, for both versions.
+ *
+ * A resource is one model in the domain (one service, one store) and a thin view per REST
+ * version: the version's paths, operation ids, body schemas, the shape a model is shown in, and
+ * how a body becomes a domain call. What every resource does the same way (list, create, get,
+ * update, delete, their statuses, list envelopes, the v1 `POST .../update` synonym, the 404 of
+ * an unknown id, the body limit) is written here once, by version: `V1` and `V2`. A new field is
+ * one edit to the model and one to each view's schema and `show`; a new resource is one
+ * `ResourceRoutes` declaration. Routes beyond those five (pod actions, logs, workers) stay plain
+ * `createRoute` declarations beside the resource.
+ */
+
+/** How one REST version names and answers what every resource does. */
+export interface RestVersion {
+  readonly prefix: "/v1" | "/v2";
+  /** An operation id: `listNetworkVolumes` on v2, `ListNetworkVolumes` on v1. */
+  operationId(verb: string, noun: string): string;
+  /** Status of a created resource (v1 answers 200, pods aside; v2 201). */
+  readonly createStatus: 200 | 201;
+  /** v2 wraps lists in an object under the resource's key; v1 answers a bare array. */
+  readonly wrapsLists: boolean;
+  /** v1 offers every update as PATCH and as `POST {id}/update`. */
+  readonly updateByPost: boolean;
+}
+
+export const V1: RestVersion = {
+  prefix: "/v1",
+  operationId: (verb, noun) => `${verb[0]!.toUpperCase()}${verb.slice(1)}${noun}`,
+  createStatus: 200,
+  wrapsLists: false,
+  updateByPost: true,
+};
+
+export const V2: RestVersion = {
+  prefix: "/v2",
+  operationId: (verb, noun) => `${verb}${noun}`,
+  createStatus: 201,
+  wrapsLists: true,
+  updateByPost: false,
+};
+
+export type Op = "list" | "get" | "create" | "update" | "delete";
+type Ctx = Context<AppEnv>;
+type Docs = { summary?: string; description?: string };
+
+/** A body-carrying operation: its schema and what it does with the parsed body. */
+export interface BodyOp<M> {
+  schema: z.ZodType;
+  run: (core: Core, body: never, c: Ctx, id: string) => M | Promise<M>;
+  /** Answers a failed check of the body in the route's own words (see `CheckHook`). */
+  hook?: CheckHook;
+}
+
+/**
+ * `create`/`update` of a view: the body's schema, and the domain call made with the parsed body
+ * (and, for an update, the id of the path).
+ */
+export function withBody<S extends z.ZodType, M>(schema: S, run: (core: Core, body: z.output<S>, c: Ctx, id: string) => M | Promise<M>, hook?: CheckHook): BodyOp<M> {
+  return { schema, run: run as BodyOp<M>["run"], ...(hook ? { hook } : {}) };
+}
+
+/** One version's view of a resource. */
+export interface ResourceView<M> {
+  version: RestVersion;
+  /** The collection's segment after the version: `networkvolumes`, `network-volumes`. */
+  path: string;
+  /** Name of the id in the item's path; default `id`. */
+  idParam?: string;
+  /** Operation-id nouns: `{ one: "NetworkVolume", many: "NetworkVolumes" }`. */
+  names: { one: string; many: string };
+  /** The list's key where the version wraps lists: `networkVolumes`. */
+  listKey?: string;
+  /** One resource as this version shows it (for the document). */
+  schema: z.ZodType;
+  show: (core: Core, m: M, c: Ctx) => unknown;
+  /** Query parameters of the list and of the get. */
+  query?: { list?: z.ZodType; get?: z.ZodType };
+  /** This version's own list or get, when it reads the query (filters, includes). */
+  list?: (core: Core, c: Ctx) => M[];
+  get?: (core: Core, id: string, c: Ctx) => M;
+  create?: BodyOp<M>;
+  update?: BodyOp<M>;
+  /** Status of a create when it is not the version's usual one (v1 pods: 201). */
+  createStatus?: 200 | 201;
+  docs?: Partial<Record<Op, Docs>>;
+  /** Operations this version does not offer for the resource. */
+  omit?: readonly Op[];
+}
+
+/** A resource of the REST surface: its shared reads and deletion, and a view per version. */
+export interface ResourceRoutes<M> {
+  tag: string;
+  /** Singular, as summaries and messages say it: "network volume". */
+  noun: string;
+  /** Plural for summaries; default `${noun}s`. */
+  plural?: string;
+  list: (core: Core, c: Ctx) => M[];
+  get: (core: Core, id: string, c: Ctx) => M;
+  delete?: (core: Core, id: string) => void;
+  docs?: Partial<Record<Op, Docs>>;
+  views: ReadonlyArray<ResourceView<M>>;
+}
+
+type Handler = (c: Ctx) => Response | Promise<Response>;
+interface Registrar {
+  openapi(route: RouteConfig, handler: Handler, hook?: CheckHook): unknown;
+}
+
+/** The path parameter `{name}` of an item route. */
+export const idParams = <N extends string>(name: N, example?: string) =>
+  z.object({ [name]: z.string().min(1).openapi({ param: { name, in: "path" }, ...(example ? { example } : {}) }) } as Record<N, z.ZodString>);
+
+/** A JSON request body of `schema`. */
+export const jsonRequest = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+
+/** The validated value of a route's `target` (Hono types it per route; here routes are built generically). */
+const valid = (c: Ctx, target: "param" | "query" | "json"): Record<string, unknown> => (c.req.valid as (t: string) => Record<string, unknown>)(target);
+
+/** Registers the list, create, get, update and delete routes of every view of `r`. */
+export function serveResource<M>(core: Core, router: OpenAPIHono<AppEnv>, r: ResourceRoutes<M>): void {
+  for (const view of r.views) serveView(core, router as unknown as Registrar, r, view);
+}
+
+function serveView<M>(core: Core, router: Registrar, r: ResourceRoutes<M>, v: ResourceView<M>): void {
+  const { version } = v;
+  const base = `${version.prefix}/${v.path}`;
+  const idName = v.idParam ?? "id";
+  const item = `${base}/{${idName}}`;
+  const params = idParams(idName);
+  const errors = { ...ERROR_RESPONSES, 404: problem(`No ${r.noun} with this id`) };
+  const plural = r.plural ?? `${r.noun}s`;
+  const has = (op: Op) => !v.omit?.includes(op);
+  const docs = (op: Op, summary: string): Docs => ({ summary, ...r.docs?.[op], ...v.docs?.[op] });
+  const route = (op: Op, verb: string, noun: string, config: Omit<RouteConfig, "operationId" | "tags">, summary: string): RouteConfig =>
+    createRoute({ ...config, operationId: version.operationId(verb, noun), tags: [r.tag], ...docs(op, summary) });
+  const show = (c: Ctx, m: M) => v.show(core, m, c);
+  const id = (c: Ctx) => valid(c, "param")[idName] as string;
+  const listOf = v.list ?? r.list;
+  const getOf = v.get ?? r.get;
+
+  const listSchema = version.wrapsLists ? z.object({ [v.listKey!]: z.array(v.schema) }) : z.array(v.schema);
+  router.openapi(
+    route("list", "list", v.names.many, { method: "get", path: base, request: v.query?.list ? { query: v.query.list as never } : {}, responses: { 200: json(listSchema, `Every ${r.noun}`), ...errors } }, `List ${plural}`),
+    (c) => {
+      const items = listOf(core, c).map((m) => show(c, m));
+      return c.json(version.wrapsLists ? { [v.listKey!]: items } : items, 200);
+    },
+  );
+
+  if (v.create && has("create")) {
+    const create = v.create;
+    const status = v.createStatus ?? version.createStatus;
+    router.openapi(
+      route("create", "create", v.names.one, { method: "post", path: base, middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)], request: { body: jsonRequest(create.schema) }, responses: { [status]: json(v.schema, "Created"), ...errors } }, `Create a ${r.noun}`),
+      async (c) => c.json(show(c, await create.run(core, valid(c, "json") as never, c, "")), status),
+      create.hook,
+    );
+  }
+
+  router.openapi(
+    route("get", "get", v.names.one, { method: "get", path: item, request: { params, ...(v.query?.get ? { query: v.query.get as never } : {}) }, responses: { 200: json(v.schema, `The ${r.noun}`), ...errors } }, `Get a ${r.noun}`),
+    (c) => c.json(show(c, getOf(core, id(c), c)), 200),
+  );
+
+  if (v.update && has("update")) {
+    const update = v.update;
+    const handler: Handler = async (c) => c.json(show(c, await update.run(core, valid(c, "json") as never, c, id(c))), 200);
+    const config = (method: "patch" | "post", path: string) => ({
+      method,
+      path,
+      middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)],
+      request: { params, body: jsonRequest(update.schema) },
+      responses: { 200: json(v.schema, `The updated ${r.noun}`), ...errors },
+    });
+    router.openapi(route("update", "update", v.names.one, config("patch", item), `Update a ${r.noun}`), handler, update.hook);
+    if (version.updateByPost) {
+      const post = route("update", "update", `${v.names.one}ByPost`, config("post", `${item}/update`), `Update a ${r.noun} (POST synonym of PATCH)`);
+      router.openapi(post, handler, update.hook);
+    }
+  }
+
+  const remove = r.delete;
+  if (remove && has("delete")) {
+    router.openapi(
+      route("delete", "delete", v.names.one, { method: "delete", path: item, request: { params }, responses: { 204: { description: "Deleted; no body" }, ...errors } }, `Delete a ${r.noun}`),
+      (c) => {
+        remove(core, id(c));
+        return c.body(null, 204);
+      },
+    );
+  }
+}
+
+/**
+ * A read-only report of one model (billing history): one GET per version, the same domain call
+ * behind each, shown in the version's shape.
+ */
+export interface ReportView {
+  version: RestVersion;
+  /** Path after the version: `billing/pods`. */
+  path: string;
+  operationId: string;
+  query: z.ZodType;
+  schema: z.ZodType;
+  run: (core: Core, query: never, c: Ctx) => unknown;
+  docs: Docs;
+}
+
+/** `ReportView`, with the query's parsed type checked against `run`. */
+export function report<Q extends z.ZodType>(view: Omit<ReportView, "query" | "run"> & { query: Q; run: (core: Core, query: z.output<Q>, c: Ctx) => unknown }): ReportView {
+  return view as ReportView;
+}
+
+/** Registers a GET route per report view. */
+export function serveReports(core: Core, router: OpenAPIHono<AppEnv>, tag: string, views: readonly ReportView[]): void {
+  const { 404: _notFound, ...errors } = ERROR_RESPONSES;
+  for (const v of views) {
+    const config = createRoute({
+      method: "get",
+      path: `${v.version.prefix}/${v.path}`,
+      operationId: v.operationId,
+      tags: [tag],
+      ...v.docs,
+      request: { query: v.query as never },
+      responses: { 200: json(v.schema, "Billing records"), ...errors },
+    });
+    (router as unknown as Registrar).openapi(config, (c) => c.json(v.run(core, valid(c, "query") as never, c) as object, 200));
+  }
+}
