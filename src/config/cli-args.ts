@@ -64,10 +64,10 @@ export const EXPORT_FLAGS: readonly Flag[] = [
 export const WORKER_FLAGS: readonly Flag[] = [
   { name: "url", arg: "URL", env: "MINIPOD_URL", default: "http://127.0.0.1:8080", text: "the running minipod" },
   { name: "endpoint", arg: "ID", default: 'the only endpoint with "handler": "external"', text: "the endpoint whose jobs the worker takes" },
-  { name: "worker-id", arg: "ID", default: "14 random characters, as the service's", text: "the worker id, RUNPOD_POD_ID" },
+  { name: "worker-id", arg: "ID", default: "14 random characters, as the service's", text: "the worker id, RUNPOD_POD_ID: the workerId of the jobs it runs" },
   { name: "workers", arg: "N", default: "1", text: "run N copies of the command, worker ids ID-1 .. ID-N (1 to 64)" },
-  { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends" },
-  { name: "restart", default: "", text: "start the command again when it exits (after 1 s, up to 30 s apart while it keeps failing)" },
+  { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends (with the worker scope once auth.keys is set)" },
+  { name: "restart", default: "", text: "start the command again when it exits (1 s later, doubling to 30 s while it keeps failing fast)" },
   { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },
   { name: "help", short: "h", default: "", text: "this help" },
 ];
