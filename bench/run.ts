@@ -65,19 +65,33 @@ const results: Results = {
   prismVersion: existsSync(prismPkg) ? (JSON.parse(readFileSync(prismPkg, "utf8")) as { version: string }).version : undefined,
   rateLimitsOff: await supportsRateLimitSwitch(),
 };
-if (only.has("throughput")) results.throughput = await throughput(seconds, rounds, log);
-if (only.has("lifecycle")) results.lifecycle = await lifecycle(jobs, log);
-if (only.has("clock")) results.clock = await clockAdvance(clockJobs, values.quick ? 1 : 3, log);
-if (only.has("cold")) results.coldStart = await coldStart(values.quick ? 3 : 5, log);
-if (only.has("soak")) results.soak = await soak(soakSeconds, log);
-if (only.has("streaming")) results.streaming = await streaming(streamTokens, values.quick ? 5 : 20, rounds, log);
-if (only.has("workers")) {
+/** A section that fails is logged and left out; the others still run and are written. */
+const failed: string[] = [];
+async function section(name: string, run: () => Promise<void>): Promise<void> {
+  if (!only.has(name)) return;
+  try {
+    await run();
+  } catch (e) {
+    failed.push(name);
+    log(`${name} failed: ${(e as Error).stack ?? String(e)}`);
+  }
+}
+await section("throughput", async () => void (results.throughput = await throughput(seconds, rounds, log)));
+await section("lifecycle", async () => void (results.lifecycle = await lifecycle(jobs, log)));
+await section("clock", async () => void (results.clock = await clockAdvance(clockJobs, values.quick ? 1 : 3, log)));
+await section("cold", async () => void (results.coldStart = await coldStart(values.quick ? 3 : 5, log)));
+await section("soak", async () => void (results.soak = await soak(soakSeconds, log)));
+await section("streaming", async () => void (results.streaming = await streaming(streamTokens, values.quick ? 5 : 20, rounds, log)));
+await section("workers", async () => {
   const baseline = values.baseline ? { ref: values.baseline, bin: buildBaseline(values.baseline, log) } : undefined;
   results.workers = await workersBench({ baseline, quick: values.quick ?? false }, log);
-}
+});
 
 const text = render(results);
-writeFileSync(out, text + "\n");
-log(`wrote ${out}`);
+// A run with a failed section is partial: it never replaces the full run's RESULTS.md.
+const written = failed.length && !values.out ? join(BENCH, "RESULTS-quick.md") : out;
+writeFileSync(written, text + "\n");
+log(`wrote ${written}`);
 process.stdout.write(text.split("## Throughput")[0]!);
-process.exit(0);
+if (failed.length) log(`failed: ${failed.join(", ")} (see above)`);
+process.exit(failed.length ? 1 : 0);

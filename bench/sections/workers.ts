@@ -67,7 +67,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * submitted and timed until every one is done or `limitSeconds` pass.
  */
 async function measure(o: { label: string; bin?: string; form: "platform" | "query"; workers: number; concurrency: number; jobs: number; idleSeconds: number; limitSeconds: number }, log: (line: string) => void): Promise<WorkersRun> {
-  const config = { logLevel: "warn", endpoints: [{ id: ENDPOINT, handler: "external" }], rateLimits: { enabled: false }, journal: { maxEntries: 2_000_000 } };
+  const config = { logLevel: "warn", endpoints: [{ id: ENDPOINT, handler: "external" }], rateLimits: { enabled: false }, journal: { maxEntries: 1_000_000 } };
   const server = await startMinipod({ config, ...(o.bin ? { bin: o.bin } : {}) });
   const children: ChildProcess[] = [];
   try {
