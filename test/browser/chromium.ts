@@ -141,7 +141,8 @@ export async function scrollOperations(page: Page, stopAt?: string): Promise<Set
     if (y === last) break;
     last = y;
     await page.evaluate("window.scrollBy(0, window.innerHeight / 2)");
-    await page.waitForTimeout(30);
+    // Two frames: the scroll event's render is painted before the rows are read again.
+    await page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");
   }
   if (stopAt !== undefined) throw new Error(`operation ${stopAt} is not on /docs`);
   return seen;

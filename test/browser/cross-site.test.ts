@@ -42,8 +42,10 @@ const formPost = (name, path, enctype, fields) =>
       form.appendChild(input);
     }
     document.body.appendChild(form);
-    frame.addEventListener("load", () => resolve(undefined), { once: true });
-    setTimeout(resolve, 3000);
+    // The frame loads minipod's answer (a refusal is a page too); the bound only keeps a frame that
+    // never loads from hanging the page, and the test then fails on "no load".
+    frame.addEventListener("load", () => resolve((results[name] = "loaded")), { once: true });
+    setTimeout(() => resolve((results[name] ??= "no load")), 3000);
     form.submit();
   });
 (async () => {
@@ -164,6 +166,9 @@ describe.skipIf(!available)("a page of another origin, in Chromium", { timeout: 
     expect(lines.some((l) => / POST \/_emulator\/reset 403 /.test(l))).toBe(true);
     expect(lines.some((l) => / OPTIONS \/_emulator\/reset 403 /.test(l))).toBe(true);
     expect(lines.some((l) => / POST \/_emulator\/reset 200 /.test(l))).toBe(false);
+    // The forms were posted, reached minipod and were refused.
+    expect([results["form-reset"], results["form-advance"], results["form-snapshot"]]).toEqual(["loaded", "loaded", "loaded"]);
+    expect(lines.some((l) => / POST \/_emulator\/snapshots\/planted-by-form 403 /.test(l))).toBe(true);
     expect((results.jobs as { error?: string }).error).toMatch(/TypeError: Failed to fetch/);
     // Cross-Origin-Resource-Policy: even the opaque answer of a no-cors read is withheld.
     expect((results["jobs-no-cors"] as { error?: string }).error).toMatch(/TypeError: Failed to fetch/);
