@@ -106,6 +106,35 @@ describe("the built-in openai handler: chat completions", () => {
   });
 });
 
+describe("the built-in openai handler: schemas that ask for too much", () => {
+  const nested = (levels: number): Record<string, unknown> => (levels === 0 ? { type: "string" } : { type: "array", minItems: 10, items: nested(levels - 1) });
+  const bombs: Array<[string, Record<string, unknown>, string]> = [
+    ["eight nested arrays of minItems 10", { response_format: { type: "json_schema", json_schema: { name: "b", schema: nested(8) } } }, "response_format"],
+    ["a string of minLength 500,000,000", { response_format: { type: "json_schema", json_schema: { name: "b", schema: { type: "string", minLength: 500_000_000 } } } }, "response_format"],
+    ["properties that point back to the root", { response_format: { type: "json_schema", json_schema: { name: "b", schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`p${i}`, { $ref: "#" }])) } } } }, "response_format"],
+    ["a large default repeated by minItems", { response_format: { type: "json_schema", json_schema: { name: "b", schema: { type: "array", minItems: 10, items: { type: "array", minItems: 10, items: { default: "x".repeat(20_000) } } } } } }, "response_format"],
+    ["tool parameters of nested arrays", { tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { x: nested(8) } } } }] }, "tools"],
+  ];
+  for (const [name, extra, param] of bombs) {
+    it(`answers 400 naming the field, at once: ${name}`, async () => {
+      await boot();
+      const started = performance.now();
+      const res = await say("x", extra);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: "BadRequestError", param, message: expect.stringMatching(/too large to answer/) });
+      // Generous: the unbounded generation took tens of seconds and gigabytes.
+      expect(performance.now() - started).toBeLessThan(5_000);
+    });
+  }
+
+  it("still answers a schema within the bounds in full", async () => {
+    await boot();
+    const res = await say("x", { response_format: { type: "json_schema", json_schema: { name: "ok", schema: nested(3) } } });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body.choices[0].message.content).flat(2)).toHaveLength(1000);
+  });
+});
+
 describe("the built-in openai handler: other routes", () => {
   it("completes text: default 16 tokens, echo, several prompts, streamed", async () => {
     await boot({ replyTokens: 20 });

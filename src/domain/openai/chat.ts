@@ -15,11 +15,12 @@ import {
   tokenDelay,
   toolCallId,
   unixNow,
+  type ErrorOutput,
   type Script,
   type Turn,
 } from "./common.js";
 import { isRecord } from "./protocol.js";
-import { schemaValue } from "./schema-value.js";
+import { boundedSchemaValue } from "./schema-value.js";
 import { contentText, countTokens, generatedText, limitReply, stopList } from "./text.js";
 
 interface ToolCall {
@@ -52,6 +53,9 @@ export function chatCompletion(turn: Turn): unknown {
   const prompt = contentText(lastUser?.content).trim();
   const promptTokens = messages.reduce((sum, m) => sum + countTokens(contentText(m.content)), 0);
   const calls = toolCallsFor(body, turn, script);
+  if (isErrorOutput(calls)) return calls;
+  const reply = formattedReply(body.response_format, turn);
+  if (isErrorOutput(reply)) return reply;
   const choices: Choice[] = [];
   for (let i = 0; i < n!; i++) {
     if (calls) {
@@ -59,7 +63,9 @@ export function chatCompletion(turn: Turn): unknown {
       continue;
     }
     const seed = JSON.stringify([model, messages, body.seed ?? null, i]);
-    const text = formatted(body.response_format, replyText(turn, script, prompt, seed), seed, turn);
+    const text = reply ?? (isRecord(body.response_format) && body.response_format.type === "json_object" && !turn.echo
+      ? JSON.stringify({ reply: turn.settings.reply ?? generatedText(seed, turn.settings.replyTokens) })
+      : replyText(turn, script, prompt, seed));
     const { tokens, finish } = limitReply(text, stopList(body.stop), maxTokens);
     choices.push({ tokens, toolCalls: [], finish });
   }
@@ -115,7 +121,7 @@ async function* streamChunks(turn: Turn, head: Record<string, unknown>, choices:
  * `minipod.toolCalls`, else the config's `toolCalls`), else the tool `tool_choice` names, else
  * the first tool offered. Arguments are the scripted ones or made from the tool's parameters.
  */
-function toolCallsFor(body: Record<string, unknown>, turn: Turn, script: Script): Array<{ name: string; arguments: string }> | undefined {
+function toolCallsFor(body: Record<string, unknown>, turn: Turn, script: Script): Array<{ name: string; arguments: string }> | ErrorOutput | undefined {
   const tools = Array.isArray(body.tools) ? body.tools.filter(isRecord).map((t) => (isRecord(t.function) ? t.function : {})) : [];
   const offered = new Map(tools.filter((f) => typeof f.name === "string").map((f) => [f.name as string, f]));
   if (offered.size === 0 || body.tool_choice === "none") return undefined;
@@ -125,16 +131,27 @@ function toolCallsFor(body: Record<string, unknown>, turn: Turn, script: Script)
   const forced = isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === "string" ? choice.function.name : undefined;
   const scripted = (script.toolCalls ?? turn.settings.toolCalls ?? []).filter((c) => offered.has(c.name) && (forced === undefined || c.name === forced));
   const calls = scripted.length > 0 ? scripted : [{ name: forced !== undefined && offered.has(forced) ? forced : offered.keys().next().value! }];
-  return calls.map((c) => {
-    const args = "arguments" in c && c.arguments !== undefined ? c.arguments : schemaValue(offered.get(c.name)!.parameters ?? { type: "object" });
-    return { name: c.name, arguments: typeof args === "string" ? args : JSON.stringify(args) };
-  });
+  const made: Array<{ name: string; arguments: string }> = [];
+  for (const c of calls) {
+    let args: unknown = "arguments" in c ? c.arguments : undefined;
+    if (args === undefined) {
+      const value = boundedSchemaValue(offered.get(c.name)!.parameters ?? { type: "object" });
+      if ("error" in value) return errorOutput(400, `tools: the parameters of '${c.name}' are too large to answer: ${value.error}`, "tools");
+      args = value.value;
+    }
+    made.push({ name: c.name, arguments: typeof args === "string" ? args : JSON.stringify(args) });
+  }
+  return made;
 }
 
-/** The reply as `response_format` asks: JSON fitting its schema, a JSON object, or the text. */
-function formatted(format: unknown, text: string, seed: string, turn: Turn): string {
-  if (!isRecord(format) || turn.echo) return text;
-  if (format.type === "json_schema" && isRecord(format.json_schema)) return JSON.stringify(schemaValue(format.json_schema.schema ?? {}));
-  if (format.type === "json_object") return JSON.stringify({ reply: turn.settings.reply ?? generatedText(seed, turn.settings.replyTokens) });
-  return text;
+/**
+ * The reply `response_format: {type: "json_schema"}` asks for (JSON fitting its schema, the same
+ * for every choice), an error when the schema asks for too large a value, or undefined for the
+ * other formats (a JSON object or the text, made per choice).
+ */
+function formattedReply(format: unknown, turn: Turn): string | ErrorOutput | undefined {
+  if (!isRecord(format) || turn.echo || format.type !== "json_schema" || !isRecord(format.json_schema)) return undefined;
+  const value = boundedSchemaValue(format.json_schema.schema ?? {});
+  if ("error" in value) return errorOutput(400, `response_format.json_schema is too large to answer: ${value.error}`, "response_format");
+  return JSON.stringify(value.value);
 }
