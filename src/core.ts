@@ -210,6 +210,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     faults: observed.faults,
     observe: observed.observe,
     journalMax: config.journal.maxEntries,
+    journalBodyBytes: config.journal.maxBodyBytes,
     snapshots,
     runUntilIdle: observed.runUntilIdle,
     async reset() {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JOURNAL_MAX_ENTRIES_LIMIT } from "../domain/bounds.js";
+import { JOURNAL_BODY_BYTES_DEFAULT, JOURNAL_BODY_BYTES_LIMIT, JOURNAL_MAX_ENTRIES_LIMIT } from "../domain/bounds.js";
 import { FaultRuleSchema } from "./faults-schema.js";
 
 /** Fault injection, webhooks and the request journal (`faults`, `seed`, `webhooks`, `journal`). */
@@ -10,6 +10,14 @@ export const OBSERVE_CONFIG = {
     .strictObject({ timeoutMs: z.int().min(1).max(60_000).default(5000).describe("Wall-clock ms a webhook receiver has to answer") })
     .default({ timeoutMs: 5000 }),
   journal: z
-    .strictObject({ maxEntries: z.int().min(0).max(JOURNAL_MAX_ENTRIES_LIMIT).default(10_000).describe("Requests kept in the journal (0 turns it off)") })
-    .default({ maxEntries: 10_000 }),
+    .strictObject({
+      maxEntries: z.int().min(0).max(JOURNAL_MAX_ENTRIES_LIMIT).default(10_000).describe("Requests kept in the journal (0 turns it off)"),
+      maxBodyBytes: z
+        .int()
+        .min(0)
+        .max(JOURNAL_BODY_BYTES_LIMIT)
+        .default(JOURNAL_BODY_BYTES_DEFAULT)
+        .describe("Bytes of request bodies the journal keeps in all; past it, an entry keeps a note of its body's size instead (each body is kept only up to 64 KiB)"),
+    })
+    .default({ maxEntries: 10_000, maxBodyBytes: JOURNAL_BODY_BYTES_DEFAULT }),
 } as const;

@@ -39,6 +39,9 @@ export const FAULT_RETRY_AFTER_MAX_S = 86_400;
 
 /** Most requests the journal may be told to keep in memory or in the database. */
 export const JOURNAL_MAX_ENTRIES_LIMIT = 1_000_000;
+/** Bytes of request bodies the journal keeps in all, by default and at most (`journal.maxBodyBytes`). */
+export const JOURNAL_BODY_BYTES_DEFAULT = 32 * 1024 * 1024;
+export const JOURNAL_BODY_BYTES_LIMIT = 1024 * 1024 * 1024;
 
 /** Snapshots held in memory at once, by default (`snapshots.maxCount`). */
 export const SNAPSHOTS_MAX_COUNT_DEFAULT = 20;

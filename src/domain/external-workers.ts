@@ -9,7 +9,8 @@
  * or stopped worker stays listed for a while, then is forgotten; one that calls again is back.
  */
 import type { WallTime } from "./clock.js";
-import { WORKER_FORGET_AFTER_MS } from "./limits.js";
+import { WORKER_FORGET_AFTER_MS, WORKER_RECORDS_MAX } from "./limits.js";
+import { EmulatorError } from "./errors.js";
 
 export const EXTERNAL_HANDLER = "external";
 
@@ -87,6 +88,7 @@ export class ExternalWorkers {
     if (!m) this.byEndpoint.set(endpointId, (m = new Map()));
     let w = m.get(workerId);
     if (!w) {
+      if (m.size >= WORKER_RECORDS_MAX) this.makeRoom(m, endpointId);
       w = { id: workerId, endpointId, jobs: new Set(), startedAt: now, lastSeenAt: now, lastHeartbeatAt: undefined, runtimeVersion: undefined, reportedJobIds: undefined, lastWall: 0, openPolls: 0, status: "live", reason: undefined, timer: undefined };
       m.set(workerId, w);
     }
@@ -100,6 +102,23 @@ export class ExternalWorkers {
     }
     if (!w.timer) this.arm(w, this.settings.lostAfterMs);
     return w;
+  }
+
+  /** Forgets the longest-silent lost or stopped worker of a full endpoint, or refuses a new one. */
+  private makeRoom(m: Map<string, ExternalWorker>, endpointId: string): void {
+    let oldest: ExternalWorker | undefined;
+    for (const w of m.values()) {
+      if ((w.status === "lost" || w.status === "stopped") && w.jobs.size === 0 && (!oldest || w.lastWall < oldest.lastWall)) oldest = w;
+    }
+    if (!oldest) {
+      throw new EmulatorError(
+        "RATE_LIMITED",
+        `endpoint "${endpointId}" already has ${WORKER_RECORDS_MAX} live workers, the most minipod keeps; a worker that stops calling is lost after ${formatSeconds(this.settings.lostAfterMs)} and then makes room`,
+        { retryAfter: Math.ceil(this.settings.lostAfterMs / 1000) },
+      );
+    }
+    oldest.timer?.();
+    m.delete(oldest.id);
   }
 
   /** A poll of the worker is held open (it is alive meanwhile) ... */

@@ -113,6 +113,15 @@ export const WORKER_POLL_HOLD_MAX_MS = 85 * SECOND;
 /** How long a lost or stopped worker stays listed (dashboard, worker listings) before it is forgotten. */
 export const WORKER_FORGET_AFTER_MS = 10 * MINUTE;
 /**
+ * Worker ids one endpoint keeps records of (minipod's own bound: each record is memory and a line
+ * of /health and /_emulator/workers). A new id beyond it takes the place of the longest-silent lost
+ * or stopped worker; when every record is a live worker, the new one is refused with 429.
+ */
+export const WORKER_RECORDS_MAX = 1000;
+/** API keys whose REST quotas are counted at once (minipod's own bound: under open auth any key is
+ * accepted, each with counters); beyond it the key counted first leaves, its counts with it. */
+export const REST_RATE_KEYS_MAX = 10_000;
+/**
  * An error answer to job-take or job-stop waits this long: the library asks again at once after
  * any answer but 204, so a misconfigured worker would otherwise send thousands a second.
  */

@@ -1,5 +1,6 @@
 import { EmulatorError } from "./errors.js";
-import { QUEUE_RATE_LIMITS, QUEUE_RATE_WINDOW_MS, REST_RATE_LIMIT_WINDOWS } from "./limits.js";
+import { QUEUE_RATE_LIMITS, QUEUE_RATE_WINDOW_MS, REST_RATE_KEYS_MAX, REST_RATE_LIMIT_WINDOWS } from "./limits.js";
+import { RecentMap } from "./recent-map.js";
 
 /** What the limiters read the time from: the virtual clock. */
 export interface NowSource {
@@ -39,7 +40,7 @@ interface KeyCounters {
  * consistent with that: each is the time to the next boundary). A refused request uses no quota.
  */
 export class RestRateLimiter {
-  private readonly counters = new Map<string, KeyCounters>();
+  private readonly counters = new RecentMap<string, KeyCounters>(REST_RATE_KEYS_MAX);
   private readonly windows: ReadonlyArray<{ name: RestWindowName; ms: number; quota: number }>;
 
   constructor(

@@ -16,7 +16,8 @@ export function redact(value: unknown): unknown {
   return value;
 }
 
-const BODY_KEPT_BYTES = 64 * 1024;
+/** The most of one request body the journal keeps (a longer one is noted by its size). */
+export const BODY_KEPT_BYTES = 64 * 1024;
 
 /** A query string as the journal keeps it: the values of secret-named parameters redacted. */
 export function keptQuery(query: string): string {

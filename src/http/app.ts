@@ -66,7 +66,7 @@ export function createApp(core: Core, info: AppInfo): App {
   });
 
   // The request log, the journal, injected faults, authentication and limits: see gate.ts.
-  const journal = new RequestJournal(core.observe, core.clock, core.journalMax);
+  const journal = new RequestJournal(core.observe, core.clock, core.journalMax, core.journalBodyBytes);
   const admission = serviceAdmission(core);
   const gate = requestGate(core, onError, journal, admission);
   app.use(gate);

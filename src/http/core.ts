@@ -72,6 +72,8 @@ export interface Core {
   observe: ObservabilityStore;
   /** Journal entries kept (config `journal.maxEntries`; 0 = off). */
   journalMax: number;
+  /** Bytes of request bodies the journal keeps in all (config `journal.maxBodyBytes`). */
+  journalBodyBytes: number;
   /** Snapshots of the whole state, by name. */
   snapshots: Snapshots;
   /** Advances the manual clock until no job waits or runs (and no webhook retry is due). */

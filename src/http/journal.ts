@@ -3,6 +3,7 @@ import type { VirtualClock } from "../domain/clock.js";
 import type { ObservabilityStore, RequestRecord } from "../domain/observability.js";
 import type { AppEnv } from "./env.js";
 import type { RouteInfo } from "./route-info.js";
+import { BODY_KEPT_BYTES } from "../domain/redact.js";
 
 const TRIM_EVERY = 1000;
 
@@ -14,12 +15,23 @@ const TRIM_EVERY = 1000;
  */
 export class RequestJournal {
   private written = 0;
+  /** Bytes of body kept by each of the last `keep` entries (a ring), and their sum. */
+  private readonly kept: Float64Array;
+  private keptBytes = 0;
 
+  /**
+   * @param keep entries kept (0: off)
+   * @param bodyBudget bytes of bodies the last `keep` entries may hold in all: an entry past it
+   *   keeps a note of its body's size, so no sequence of requests grows the journal past it.
+   */
   constructor(
     private readonly store: ObservabilityStore,
     private readonly clock: VirtualClock,
     private readonly keep: number,
-  ) {}
+    private readonly bodyBudget = Number.POSITIVE_INFINITY,
+  ) {
+    this.kept = new Float64Array(Math.max(1, keep));
+  }
 
   get enabled(): boolean {
     return this.keep > 0;
@@ -69,6 +81,18 @@ export class RequestJournal {
    * body of an error answer. The fields in this order, so that every record has one shape.
    */
   write(entry: RequestRecord): void {
+    const slot = this.written % this.kept.length;
+    this.keptBytes -= this.kept[slot]!;
+    let bytes = 0;
+    const body = entry.bodyText;
+    if (body !== undefined) {
+      // Measured in UTF-16 units, as held: near enough to bytes for a bound.
+      if (body.length > BODY_KEPT_BYTES) entry.bodyText = JSON.stringify(`[${body.length} bytes, not kept]`);
+      else if (this.keptBytes + body.length > this.bodyBudget) entry.bodyText = JSON.stringify(`[${body.length} bytes, not kept: the journal's bodies reached journal.maxBodyBytes]`);
+      else bytes = body.length;
+    }
+    this.kept[slot] = bytes;
+    this.keptBytes += bytes;
     this.store.appendRequest(entry);
     if (++this.written % TRIM_EVERY === 0) this.store.trimRequests(this.keep);
   }

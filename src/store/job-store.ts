@@ -6,11 +6,21 @@ import type { Db } from "./db.js";
 import { JobWrites } from "./job-writes.js";
 import { QueueIndex } from "./queue-index.js";
 import { RecentMap } from "../domain/recent-map.js";
+import { weighs } from "../domain/payload-size.js";
 import { WriteBehind } from "./write-behind.js";
 import { COLUMNS, DEADLINE_AT, fromArray, fromRow, LIST_WHERE, SUMMARY_COLUMNS, WRITES, type JobRow } from "./job-rows.js";
 
 /** How many jobs the store keeps at hand in memory (see `recent`). */
 const RECENT_JOBS = 2_000;
+/**
+ * A job whose input and output weigh more than this is not kept in memory between turns (neither
+ * in `recent` nor in a queue's index): it is read from SQLite when needed. So the memory the store
+ * holds is bounded by `RECENT_JOBS` times this, whatever the payloads (base64 images are common).
+ */
+export const JOB_KEPT_BYTES_MAX = 64 * 1024;
+
+/** Whether a job is too large to keep at hand (see `JOB_KEPT_BYTES_MAX`). */
+const heavy = (job: Job) => weighs(job.input, JOB_KEPT_BYTES_MAX) + (job.output === undefined ? 0 : weighs(job.output, JOB_KEPT_BYTES_MAX)) > JOB_KEPT_BYTES_MAX;
 
 /**
  * Jobs and their stream chunks in SQLite, through prepared statements, written behind.
@@ -143,14 +153,15 @@ export class SqliteJobStore implements JobStore {
   }
 
   private remember(job: Job): void {
-    this.recent.set(job.id, job);
+    if (heavy(job)) this.recent.delete(job.id);
+    else this.recent.set(job.id, job);
   }
 
   /** Keeps the endpoint's queue in memory (if read yet) true after a write of `job`. */
   private track(job: Job): void {
     const q = this.queues.get(job.endpointId);
     if (!q) return;
-    if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, job);
+    if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, heavy(job) ? undefined : job);
     else q.remove(job.id);
   }
 

@@ -1,0 +1,28 @@
+/**
+ * About how many bytes `value` holds as JSON, counted up to `cap` and no further: strings by their
+ * length, other scalars and each key by a few bytes. The walk stops as soon as the count passes
+ * `cap`, so a large payload costs no more to weigh than a small one (a string's length is known
+ * without reading it).
+ */
+export function weighs(value: unknown, cap: number): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "string") total += v.length + 2;
+    else if (v === null || typeof v !== "object") total += 8;
+    else if (Array.isArray(v)) {
+      total += 2;
+      for (let i = 0; i < v.length && total <= cap; i++) stack.push(v[i]);
+    } else {
+      total += 2;
+      for (const k in v) {
+        total += k.length + 4;
+        stack.push((v as Record<string, unknown>)[k]);
+        if (total > cap) break;
+      }
+    }
+    if (total > cap) return total;
+  }
+  return total;
+}
