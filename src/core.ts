@@ -31,6 +31,7 @@ import { SqliteUsageStore } from "./store/usage-store.js";
 import { buildObserve } from "./core-observe.js";
 import { loadImage, Snapshots } from "./snapshots.js";
 import { openDb, type Db } from "./store/db.js";
+import { isStorageFull, logFailure } from "./http/problem.js";
 import { SqliteEndpointStore } from "./store/endpoint-store.js";
 import { SqliteJobStore } from "./store/job-store.js";
 import { WriteBehind } from "./store/write-behind.js";
@@ -71,7 +72,9 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     }
   }
   // One commit per turn of the event loop for the jobs, their timelines and the journal.
-  const writes = new WriteBehind(db, (e) => log.error(`could not write this turn's changes to the database: ${(e as Error).message}`));
+  const writes = new WriteBehind(db, (e) =>
+    isStorageFull(e) ? logFailure(log, "(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
+  );
   const jobStore = new SqliteJobStore(db, writes);
   const endpoints = new SqliteEndpointStore(db);
   const notifier = new JobNotifier();

@@ -18,6 +18,7 @@ export type ErrorCode =
   | "UNSUPPORTED_MEDIA_TYPE"
   | "RATE_LIMITED"
   | "INJECTED_FAULT"
+  | "STORAGE_FULL"
   | "INTERNAL";
 
 export class EmulatorError extends Error {

@@ -16,7 +16,15 @@ function offered(authorization: string | undefined, header: string | undefined, 
   const m = /^Bearer\s+(.+)$/i.exec(authorization?.trim() ?? "");
   if (m?.[1]) return m[1].trim();
   const c = cookie?.split(/;\s*/).find((p) => p.startsWith(`${CONTROL_KEY_COOKIE}=`));
-  return c ? decodeURIComponent(c.slice(CONTROL_KEY_COOKIE.length + 1)) : undefined;
+  if (!c) return undefined;
+  const value = c.slice(CONTROL_KEY_COOKIE.length + 1);
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    // Malformed percent-encoding (a page on another port of the host can plant any cookie): the
+    // value as sent, which matches no key, so the answer is 401.
+    return value;
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { honoPath, parseJsonBody } from "./checked-routes.js";
 import type { Core } from "./core.js";
 import { requestLogLine, type Admission } from "./gate.js";
 import type { RequestJournal } from "./journal.js";
-import { problemAnswer, unexpected, validationError } from "./problem.js";
+import { logFailure, problemAnswer, validationError } from "./problem.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
 
 /**
@@ -215,7 +215,7 @@ export class DirectRoutes {
   }
 
   private fail(answer: Answer, err: unknown, method: string, path: string): void {
-    if (unexpected(err)) this.log.error(`${method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
+    logFailure(this.log, method, path, err);
     answer.problem(err);
   }
 

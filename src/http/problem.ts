@@ -7,6 +7,7 @@ import type { AppEnv } from "./env.js";
 import { errorAnswer } from "../domain/openai/protocol.js";
 import { isOpenAiPath } from "../domain/surfaces.js";
 import { formatIssues } from "./validation-messages.js";
+import type { Logger } from "../domain/logger.js";
 
 /** The ErrorResponse of the specification (`application/problem+json`). */
 export interface Problem {
@@ -33,6 +34,7 @@ export const PROBLEMS: Readonly<Record<ErrorCode, { status: ContentfulStatusCode
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported Media Type" },
   RATE_LIMITED: { status: 429, title: "Too Many Requests" },
   INJECTED_FAULT: { status: 500, title: "Internal Server Error" },
+  STORAGE_FULL: { status: 507, title: "Insufficient Storage" },
   INTERNAL: { status: 500, title: "Internal Server Error" },
 };
 
@@ -62,8 +64,30 @@ export function validationError(error: z.ZodError, where: "body" | "query" | "pa
   return new EmulatorError("VALIDATION_FAILED", `${detail}: ${errors.join("; ")}`, { errors });
 }
 
+/** Whether `err` is SQLite's "database or disk is full" (the disk, or the database's page limit). */
+export const isStorageFull = (err: unknown): boolean => typeof err === "object" && err !== null && (err as { code?: unknown }).code === "SQLITE_FULL";
+
+/**
+ * The errors that come from what a client sent or from the machine, not from a fault of minipod:
+ * a malformed percent-encoding (`decodeURIComponent` of a path, query or cookie) and a full disk.
+ */
+function known(err: unknown): EmulatorError | undefined {
+  if (err instanceof URIError) {
+    return new EmulatorError("BAD_REQUEST", "the request has a malformed percent-encoding (a % not followed by two hex digits of valid UTF-8) in its path, query or a cookie: encode it with encodeURIComponent");
+  }
+  if (isStorageFull(err)) {
+    return new EmulatorError(
+      "STORAGE_FULL",
+      "the disk is full: minipod could not store this change (SQLite: database or disk is full), so nothing of this request was kept; free space on the disk that holds the --db file (or start minipod with --db elsewhere) and send it again",
+      { retryAfter: 5 },
+    );
+  }
+  return undefined;
+}
+
 /** Turns anything thrown into a problem; unknown errors become 500 without leaking internals. */
-export function toProblem(err: unknown): { problem: Problem; retryAfter?: number | undefined } {
+export function toProblem(thrown: unknown): { problem: Problem; retryAfter?: number | undefined } {
+  const err = known(thrown) ?? thrown;
   if (err instanceof EmulatorError) {
     const row = PROBLEMS[err.code];
     const status = err.status ?? row.status;
@@ -86,7 +110,24 @@ export function toProblem(err: unknown): { problem: Problem; retryAfter?: number
 
 /** Whether `err` is none of the errors the emulator answers on purpose: a fault of its own, logged with its stack. */
 export function unexpected(err: unknown): boolean {
-  return !(err instanceof EmulatorError) && !(typeof err === "object" && err !== null && "getResponse" in err && "status" in err);
+  return known(err) === undefined && !(err instanceof EmulatorError) && !(typeof err === "object" && err !== null && "getResponse" in err && "status" in err);
+}
+
+let storageFullLoggedAt = -Infinity;
+
+/**
+ * Logs an error answered to `method path`: a fault of minipod's own with its stack; a full disk
+ * as one line at most every 10 s (every write fails alike until space returns).
+ */
+export function logFailure(log: Logger, method: string, path: string, err: unknown): void {
+  if (isStorageFull(err)) {
+    const now = performance.now();
+    if (now - storageFullLoggedAt < 10_000) return;
+    storageFullLoggedAt = now;
+    log.error(`the disk is full: writes fail and are answered 507 (first: ${method} ${path}); free space on the disk of the --db file, minipod goes on once there is room`);
+    return;
+  }
+  if (unexpected(err)) log.error(`${method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
 }
 
 /** The problem+json answer to `err`: status, headers and body text. */

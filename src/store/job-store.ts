@@ -61,7 +61,12 @@ export class SqliteJobStore implements JobStore {
     private readonly db: Db,
     private readonly writes: WriteBehind = new WriteBehind(db),
   ) {
-    this.behind = new JobWrites(db, writes);
+    // A rolled-back turn (a full disk): the jobs it held in memory are read again from SQLite,
+    // so a job refused with 507 neither shows nor runs.
+    this.behind = new JobWrites(db, writes, () => {
+      this.recent.clear();
+      this.queues.clear();
+    });
     if (WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);

@@ -33,9 +33,11 @@ export class JobWrites {
   private readonly inserts: RowInserter<Job>;
   private readonly s;
 
+  /** @param onFailed told when a turn's writes were rolled back (a full disk): what memory holds of them is no longer true. */
   constructor(
     private readonly db: Db,
     private readonly writes: WriteBehind,
+    private readonly onFailed: () => void = () => {},
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
     this.inserts = new RowInserter(db, "jobs", COLUMNS, values, 8);
@@ -49,7 +51,10 @@ export class JobWrites {
       pending: () => this.pending.size > 0,
       write: () => this.writeAll(),
       committed: () => this.settle(undefined),
-      failed: (e) => this.settle(e),
+      failed: (e) => {
+        this.onFailed();
+        this.settle(e);
+      },
     });
   }
 

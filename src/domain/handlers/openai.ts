@@ -18,7 +18,7 @@ export function answerOpenAi(input: OpenAiJobInput, ctx: HandlerContext, setting
   if (route === "/completions") return textCompletion(turn);
   if (route === "/embeddings") return embeddings(turn);
   if (route === "/models") return models(turn, undefined);
-  if (route.startsWith("/models/")) return models(turn, decodeURIComponent(route.slice("/models/".length)));
+  if (route.startsWith("/models/")) return models(turn, decodedOrRaw(route.slice("/models/".length)));
   return errorOutput(404, `Invalid route ${input.openai_route}: this handler serves /v1/chat/completions, /v1/completions, /v1/embeddings and /v1/models`);
 }
 
@@ -36,4 +36,13 @@ export function openAiHandler(settingsOf: OpenAiSettingsOf): Handler {
     }
     return answerOpenAi(input, ctx, settingsOf, false);
   };
+}
+
+/** A path segment decoded, or as sent when its percent-encoding is malformed (no model has such an id: 404). */
+function decodedOrRaw(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

@@ -177,7 +177,15 @@ export const DASHBOARD_JS = String.raw`
   }
 
   var fromHash = /^#job=(.+)$/.exec(location.hash);
-  if (fromHash) selectJob(decodeURIComponent(fromHash[1]));
+  if (fromHash) {
+    let id = fromHash[1];
+    try {
+      id = decodeURIComponent(id);
+    } catch {
+      /* malformed: looked up as written */
+    }
+    selectJob(id);
+  }
   connect();
 })();
 `;
