@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { SNAPSHOTS_MAX_BYTES_DEFAULT, SNAPSHOTS_MAX_COUNT_DEFAULT } from "./domain/bounds.js";
 import type { VirtualClock } from "./domain/clock.js";
 import { EmulatorError } from "./domain/errors.js";
+import { withoutPassword } from "./domain/redact.js";
 import type { Db } from "./store/db.js";
 
 export interface SnapshotInfo {
@@ -166,5 +167,9 @@ function redactSecrets(db: Db): void {
   }
   if (tables(db).includes("jobs")) {
     db.prepare(`UPDATE jobs SET s3_config = json_set(s3_config, '$.accessSecret', '[redacted]') WHERE s3_config IS NOT NULL`).run();
+    // Webhook URLs with a password (refused since; a database of an earlier release may hold some).
+    const rows = db.prepare<[], { id: string; webhook: string }>(`SELECT id, webhook FROM jobs WHERE webhook LIKE '%://%:%@%'`).all();
+    const set = db.prepare(`UPDATE jobs SET webhook = ? WHERE id = ?`);
+    for (const r of rows) set.run(withoutPassword(r.webhook), r.id);
   }
 }

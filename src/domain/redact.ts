@@ -5,12 +5,24 @@ const SECRET_KEY = /secret|password|passwd|token|api[-_]?key|^key$|authorization
 
 export const REDACTED = "[redacted]";
 
-/** A deep copy of a JSON value with every secret-named field replaced by "[redacted]". */
+/** A URL's password (`scheme://user:password@host`): shown nowhere. */
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*:)[^/?#@\s]*@/i;
+
+/** `url` with the password of its user info, if any, replaced by "[redacted]". */
+export function withoutPassword(url: string): string {
+  return URL_PASSWORD.test(url) ? url.replace(URL_PASSWORD, `$1${REDACTED}@`) : url;
+}
+
+/**
+ * A deep copy of a JSON value with every secret-named field replaced by "[redacted]", whatever its
+ * value (a string, a number, an object, a list), and the password of any URL with user info.
+ */
 export function redact(value: unknown): unknown {
+  if (typeof value === "string") return withoutPassword(value);
   if (Array.isArray(value)) return value.map(redact);
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) && v !== null && typeof v !== "object" ? REDACTED : redact(v);
+    for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) && v !== null ? REDACTED : redact(v);
     return out;
   }
   return value;

@@ -4,6 +4,7 @@ import { WEBHOOK_EXTRA_ATTEMPTS, WEBHOOK_RETRY_DELAY_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobNotifier } from "./notifier.js";
 import type { ObservabilityStore } from "./observability.js";
+import { withoutPassword } from "./redact.js";
 
 /** Sends one webhook call; resolves with the receiver's status or why it could not be reached. */
 export type WebhookSender = (url: string, body: unknown) => Promise<{ status: number } | { error: string }>;
@@ -11,11 +12,25 @@ export type WebhookSender = (url: string, body: unknown) => Promise<{ status: nu
 /** The schemes a webhook URL may have (a zod `url({ protocol })` pattern): a receiver over HTTP. */
 export const WEBHOOK_PROTOCOL = /^https?$/;
 
-/** Whether `url` is one a webhook may be sent to: http: or https:. */
+/** Whether `url` is one a webhook may be sent to: http: or https:, with no user info. */
 export function isWebhookUrl(url: string): boolean {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
-  return scheme !== undefined && WEBHOOK_PROTOCOL.test(scheme);
+  return scheme !== undefined && WEBHOOK_PROTOCOL.test(scheme) && !hasCredentials(url);
 }
+
+/** Whether a URL carries user info (`user:password@`), which minipod refuses in a webhook. */
+export function hasCredentials(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.username !== "" || u.password !== "";
+  } catch {
+    return false;
+  }
+}
+
+/** Why a webhook URL with user info is refused, and what to do instead. */
+export const WEBHOOK_CREDENTIALS_REFUSED =
+  "a webhook URL may not carry credentials (user:password@host): they would be shown wherever the job is; authenticate the receiver with a token in the URL's path or query instead";
 
 /** The body of a webhook call: the status envelope plus the job's input and the webhook URL. */
 export function webhookBody(job: Job, now: number): Record<string, unknown> {
@@ -58,7 +73,7 @@ export class Webhooks {
       .then((result) => {
         const status = "status" in result ? result.status : undefined;
         const error = "error" in result ? result.error : undefined;
-        store.appendDelivery({ jobId: job.id, endpointId: job.endpointId, url, attempt, status, error, at });
+        store.appendDelivery({ jobId: job.id, endpointId: job.endpointId, url: withoutPassword(url), attempt, status, error, at });
         const ok = status === 200;
         const outcome = ok ? "delivered" : status !== undefined ? `answered ${status}` : `failed: ${error}`;
         if (ok) log.info(`webhook for job ${job.id} (${job.status}) ${outcome}, attempt ${attempt}`);

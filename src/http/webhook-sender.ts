@@ -1,4 +1,4 @@
-import { isWebhookUrl, type WebhookSender } from "../domain/webhooks.js";
+import { hasCredentials, isWebhookUrl, type WebhookSender } from "../domain/webhooks.js";
 import { VERSION } from "../version.js";
 
 /** POSTs webhook bodies with fetch, giving up after `timeoutMs` of wall time. */
@@ -6,6 +6,7 @@ export function fetchWebhookSender(timeoutMs: number): WebhookSender {
   return async (url, body) => {
     // Submissions refuse other schemes; a job imported from elsewhere is still never sent to a
     // file: or data: URL (fetch would "answer" those itself).
+    if (hasCredentials(url)) return { error: "a URL with credentials (user:password@) is never sent" };
     if (!isWebhookUrl(url)) return { error: "not an http:// or https:// URL" };
     try {
       const res = await fetch(url, {

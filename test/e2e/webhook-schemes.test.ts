@@ -48,5 +48,6 @@ describe("webhook URLs", () => {
     const send = fetchWebhookSender(1000);
     expect(await send("data:text/plain,ok", {})).toEqual({ error: "not an http:// or https:// URL" });
     expect(await send("file:///etc/passwd", {})).toEqual({ error: "not an http:// or https:// URL" });
+    expect(await send("http://user:pass@127.0.0.1:9/", {})).toEqual({ error: "a URL with credentials (user:password@) is never sent" });
   });
 });

@@ -87,3 +87,40 @@ describe("secrets stay secret", () => {
     }
   });
 });
+
+describe("secrets of any shape, and URLs with credentials", () => {
+  let e: InProcess | undefined;
+  afterEach(() => e?.close());
+
+  it("a secret-named key is redacted in the journal whatever its value: an object, a list, a number", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "q", handler: "echo", workersMin: 0 }] } });
+    const nested = { v: "nested-secret-9f2" };
+    // Refused (accessSecret must be a string) and journaled all the same.
+    const refused = await e.post("/v2/q/run", { input: { x: 1 }, s3Config: { ...s3Config, accessSecret: nested } });
+    expect(refused.status).toBe(400);
+    await e.post("/v2/q/run", { input: { password: ["a-list-secret-1"], apiKey: 123456789, token: { deep: { er: "deep-secret-2" } } } });
+    const journal = JSON.stringify((await e.get("/_emulator/requests?endpoint=q")).body);
+    for (const leaked of ["nested-secret-9f2", "a-list-secret-1", "123456789", "deep-secret-2"]) expect(journal).not.toContain(leaked);
+    expect(journal).toContain('"accessSecret":"[redacted]"');
+    expect(journal).toContain('"token":"[redacted]"');
+    // The export (a SQLite image) holds none of the journal's secrets either (a job's own input
+    // is exported whole, so that an import replays it).
+    const image = await e.app.request("http://minipod.test/_emulator/export");
+    const bytes = Buffer.from(await image.arrayBuffer()).toString("latin1");
+    expect(image.status).toBe(200);
+    expect(bytes).not.toContain("nested-secret-9f2");
+  });
+
+  it("a webhook URL with credentials is refused with 400 naming the field, and its password is in no journal entry", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "q", handler: "echo", workersMin: 0 }] } });
+    for (const webhook of ["http://user:hunter2pass@receiver.test/hook", "https://only-user@receiver.test/"]) {
+      const res = await e.post("/v2/q/run", { input: {}, webhook });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/webhook.*may not carry credentials/);
+    }
+    expect((await e.post("/v2/q/run", { input: {}, webhook: "https://receiver.test/hook?token=abc" })).status).toBe(200);
+    const journal = JSON.stringify((await e.get("/_emulator/requests?endpoint=q")).body);
+    expect(journal).not.toContain("hunter2pass");
+    expect(journal).toContain("http://user:[redacted]@receiver.test/hook");
+  });
+});

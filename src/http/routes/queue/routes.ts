@@ -12,7 +12,7 @@ import {
   TTL_MAX_MS,
   TTL_MIN_MS,
 } from "../../../domain/limits.js";
-import { WEBHOOK_PROTOCOL } from "../../../domain/webhooks.js";
+import { hasCredentials, WEBHOOK_CREDENTIALS_REFUSED, WEBHOOK_PROTOCOL } from "../../../domain/webhooks.js";
 import { jsonBody } from "../../body.js";
 import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, int, intQuery, ok } from "../../schemas.js";
 
@@ -48,6 +48,7 @@ export const SubmissionSchema = z
     input: z.record(z.string(), z.unknown()).openapi({ description: "Parameters for the handler", example: { prompt: "hello" } }),
     webhook: z
       .url({ protocol: WEBHOOK_PROTOCOL, error: "expected an http:// or https:// URL" })
+      .refine((url) => !hasCredentials(url), WEBHOOK_CREDENTIALS_REFUSED)
       .optional()
       .openapi({ description: "An http:// or https:// URL, POSTed the result when the job finishes" }),
     policy: PolicySchema.optional(),
