@@ -6,7 +6,8 @@
  * run, default 10), --rounds N (default 3), --jobs N (lifecycle, default 100000), --clock-jobs N
  * (default 10000), --soak-seconds N (default 60), --stream-tokens N (tokens per streamed
  * completion, default 1000), --only a,b (throughput, lifecycle, clock, cold, soak, streaming,
- * workers), --baseline REF (also measure the workers section on that commit, built in a temporary
+ * workers, memory), --memory-seconds N (the memory soak, default 180; its figures go to
+ * bench/RESULTS-memory.md), --baseline REF (also measure the workers section on that commit, built in a temporary
  * folder), --out FILE.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -22,6 +23,7 @@ import { soak } from "./sections/soak.js";
 import { streaming } from "./sections/streaming.js";
 import { throughput } from "./sections/throughput.js";
 import { workersBench } from "./sections/workers.js";
+import { memorySoak, renderMemorySoak } from "./sections/memory-soak.js";
 import { buildBaseline } from "./lib/baseline.js";
 
 const { values } = parseArgs({
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     jobs: { type: "string" },
     "clock-jobs": { type: "string" },
     "soak-seconds": { type: "string" },
+    "memory-seconds": { type: "string" },
     "stream-tokens": { type: "string" },
     only: { type: "string" },
     baseline: { type: "string" },
@@ -48,8 +51,9 @@ const rounds = num(values.rounds, 3, 1);
 const jobs = num(values.jobs, 100_000, 10_000);
 const clockJobs = num(values["clock-jobs"], 10_000, 10_000);
 const soakSeconds = num(values["soak-seconds"], 60, 10);
+const memorySeconds = num(values["memory-seconds"], 180, 30);
 const streamTokens = num(values["stream-tokens"], 1000, 200);
-const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming", "workers"];
+const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming", "workers", "memory"];
 const only = new Set(values.only ? values.only.split(",") : all);
 for (const s of only) if (!all.includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}`);
 const partial = values.quick || only.size < all.length || values.seconds !== undefined || values["soak-seconds"] !== undefined || values.jobs !== undefined;
@@ -85,6 +89,12 @@ await section("streaming", async () => void (results.streaming = await streaming
 await section("workers", async () => {
   const baseline = values.baseline ? { ref: values.baseline, bin: buildBaseline(values.baseline, log) } : undefined;
   results.workers = await workersBench({ baseline, quick: values.quick ?? false }, log);
+});
+await section("memory", async () => {
+  const r = await memorySoak(memorySeconds, log);
+  const header = `- date: ${new Date().toISOString()}\n- node ${process.version}; minipod run from dist/ through bin/minipod.js; all traffic on 127.0.0.1`;
+  writeFileSync(join(BENCH, "RESULTS-memory.md"), renderMemorySoak(r, header) + "\n");
+  log(`memory soak: growth ${(r.growth * 100).toFixed(1)} %, peak ${(r.peakRss / 1024 / 1024).toFixed(0)} MB, ${r.errors} errors; wrote bench/RESULTS-memory.md`);
 });
 
 const text = render(results);
