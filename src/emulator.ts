@@ -1,6 +1,9 @@
 import { getRequestListener } from "@hono/node-server";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+
+/** How long an idle keep-alive connection stays open: past every common client's idle pool timeout. */
+export const SERVER_KEEP_ALIVE_MS = 75_000;
 import type { AddressInfo } from "node:net";
 import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "./config/load.js";
 import { parseFaultRule } from "./config/faults-schema.js";
@@ -189,6 +192,12 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     if (refused(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);
   });
+  // Keep idle connections longer than any client keeps them in its pool: a client reusing one the
+  // server has just closed gets a broken pipe, and the service's Python worker runtime (aiohttp,
+  // 15 s idle) does not retry a post that meets one, so a result or stream chunk sent after a
+  // quiet spell of 5 s (Node's default) to 15 s was lost.
+  server.keepAliveTimeout = SERVER_KEEP_ALIVE_MS;
+  server.headersTimeout = SERVER_KEEP_ALIVE_MS + 5_000;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve(server.address() as AddressInfo));

@@ -124,3 +124,23 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
     expect(emu.requests({ endpoint: "batch", operation: "job-take-batch", status: 200 }).count).toBeGreaterThan(0);
   });
 });
+
+describe.skipIf(!available)("the service's worker runtime after a quiet spell", { timeout: 60_000 }, () => {
+  let emu: Emulator;
+
+  beforeAll(async () => {
+    // The platform's ping interval (10 s): nothing else uses the library's connections meanwhile.
+    emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "gen", handler: "external" }] } });
+    startPyWorker(emu, { endpoint: "gen", env: { TEST_GENERATOR: "1" } });
+  });
+  afterAll(() => emu?.close());
+
+  it("loses no chunk after a quiet spell longer than Node's default keep-alive (5 s) and shorter than the library's pool (15 s)", async () => {
+    const q = queue(emu, "gen");
+    // Wall time on purpose: what is tested is a socket's idle timeout against the library's pool.
+    const id = await q.run({ n: 3, quiet: 6.5 });
+    expect(await q.final(id, 40_000)).toMatchObject({ status: "COMPLETED" });
+    expect((await q.stream(id)).stream).toEqual([{ output: { piece: 0 } }, { output: { piece: 1 } }, { output: { piece: 2 } }]);
+    expect(emu.requests({ endpoint: "gen", operation: "job-stream" }).requests.filter((r) => r.path.endsWith(id))).toHaveLength(3);
+  });
+});
