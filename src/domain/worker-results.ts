@@ -2,7 +2,7 @@ import { EmulatorError } from "./errors.js";
 import { requeuedPatch, type Job } from "./job.js";
 import { WORKER_LOST_REQUEUES_MAX } from "./limits.js";
 import type { JobStore } from "./ports.js";
-import { joinStreamItems, splitStreamOutput } from "./stream-chunks.js";
+import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
 
 /**
@@ -22,9 +22,10 @@ const errorText = (e: unknown) => (typeof e === "string" ? e : (JSON.stringify(e
 
 /**
  * The end of a job as its worker reports it on job-done. `streamed` (`isStream=true`) ends a job
- * whose chunks went to job-stream: its output is the aggregate the worker sends
- * (`return_aggregate_stream`), else what it streamed, in order. A progress update leaves the job
- * running. Answers the job as it is now.
+ * whose chunks went to job-stream: its output is what the worker sends, the aggregate with
+ * `return_aggregate_stream`, else the runtime's empty list: as on the service, the chunks of a
+ * generator that does not aggregate are only on /stream, so a worker that forgot the flag is seen
+ * to give no output here too. A progress update leaves the job running. Answers the job as it is now.
  */
 export function applyResult(d: { jobs: JobStore; transitions: Transitions }, job: Job, workerId: string, result: WorkerResult, streamed: boolean, now: number): Job {
   if (result.status === "IN_PROGRESS") {
@@ -35,13 +36,8 @@ export function applyResult(d: { jobs: JobStore; transitions: Transitions }, job
     const failed = { status: "FAILED" as const, output: result.output, error: errorText(result.error) };
     return d.transitions.finish(job, failed, now, `worker ${workerId} reported an error`);
   }
-  const output = streamed ? streamedOutput(d.jobs, job.id, result.output) : result.output;
-  return d.transitions.finish(job, { status: "COMPLETED", output, error: undefined }, now, `worker ${workerId} returned a result`);
-}
-
-function streamedOutput(jobs: JobStore, jobId: string, sent: unknown): unknown {
-  if (sent !== undefined && !(Array.isArray(sent) && sent.length === 0)) return sent;
-  return joinStreamItems(jobs.chunks(jobId, 0));
+  const cause = streamed ? `worker ${workerId} ended its stream` : `worker ${workerId} returned a result`;
+  return d.transitions.finish(job, { status: "COMPLETED", output: result.output, error: undefined }, now, cause);
 }
 
 /** One chunk a worker streams for a job (job-stream): `{ output }`, split when over 1 MB. */

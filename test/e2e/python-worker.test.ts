@@ -58,11 +58,13 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
     expect(await q.final(id)).toMatchObject({ status: "FAILED", error: "the handler said no", output: { detail: 1 } });
   });
 
-  it("streams a generator's chunks and completes the job with them (no return_aggregate_stream)", async () => {
+  it("streams a generator's chunks; without return_aggregate_stream they are on /stream only, as on the service", async () => {
     const q = queue(emu, "gen");
     const id = await q.run({ n: 3 });
     const job = await q.final(id);
-    expect(job).toMatchObject({ status: "COMPLETED", output: [{ piece: 0 }, { piece: 1 }, { piece: 2 }] });
+    // The output is what the runtime sent at the end (an empty list), not the chunks: a worker
+    // author who forgot the flag sees here what the service's /status and /runsync would show.
+    expect(job).toMatchObject({ status: "COMPLETED", output: [] });
     expect((await q.stream(id)).stream).toEqual([{ output: { piece: 0 } }, { output: { piece: 1 } }, { output: { piece: 2 } }]);
     // The chunks went to job-stream; the end came on job-done with isStream=true and an empty output.
     expect(emu.requests({ endpoint: "gen", operation: "job-stream" }).requests.filter((r) => r.path.endsWith(id))).toHaveLength(3);

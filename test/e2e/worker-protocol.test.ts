@@ -103,7 +103,8 @@ describe("the worker side, request by request", () => {
     await take("w1");
     expect((await post(`job-stream/w1?jobId=${b}&isStream=true&isStream=false`, { output: "piece" })).status).toBe(200);
     expect(await post(`job-done/w1?jobId=${b}&isStream=false&isStream=true`, { output: [] })).toEqual({ status: 200, body: { id: b, status: "COMPLETED" } });
-    expect((await status(b)).output).toEqual(["piece"]);
+    // A stream's end: the output is what job-done sent (the chunks are on /stream only).
+    expect((await status(b)).output).toEqual([]);
   });
 
   it("refuses what a worker could send wrong, with a 4xx saying what", async () => {
