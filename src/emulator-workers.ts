@@ -58,6 +58,7 @@ export class EmulatorWorkers {
       onStopping: () => {
         if (protocol.workers.get(spec.endpoint, workerId)) protocol.stopWorker(spec.endpoint, workerId);
       },
+      onExit: (reason) => protocol.workerExited(spec.endpoint, workerId, reason),
     });
     const key = `${spec.endpoint}/${workerId}`;
     this.running.add(proc);

@@ -145,6 +145,8 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
   await checkKey(p, endpoint, ids[0]!);
   const write = (line: string, stream: "stdout" | "stderr") => (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
+  /** minipod being told of exited processes: waited for before the launcher itself exits. */
+  const exitNotices = new Set<Promise<void>>();
   const processes = ids.map(
     (workerId) =>
       new WorkerProcess({
@@ -155,6 +157,20 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
         output: write,
         onStopping: () => {
           void fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/stop`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" }).catch(() => {});
+        },
+        onExit: (reason) => {
+          const body = JSON.stringify({ reason });
+          const told = fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/exited`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body,
+            signal: AbortSignal.timeout(5_000),
+          }).then(
+            () => undefined,
+            () => undefined,
+          );
+          exitNotices.add(told);
+          void told.finally(() => exitNotices.delete(told));
         },
       }),
   );
@@ -189,6 +205,7 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
     if (!stopped.signal.aborted) stopAll(`minipod at ${p.url} stopped`);
   });
   const codes = await Promise.all(processes.map((w) => w.exited));
+  await Promise.all(exitNotices);
   stopped.abort();
   return stopping ? 0 : codes.reduce<number>((worst, c) => Math.max(worst, c ?? 1), 0);
 }

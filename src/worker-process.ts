@@ -50,6 +50,11 @@ export interface WorkerProcessOptions {
   output: (line: string, stream: "stdout" | "stderr") => void;
   /** Told when the process is being stopped, and every second until it exits (minipod answers its held polls). */
   onStopping?: (() => void) | undefined;
+  /**
+   * Told each time the process exits, with why ("exited with code 1", "killed by SIGKILL"), before
+   * any restart: minipod loses the worker at once rather than after its heartbeats stop.
+   */
+  onExit?: ((reason: string) => void) | undefined;
   /** How long a stopped process has after SIGTERM before SIGKILL; default 10 s. */
   graceMs?: number | undefined;
 }
@@ -162,6 +167,7 @@ export class WorkerProcess {
     // The library's heartbeat runs in a process of its own, which outlives a killed main process.
     killGroup(child, "SIGKILL");
     this.say(`exited ${signal ? `on ${signal}` : `with code ${code}`}`);
+    this.o.onExit?.(`its process ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`);
     if (this.refreshing && !this.stopping) {
       this.refreshing = false;
       this.start();

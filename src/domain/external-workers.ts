@@ -64,12 +64,17 @@ export interface ExternalWorker {
   lastWall: number;
   openPolls: number;
   status: "live" | "unhealthy" | "stopped" | "lost";
+  /** Wall ms its process exited (its launcher said so); see `touch`. */
+  exitedWall?: number | undefined;
   reason: string | undefined;
   timer: (() => void) | undefined;
 }
 
 /** What brought a worker's request: a job-take revives a stopped worker, a heartbeat an unhealthy one. */
 export type Contact = "take" | "heartbeat" | "other";
+
+/** How long after its process exited a worker's requests are taken for the dead process's, still on their way. */
+export const EXITED_GRACE_MS = 1000;
 
 export class ExternalWorkers {
   private readonly byEndpoint = new Map<string, Map<string, ExternalWorker>>();
@@ -94,8 +99,13 @@ export class ExternalWorkers {
     }
     w.lastSeenAt = now;
     w.lastWall = this.wall.now();
-    const back = w.status === "lost" || (w.status === "stopped" && contact === "take") || (w.status === "unhealthy" && contact !== "other");
+    // After its process exited, only a request for work made past the grace brings it back (a
+    // restarted process): the library's heartbeat runs in a process of its own that can outlive
+    // the main one, and requests of the dead process may still be on their way.
+    const stale = w.exitedWall !== undefined && (contact !== "take" || w.lastWall - w.exitedWall < EXITED_GRACE_MS);
+    const back = (w.status === "lost" && !stale) || (w.status === "stopped" && contact === "take") || (w.status === "unhealthy" && contact !== "other");
     if (back) {
+      w.exitedWall = undefined;
       if (w.status === "lost") w.startedAt = now;
       w.status = "live";
       w.reason = undefined;
@@ -225,12 +235,21 @@ export class ExternalWorkers {
     }
     const { lostAfterMs } = this.settings;
     if (w.openPolls > 0 || silent < lostAfterMs) return this.arm(w, w.openPolls > 0 ? lostAfterMs : lostAfterMs - silent);
+    this.lose(w, `no heartbeat or request for ${formatSeconds(lostAfterMs)}`);
+  }
+
+  /**
+   * The worker is gone now, silent or known dead (its process exited): it leaves the pool and the
+   * counts, and the jobs it held are handed back. A stopped worker keeps its state and reason.
+   */
+  lose(w: ExternalWorker, reason: string): void {
     const jobIds = [...w.jobs];
     for (const jobId of jobIds) this.release(jobId);
     if (w.status !== "stopped") {
       w.status = "lost";
-      w.reason = `no heartbeat or request for ${formatSeconds(lostAfterMs)}`;
+      w.reason = reason;
     }
+    w.openPolls = 0;
     this.arm(w, WORKER_FORGET_AFTER_MS);
     this.onLost(w, jobIds);
   }

@@ -81,6 +81,8 @@ export class WorkerProtocol {
   async take(endpointId: string, workerId: string, n: number, jobInProgress: boolean | undefined, signal?: AbortSignal): Promise<Job[]> {
     await this.requireExternalSlowly(endpointId, signal);
     const w = this.touch(endpointId, workerId, "take");
+    // A request of a process that has exited, arriving late: nothing for it.
+    if (w.status === "lost") return [];
     if (jobInProgress === false && w.jobs.size > 0) this.dropHeldJobs(w);
     const now = this.takeNow(w, n);
     if (now.length > 0 || this.closing) return now;
@@ -148,6 +150,21 @@ export class WorkerProtocol {
     if (!w) throw new EmulatorError("NOT_FOUND", `no worker "${workerId}" on endpoint "${endpointId}"`);
     this.workers.markStopped(w, "stopped by minipod");
     this.releaseWorkerPolls(w);
+  }
+
+  /**
+   * The worker's process exited (its launcher saw it: `minipod worker`, `startWorker`): it is lost
+   * at once, rather than after its heartbeats stop, so no job is routed to it and the jobs it held
+   * go back to the queue now. If the same worker id calls again (a restart), it is back.
+   */
+  workerExited(endpointId: string, workerId: string, reason: string): void {
+    const w = this.workers.get(endpointId, workerId);
+    if (!w) return;
+    this.releaseWorkerPolls(w);
+    this.stopChannel.forget(w);
+    w.exitedWall = this.d.clock.wall.now();
+    if (w.status === "lost") return;
+    this.workers.lose(w, reason);
   }
 
   /** New jobs (or capacity) on an endpoint: held job-take polls get them, oldest poll first. */

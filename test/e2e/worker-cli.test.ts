@@ -114,6 +114,26 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     expect(listed.workers).toEqual([expect.objectContaining({ id: "w-int", state: "stopped", reason: "stopped by minipod" })]);
   });
 
+  it("tells minipod at once when its worker process dies while the launcher lives: lost, out of /health", async () => {
+    cli = await startMinipod();
+    launcher = launch(["--url", cli.url, "--endpoint", "ext", "--worker-id", "w-dead", "--", PYTHON, HANDLER]);
+    const pid = Number((await launcher.waitFor(/\[w-dead\] minipod: started: .* \(pid (\d+)\)/))[1]);
+    const health = async () => ((await (await fetch(`${cli!.url}/v2/ext/health`, { headers: { authorization: "k" } })).json()) as { workers: { idle: number } }).workers;
+    for (let i = 0; i < 400 && (await health()).idle < 1; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await health()).idle).toBe(1);
+    process.kill(-pid, "SIGKILL");
+    await launcher.waitFor(/\[w-dead\] minipod: exited on SIGKILL/);
+    // Heartbeats would take 3 s (3 periods of 1 s) to tell; the launcher's word comes at once.
+    let workers: Array<{ id: string; state: string; reason?: string }> = [];
+    for (let i = 0; i < 40; i++) {
+      workers = ((await (await fetch(`${cli.url}/_emulator/workers`)).json()) as { workers: typeof workers }).workers;
+      if (workers[0]?.state === "lost") break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(workers).toEqual([expect.objectContaining({ id: "w-dead", state: "lost", reason: "its process was killed by SIGKILL" })]);
+    expect((await health()).idle).toBe(0);
+  });
+
   it("says what is wrong: no command, an endpoint that is not external, a refused key, minipod not running", async () => {
     cli = await startMinipod(["worker-only"]);
     const none = launch(["--url", cli.url]);

@@ -3,6 +3,7 @@ import { EXTERNAL_HANDLER, EXTERNAL_WORKER_STATES, type ExternalWorkerView } fro
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { jsonBody } from "../../body.js";
+import { EmulatorError } from "../../../domain/errors.js";
 import { ERROR_RESPONSES, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, ok } from "../../schemas.js";
 
 const TAG = "Emulator control";
@@ -66,6 +67,25 @@ const stopWorker = createRoute({
   responses: { ...ok(ExternalWorkerSchema, "The worker, now stopped"), 404: ERROR_RESPONSES[404] },
 });
 
+const workerExited = createRoute({
+  method: "post",
+  path: "/_emulator/workers/{endpoint_id}/{worker_id}/exited",
+  operationId: "externalWorkerExited",
+  tags: [TAG],
+  summary: "Tell minipod a worker's process exited",
+  description:
+    "What `minipod worker` calls when the process it runs exits (a crash, a kill): the worker is lost at once, its jobs go back to the queue, and no job is routed to it, rather than after 3 silent heartbeat periods. A worker that calls again (a restart with the same id) is back.",
+  middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+  request: {
+    body: { content: { "application/json": { schema: z.object({ reason: z.string().max(500).optional() }) } } },
+    params: z.object({
+      endpoint_id: z.string().openapi({ param: { name: "endpoint_id", in: "path" } }),
+      worker_id: z.string().openapi({ param: { name: "worker_id", in: "path" } }),
+    }),
+  },
+  responses: { ...ok(ExternalWorkerSchema, "The worker, now lost"), 404: ERROR_RESPONSES[404] },
+});
+
 /** The external workers of one endpoint, for views (the dashboard, worker listings). */
 export const externalWorkersOf = (core: Core, endpointId: string): ExternalWorkerView[] => core.workerProtocol.workers.list(endpointId);
 
@@ -80,6 +100,13 @@ export function workerControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): vo
       .filter((s) => s.handler === EXTERNAL_HANDLER)
       .map((s) => s.id);
     return c.json({ settings: { pingIntervalMs, lostAfterMs, pollHoldMs }, endpoints, workers: protocol.workers.list(endpoint || undefined) }, 200);
+  });
+  router.openapi(workerExited, (c) => {
+    const { endpoint_id, worker_id } = c.req.valid("param");
+    if (!protocol.workers.get(endpoint_id, worker_id)) throw new EmulatorError("NOT_FOUND", `no worker "${worker_id}" on endpoint "${endpoint_id}"`);
+    protocol.workerExited(endpoint_id, worker_id, c.req.valid("json").reason ?? "its process exited");
+    const view = protocol.workers.list(endpoint_id).find((w) => w.id === worker_id)!;
+    return c.json(view, 200);
   });
   router.openapi(stopWorker, (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
