@@ -2,8 +2,12 @@ import { z } from "zod";
 import { FAULT_RETRY_AFTER_MAX_S } from "../domain/bounds.js";
 import { EmulatorError } from "../domain/errors.js";
 import { EXECUTION_TIMEOUT_MAX_MS } from "../domain/limits.js";
+import { unknownName } from "../domain/nearest.js";
+import { FAULT_OPERATIONS } from "../domain/surfaces.js";
 
 const ms = () => z.int().min(0);
+
+const FAULT_TYPES = ["http", "latency", "reset", "worker-crash", "timeout", "no-workers"] as const;
 
 /** One fault (see FaultRuleInput in src/domain/faults.ts). */
 export const FaultSchema = z.discriminatedUnion("type", [
@@ -22,11 +26,19 @@ export const FaultSchema = z.discriminatedUnion("type", [
   }),
   z.strictObject({ type: z.literal("timeout").describe("The handler hangs until the job's execution timeout") }),
   z.strictObject({ type: z.literal("no-workers").describe("The endpoint has no capacity while the rule lives: jobs wait, workers throttled") }),
-]);
+], {
+  error: (issue) => {
+    const type = (issue.input as { type?: unknown } | undefined)?.type;
+    return typeof type === "string" ? unknownName("fault type", type, FAULT_TYPES) : `a fault needs a "type": one of ${FAULT_TYPES.join(", ")}`;
+  },
+});
 
 export const FaultRuleSchema = z.strictObject({
   endpoint: z.string().min(1).optional().describe("Only this endpoint"),
-  operation: z.string().min(1).optional().describe("Only this operation: run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health, network-volumes, endpoints, ..."),
+  operation: z
+    .enum(FAULT_OPERATIONS, { error: (issue) => unknownName("operation", String(issue.input), FAULT_OPERATIONS) })
+    .optional()
+    .describe("Only this operation: run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health, requests, openai, a worker route (job-take, ping, ...) or a REST collection (endpoints, network-volumes, ...)"),
   fault: FaultSchema,
   times: z.int().min(1).optional().describe("Fires for this many matches, then is spent"),
   probability: z.number().min(0).max(1).optional().describe("Chance that a match fires (seeded PRNG)"),

@@ -1,3 +1,4 @@
+import type { FaultOperation } from "./surfaces.js";
 import { EmulatorError } from "./errors.js";
 import { seededRandom } from "./random.js";
 
@@ -18,8 +19,8 @@ export const JOB_FAULTS: ReadonlySet<FaultType> = new Set(["worker-crash", "time
 export interface FaultRuleInput {
   /** Only this endpoint (queue and worker routes, and its jobs). */
   endpoint?: string | undefined;
-  /** Only this operation: `run`, `runsync`, `status`, `status-sync`, `stream`, `cancel`, `retry`, `purge-queue`, `health`, `network-volumes`, `endpoints`, ... */
-  operation?: string | undefined;
+  /** Only this operation: `run`, `runsync`, `status`, ..., a worker route or a REST collection (`FAULT_OPERATIONS`). */
+  operation?: FaultOperation | undefined;
   fault: Fault;
   /** Fires for this many matches, then is spent (default: unlimited). */
   times?: number | undefined;

@@ -67,6 +67,24 @@ export function classifyServiceRoute(method: string, path: string): ServiceRoute
   return { surface: "queue", scope: read ? "queue:read" : "queue:write", endpointId: first, operation };
 }
 
+/** Operations of an endpoint's queue (`/v2/{endpoint_id}/{operation}`), as fault rules and the journal name them. */
+export const QUEUE_OPERATIONS = ["run", "runsync", "status", "status-sync", "stream", "cancel", "retry", "purge-queue", "health", "requests", "openai"] as const;
+
+/** First segments of the `/v1` REST surface (its resource collections). */
+export const REST_V1_RESOURCES: ReadonlySet<string> = new Set(["endpoints", "templates", "pods", "networkvolumes", "containerregistryauth", "billing"]);
+
+/**
+ * Every name a fault rule's `operation` can match: the queue's operations, the worker routes',
+ * and the REST surface's collections (`/v1/{collection}`, `/v2/{resource}`); a test checks it
+ * against the lists above.
+ */
+export const FAULT_OPERATIONS = [
+  ...QUEUE_OPERATIONS,
+  ...(["job-take", "job-take-batch", "job-stop", "job-done", "job-stream", "ping"] as const),
+  ...(["account", "billing", "catalog", "clusters", "containerregistryauth", "endpoints", "network-volumes", "networkvolumes", "pods", "registries", "serverless", "templates"] as const),
+] as const;
+export type FaultOperation = (typeof FAULT_OPERATIONS)[number];
+
 /** The operation of the OpenAI-compatible routes, `/v2/{endpoint_id}/openai/...`. */
 export const OPENAI_OPERATION = "openai";
 

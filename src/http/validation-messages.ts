@@ -43,12 +43,15 @@ function message(issue: z.core.$ZodIssue): string {
       if (issue.format === "regex" && "pattern" in issue) return `expected string to match pattern ${String(issue.pattern)}`;
       return `expected string to match format ${issue.format}`;
     case "invalid_value":
+      // A schema's own message naming the nearest valid value ("did you mean") says more.
+      if (issue.message.startsWith("unknown ")) return issue.message;
       return `expected value to be one of "${issue.values.map(String).join(", ")}"`;
     case "unrecognized_keys":
       return `additional properties ${issue.keys.map((k) => `'${k}'`).join(", ")} not allowed`;
     case "not_multiple_of":
       return `expected number to be a multiple of ${String(issue.divisor)}`;
     case "invalid_union":
+      if (issue.message.startsWith("unknown ") || issue.message.startsWith("a fault needs")) return issue.message;
       return "expected value to match one of the allowed forms";
     default:
       return issue.message;

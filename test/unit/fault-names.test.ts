@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { parseFaultRule } from "../../src/config/faults-schema.js";
+import { nearest } from "../../src/domain/nearest.js";
+import { FAULT_OPERATIONS, QUEUE_OPERATIONS, REST_V1_RESOURCES, REST_V2_RESOURCES, WORKER_OPERATIONS } from "../../src/domain/surfaces.js";
+import { inProcess } from "../support/in-process.js";
+
+const thrown = (f: () => unknown): Error => {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error("no error");
+};
+
+describe("names in fault rules are checked against what exists", () => {
+  it("the operations are exactly the queue's, the worker routes' and the REST collections", () => {
+    expect(new Set(FAULT_OPERATIONS)).toEqual(new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, ...REST_V1_RESOURCES, ...REST_V2_RESOURCES]));
+  });
+
+  it("a typo of an operation is refused with the nearest name and the valid ones", () => {
+    const e = thrown(() => parseFaultRule({ operation: "runn", fault: { type: "reset" } }));
+    expect(e.message).toMatch(/operation: unknown operation "runn": did you mean "run"\? Valid: run, runsync, status/);
+    expect(thrown(() => parseFaultRule({ operation: "stauts", fault: { type: "reset" } })).message).toMatch(/did you mean "status"\?/);
+    // Far from every name: no guess, the list only.
+    const far = thrown(() => parseFaultRule({ operation: "completely-else", fault: { type: "reset" } })).message;
+    expect(far).toMatch(/unknown operation "completely-else" Valid:/);
+    expect(parseFaultRule({ operation: "network-volumes", fault: { type: "reset" } }).operation).toBe("network-volumes");
+  });
+
+  it("a typo of a fault type is refused the same way", () => {
+    expect(thrown(() => parseFaultRule({ fault: { type: "latncy", ms: 5 } })).message).toMatch(/unknown fault type "latncy": did you mean "latency"\? Valid: http, latency, reset, worker-crash, timeout, no-workers/);
+    expect(thrown(() => parseFaultRule({ fault: { ms: 5 } })).message).toMatch(/a fault needs a "type": one of http, latency/);
+  });
+
+  it("nearest: a typo within a third of the name's length, else nothing", () => {
+    expect(nearest("helth", ["health", "run"])).toBe("health");
+    expect(nearest("RUN", ["run"])).toBe("run");
+    expect(nearest("xyz", ["health", "run"])).toBeUndefined();
+  });
+
+  it("the control API and the fixture refuse them with 400 / a thrown error", async () => {
+    const e = await inProcess({ config: { endpoints: [{ id: "q", handler: "echo" }] } });
+    try {
+      const res = await e.post("/_emulator/faults", { operation: "runn", fault: { type: "http", status: 503 } });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/did you mean "run"\?/);
+    } finally {
+      await e.close();
+    }
+  });
+});
