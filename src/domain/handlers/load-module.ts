@@ -24,7 +24,7 @@ export async function loadHandlerModule(ref: string, baseDir: string): Promise<H
       const { tsImport } = await import("tsx/esm/api");
       mod = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
     } else {
-      mod = (await import(url)) as Record<string, unknown>;
+      mod = await importJs(url, file);
     }
   } catch (error) {
     throw new Error(`cannot load ${ref}: ${(error as Error).message}`, { cause: error });
@@ -34,6 +34,31 @@ export async function loadHandlerModule(ref: string, baseDir: string): Promise<H
     throw new Error(`cannot load ${ref}: it exports no function as default or as "handler"`);
   }
   return fn as Handler;
+}
+
+/** ES module syntax in a file Node reads as CommonJS (`.js` in a package without "type": "module"). */
+const esmInCommonJs = (e: unknown) => e instanceof SyntaxError && /Unexpected token 'export'|Cannot use import statement outside a module/.test(e.message);
+
+/**
+ * A `.js`, `.mjs` or `.cjs` handler. A `.js` file with `export` in a CommonJS project (what
+ * `npm init` makes) is loaded through tsx, which reads it as an ES module, rather than failing
+ * with Node's "Unexpected token 'export'".
+ */
+async function importJs(url: string, file: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    if (!esmInCommonJs(error) || extname(file) !== ".js") throw error;
+    try {
+      const { tsImport } = await import("tsx/esm/api");
+      return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+    } catch (again) {
+      throw new Error(
+        `${(error as Error).message}: the file uses ES module syntax (export/import) but its package.json has no "type": "module"; rename it to .mjs or add "type": "module" (tsx could not load it either: ${(again as Error).message})`,
+        { cause: again },
+      );
+    }
+  }
 }
 
 function pick(mod: Record<string, unknown>): unknown {
