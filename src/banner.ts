@@ -11,8 +11,11 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
     `  OpenAI API  ${e.url}/v2/{endpoint_id}/openai/v1   (the openai SDK's baseURL)`,
     `  dashboard   ${e.url}/${e.config.controlKey ? "?key=<controlKey>" : ""}`,
     `  docs        ${e.url}/docs   ·   OpenAPI ${e.url}/openapi.json`,
-    `  control     ${e.url}/_emulator/clock   ·   POST /_emulator/clock/advance {"ms":N}   ·   POST /_emulator/reset`,
-    `  clock       ${e.clock.mode}${e.clock.mode === "real" && e.config.clock.speed !== 1 ? ` ×${e.config.clock.speed}` : ""}, now ${new Date(e.clock.now()).toISOString()}`,
+    `  control     ${e.url}/_emulator/clock   ·   POST /_emulator/clock/advance {"ms":N}`,
+    `              reset: curl -X POST -H 'content-type: application/json' -d '{}' ${e.url}/_emulator/reset`,
+    `  clock       ${e.clock.mode}${e.clock.mode === "real" && e.config.clock.speed !== 1 ? ` ×${e.config.clock.speed}` : ""}, now ${new Date(e.clock.now()).toISOString()}${
+      e.clock.mode === "manual" ? "   (time moves only on POST /_emulator/clock/advance: a /runsync or a job's run waits for it)" : ""
+    }`,
     `  database    ${o.db}`,
     `  config      ${o.configSource}`,
     `  auth        ${e.config.auth.keys.length ? `${e.config.auth.keys.length} API key(s) from auth.keys` : "open: any non-empty API key is accepted (no auth.keys configured)"}`,

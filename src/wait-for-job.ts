@@ -19,8 +19,17 @@ export async function waitForJob(
 ): Promise<JobView> {
   const { clock, jobs } = d;
   const limit = Math.min(clock.now() + withinMs, VIRTUAL_TIME_MAX_MS);
+  let seen = false;
   const check = (job: Job | undefined): JobView | undefined => {
-    if (!job) throw new EmulatorError("JOB_NOT_FOUND", `job ${jobId} is gone (ttl, retention or purge) before reaching ${status}`);
+    if (!job) {
+      throw new EmulatorError(
+        "JOB_NOT_FOUND",
+        seen
+          ? `job ${jobId} is gone (ttl, retention or purge) before reaching ${status}`
+          : `no job ${jobId} on endpoint ${endpointId}: it was never submitted there (check the endpoint and the id /run answered), or it was removed already (ttl, retention or purge)`,
+      );
+    }
+    seen = true;
     if (job.status === status) return toView(job, clock.now());
     if (isFinal(job.status) && !(status === "IN_QUEUE" && (job.status === "FAILED" || job.status === "TIMED_OUT"))) {
       throw new EmulatorError("INVALID_STATE", `job ${jobId} ended ${job.status}${job.error ? ` (${job.error})` : ""}, not ${status}`);

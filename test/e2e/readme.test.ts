@@ -118,10 +118,12 @@ describe("minipod started where there is no config", () => {
     proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => proc.once("exit", resolve));
     try {
-      await expect.poll(() => out, { timeout: 15_000 }).toContain("text-gen");
+      await expect.poll(() => out, { timeout: 15_000 }).toContain("/v2/llm ");
       expect(out).toContain(`config      ${fileURLToPath(new URL("../../emulator.config.json", import.meta.url))}: the demo endpoints (no ./emulator.config.json here`);
-      expect(README).toContain("demo endpoints of the `emulator.config.json` it ships: `echo`, `scripted` and `text-gen`");
-      for (const id of ["echo", "scripted", "text-gen"]) expect(out).toMatch(new RegExp(`^ {4}${id} +http://\\S+/v2/${id} `, "m"));
+      // Every endpoint the banner shows is named in the README, and no other.
+      expect(README).toContain("demo endpoints of the `emulator.config.json` it ships: `echo`, `scripted`, `text-gen` and `llm`");
+      const shown = [...out.matchAll(/^ {4}(\S+) +http:\/\/\S+\/v2\/(\S+) /gm)].map((m) => m[1]);
+      expect(shown).toEqual(["echo", "llm", "scripted", "text-gen"]);
     } finally {
       proc.kill("SIGTERM");
     }
