@@ -47,6 +47,17 @@ export function memoryOf(pid: number): { rss: number; peak: number } | undefined
 }
 
 /** Polls `url` until it answers 200; returns the wall ms it took, or throws after `timeoutMs`. */
+/** Samples a process's RSS every half second: `[wall seconds since the start, RSS bytes]`. */
+export function rssSampler(pid: number): { samples: Array<[number, number]>; stop: () => void } {
+  const samples: Array<[number, number]> = [];
+  const started = performance.now();
+  const timer = setInterval(() => {
+    const m = memoryOf(pid);
+    if (m) samples.push([(performance.now() - started) / 1000, m.rss]);
+  }, 500);
+  return { samples, stop: () => clearInterval(timer) };
+}
+
 export async function waitFor200(url: string, child: ChildProcess, started: number, timeoutMs = 30_000): Promise<number> {
   const deadline = started + timeoutMs;
   for (;;) {

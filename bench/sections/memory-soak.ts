@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { benchConfig } from "../lib/config.js";
 import { agent, call } from "../lib/http.js";
-import { memoryOf, startMinipod } from "../lib/processes.js";
+import { rssSampler, startMinipod } from "../lib/processes.js";
 
 export interface MemorySoakResult {
   seconds: number;
@@ -56,13 +56,9 @@ export async function memorySoak(seconds: number, log: (line: string) => void): 
   let errors = 0;
   let requests = 0;
   let bytesSent = 0;
-  const rss: Array<[number, number]> = [];
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const sampler = setInterval(() => {
-    const m = memoryOf(server.child.pid!);
-    if (m) rss.push([(performance.now() - started) / 1000, m.rss]);
-  }, 500);
+  const sampler = rssSampler(server.child.pid!);
+  const rss = sampler.samples;
+  const deadline = performance.now() + seconds * 1000;
   const count = (op: string, status: number, ok: (s: number) => boolean) => {
     byOp[op] = (byOp[op] ?? 0) + 1;
     requests++;
@@ -100,7 +96,7 @@ export async function memorySoak(seconds: number, log: (line: string) => void): 
     const peakRss = Math.max(...rss.map(([, r]) => r));
     return { seconds, requests, bytesSent, byOp, errors, errorSamples, rss, fifths, peakRss, growth: (fifths[4]! - fifths[1]!) / fifths[1]! };
   } finally {
-    clearInterval(sampler);
+    sampler.stop();
     await server.stop();
   }
 }

@@ -1,7 +1,7 @@
 import { benchConfig, ECHO } from "../lib/config.js";
 import { call, type Answer } from "../lib/http.js";
 import { CONNECTIONS } from "../lib/load.js";
-import { memoryOf, startMinipod } from "../lib/processes.js";
+import { rssSampler, startMinipod } from "../lib/processes.js";
 
 export interface SoakResult {
   seconds: number;
@@ -40,13 +40,9 @@ export async function soak(seconds: number, log: (line: string) => void): Promis
   const errorSamples: string[] = [];
   let errors = 0;
   let requests = 0;
-  const rss: Array<[number, number]> = [];
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const sampler = setInterval(() => {
-    const m = memoryOf(server.child.pid!);
-    if (m) rss.push([(performance.now() - started) / 1000, m.rss]);
-  }, 500);
+  const sampler = rssSampler(server.child.pid!);
+  const rss = sampler.samples;
+  const deadline = performance.now() + seconds * 1000;
   const expect = (op: string, a: Answer, ok: (status: number) => boolean) => {
     byOp[op] = (byOp[op] ?? 0) + 1;
     if (!ok(a.status)) {
@@ -106,7 +102,7 @@ export async function soak(seconds: number, log: (line: string) => void): Promis
     const endRss = mean(tail);
     return { seconds, speed, requests, byOp, errors, errorSamples, rss, warmupSeconds, baselineRss, endRss, growth: (endRss - baselineRss) / baselineRss, jobsAtEnd };
   } finally {
-    clearInterval(sampler);
+    sampler.stop();
     await server.stop();
   }
 }
