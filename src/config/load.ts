@@ -1,3 +1,4 @@
+import { unknownName } from "../domain/nearest.js";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
@@ -41,7 +42,7 @@ export function loadConfigFile(file: string): LoadedConfig {
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`config file ${path} is not valid JSON: ${(e as Error).message}`);
+    throw new ConfigError(`config file ${path} is not valid JSON: ${withLineAndColumn((e as Error).message, text)}`);
   }
   const label = `config file ${path}`;
   return { config: parseConfig(raw, label), baseDir: dirname(path), source: path, label };
@@ -88,7 +89,7 @@ export function checkClockOption(raw: { mode?: unknown; speed?: unknown; start?:
   // `wall` (a function standing in for wall time, for tests) exists only in code, not in the config.
   const { wall: _wall, ...checked } = raw;
   const result = ClockConfigSchema.safeParse(checked);
-  if (!result.success) throw new ConfigError(`the clock option is invalid:\n${describeIssues(result.error, "clock")}`);
+  if (!result.success) throw new ConfigError(`the clock option is invalid:\n${describeIssues(result.error, "clock", ClockConfigSchema)}`);
 }
 
 /** Checks the `port` option of `createEmulator`. */
@@ -98,11 +99,46 @@ export function checkPortOption(port: unknown): void {
   }
 }
 
-function describeIssues(error: z.ZodError, prefix?: string): string {
+/** A JSON.parse message with the line and column of its position (Node 20 gives only the position). */
+export function withLineAndColumn(message: string, text: string): string {
+  const at = /at position (\d+)/.exec(message);
+  if (!at || /line \d+/.test(message)) return message;
+  const before = text.slice(0, Number(at[1]));
+  const line = before.split("\n").length;
+  const column = before.length - before.lastIndexOf("\n");
+  return `${message} (line ${line}, column ${column})`;
+}
+
+/** The keys an object schema at `path` of `schema` allows (through arrays, defaults and optionals). */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] | undefined {
+  let node: unknown = schema;
+  const unwrap = () => {
+    for (;;) {
+      const def = (node as { _zod?: { def?: { type?: string; innerType?: unknown; in?: unknown } } })?._zod?.def;
+      if (def && ["optional", "default", "nullable", "readonly", "prefault", "catch"].includes(def.type ?? "")) node = def.innerType;
+      else if (def?.type === "pipe") node = def.in;
+      else return def as { type?: string; shape?: Record<string, unknown>; element?: unknown } | undefined;
+    }
+  };
+  for (const key of path) {
+    const def = unwrap();
+    if (def?.type === "array" && typeof key === "number") node = def.element;
+    else if (def?.type === "object" && typeof key === "string" && def.shape) node = def.shape[key];
+    else return undefined;
+  }
+  const def = unwrap();
+  return def?.type === "object" && def.shape ? Object.keys(def.shape) : undefined;
+}
+
+function describeIssues(error: z.ZodError, prefix?: string, schema: z.ZodType = ConfigSchema): string {
   return error.issues
     .map((i) => {
       const inner = i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
       const path = prefix ? `${prefix}${inner}` : inner ? inner.replace(/^\./, "") : "(root)";
+      if (i.code === "unrecognized_keys") {
+        const valid = keysAt(schema, i.path);
+        if (valid) return i.keys.map((k) => `  - ${path}: ${unknownName("key", k, valid)}`).join("\n");
+      }
       return `  - ${path}: ${i.message}`;
     })
     .join("\n");
