@@ -27,6 +27,11 @@ describe("config mistakes say where and what was meant", () => {
     expect(message(() => inlineConfig({ journal: { maxEntrys: 5 } } as never))).toMatch(/journal: unknown key "maxEntrys": did you mean "maxEntries"\? Valid: maxEntries, maxBodyBytes/);
   });
 
+  it("a handler name close to a built-in one: did you mean", async () => {
+    const { createEmulator } = await import("../../src/index.js");
+    await expect(createEmulator({ port: 0, config: { endpoints: [{ id: "a", handler: "ecoh" }] } })).rejects.toThrow(/endpoints\[0\]\.handler: unknown handler "ecoh": did you mean "echo"\? use one of echo, scripted/);
+  });
+
   it("a JSON syntax error gives its line and column", () => {
     const path = file('{\n  "endpoints": [\n    { "id": "a", }\n  ]\n}\n');
     expect(message(() => loadConfigFile(path))).toMatch(/is not valid JSON: .*\(line 3, column 18\)/);

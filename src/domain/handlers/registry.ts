@@ -1,3 +1,4 @@
+import { nearest } from "../nearest.js";
 import type { HandlerRef } from "../endpoint.js";
 import { EmulatorError } from "../errors.js";
 import { EXTERNAL_HANDLER } from "../external-workers.js";
@@ -44,7 +45,10 @@ export class HandlerRegistry {
     if (!isModuleRef(ref)) {
       throw new EmulatorError(
         "BAD_REQUEST",
-        `unknown handler "${ref}": use one of ${this.names().join(", ")}, a module path such as ./handlers/my-handler.ts, or a worker's URL such as http://127.0.0.1:8000`,
+        `unknown handler "${ref}": ${(() => {
+          const near = nearest(ref, this.names());
+          return near ? `did you mean "${near}"? ` : "";
+        })()}use one of ${this.names().join(", ")}, a module path such as ./handlers/my-handler.ts, or a worker's URL such as http://127.0.0.1:8000`,
       );
     }
     try {
