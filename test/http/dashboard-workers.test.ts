@@ -30,6 +30,10 @@ describe("the dashboard's worker processes", () => {
     expect(item("beating")?.[2]).toContain("beat 03:04:05.000");
     expect(item("gone")?.[1]).toBe("lost");
     expect(item("gone")?.[2]).toContain("no heartbeat or request for 3 s");
+    // Nothing of the simulated pool beside them: no "scaled to zero", no scaling settings.
+    expect(html).not.toContain("scaled to zero");
+    expect(html).not.toMatch(/cold start|workers 0–/);
+    expect(html).toContain("worker processes: 2 live");
 
     const state = (await e.get("/_emulator/endpoints")).body as { endpoints: Array<{ id: string; externalWorkers: Array<{ id: string; state: string; jobIds: string[] }> }> };
     expect(state.endpoints[0]!.externalWorkers.map((w) => [w.id, w.state, w.jobIds])).toEqual([

@@ -53,20 +53,33 @@ export function EndpointsBody({ endpoints }: { endpoints: EndpointState[] }) {
               <dd data-count="FAILED">{e.jobs.FAILED + e.jobs.TIMED_OUT}</dd>
             </div>
           </dl>
-          {e.externalWorkers ? <ExternalWorkers workers={e.externalWorkers} /> : null}
-          <div class="workers" aria-label="workers" hidden={e.externalWorkers !== undefined}>
-            {e.workers.length === 0 ? <span class="muted">no workers (scaled to zero)</span> : null}
-            {e.workers.map((w) => (
-              <span class={`worker w-${w.state}`} data-worker={w.id} data-state={w.state} title={`${w.id} · ${w.state}${w.jobId ? ` · job ${w.jobId}` : ""}`}>
-                {w.state === "running" ? "run" : w.state === "idle" ? "idle" : "init"}
-              </span>
-            ))}
-          </div>
-          <p class="settings muted">
-            workers {e.workersMin}–{e.workersMax} · cold start {duration(e.coldStartMs)} · idle {duration(e.idleTimeout * 1000)}
-            {e.executionTimeoutMs !== undefined ? ` · timeout ${duration(e.executionTimeoutMs)}` : ""}
-            {e.throttled ? " · throttled" : ""}
-          </p>
+          {e.externalWorkers ? (
+            // Served by worker processes: the simulated pool's scaling settings do not apply.
+            <>
+              <ExternalWorkers workers={e.externalWorkers} />
+              <p class="settings muted">
+                worker processes: {e.externalWorkers.filter((w) => w.state === "idle" || w.state === "running").length} live
+                {e.executionTimeoutMs !== undefined ? ` · timeout ${duration(e.executionTimeoutMs)}` : ""}
+                {e.throttled ? " · throttled" : ""}
+              </p>
+            </>
+          ) : (
+            <>
+              <div class="workers" aria-label="workers">
+                {e.workers.length === 0 ? <span class="muted">no workers (scaled to zero)</span> : null}
+                {e.workers.map((w) => (
+                  <span class={`worker w-${w.state}`} data-worker={w.id} data-state={w.state} title={`${w.id} · ${w.state}${w.jobId ? ` · job ${w.jobId}` : ""}`}>
+                    {w.state === "running" ? "run" : w.state === "idle" ? "idle" : "init"}
+                  </span>
+                ))}
+              </div>
+              <p class="settings muted">
+                workers {e.workersMin}–{e.workersMax} · cold start {duration(e.coldStartMs)} · idle {duration(e.idleTimeout * 1000)}
+                {e.executionTimeoutMs !== undefined ? ` · timeout ${duration(e.executionTimeoutMs)}` : ""}
+                {e.throttled ? " · throttled" : ""}
+              </p>
+            </>
+          )}
         </article>
       ))}
     </div>
