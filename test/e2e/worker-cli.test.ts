@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,11 +84,15 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     const pids = [Number((await launcher.waitFor(/\[w-cli-1\] minipod: started: .* \(pid (\d+)\)/))[1]), Number((await launcher.waitFor(/\[w-cli-2\] minipod: started: .* \(pid (\d+)\)/))[1])];
     await launcher.waitFor(/\[w-cli-1\] --- Starting Serverless Worker/);
     await launcher.waitFor(/\[w-cli-2\] --- Starting Serverless Worker/);
+    // The line the README shows, as the vendored library prints it.
+    const shown = /\] (--- Starting Serverless Worker .*---)/.exec(readFileSync(new URL("../../README.md", import.meta.url), "utf8"))![1]!;
+    expect(launcher.out()).toContain(`[w-cli-1] ${shown}`);
 
     const run = await fetch(`${cli.url}/v2/ext/runsync`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: { do: "echo", value: "via the CLI" } }), signal: AbortSignal.timeout(30_000) });
     expect(await run.json()).toMatchObject({ status: "COMPLETED", output: { echo: "via the CLI" }, workerId: expect.stringMatching(/^w-cli-[12]$/) });
-    const listed = (await (await fetch(`${cli.url}/_emulator/workers`)).json()) as { workers: Array<{ id: string; state: string }> };
-    expect(listed.workers.map((w) => w.id).sort()).toEqual(["w-cli-1", "w-cli-2"]);
+    // Each worker is listed from its first request, which follows its start-up line by a moment.
+    const ids = async () => ((await (await fetch(`${cli!.url}/_emulator/workers`)).json()) as { workers: Array<{ id: string }> }).workers.map((w) => w.id).sort();
+    await expect.poll(ids, { timeout: 10_000 }).toEqual(["w-cli-1", "w-cli-2"]);
 
     expect(await cli.stop("SIGTERM")).toBe(0);
     expect(await launcher.exited).toBe(0);
