@@ -4,7 +4,7 @@
  * and the statuses the conformance tour got from it (each checked against the description).
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { buildEmulator } from "../src/emulator.js";
+import { buildEmulator } from "../src/compose/emulator.js";
 import { BEGIN, coverageTable, END, README } from "../test/contract/coverage.js";
 import { tour } from "../test/contract/tour.js";
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { banner } from "./banner.js";
+import { banner } from "./cli/banner.js";
 import { parseCli, USAGE } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
-import { createEmulator } from "./emulator.js";
-import { exportCommand } from "./export-command.js";
-import { workerCommand } from "./worker-command.js";
+import { createEmulator } from "./compose/emulator.js";
+import { exportCommand } from "./cli/export-command.js";
+import { workerCommand } from "./cli/worker-command.js";
 import { VERSION } from "./version.js";
 
 /**

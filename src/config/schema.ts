@@ -15,7 +15,7 @@ import { AuthConfigSchema } from "./auth-schema.js";
 import { OpenAiConfigSchema } from "./openai-schema.js";
 import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schema.js";
 import { ENDPOINT_MANAGEMENT_CONFIG, MANAGEMENT_CONFIG, checkManagementConfig, configVolumeId, resolveEndpointHandlers } from "./management-schema.js";
-import { PODS_CONFIG, checkPodsConfig } from "./pods-schema.js";
+import { PODS_CONFIG, checkPodsConfig } from "../services/pods/config.js";
 import { SECURITY_CONFIG } from "./security-schema.js";
 import { WORKERS_CONFIG } from "./workers-schema.js";
 

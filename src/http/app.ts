@@ -23,19 +23,19 @@ import { endpointControlRoutes } from "./routes/control/endpoints.js";
 import { feedControlRoutes } from "./routes/control/feed.js";
 import { workerControlRoutes } from "./routes/control/workers.js";
 import { jobControlRoutes } from "./routes/control/jobs.js";
-import { accountRoutes } from "./routes/account/index.js";
-import { clusterRoutes } from "./routes/clusters/index.js";
-import { catalogRoutes } from "./routes/catalog/index.js";
-import { billingRoutes } from "./routes/billing/index.js";
-import { endpointRoutes } from "./routes/endpoints/index.js";
-import { networkVolumeRoutes } from "./routes/network-volumes/index.js";
-import { podRoutes } from "./routes/pods/index.js";
+import { accountRoutes } from "../services/account/rest.js";
+import { clusterRoutes } from "../services/clusters/rest.js";
+import { catalogRoutes } from "../services/catalog/rest.js";
+import { billingRoutes } from "../services/billing/rest.js";
+import { endpointRoutes } from "../services/endpoints/rest.js";
+import { networkVolumeRoutes } from "../services/network-volumes/rest.js";
+import { podRoutes } from "../services/pods/rest.js";
 import { queueRoutes } from "./routes/queue/index.js";
 import { requestsRoutes } from "./routes/queue/requests.js";
 import { openAiRoutes } from "./routes/openai/index.js";
 import { workerRoutes } from "./routes/worker/index.js";
-import { registryAuthRoutes } from "./routes/registry-auths/index.js";
-import { templateRoutes } from "./routes/templates/index.js";
+import { registryAuthRoutes } from "../services/registry-auths/rest.js";
+import { templateRoutes } from "../services/templates/rest.js";
 
 export interface AppInfo {
   version: string;

@@ -1,4 +1,4 @@
-import type { DocumentStore } from "../domain/management/ports.js";
+import type { DocumentStore } from "../services/shared/storage.js";
 import type { Db } from "./db.js";
 
 interface DocumentRow {

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createEmulator, type Emulator } from "../../src/emulator.js";
+import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { browserAvailable, launchChromium, scrollOperations, type RunningBrowser } from "./chromium.js";
 
 const available = browserAvailable();

@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createEmulator, type Emulator } from "../../src/emulator.js";
+import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { browserAvailable, launchChromium, recordedPage, scrollOperations, type PageLog, type RunningBrowser } from "./chromium.js";
 
 const config = {

@@ -5,7 +5,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { createEmulator } from "../../src/emulator.js";
+import { createEmulator } from "../../src/compose/emulator.js";
 import { launchChromium } from "./chromium.js";
 
 const out = process.argv[2] ?? fileURLToPath(new URL("../../docs/dashboard.png", import.meta.url));

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildEmulator } from "../../src/emulator.js";
+import { buildEmulator } from "../../src/compose/emulator.js";
 import { checkV2Answer, inProcess } from "../support/in-process.js";
 import { coverageTable, readmeTable } from "./coverage.js";
 import { tour, type Visit } from "./tour.js";

@@ -3,7 +3,7 @@ import { request, Agent, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Readable } from "node:stream";
-import { buildEmulator, createEmulator, type Emulator } from "../../src/emulator.js";
+import { buildEmulator, createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import type { JournalEntry } from "../../src/domain/observability.js";
 import type { App } from "../../src/http/app.js";
 import { authorization, body as bodies, contentType, segment } from "../support/arbitraries.js";

@@ -1,7 +1,7 @@
 import { Agent, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { SERVER_KEEP_ALIVE_MS } from "../../src/emulator.js";
+import { SERVER_KEEP_ALIVE_MS } from "../../src/compose/emulator.js";
 
 let emu: Emulator;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import type { ApiKeyConfigSchema } from "../../src/config/auth-schema.js";
 import { ConfigError } from "../../src/config/load.js";
-import { buildEmulator } from "../../src/emulator.js";
+import { buildEmulator } from "../../src/compose/emulator.js";
 import { inProcess, type InProcess } from "../support/in-process.js";
 
 const endpoints = [{ id: "echo", handler: "echo", workersMin: 1, workersMax: 1 }];

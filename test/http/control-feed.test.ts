@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createEmulator } from "../../src/emulator.js";
+import { createEmulator } from "../../src/compose/emulator.js";
 import { FEED_BUFFER_MAX } from "../../src/http/routes/control/feed.js";
 import { inProcess, type InProcess } from "../support/in-process.js";
 

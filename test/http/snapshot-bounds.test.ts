@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createEmulator, type Emulator } from "../../src/emulator.js";
+import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { inProcess, type InProcess } from "../support/in-process.js";
 
 let e: InProcess;

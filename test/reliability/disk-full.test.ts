@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildEmulator } from "../../src/emulator.js";
+import { buildEmulator } from "../../src/compose/emulator.js";
 
 let dir: string | undefined;
 let close: (() => unknown) | undefined;

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createEmulator } from "../../src/emulator.js";
-import { exposureWarnings } from "../../src/exposure.js";
+import { createEmulator } from "../../src/compose/emulator.js";
+import { exposureWarnings } from "../../src/cli/exposure.js";
 import { startCli } from "../support/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "minipod-exposure-"));

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createEmulator, type Emulator } from "../../src/emulator.js";
+import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { HostCheck, hostName } from "../../src/http/host-check.js";
 import { startCli } from "../support/cli.js";
 import { parseAnswer, rawExchange } from "../support/raw-http.js";

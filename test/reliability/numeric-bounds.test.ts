@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCli } from "../../src/config/cli-args.js";
 import { ConfigError } from "../../src/config/load.js";
 import { VIRTUAL_TIME_MAX_MS } from "../../src/domain/bounds.js";
-import { buildEmulator } from "../../src/emulator.js";
+import { buildEmulator } from "../../src/compose/emulator.js";
 import { inProcess, type InProcess, type Reply } from "../support/in-process.js";
 
 /** Numbers as a client writes them in JSON or a query: the edges of every range, and beyond. */

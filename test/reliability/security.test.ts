@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmulator, type Emulator } from "../../src/emulator.js";
+import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { inProcess } from "../support/in-process.js";
 import { startCli } from "../support/cli.js";
 import { rawExchange } from "../support/raw-http.js";

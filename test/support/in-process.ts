@@ -1,4 +1,4 @@
-import { buildEmulator, type EmulatorOptions } from "../../src/emulator.js";
+import { buildEmulator, type EmulatorOptions } from "../../src/compose/emulator.js";
 import { REST_V2_RESOURCES } from "../../src/domain/surfaces.js";
 import { contract, isRestV2 } from "../contract/v2-contract.js";
 

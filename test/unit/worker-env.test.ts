@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { workerEnv } from "../../src/worker-process.js";
+import { workerEnv } from "../../src/launch/worker-process.js";
 
 describe("the environment minipod worker gives a worker", () => {
   it("is the platform's: job id in the result URLs' path, $ID and $RUNPOD_POD_ID left for the library", () => {

@@ -1,0 +1,219 @@
+import { parseArgs } from "node:util";
+import { options, parseOptions, WORKER_FLAGS } from "../config/cli-args.js";
+import { ConfigError } from "../config/load.js";
+import { newWorkerId } from "../domain/ids.js";
+import { WorkerProcess, workerEnv } from "../launch/worker-process.js";
+
+export const WORKER_USAGE = `Usage: minipod worker [options] -- <command> [args...]
+
+Runs a worker process (the service's worker runtime: python handler.py) against a running minipod,
+with every RUNPOD_* variable the platform sets on a worker, pointed at one "external" endpoint.
+
+Options:
+${options(WORKER_FLAGS)}
+
+Each line the command writes is prefixed with [worker id]. Ctrl-C or SIGTERM stops the workers
+(SIGTERM, then SIGKILL after 10 s); so does minipod stopping. A worker that asks to be stopped
+after a job (refresh_worker) is replaced by a fresh one, as the platform does.`;
+
+interface Parsed {
+  help?: boolean;
+  url: string;
+  endpoint: string | undefined;
+  workerId: string | undefined;
+  workers: number;
+  key: string;
+  restart: boolean;
+  controlKey: string | undefined;
+  command: string[];
+}
+
+function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
+  const dash = argv.indexOf("--");
+  const own = dash === -1 ? argv : argv.slice(0, dash);
+  const command = dash === -1 ? [] : argv.slice(dash + 1);
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: own, strict: true, allowPositionals: false, options: parseOptions(WORKER_FLAGS) }));
+  } catch (e) {
+    throw new ConfigError(`${(e as Error).message}\n\n${WORKER_USAGE}`);
+  }
+  if (values.help) return { help: true } as Parsed;
+  const text = (name: string) => values[name] as string | undefined;
+  if (command.length === 0) throw new ConfigError(`no command to run: put it after --, e.g. minipod worker -- python3 handler.py\n\n${WORKER_USAGE}`);
+  const workers = text("workers") === undefined ? 1 : Number(text("workers"));
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new ConfigError(`--workers must be an integer from 1 to 64, got "${values.workers}"`);
+  const workerId = text("worker-id");
+  if (workerId !== undefined && !/^[A-Za-z0-9_.-]{1,100}$/.test(workerId)) throw new ConfigError(`--worker-id must be letters, digits, '.', '_' or '-', got "${workerId}"`);
+  return {
+    url: (text("url") ?? env.MINIPOD_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, ""),
+    endpoint: text("endpoint"),
+    workerId,
+    workers,
+    key: text("key") ?? env.RUNPOD_AI_API_KEY ?? "minipod-worker",
+    restart: values.restart === true,
+    controlKey: text("control-key") ?? env.MINIPOD_CONTROL_KEY,
+    command,
+  };
+}
+
+interface WorkersInfo {
+  settings: { pingIntervalMs: number };
+  endpoints: string[];
+}
+
+async function readWorkersInfo(p: Parsed, headers: Record<string, string>): Promise<WorkersInfo> {
+  let res: Response;
+  try {
+    res = await fetch(`${p.url}/_emulator/workers`, { headers });
+  } catch (e) {
+    throw new ConfigError(`cannot reach minipod at ${p.url}: ${(e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message}; is it running? (--url sets where)`);
+  }
+  if (res.status === 401) throw new ConfigError(`minipod at ${p.url} has a controlKey: give it with --control-key (or MINIPOD_CONTROL_KEY)`);
+  if (!res.ok) throw new ConfigError(`minipod at ${p.url} answered ${res.status} to GET /_emulator/workers: ${await res.text()}`);
+  return (await res.json()) as WorkersInfo;
+}
+
+/**
+ * One heartbeat with the worker's key before anything starts: a refused key would otherwise make
+ * the library retry its requests thousands of times a second.
+ */
+async function checkKey(p: Parsed, endpoint: string, workerId: string): Promise<void> {
+  const res = await fetch(`${p.url}/v2/${encodeURIComponent(endpoint)}/ping/${encodeURIComponent(workerId)}`, { headers: { authorization: p.key } });
+  if (res.ok) return;
+  const detail = ((await res.json().catch(() => ({}))) as { detail?: string }).detail ?? res.statusText;
+  const hint = res.status === 401 || res.status === 403 ? ": give a key minipod accepts, with the worker scope (--key or RUNPOD_AI_API_KEY)" : "";
+  throw new ConfigError(`minipod refused the worker's key on endpoint ${endpoint} (${res.status} ${detail})${hint}`);
+}
+
+function chooseEndpoint(p: Parsed, info: WorkersInfo): string {
+  const listed = info.endpoints.length ? info.endpoints.join(", ") : 'none (give an endpoint "handler": "external" in the config)';
+  if (p.endpoint !== undefined) {
+    if (!info.endpoints.includes(p.endpoint)) throw new ConfigError(`endpoint "${p.endpoint}" is not served by worker processes at ${p.url}; endpoints with "handler": "external": ${listed}`);
+    return p.endpoint;
+  }
+  if (info.endpoints.length === 1) return info.endpoints[0]!;
+  throw new ConfigError(`choose the endpoint with --endpoint; endpoints with "handler": "external" at ${p.url}: ${listed}`);
+}
+
+/**
+ * Follows minipod's feed (without job events) until minipod stops: the feed ends when minipod
+ * resets, restores a snapshot or closes, saying which; on `closing`, or when the feed breaks and
+ * minipod no longer answers, it is gone (the worker library, refused, retries thousands of times a
+ * second). Meanwhile each `worker` event (a worker asked to be stopped after its job) is passed on.
+ */
+async function followMinipod(url: string, headers: Record<string, string>, stopped: AbortSignal, onWorker: (e: { endpointId: string; workerId: string }) => void): Promise<void> {
+  let failures = 0;
+  while (!stopped.aborted) {
+    try {
+      const res = await fetch(`${url}/_emulator/feed?jobs=false`, { headers, signal: stopped });
+      failures = 0;
+      let text = "";
+      if (res.body) {
+        for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+          text += chunk;
+          let end;
+          while ((end = text.indexOf("\n\n")) >= 0) {
+            const event = /^event: (\S+)$/m.exec(text.slice(0, end))?.[1];
+            const data = /^data: (.*)$/m.exec(text.slice(0, end))?.[1] ?? "{}";
+            text = text.slice(end + 2);
+            if (event === "resync" && (JSON.parse(data) as { closing?: boolean }).closing) return;
+            if (event === "worker") onWorker(JSON.parse(data) as { endpointId: string; workerId: string });
+          }
+        }
+      }
+    } catch {
+      if (stopped.aborted) return;
+      // Refused or reset: one more try shortly, in case the feed only broke.
+      if (++failures >= 2) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** `minipod worker [options] -- <command>`: resolves with the exit code. */
+export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const p = parse(argv, env);
+  if (p.help) {
+    process.stdout.write(WORKER_USAGE + "\n");
+    return 0;
+  }
+  const headers: Record<string, string> = p.controlKey ? { authorization: `Bearer ${p.controlKey}` } : {};
+  const info = await readWorkersInfo(p, headers);
+  const endpoint = chooseEndpoint(p, info);
+  const base = p.workerId ?? newWorkerId();
+  const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
+  await checkKey(p, endpoint, ids[0]!);
+  const write = (line: string, stream: "stdout" | "stderr") => (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
+  /** minipod being told of exited processes: waited for before the launcher itself exits. */
+  const exitNotices = new Set<Promise<void>>();
+  const processes = ids.map(
+    (workerId) =>
+      new WorkerProcess({
+        command: p.command,
+        workerId,
+        env: { ...env, ...workerEnv({ url: p.url, endpoint, workerId, key: p.key, pingIntervalMs: info.settings.pingIntervalMs }) },
+        restart: p.restart,
+        output: write,
+        onStopping: () => {
+          void fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/stop`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" }).catch(() => {});
+        },
+        onExit: (reason) => {
+          const body = JSON.stringify({ reason });
+          const told = fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/exited`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body,
+            signal: AbortSignal.timeout(5_000),
+          }).then(
+            () => undefined,
+            () => undefined,
+          );
+          exitNotices.add(told);
+          void told.finally(() => exitNotices.delete(told));
+        },
+      }),
+  );
+  process.stderr.write(`minipod worker: ${ids.length} worker(s) for endpoint ${endpoint} of ${p.url}: ${ids.join(", ")}${p.restart ? " (restarted when they exit)" : ""}; Ctrl-C stops them\n`);
+
+  const stopped = new AbortController();
+  let stopping = false;
+  const stopAll = (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`minipod worker: ${why}: stopping the worker(s)\n`);
+    stopped.abort();
+    for (const w of processes) void w.stop();
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.stderr.write(`minipod worker: ${signal} again: killing the worker(s)\n`);
+      for (const w of processes) if (w.pid !== undefined) killQuietly(-w.pid);
+      process.exit(1);
+    }
+    stopAll(signal);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGHUP", onSignal);
+
+  for (const w of processes) w.start();
+  const onWorker = (e: { endpointId: string; workerId: string }) => {
+    if (e.endpointId === endpoint) processes.find((w) => w.workerId === e.workerId)?.refresh();
+  };
+  void followMinipod(p.url, headers, stopped.signal, onWorker).then(() => {
+    if (!stopped.signal.aborted) stopAll(`minipod at ${p.url} stopped`);
+  });
+  const codes = await Promise.all(processes.map((w) => w.exited));
+  await Promise.all(exitNotices);
+  stopped.abort();
+  return stopping ? 0 : codes.reduce<number>((worst, c) => Math.max(worst, c ?? 1), 0);
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone already
+  }
+}

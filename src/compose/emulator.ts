@@ -1,0 +1,264 @@
+import { getRequestListener } from "@hono/node-server";
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+
+/** How long an idle keep-alive connection stays open: past every common client's idle pool timeout. */
+export const SERVER_KEEP_ALIVE_MS = 75_000;
+import type { AddressInfo } from "node:net";
+import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "../config/load.js";
+import { parseFaultRule } from "../config/faults-schema.js";
+import type { Config } from "../config/schema.js";
+import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
+import { buildCore, type EmulatorCore } from "./runtime.js";
+import { VirtualClock, type ClockMode, type WallTime } from "../domain/clock.js";
+import type { EndpointSpec } from "../domain/endpoint.js";
+import type { Handler } from "../domain/handlers/types.js";
+import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
+import { createApp } from "../http/app.js";
+import { hostGuard } from "../http/host-check.js";
+import { exposureWarnings } from "../cli/exposure.js";
+import { AllowedHostsSchema } from "../config/security-schema.js";
+import { VERSION } from "../version.js";
+import { waitForJob } from "./wait-for-job.js";
+import type { FaultRule, FaultRuleInput } from "../domain/faults.js";
+import type { JobStatus, JobView } from "../domain/job.js";
+import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "../domain/observability.js";
+import type { SnapshotInfo } from "./snapshots.js";
+import { EmulatorWorkers, type WorkerSpec } from "../launch/emulator-workers.js";
+import { CLOSING_CAUSE } from "../domain/notifier.js";
+import type { WorkerProcess } from "../launch/worker-process.js";
+
+export interface EmulatorOptions {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number;
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /**
+   * Host names answered besides the bound address, localhost, 127.0.0.1 and [::1] (added to the
+   * config's `allowedHosts`; "all" turns the check off). Checked on the socket only: `app.request`
+   * is not reachable from a browser.
+   */
+  allowedHosts?: string[] | "all";
+  /**
+   * Clock mode, or mode with speed and start; overrides the config's `clock`. `wall` replaces wall
+   * time where minipod uses it (worker processes' held polls and heartbeat deadlines), so a test
+   * can make a worker go silent without waiting.
+   */
+  clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string; wall?: WallTime };
+  /**
+   * A config object, or the path of a JSON config file. In an object, an endpoint's or a
+   * template's `handler` (and `defaultHandler`) may be a function or an async generator function.
+   */
+  config?: EmulatorConfig | string;
+  /** SQLite file; default in memory. */
+  db?: string;
+  /** A state file written by `minipod export`, loaded before the emulator starts. */
+  importFile?: string;
+  /** Handlers by name, usable as an endpoint's `handler`. */
+  handlers?: Record<string, InlineHandler>;
+  /** Log level (default: the config's, or "silent" for the programmatic API) or a line sink. */
+  logLevel?: LogLevel;
+  log?: (line: string) => void;
+  /** Worker processes to start once listening (the service's worker runtime, for "external" endpoints); stopped by `close()`. */
+  workers?: WorkerSpec[];
+}
+
+export interface EmulatorClock {
+  readonly mode: ClockMode;
+  now(): number;
+  /** Moves virtual time forward by `ms`, running everything due, and resolves once it settled. */
+  advance(ms: number): Promise<void>;
+}
+
+export interface Emulator {
+  /** Base URL, e.g. http://127.0.0.1:53121 (queue operations under `${url}/v2`). */
+  url: string;
+  port: number;
+  host: string;
+  clock: EmulatorClock;
+  /** The resolved configuration. */
+  config: Config;
+  /** Jobs re-queued at start because they were running when the previous process stopped. */
+  recovered: number;
+  /** What start-up warned about (also logged at warn): listening beyond loopback without API keys or controlKey. */
+  warnings: string[];
+  /** The endpoints being served. */
+  endpoints(): EndpointSpec[];
+  /** Fault rules: add (answers the rule with its id), list, remove one, clear all. */
+  faults: {
+    add(rule: FaultRuleInput): FaultRule;
+    list(): FaultRule[];
+    remove(id: string): boolean;
+    clear(): number;
+  };
+  /** Every webhook attempt (of one job, or all), oldest first. */
+  webhooks(jobId?: string): WebhookDelivery[];
+  /** The request journal, filtered, with the count of every match. */
+  requests(filter?: JournalFilter): { requests: JournalEntry[]; count: number };
+  /** A job's timeline: every transition with its virtual time and cause. */
+  events(jobId: string): JobEvent[];
+  /** Saves the whole state under a name (in memory). */
+  snapshot(name: string): SnapshotInfo;
+  /** Puts a saved state back, clock included. */
+  restore(name: string): Promise<SnapshotInfo>;
+  /** Deletes a snapshot, freeing its memory; false when there is none of that name. */
+  deleteSnapshot(name: string): boolean;
+  /**
+   * Resolves when the job reaches `status` (advancing the manual clock timer by timer, at most
+   * `withinMs` virtual ms, default 1 hour); rejects if it ends otherwise.
+   */
+  waitForJob(endpointId: string, jobId: string, status: JobStatus, withinMs?: number): Promise<JobView>;
+  /** Advances the manual clock until no job waits or runs and no webhook retry is due. */
+  runUntilIdle(maxMs?: number): Promise<void>;
+  /** Empties jobs and returns to the configured state. */
+  reset(): Promise<void>;
+  /**
+   * Starts a worker process for an "external" endpoint, with every RUNPOD_* variable the service's
+   * worker library reads (what `minipod worker` does); `close()` stops it.
+   */
+  startWorker(spec: WorkerSpec): WorkerProcess;
+  /** Stops the worker processes it started, then the server, and closes the database. */
+  close(): Promise<void>;
+  /** The Hono app, for in-process requests (`app.request(...)`). */
+  app: { request: (input: string | Request, init?: RequestInit) => Response | Promise<Response>; fetch: (req: Request) => Response | Promise<Response> };
+}
+
+/** The `allowedHosts` option checked, as a function adding it to the config's. */
+function mergeAllowedHosts(option: EmulatorOptions["allowedHosts"]): (configured: readonly string[] | "all") => readonly string[] | "all" {
+  if (option === undefined) return (configured) => configured;
+  const parsed = AllowedHostsSchema.safeParse(option);
+  if (!parsed.success) throw new ConfigError(`allowedHosts: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join(".")}] ` : ""}${i.message}`).join("; ")}`);
+  const extra = parsed.data;
+  return (configured) => (extra === "all" || configured === "all" ? "all" : [...configured, ...extra]);
+}
+
+function readStateFile(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new ConfigError(`cannot read state file ${file} for --import: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+}
+
+/** Largest request head node accepts (431 beyond, before any parsing); node's default, made explicit. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/** Builds the emulator without listening: for in-process tests through `app.request`. */
+export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorCore; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
+  const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
+  const loaded = inline === undefined ? loadConfigFile(options.config as string) : inlineConfig(inline.config);
+  const handlers: Record<string, Handler> = { ...options.handlers };
+  for (const [name, fn] of Object.entries(inline?.functions ?? {})) {
+    if (name in handlers) throw new ConfigError(`handlers["${name}"]: the name is taken by a handler function given in config; choose another`);
+    handlers[name] = fn;
+  }
+  const config = loaded.config;
+  checkPortOption(options.port);
+  const clockOpt = typeof options.clock === "string" ? { mode: options.clock } : options.clock;
+  checkClockOption(clockOpt);
+  const start = clockOpt?.start ?? config.clock.start;
+  const level: LogLevel = options.logLevel ?? (options.log ? config.logLevel : "silent");
+  const write = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  let clock: VirtualClock | undefined;
+  const log = createLogger(level, write, () => clock?.now() ?? Date.now());
+  clock = new VirtualClock({
+    mode: clockOpt?.mode ?? config.clock.mode,
+    speed: clockOpt?.speed ?? config.clock.speed,
+    ...(typeof clockOpt === "object" && "wall" in clockOpt && clockOpt.wall ? { wall: clockOpt.wall } : {}),
+    start: start === undefined ? undefined : typeof start === "number" ? start : Date.parse(start),
+    onError: (e, label) => log.error(`timer ${label} failed: ${(e as Error)?.stack ?? String(e)}`),
+    onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
+  });
+  const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
+  const core = await buildCore({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage });
+  const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
+  return { core, app, loaded, log };
+}
+
+/**
+ * Starts an emulator: `createEmulator({ port: 0, clock: "manual" })` in a test suite. Several can
+ * run in one process; each has its own clock, database and server.
+ */
+export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const allowedHosts = mergeAllowedHosts(options.allowedHosts);
+  const { core, app, loaded, log } = await buildEmulator(options);
+  const host = options.host ?? "127.0.0.1";
+  // Requests for a host that is not minipod's are refused first (DNS rebinding), then the app on
+  // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the
+  // app would answer them (see DirectRoutes).
+  const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts) }, log);
+  const listener = getRequestListener(app.fetch, { hostname: host });
+  const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    if (refused(req, res)) return;
+    if (!app.direct.handle(req, res)) void listener(req, res);
+  });
+  // Keep idle connections longer than any client keeps them in its pool: a client reusing one the
+  // server has just closed gets a broken pipe, and the service's Python worker runtime (aiohttp,
+  // 15 s idle) does not retry a post that meets one, so a result or stream chunk sent after a
+  // quiet spell of 5 s (Node's default) to 15 s was lost.
+  server.keepAliveTimeout = SERVER_KEEP_ALIVE_MS;
+  server.headersTimeout = SERVER_KEEP_ALIVE_MS + 5_000;
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve(server.address() as AddressInfo));
+  }).catch((e: NodeJS.ErrnoException) => {
+    core.close();
+    throw new Error(e.code === "EADDRINUSE" ? `port ${options.port} is already in use; choose another with --port, or 0 for a free one` : e.message, { cause: e });
+  });
+  const warnings = exposureWarnings(host, { apiKeys: loaded.config.auth.keys.length > 0, controlKey: loaded.config.controlKey !== undefined });
+  for (const w of warnings) log.warn(w);
+  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  let closed: Promise<void> | undefined;
+  const url = `http://${urlHost}:${address.port}`;
+  const workers = new EmulatorWorkers(core, url, options.log ?? ((line) => process.stderr.write(line + "\n")));
+  for (const spec of options.workers ?? []) workers.start(spec);
+  return {
+    url,
+    port: address.port,
+    host,
+    config: loaded.config,
+    recovered: core.recovered,
+    warnings,
+    clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
+    reset: () => core.reset(),
+    endpoints: () => core.scheduler.specs(),
+    faults: {
+      add: (rule) => core.faults.add(parseFaultRule(rule)),
+      list: () => core.faults.list(),
+      remove: (id) => core.faults.remove(id),
+      clear: () => core.faults.clear(),
+    },
+    webhooks: (jobId) => core.observe.deliveries(jobId),
+    requests: (filter = {}) => core.observe.requests(filter),
+    events: (jobId) => core.observe.events(jobId),
+    snapshot: (name) => core.snapshots.save(name),
+    restore: (name) => core.snapshots.restore(name),
+    deleteSnapshot: (name) => core.snapshots.delete(name),
+    waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => waitForJob(core, endpointId, jobId, status, withinMs),
+    runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
+    app,
+    startWorker: (spec) => workers.start(spec),
+    close() {
+      // Worker processes first (their held polls are answered as they stop), then the server.
+      closed ??= workers.stopAll().then(
+        () =>
+          new Promise<void>((resolve) => {
+            // Answer held requests, let answers in flight finish, drop keep-alive sockets as they
+            // go idle; whatever is still open after 2 s is cut.
+            const idle = setInterval(() => server.closeIdleConnections(), 25);
+            const cut = setTimeout(() => server.closeAllConnections(), 2000);
+            server.close(() => {
+              clearInterval(idle);
+              clearTimeout(cut);
+              core.close();
+              resolve();
+            });
+            server.closeIdleConnections();
+            core.workerProtocol.close();
+            core.notifier.releaseAll(CLOSING_CAUSE, core.clock.now());
+          }),
+      );
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { VIRTUAL_TIME_MAX_MS } from "../domain/bounds.js";
+import type { VirtualClock } from "../domain/clock.js";
+import { EmulatorError } from "../domain/errors.js";
+import { isFinal, toView, type Job, type JobStatus, type JobView } from "../domain/job.js";
+import type { JobService } from "../domain/jobs.js";
+import type { JobNotifier } from "../domain/notifier.js";
+
+/**
+ * Resolves with the job's view once it reaches `status`. On the manual clock it advances time
+ * timer by timer (at most `withinMs` virtual ms); on the real clock it waits (at most `withinMs`
+ * virtual ms). Rejects when the job ends in another final state, disappears, or time runs out.
+ */
+export async function waitForJob(
+  d: { clock: VirtualClock; jobs: JobService; notifier: JobNotifier },
+  endpointId: string,
+  jobId: string,
+  status: JobStatus,
+  withinMs: number,
+): Promise<JobView> {
+  const { clock, jobs } = d;
+  const limit = Math.min(clock.now() + withinMs, VIRTUAL_TIME_MAX_MS);
+  let seen = false;
+  const check = (job: Job | undefined): JobView | undefined => {
+    if (!job) {
+      throw new EmulatorError(
+        "JOB_NOT_FOUND",
+        seen
+          ? `job ${jobId} is gone (ttl, retention or purge) before reaching ${status}`
+          : `no job ${jobId} on endpoint ${endpointId}: it was never submitted there (check the endpoint and the id /run answered), or it was removed already (ttl, retention or purge)`,
+      );
+    }
+    seen = true;
+    if (job.status === status) return toView(job, clock.now());
+    if (isFinal(job.status) && !(status === "IN_QUEUE" && (job.status === "FAILED" || job.status === "TIMED_OUT"))) {
+      throw new EmulatorError("INVALID_STATE", `job ${jobId} ended ${job.status}${job.error ? ` (${job.error})` : ""}, not ${status}`);
+    }
+    return undefined;
+  };
+  const current = () => {
+    try {
+      return jobs.get(endpointId, jobId);
+    } catch {
+      return undefined;
+    }
+  };
+  if (clock.mode === "manual") {
+    for (;;) {
+      await clock.settle();
+      const view = check(current());
+      if (view) return view;
+      const next = clock.nextDue();
+      if (next === undefined || next > limit) throw new EmulatorError("INVALID_STATE", `job ${jobId} did not reach ${status} within ${withinMs} virtual ms (it is ${current()?.status})`);
+      await clock.advance(Math.max(0, next - clock.now()));
+    }
+  }
+  const first = check(current());
+  if (first) return first;
+  return new Promise<JobView>((resolve, reject) => {
+    const done = (fn: () => void) => {
+      unwatch();
+      clock.cancel(timer);
+      fn();
+    };
+    const unwatch = d.notifier.watch(jobId, (c) => {
+      try {
+        const view = check(c.job);
+        if (view) done(() => resolve(view));
+      } catch (e) {
+        done(() => reject(e as Error));
+      }
+    });
+    const timer = clock.at(limit, () => done(() => reject(new EmulatorError("INVALID_STATE", `job ${jobId} did not reach ${status} within ${withinMs} virtual ms`))), "wait-for-job");
+  });
+}

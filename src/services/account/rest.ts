@@ -1,0 +1,43 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
+import { jsonBody } from "../../http/body.js";
+import type { Core } from "../../http/core.js";
+import type { AppEnv } from "../../http/env.js";
+import { jsonRequest } from "../../http/resource.js";
+import { ERROR_RESPONSES, json } from "../../http/schemas.js";
+
+const TAG = "Account";
+const { 404: _notFound, ...errors } = ERROR_RESPONSES;
+
+const SshKeysSchema = z.object({ keys: z.array(z.string()) }).openapi("SshKeys");
+const SSH_KEY = /^(ssh|ecdsa|sk)-[^\s]+ [^\s]+([ \t][^\n\r]*)?$/;
+const UpdateSshKeysSchema = z
+  .strictObject({ keys: z.array(z.string().regex(SSH_KEY, "expected an authorized_keys line: <type> <base64 key> [comment], such as the content of ~/.ssh/id_ed25519.pub")) })
+  .openapi("UpdateSshKeysRequest");
+
+const getKeys = createRoute({
+  method: "get",
+  path: "/v2/account/ssh-keys",
+  operationId: "getSshKeys",
+  tags: [TAG],
+  summary: "The account's SSH public keys",
+  responses: { 200: json(SshKeysSchema, "The keys"), ...errors },
+});
+
+const putKeys = createRoute({
+  method: "put",
+  path: "/v2/account/ssh-keys",
+  operationId: "updateSshKeys",
+  tags: [TAG],
+  summary: "Replace the account's SSH public keys",
+  description: "The whole set: keys not sent are removed, `[]` removes all. Pods created afterwards with startSsh get them as their PUBLIC_KEY env; existing pods keep theirs.",
+  middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)] as const,
+  request: { body: jsonRequest(UpdateSshKeysSchema) },
+  responses: { 200: json(SshKeysSchema, "The keys now"), ...errors },
+});
+
+/** `/v2/account/ssh-keys`: the account's SSH public keys. */
+export function accountRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  router.openapi(getKeys, (c) => c.json({ keys: core.sshKeys.list() }, 200));
+  router.openapi(putKeys, (c) => c.json({ keys: core.sshKeys.replace(c.req.valid("json").keys) }, 200));
+}

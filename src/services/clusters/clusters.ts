@@ -1,0 +1,109 @@
+import { EmulatorError } from "../../domain/errors.js";
+import { gpuType } from "../catalog/gpu-catalog.js";
+import { invalidBody, notFound } from "../shared/invalid.js";
+import type { Pod, PodCreate } from "../pods/pod.js";
+import type { PodService } from "../pods/pods.js";
+import type { DocumentStore } from "../shared/storage.js";
+
+export const CLUSTER_TYPES = ["APPLICATION", "TRAINING", "SLURM", "RAY"] as const;
+export type ClusterType = (typeof CLUSTER_TYPES)[number];
+
+/** Every pod of a cluster has the same shape: `podCount` pods of `gpuCountPerPod` GPUs of one type. */
+export interface ClusterCompute {
+  gpuTypeId: string;
+  gpuCountPerPod: number;
+  podCount: number;
+}
+
+/** A cluster: a group of identical GPU pods in one data center, made, renamed and deleted together. */
+export interface Cluster {
+  id: string;
+  name: string;
+  type: ClusterType;
+  compute: ClusterCompute;
+  createdAt: number;
+}
+
+export interface NewCluster {
+  name: string;
+  type: ClusterType;
+  compute: ClusterCompute;
+  /** The settings every member pod gets (image, env, ports, mounts, data centers, ...). */
+  pod: Omit<PodCreate, "computeType" | "gpuTypeIds" | "gpuCount" | "cpuFlavorIds" | "vcpuCount">;
+}
+
+/** The overlay network every cluster's pods share; a member's address is its rank's. */
+export const CLUSTER_CIDR = "10.65.0.0/16";
+export const memberIp = (rank: number): string => `10.65.${Math.floor((rank + 2) / 256)}.${(rank + 2) % 256}`;
+
+/** The role of a member in a SLURM or RAY cluster (rank 0 leads); none for the others. */
+export function memberRole(type: ClusterType, rank: number): "SLURM_CONTROLLER" | "SLURM_COMPUTE" | "RAY_HEAD" | "RAY_WORKER" | undefined {
+  if (type === "SLURM") return rank === 0 ? "SLURM_CONTROLLER" : "SLURM_COMPUTE";
+  if (type === "RAY") return rank === 0 ? "RAY_HEAD" : "RAY_WORKER";
+  return undefined;
+}
+
+/**
+ * Clusters (`/v2/clusters`): their pods are ordinary pods of the pod model with a membership, RUNNING
+ * at once and billed as the cluster's; they are changed or terminated only through their cluster.
+ */
+export class ClusterService {
+  constructor(private readonly d: { store: DocumentStore<Cluster>; pods: PodService; clock: { now(): number }; newId: () => string }) {}
+
+  list(): Cluster[] {
+    return this.d.store.list();
+  }
+
+  get(id: string): Cluster {
+    const c = this.d.store.get(id);
+    if (!c) throw notFound("cluster", id);
+    return c;
+  }
+
+  find(id: string): Cluster | undefined {
+    return this.d.store.get(id);
+  }
+
+  /** The member pods, by rank. */
+  members(id: string): Pod[] {
+    this.get(id);
+    return this.d.pods
+      .list()
+      .filter((p) => p.clusterId === id)
+      .sort((a, b) => (a.clusterRank ?? 0) - (b.clusterRank ?? 0));
+  }
+
+  create(input: NewCluster): Cluster {
+    const { gpuTypeId, gpuCountPerPod, podCount } = input.compute;
+    const gpu = gpuType(gpuTypeId);
+    if (!gpu) throw invalidBody([`$.compute.gpuTypeId: unknown GPU type "${gpuTypeId}"; the ids are listed by GET /v2/catalog/gpus`]);
+    if (gpuCountPerPod > gpu.maxCount.secure) {
+      throw invalidBody([`$.compute.gpuCountPerPod: machines with ${gpuTypeId} have at most ${gpu.maxCount.secure} GPUs (maxCount.secure of GET /v2/catalog/gpus)`]);
+    }
+    const cluster: Cluster = { id: this.d.newId(), name: input.name, type: input.type, compute: input.compute, createdAt: this.d.clock.now() };
+    const shape: PodCreate = { ...input.pod, computeType: "GPU", gpuTypeIds: [gpuTypeId], gpuCount: gpuCountPerPod, cloudType: "SECURE" };
+    // The first member checks the settings for all: a refused body leaves nothing behind.
+    const first = this.d.pods.create({ ...shape, name: `${input.name}-0` }, undefined, { clusterId: cluster.id, rank: 0 });
+    const placed: PodCreate = { ...shape, dataCenterIds: [first.dataCenterId] };
+    for (let rank = 1; rank < podCount; rank++) this.d.pods.create({ ...placed, name: `${input.name}-${rank}` }, undefined, { clusterId: cluster.id, rank });
+    this.d.store.save(cluster);
+    return cluster;
+  }
+
+  rename(id: string, name: string): Cluster {
+    const cluster = { ...this.get(id), name };
+    if (name.trim() === "") throw invalidBody(["$.name: expected a non-empty name"]);
+    this.d.store.save(cluster);
+    return cluster;
+  }
+
+  /** Deletes the cluster and terminates its pods. */
+  delete(id: string): void {
+    for (const p of this.members(id)) this.d.pods.delete(p.id, true);
+    if (!this.d.store.delete(id)) throw new EmulatorError("NOT_FOUND", `cluster "${id}" not found`);
+  }
+
+  deleteAll(): void {
+    this.d.store.deleteAll();
+  }
+}

@@ -1,0 +1,95 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { cpuFromV1, type CpuSelection } from "./endpoint-fields.js";
+import type { ManagedEndpoint } from "./endpoints.js";
+import type { Core } from "../../http/core.js";
+import type { AppEnv } from "../../http/env.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../http/resource.js";
+import { serverlessV2Routes } from "./v2-routes.js";
+import { CreateEndpointV2Schema, EndpointV2Schema, UpdateEndpointV2Schema } from "./v2-schemas.js";
+import { endpointChangeFromV2, newEndpointFromV2, toEndpointV2 } from "./v2-view.js";
+import { flagQuery } from "../templates/schemas.js";
+import { CreateEndpointSchema, EndpointSchema, TAG, UpdateEndpointSchema } from "./schemas.js";
+import { toEndpointView, type EndpointIncludes } from "./v1-view.js";
+
+const IncludesQuery = z.object({
+  includeTemplate: flagQuery("includeTemplate", "Include the endpoint's template"),
+  includeWorkers: flagQuery("includeWorkers", "Include the endpoint's simulated workers"),
+});
+
+const includes = (q: { includeTemplate?: "true" | "false" | undefined; includeWorkers?: "true" | "false" | undefined } | undefined): EndpointIncludes => ({
+  includeTemplate: q?.includeTemplate === "true",
+  includeWorkers: q?.includeWorkers === "true",
+});
+
+/** A v1 body in the model's terms: flashboot a mode, the CPU flavors and vCPU count as CPU selections. */
+function fromV1<B extends { flashboot?: boolean | undefined; cpuFlavorIds?: string[] | undefined; vcpuCount?: number | undefined }>(body: B, currentCpu: CpuSelection[] | undefined) {
+  const { flashboot, cpuFlavorIds, vcpuCount, ...rest } = body;
+  return {
+    ...rest,
+    ...(flashboot === undefined ? {} : { flashboot: flashboot ? ("FLASHBOOT" as const) : ("OFF" as const) }),
+    ...(cpuFlavorIds === undefined && vcpuCount === undefined ? {} : { cpu: cpuFromV1(cpuFlavorIds, vcpuCount, currentCpu) }),
+  };
+}
+
+/**
+ * Serverless endpoints: `/v2/serverless[/{id}]` and `/v1/endpoints[/{endpointId}[/update]]`. On v2
+ * an endpoint carries its container settings itself: they live in a template of its own.
+ */
+export const endpointsResource: ResourceRoutes<ManagedEndpoint> = {
+  tag: TAG,
+  noun: "endpoint",
+  list: (core) => core.endpointManager.list(),
+  get: (core, id) => core.endpointManager.get(id),
+  delete: (core, id) => core.endpointManager.delete(id),
+  docs: {
+    create: {
+      description:
+        "The endpoint serves the queue operations under /v2/{id} at once, running its template's handler (or the config's defaultHandler); its minimum workers start cold. The template must be a serverless one.",
+    },
+    update: {
+      description:
+        "Only the fields given change. workersMin, workersMax and idleTimeout take effect on the simulated workers at once (idle workers over a lower maximum stop; a higher minimum starts workers); a new templateId switches the handler.",
+    },
+    delete: { description: "Its running handlers are stopped and its jobs forgotten; its queue operations answer 404 from then on." },
+  },
+  views: [
+    {
+      version: V2,
+      path: "serverless",
+      names: { one: "Endpoint", many: "Endpoints" },
+      listKey: "endpoints",
+      schema: EndpointV2Schema,
+      show: (core, e, c) => toEndpointV2(core, e, c),
+      create: withBody(CreateEndpointV2Schema, (core, body) => {
+        const { input, container } = newEndpointFromV2(body);
+        return core.endpointManager.create(input, container);
+      }),
+      update: withBody(UpdateEndpointV2Schema, (core, body, _c, id) => {
+        const { change, container } = endpointChangeFromV2(body, core.endpointManager.get(id));
+        return core.endpointManager.update(id, change, container);
+      }),
+      docs: {
+        create: { description: "The endpoint serves the queue under /v2/{id} at once, on simulated workers (its minimum start cold, 1 s). Its container settings (image, env, ...) go to a template of its own, copied from templateId if given; its handler is that template's, else the config's defaultHandler." },
+        update: { description: "Only the fields given change. workers, scaling and timeout reach the simulated workers at once; a change of the container settings (image, env, ...) is a new release (see /releases)." },
+        delete: { description: "Its workers stop, its jobs are forgotten (held requests on them answer 404) and its own template goes with it." },
+      },
+    },
+    {
+      version: V1,
+      path: "endpoints",
+      idParam: "endpointId",
+      names: { one: "Endpoint", many: "Endpoints" },
+      schema: EndpointSchema,
+      query: { list: IncludesQuery, get: IncludesQuery },
+      show: (core, e, c) => toEndpointView(core, e, includes((c.req.valid as (t: "query") => z.infer<typeof IncludesQuery> | undefined)("query"))),
+      create: withBody(CreateEndpointSchema, (core, body) => core.endpointManager.create(fromV1(body, undefined))),
+      update: withBody(UpdateEndpointSchema, (core, body, _c, id) => core.endpointManager.update(id, fromV1(body, core.endpointManager.get(id).fields.cpu))),
+    },
+  ],
+};
+
+export function endpointRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  serveResource(core, router, endpointsResource);
+  serverlessV2Routes(core, router);
+}

@@ -1,0 +1,177 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { endpointWorkers } from "./endpoint-workers.js";
+import { EMULATOR_USER_ID } from "./endpoint-fields.js";
+import { EmulatorError } from "../../domain/errors.js";
+import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../billing/pricing.js";
+import type { Core } from "../../http/core.js";
+import type { AppEnv } from "../../http/env.js";
+import { idParams } from "../../http/resource.js";
+import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
+import { workerLog } from "../../domain/logbook.js";
+import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../../http/log-stream.js";
+import { iso } from "../shared/container-v2.js";
+
+const TAG = "Serverless";
+const errors = { ...ERROR_RESPONSES, 404: problem("No endpoint with this id") };
+const params = idParams("id", "jpnw0v75y3qoql");
+
+const WorkerSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(["RUNNING", "IDLE", "INITIALIZING", "THROTTLED", "UNHEALTHY"]),
+    isStale: z.boolean(),
+    version: z.int().nullable(),
+    gpuCount: z.int(),
+    image: z.string().nullable(),
+    uptimeSeconds: z.int().nullable(),
+    gpuTypeId: z.string().nullable(),
+    dataCenterId: z.string().nullable(),
+    startedAt: z.string().nullable(),
+  })
+  .openapi("Worker");
+
+const counts = { running: z.int(), idle: z.int(), initializing: z.int(), throttled: z.int(), unhealthy: z.int(), total: z.int() };
+const WorkersResponse = z.object({ workers: z.array(WorkerSchema), summary: z.object(counts), endpointVersion: z.int().nullable() }).openapi("ListEndpointWorkersResponse");
+
+const ReleasesResponse = z
+  .object({
+    endpointVersion: z.int().nullable(),
+    rollout: z.object({ inProgress: z.boolean(), workersOnLatest: z.int(), workersTotal: z.int(), percentOnLatest: z.int() }),
+    releases: z.array(
+      z.object({
+        id: z.string(),
+        version: z.int().nullable(),
+        source: z.enum(["GIT_BUILD", "MANUAL"]),
+        buildId: z.string().nullable(),
+        createdByUserId: z.string().nullable(),
+        workerCount: z.int(),
+        createdAt: z.string(),
+        diff: z.array(z.object({ field: z.string(), old: z.unknown(), new: z.unknown() })),
+      }),
+    ),
+  })
+  .openapi("ListEndpointReleasesResponse");
+
+export const listWorkersRoute = createRoute({
+  method: "get",
+  path: "/v2/serverless/{id}/workers",
+  operationId: "listEndpointWorkers",
+  tags: [TAG],
+  summary: "List an endpoint's workers",
+  description:
+    "Its simulated workers (INITIALIZING during the cold start, IDLE, RUNNING a job) and, for an endpoint served by worker processes, the processes seen in the last minute (RUNNING while they hold a job). Every worker runs the current version: a release reaches all workers at once.",
+  request: { params },
+  responses: { 200: json(WorkersResponse, "The workers and their counts by status"), ...errors },
+});
+
+export const listReleasesRoute = createRoute({
+  method: "get",
+  path: "/v2/serverless/{id}/releases",
+  operationId: "listEndpointReleases",
+  tags: [TAG],
+  summary: "List an endpoint's releases",
+  description: "A release at creation and with every change of what the workers run (template, image, env, handler), newest first, each with the fields it changed.",
+  request: { params },
+  responses: { 200: json(ReleasesResponse, "The release history and the rollout"), ...errors },
+});
+
+const listBuildsRoute = createRoute({
+  method: "get",
+  path: "/v2/serverless/{id}/builds",
+  operationId: "listEndpointBuilds",
+  tags: [TAG],
+  summary: "List an endpoint's GitHub builds (always none here)",
+  description: "Not in the service's published description, but its MCP server calls it. minipod builds no images, so the list is empty.",
+  request: { params },
+  responses: { 200: json(z.object({ builds: z.array(z.unknown()) }), "No builds"), ...errors },
+});
+
+const getBuildRoute = createRoute({
+  method: "get",
+  path: "/v2/serverless/{id}/builds/{buildId}",
+  operationId: "getEndpointBuild",
+  tags: [TAG],
+  summary: "Get a GitHub build (there are none here)",
+  description: "Not in the service's published description, but its MCP server calls it. minipod builds no images: every build id answers 404.",
+  request: { params: z.object({ id: params.shape.id, buildId: z.string().min(1).openapi({ param: { name: "buildId", in: "path" } }) }) },
+  responses: { 200: json(z.object({}), "Never: there are no builds"), ...errors },
+});
+
+const workerLogsRoute = createRoute({
+  method: "get",
+  path: "/v2/serverless/{id}/workers/{workerId}/logs",
+  operationId: "getWorkerLogs",
+  tags: [TAG],
+  summary: "Stream a worker's log",
+  description: `${LOG_STREAM_DESCRIPTION} A simulated worker's log is its lifecycle (system: created, ready, stopped, crashed) and its jobs (container: started, completed in N ms, failed, stopped) with every line its handler wrote with \`ctx.log\`. A worker process's own output stays with the process: its log here has no lines. A scaled-down worker's log stays readable for a while, and its stream ends at once.`,
+  request: { params: z.object({ id: params.shape.id, workerId: z.string().min(1).openapi({ param: { name: "workerId", in: "path" } }) }), query: LogQuery },
+  responses: { 200: logStreamResponse("The worker's log"), ...errors },
+});
+
+/** The serverless routes beyond the five of the resource: workers, their logs, releases, builds. */
+export function serverlessV2Routes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  const { endpointManager, clock } = core;
+
+  router.openapi(listWorkersRoute, (c) => {
+    const e = endpointManager.get(c.req.valid("param").id);
+    const now = clock.now();
+    const image = endpointManager.template(e)?.imageName ?? null;
+    const gpu = e.fields.computeType === "GPU";
+    const workers = endpointWorkers(e.spec, endpointManager.workers(e.spec.id), core.externalWorkers).map((w) => ({
+      id: w.id,
+      status: w.status,
+      isStale: false,
+      version: e.fields.version,
+      gpuCount: gpu ? e.fields.gpuCount : 0,
+      image,
+      uptimeSeconds: w.startedAt === undefined ? null : Math.floor((now - w.startedAt) / 1000),
+      gpuTypeId: w.external || !gpu ? null : (e.fields.gpuTypeIds[0] ?? DEFAULT_GPU_TYPE_ID),
+      dataCenterId: w.external ? null : (e.fields.dataCenterIds[0] ?? DEFAULT_DATA_CENTER_ID),
+      startedAt: w.startedAt === undefined ? null : iso(w.startedAt),
+    }));
+    const summary = { running: 0, idle: 0, initializing: 0, throttled: 0, unhealthy: 0, total: workers.length };
+    for (const w of workers) summary[w.status.toLowerCase() as "running"]++;
+    return c.json({ workers, summary, endpointVersion: e.fields.version }, 200);
+  });
+
+  router.openapi(workerLogsRoute, (c) => {
+    const { id, workerId } = c.req.valid("param");
+    const e = endpointManager.get(id);
+    const key = workerLog(workerId);
+    const { logs } = core;
+    const current = endpointWorkers(e.spec, endpointManager.workers(id), core.externalWorkers).some((w) => w.id === workerId);
+    if (!current && logs.lines(key).length === 0) {
+      throw new EmulatorError("NOT_FOUND", `worker "${workerId}" not found on endpoint "${id}"; GET /v2/serverless/${id}/workers lists its workers`);
+    }
+    return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: !current && logs.hasEnded(key), subscribe: (fn) => logs.subscribe(key, fn) }, c.req.valid("query"));
+  });
+
+  router.openapi(listReleasesRoute, (c) => {
+    const id = c.req.valid("param").id;
+    const e = endpointManager.get(id);
+    const total = endpointWorkers(e.spec, endpointManager.workers(id), core.externalWorkers).length;
+    const releases = endpointManager.releases(id).map((r) => ({
+      id: r.id,
+      version: r.version,
+      source: "MANUAL" as const,
+      buildId: null,
+      createdByUserId: EMULATOR_USER_ID,
+      workerCount: r.version === e.fields.version ? total : 0,
+      createdAt: iso(r.createdAt),
+      diff: r.diff,
+    }));
+    const rollout = { inProgress: false, workersOnLatest: total, workersTotal: total, percentOnLatest: total > 0 ? 100 : 0 };
+    return c.json({ endpointVersion: e.fields.version, rollout, releases }, 200);
+  });
+
+  router.openapi(listBuildsRoute, (c) => {
+    endpointManager.get(c.req.valid("param").id);
+    return c.json({ builds: [] }, 200);
+  });
+
+  router.openapi(getBuildRoute, (c) => {
+    const { id, buildId } = c.req.valid("param");
+    endpointManager.get(id);
+    throw new EmulatorError("NOT_FOUND", `build "${buildId}" not found: minipod builds no images, so endpoints have no GitHub builds`);
+  });
+}

@@ -1,0 +1,166 @@
+import type { Context } from "hono";
+import type { ContainerChange } from "./endpoint-container.js";
+import type { EndpointFields } from "./endpoint-fields.js";
+import type { EndpointChange, ManagedEndpoint, NewEndpoint } from "./endpoints.js";
+import { cpuMemoryGb, vcpuProblem } from "../catalog/cpu-catalog.js";
+import { gpuSelection, typesOf } from "../catalog/gpu-catalog.js";
+import { invalidBody } from "../shared/invalid.js";
+import { DEFAULT_GPU_TYPE_ID } from "../billing/pricing.js";
+import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../domain/limits.js";
+import { DATA_CENTER_IDS } from "../catalog/catalog.js";
+import type { Core } from "../../http/core.js";
+import { argsOf, containerFromV2, iso } from "../shared/container-v2.js";
+import type { CreateEndpointV2, EndpointV2, UpdateEndpointV2 } from "./v2-schemas.js";
+
+/** v2's default idle timeout of a new endpoint, seconds (CreateEndpointRequest: workers.idleTimeout default 10). */
+const V2_IDLE_TIMEOUT_DEFAULT_S = 10;
+
+/** The queue URLs of an endpoint on this host (`{job_id}` stands for a job's id, as the service writes them). */
+function requestUrls(origin: string, id: string): EndpointV2["requestUrls"] {
+  const base = `${origin}/v2/${id}`;
+  return {
+    run: `${base}/run`,
+    runSync: `${base}/runsync`,
+    status: `${base}/status/{job_id}`,
+    stream: `${base}/stream/{job_id}`,
+    cancel: `${base}/cancel/{job_id}`,
+    retry: `${base}/retry/{job_id}`,
+    purgeQueue: `${base}/purge-queue`,
+    health: `${base}/health`,
+  };
+}
+
+/** An endpoint as v2 shows it: its template's container settings, its GPU pools or CPU configurations, its scaling. */
+export function toEndpointV2(core: Core, e: ManagedEndpoint, c: Context): EndpointV2 {
+  const { spec, fields: f } = e;
+  const template = core.endpointManager.template(e);
+  const requestCount = f.scalerType === "REQUEST_COUNT";
+  const view: EndpointV2 = {
+    id: spec.id,
+    name: spec.name,
+    type: "QUEUE",
+    requestUrls: requestUrls(new URL(c.req.url).origin, spec.id),
+    gpu: null,
+    workers: { min: spec.workersMin, max: spec.workersMax, ...(requestCount ? {} : { idleTimeout: spec.idleTimeout }) },
+    scaling: requestCount ? { type: "REQUEST_COUNT", requestCount: Math.max(1, Math.round(f.scalerValue)) } : { type: "QUEUE_DELAY", queueDelay: f.scalerValue },
+    dataCenterIds: f.dataCenterIds,
+    networkVolumes: f.networkVolumeIds ?? (f.networkVolumeId === undefined ? [] : [f.networkVolumeId]),
+    timeout: spec.executionTimeoutMs ?? EXECUTION_TIMEOUT_DEFAULT_MS,
+    flashboot: f.flashboot ?? "OFF",
+    createdAt: iso(spec.createdAt),
+  };
+  if (template) {
+    Object.assign(view, {
+      image: template.imageName,
+      args: argsOf(template.dockerStartCmd),
+      disk: template.containerDiskInGb,
+      ports: template.ports,
+      env: { ...template.env, ...f.env },
+      registry: template.containerRegistryAuthId ?? null,
+    });
+  } else if (Object.keys(f.env).length) {
+    view.env = f.env;
+  }
+  if (f.computeType === "CPU") {
+    view.cpu = (f.cpu ?? []).map((s) => ({ id: s.id, vcpuCount: s.vcpuCount, memory: cpuMemoryGb(s.id, s.vcpuCount) }));
+  } else {
+    const { pools, excludedTypes } = gpuSelection(f.gpuTypeIds.length ? f.gpuTypeIds : [DEFAULT_GPU_TYPE_ID]);
+    view.gpu = { pools, ...(excludedTypes.length ? { excludedTypes } : {}), count: f.gpuCount, allowedCudaVersions: f.allowedCudaVersions ?? [], minCudaVersion: f.minCudaVersion ?? null };
+  }
+  return view;
+}
+
+type Body = CreateEndpointV2 | UpdateEndpointV2;
+
+/** The v2 body's container settings, in the model's names. */
+export const containerOf = (b: Body): ContainerChange => ({ ...containerFromV2(b), fromTemplate: b.templateId });
+
+/** A GPU selection (pools minus excluded types) as the GPU types workers may get, in order. */
+function gpuTypes(pools: readonly string[], excluded: readonly string[] = []): string[] {
+  const errors: string[] = [];
+  const members = pools.flatMap((p, i) => {
+    const types = typesOf(p);
+    if (!types) errors.push(`$.gpu.pools[${i}]: unknown GPU pool "${p}"; the pools are the pool field of GET /v2/catalog/gpus`);
+    return types ?? [];
+  });
+  const out = new Set(excluded.map((t) => t.trim()));
+  out.forEach((t) => {
+    if (!members.includes(t)) errors.push(`$.gpu.excludedTypes: "${t}" is not a GPU type of the selected pools`);
+  });
+  const types = members.filter((t) => !out.has(t));
+  if (errors.length === 0 && types.length === 0) errors.push("$.gpu.excludedTypes: the exclusions leave no GPU type in the selected pools; keep at least one");
+  if (errors.length) throw invalidBody(errors);
+  return types;
+}
+
+/** Rules of the v2 body that v1 does not have: a CPU selection that fits its flavors, CUDA set or floor, idle timeout and scaler. */
+function check(b: Body, computeType: "GPU" | "CPU", scalerType: EndpointFields["scalerType"], allowed: string[] | undefined, min: string | undefined): void {
+  const errors: string[] = [];
+  b.cpu?.forEach((s, i) => {
+    const problem = vcpuProblem(s.id, s.vcpuCount);
+    if (problem) errors.push(`$.cpu[${i}]: ${problem}`);
+  });
+  if (computeType === "GPU" && allowed?.length && min) errors.push("$.gpu: allowedCudaVersions (non-empty) and minCudaVersion exclude each other; send one of them ([] clears the set, \"\" the floor)");
+  if (scalerType === "REQUEST_COUNT" && b.workers?.idleTimeout !== undefined) errors.push("$.workers.idleTimeout: queue endpoints scaling on REQUEST_COUNT have no idle timeout; leave it out");
+  if (errors.length) throw invalidBody(errors);
+}
+
+/** A v2 create body as a new endpoint and its container settings. */
+export function newEndpointFromV2(b: CreateEndpointV2): { input: NewEndpoint; container: ContainerChange } {
+  if (b.type === "LOAD_BALANCER") throw invalidBody(["$.type: minipod serves queue-based endpoints only; LOAD_BALANCER endpoints route to worker HTTP servers it does not run"]);
+  if ((b.gpu === undefined) === (b.cpu === undefined)) throw invalidBody(["$: expected exactly one of gpu and cpu"]);
+  const computeType = b.gpu ? "GPU" : "CPU";
+  check(b, computeType, b.scaling.type, b.gpu?.allowedCudaVersions, b.gpu?.minCudaVersion);
+  const input: NewEndpoint = {
+    name: b.name,
+    computeType,
+    workersMin: b.workers?.min,
+    workersMax: b.workers?.max,
+    idleTimeout: b.workers?.idleTimeout ?? V2_IDLE_TIMEOUT_DEFAULT_S,
+    executionTimeoutMs: b.timeout,
+    scalerType: b.scaling.type,
+    scalerValue: b.scaling.type === "QUEUE_DELAY" ? b.scaling.queueDelay : b.scaling.requestCount,
+    dataCenterIds: b.dataCenterIds?.length ? b.dataCenterIds : undefined,
+    networkVolumeIds: b.networkVolumes,
+    flashboot: b.flashboot ?? "OFF",
+    cpu: b.cpu,
+  };
+  if (b.gpu) {
+    Object.assign(input, {
+      gpuTypeIds: gpuTypes(b.gpu.pools, b.gpu.excludedTypes),
+      gpuCount: b.gpu.count,
+      allowedCudaVersions: b.gpu.allowedCudaVersions,
+      minCudaVersion: b.gpu.minCudaVersion,
+    });
+  }
+  return { input, container: containerOf(b) };
+}
+
+/** A v2 update body as a change of the endpoint `e` and of its container settings. */
+export function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): { change: EndpointChange; container: ContainerChange } {
+  const f = e.fields;
+  if (b.gpu && b.cpu) throw invalidBody(["$: expected at most one of gpu and cpu"]);
+  if (b.gpu && f.computeType === "CPU") throw invalidBody(["$.gpu: this is a CPU endpoint; its compute family cannot change (send cpu)"]);
+  if (b.cpu && f.computeType === "GPU") throw invalidBody(["$.cpu: this is a GPU endpoint; its compute family cannot change (send gpu)"]);
+  const allowed = b.gpu?.allowedCudaVersions ?? f.allowedCudaVersions;
+  const min = b.gpu?.minCudaVersion === undefined ? f.minCudaVersion : b.gpu.minCudaVersion || undefined;
+  check(b, f.computeType, b.scaling?.type ?? f.scalerType, allowed, min);
+  const change: EndpointChange = {
+    name: b.name,
+    workersMin: b.workers?.min,
+    workersMax: b.workers?.max,
+    idleTimeout: b.workers?.idleTimeout,
+    executionTimeoutMs: b.timeout,
+    dataCenterIds: b.dataCenterIds === undefined ? undefined : b.dataCenterIds.length ? b.dataCenterIds : [...DATA_CENTER_IDS],
+    flashboot: b.flashboot,
+    cpu: b.cpu,
+  };
+  if (b.scaling) Object.assign(change, { scalerType: b.scaling.type, scalerValue: b.scaling.type === "QUEUE_DELAY" ? b.scaling.queueDelay : b.scaling.requestCount });
+  if (b.networkVolumes) Object.assign(change, { networkVolumeIds: b.networkVolumes, networkVolumeId: null });
+  if (b.gpu) {
+    if (b.gpu.pools) change.gpuTypeIds = gpuTypes(b.gpu.pools, b.gpu.excludedTypes);
+    Object.assign(change, { gpuCount: b.gpu.count, allowedCudaVersions: b.gpu.allowedCudaVersions });
+    if (b.gpu.minCudaVersion !== undefined) change.minCudaVersion = b.gpu.minCudaVersion === "" ? null : b.gpu.minCudaVersion;
+  }
+  return { change, container: containerOf(b) };
+}

@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../catalog/catalog.js";
+import { POD_CPU_FLAVOR_IDS } from "./pod.js";
+import { stableId } from "../shared/stable-id.js";
+import { PricingConfigSchema } from "../billing/config.js";
+
+const RESOURCE_ID = /^[A-Za-z0-9_-]+$/;
+const resourceId = (what: string) =>
+  z.string().min(1).max(64).regex(RESOURCE_ID, "expected letters, digits, '_' or '-'").describe(`${what} id`);
+
+export const RegistryAuthConfigSchema = z.strictObject({
+  id: resourceId("Container registry auth").optional().describe("Default: derived from the name, the same at every start"),
+  name: z.string().min(1).describe("Unique among container registry auths"),
+  username: z.string().min(1),
+  password: z.string().min(1).describe("Stored; never returned, logged or exported"),
+});
+export type RegistryAuthConfig = z.infer<typeof RegistryAuthConfigSchema>;
+
+/** The id a configured registry auth gets: its own, or one derived from its name. */
+export const configRegistryAuthId = (a: Pick<RegistryAuthConfig, "id" | "name">): string => a.id ?? stableId(`registry-auth:${a.name}`);
+
+export const PodConfigSchema = z
+  .strictObject({
+    id: resourceId("Pod").optional().describe("Default: derived from the name, the same at every start"),
+    name: z.string().min(1).max(191),
+    imageName: z.string().min(1).optional().describe("Shown as the pod's image; nothing is pulled. Required unless templateId is set"),
+    templateId: z.string().min(1).optional().describe("A template of templates[]"),
+    desiredStatus: z.enum(["RUNNING", "EXITED"]).default("RUNNING").describe("Status the pod has when first created"),
+    computeType: z.enum(["GPU", "CPU"]).optional(),
+    cloudType: z.enum(["SECURE", "COMMUNITY"]).optional(),
+    gpuTypeIds: z.array(z.enum(GPU_TYPE_IDS)).min(1).optional().describe("GPU types in priority order; the pod gets the first"),
+    gpuCount: z.int().min(1).optional(),
+    cpuFlavorIds: z.array(z.enum(POD_CPU_FLAVOR_IDS)).min(1).optional(),
+    vcpuCount: z.int().min(1).optional(),
+    containerDiskInGb: z.int().min(1).optional(),
+    volumeInGb: z.int().min(0).optional(),
+    volumeMountPath: z.string().optional(),
+    networkVolumeId: z.string().min(1).optional().describe("A volume of networkVolumes[]"),
+    containerRegistryAuthId: z.string().min(1).optional().describe("An auth of containerRegistryAuths[]"),
+    dataCenterIds: z.array(z.enum(DATA_CENTER_IDS)).min(1).optional(),
+    allowedCudaVersions: z.array(z.enum(CUDA_VERSIONS)).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    ports: z.array(z.string()).optional(),
+    dockerEntrypoint: z.array(z.string()).optional(),
+    dockerStartCmd: z.array(z.string()).optional(),
+    interruptible: z.boolean().optional(),
+    locked: z.boolean().optional(),
+  })
+  .refine((p) => p.imageName !== undefined || p.templateId !== undefined, { message: "expected imageName or templateId", path: ["imageName"] });
+export type PodConfig = z.infer<typeof PodConfigSchema>;
+
+/** The id a configured pod gets: its own, or one derived from its name. */
+export const configPodId = (p: Pick<PodConfig, "id" | "name">): string => p.id ?? stableId(`pod:${p.name}`);
+
+/** The top-level config keys of pods, registry auths and billing prices. */
+export const PODS_CONFIG = {
+  containerRegistryAuths: z.array(RegistryAuthConfigSchema).default([]).describe("Container registry auths of /v1/containerregistryauth"),
+  pods: z.array(PodConfigSchema).default([]).describe("Pods of /v1/pods, created at start when missing from the database"),
+  pricing: PricingConfigSchema.default({}).describe("Prices of /v1/billing records (USD); defaults for anything not given"),
+};
+
+interface PodsConfig {
+  containerRegistryAuths: RegistryAuthConfig[];
+  pods: PodConfig[];
+  templates: Array<{ id: string }>;
+  networkVolumes: Array<{ id?: string | undefined; name: string; dataCenter: string }>;
+}
+
+/** Cross-checks: unique ids and names, references that lead somewhere. */
+export function checkPodsConfig(config: PodsConfig, volumeId: (v: PodsConfig["networkVolumes"][number]) => string, ctx: z.RefinementCtx): void {
+  const authIds = new Set<string>();
+  const authNames = new Set<string>();
+  config.containerRegistryAuths.forEach((a, i) => {
+    const id = configRegistryAuthId(a);
+    if (authNames.has(a.name)) ctx.addIssue({ code: "custom", message: `duplicate container registry auth name "${a.name}"; names are unique`, path: ["containerRegistryAuths", i, "name"] });
+    else if (authIds.has(id)) ctx.addIssue({ code: "custom", message: `duplicate container registry auth id "${id}"`, path: ["containerRegistryAuths", i, "id"] });
+    authIds.add(id);
+    authNames.add(a.name);
+  });
+  const templates = new Set(config.templates.map((t) => t.id));
+  const volumes = new Set(config.networkVolumes.map(volumeId));
+  const podIds = new Set<string>();
+  config.pods.forEach((p, i) => {
+    const id = configPodId(p);
+    if (podIds.has(id)) ctx.addIssue({ code: "custom", message: p.id ? `duplicate pod id "${id}"` : `pod "${p.name}" is declared twice; give each an id`, path: ["pods", i, p.id ? "id" : "name"] });
+    podIds.add(id);
+    const ref = (field: string, ok: boolean, message: string) => ok || ctx.addIssue({ code: "custom", message, path: ["pods", i, field] });
+    if (p.templateId !== undefined) ref("templateId", templates.has(p.templateId), `unknown template "${p.templateId}"; declare it in templates[]`);
+    if (p.networkVolumeId !== undefined) ref("networkVolumeId", volumes.has(p.networkVolumeId), `unknown network volume "${p.networkVolumeId}"; declare it (with this id) in networkVolumes[]`);
+    if (p.containerRegistryAuthId !== undefined) {
+      ref("containerRegistryAuthId", authIds.has(p.containerRegistryAuthId), `unknown container registry auth "${p.containerRegistryAuthId}"; declare it (with this id) in containerRegistryAuths[]`);
+    }
+  });
+}

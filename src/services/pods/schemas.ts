@@ -1,0 +1,150 @@
+import { z } from "@hono/zod-openapi";
+import { COMPUTE_TYPES, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../catalog/catalog.js";
+import { POD_CPU_FLAVOR_IDS, POD_DEFAULTS, POD_STATUSES } from "./pod.js";
+import { boolQuery, listQuery } from "../../http/query-params.js";
+import { int } from "../../http/schemas.js";
+
+export const TAG = "Pods";
+
+const PORT = /^\d{1,5}\/(http|tcp)$/;
+/** Ports as a list (`["8888/http"]`) or, like the v1 default, one comma-separated string. */
+const ports = () =>
+  z
+    .preprocess(
+      (v) => (typeof v === "string" ? v.split(",").map((s) => s.trim()).filter((s) => s !== "") : v),
+      z.array(z.string().regex(PORT, "expected a port such as 8888/http or 22/tcp")),
+    )
+    .optional()
+    .openapi({ description: 'Exposed ports, "[port]/[http|tcp]"', example: [...POD_DEFAULTS.ports] });
+
+const disk = (what: string, def: number, min = 0) => int().min(min).nullable().optional().openapi({ description: `${what}, GB (default ${def})` });
+const env = () => z.record(z.string(), z.string()).optional().openapi({ example: { ENV_VAR: "value" } });
+const strings = () => z.array(z.string()).optional();
+
+/** v1 PodCreateInput. The body is open: unknown fields are ignored, as the v1 surface does. */
+export const PodCreateSchema = z
+  .object({
+    name: z.string().max(191).optional().openapi({ description: `Default "${POD_DEFAULTS.name}"`, example: "my pod" }),
+    imageName: z.string().min(1).optional().openapi({ description: "Shown as the pod's image; nothing is pulled. Required unless templateId is set", example: "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04" }),
+    templateId: z.string().min(1).optional(),
+    computeType: z.enum(COMPUTE_TYPES).optional().openapi({ description: "Default GPU" }),
+    cloudType: z.enum(["SECURE", "COMMUNITY"]).optional().openapi({ description: "Default SECURE" }),
+    gpuTypeIds: z.array(z.enum(GPU_TYPE_IDS)).min(1).optional().openapi({ description: "GPU types in priority order: the pod gets the first (every type is available here)" }),
+    gpuTypePriority: z.enum(["availability", "custom"]).optional(),
+    gpuCount: int().min(1).optional().openapi({ description: "Default 1" }),
+    cpuFlavorIds: z.array(z.enum(POD_CPU_FLAVOR_IDS)).min(1).optional(),
+    cpuFlavorPriority: z.enum(["availability", "custom"]).optional(),
+    vcpuCount: int().min(1).optional().openapi({ description: `CPU pods: vCPUs (default ${POD_DEFAULTS.cpuVcpuCount})` }),
+    minRAMPerGPU: int().min(1).optional(),
+    minVCPUPerGPU: int().min(1).optional(),
+    containerDiskInGb: disk("Container disk", POD_DEFAULTS.containerDiskInGb, 1),
+    volumeInGb: disk("Pod volume", POD_DEFAULTS.volumeInGb),
+    volumeMountPath: z.string().optional(),
+    networkVolumeId: z.string().min(1).optional().openapi({ description: "The pod is placed in the volume's data center" }),
+    containerRegistryAuthId: z.string().min(1).optional(),
+    dataCenterIds: z.array(z.enum(DATA_CENTER_IDS)).min(1).optional(),
+    dataCenterPriority: z.enum(["availability", "custom"]).optional(),
+    countryCodes: strings(),
+    allowedCudaVersions: z.array(z.enum(CUDA_VERSIONS)).optional(),
+    env: env(),
+    ports: ports(),
+    dockerEntrypoint: strings(),
+    dockerStartCmd: strings(),
+    interruptible: z.boolean().optional(),
+    locked: z.boolean().optional(),
+    globalNetworking: z.boolean().optional(),
+    supportPublicIp: z.boolean().optional(),
+    minDiskBandwidthMBps: z.number().min(0).optional(),
+    minDownloadMbps: z.number().min(0).optional(),
+    minUploadMbps: z.number().min(0).optional(),
+  })
+  .openapi("PodCreateInput");
+
+/** v1 PodUpdateInput: changes beyond `name` and `locked` reset a running pod. */
+export const PodUpdateSchema = z
+  .object({
+    name: z.string().max(191).optional(),
+    imageName: z.string().min(1).optional(),
+    containerDiskInGb: disk("Container disk", POD_DEFAULTS.containerDiskInGb, 1),
+    volumeInGb: disk("Pod volume", POD_DEFAULTS.volumeInGb),
+    volumeMountPath: z.string().optional(),
+    containerRegistryAuthId: z.string().min(1).optional(),
+    env: env(),
+    ports: ports(),
+    dockerEntrypoint: strings(),
+    dockerStartCmd: strings(),
+    locked: z.boolean().optional(),
+    globalNetworking: z.boolean().optional(),
+  })
+  .openapi("PodUpdateInput", { description: "Only the fields given change; a change beyond name and locked resets a running pod (lastStartedAt moves)" });
+
+const GpuSchema = z.object({ id: z.string(), count: z.int(), displayName: z.string(), securePrice: z.number(), communityPrice: z.number() });
+
+/** v1 Pod. `machine`, `networkVolume`, `savingsPlans` and `template` appear when asked for. */
+export const PodSchema = z
+  .object({
+    id: z.string().openapi({ example: "xedezhzb9la3ye" }),
+    name: z.string(),
+    image: z.string(),
+    desiredStatus: z.enum(POD_STATUSES),
+    lastStartedAt: z.string().optional().openapi({ description: "Virtual time, ISO 8601", example: "2024-07-12T19:14:40.144Z" }),
+    lastStatusChange: z.string().openapi({ example: "Rented by User: Fri Jul 12 2024 19:14:40 GMT+0000 (Coordinated Universal Time)" }),
+    costPerHr: z.number().openapi({ description: "USD per hour while running, at the configured prices" }),
+    adjustedCostPerHr: z.number(),
+    consumerUserId: z.string(),
+    containerDiskInGb: z.int(),
+    containerRegistryAuthId: z.string().optional(),
+    cpuFlavorId: z.string().optional(),
+    dockerEntrypoint: z.array(z.string()),
+    dockerStartCmd: z.array(z.string()),
+    endpointId: z.string().optional().openapi({ description: "Serverless workers (includeWorkers) only" }),
+    aiApiId: z.string().optional(),
+    slsVersion: z.int().optional(),
+    env: z.record(z.string(), z.string()),
+    gpu: GpuSchema.optional(),
+    interruptible: z.boolean(),
+    locked: z.boolean(),
+    machineId: z.string(),
+    machine: z.record(z.string(), z.unknown()).optional(),
+    memoryInGb: z.number(),
+    networkVolumeId: z.string().optional(),
+    networkVolume: z.object({ id: z.string(), name: z.string(), size: z.int(), dataCenterId: z.string() }).optional(),
+    portMappings: z.record(z.string(), z.int()).nullable(),
+    ports: z.array(z.string()),
+    publicIp: z.string().nullable().openapi({ description: "Always null: no container runs" }),
+    savingsPlans: z.array(z.unknown()).optional(),
+    templateId: z.string().optional(),
+    template: z.record(z.string(), z.unknown()).optional(),
+    vcpuCount: z.number(),
+    volumeEncrypted: z.boolean(),
+    volumeInGb: z.int(),
+    volumeMountPath: z.string(),
+  })
+  .openapi("Pod");
+
+const includes = {
+  includeMachine: boolQuery().openapi({ description: "Add `machine`" }),
+  includeNetworkVolume: boolQuery().openapi({ description: "Add `networkVolume`" }),
+  includeSavingsPlans: boolQuery().openapi({ description: "Add `savingsPlans` (always empty here)" }),
+  includeTemplate: boolQuery().openapi({ description: "Add `template`" }),
+  includeWorkers: boolQuery().openapi({ description: "Also serverless workers, as pods of their endpoint" }),
+};
+
+export const PodIncludeQuery = z.object(includes);
+
+export const PodListQuery = z.object({
+  ...includes,
+  computeType: z.enum(COMPUTE_TYPES).optional(),
+  cpuFlavorId: listQuery(z.string().min(1)),
+  dataCenterId: listQuery(z.string().min(1)),
+  desiredStatus: z.enum(POD_STATUSES).optional(),
+  endpointId: z.string().max(191).optional().openapi({ description: "Workers of this endpoint (with includeWorkers)" }),
+  gpuTypeId: listQuery(z.string().min(1)),
+  id: z.string().optional(),
+  imageName: z.string().optional(),
+  name: z.string().max(191).optional(),
+  networkVolumeId: z.string().optional(),
+  templateId: z.string().optional(),
+});
+
+export type PodIncludes = z.infer<typeof PodIncludeQuery>;

@@ -1,0 +1,128 @@
+import { memberIp, memberRole } from "../clusters/clusters.js";
+import { vcpuProblem } from "../catalog/cpu-catalog.js";
+import { gpuType } from "../catalog/gpu-catalog.js";
+import { invalidBody } from "../shared/invalid.js";
+import { podActions, type Pod, type PodCreate, type PodUpdate } from "./pod.js";
+import type { Core } from "../../http/core.js";
+import { argsOf, containerFromV2, iso, persistentMount } from "../shared/container-v2.js";
+import type { CreatePodV2, PodV2, UpdatePodV2 } from "./v2-schemas.js";
+
+/** A pod's storage as v2 mounts: its network volume, else its persistent volume. */
+function mounts(p: Pod): PodV2["mounts"] {
+  if (p.networkVolumeId !== undefined) return { network: [{ volumeId: p.networkVolumeId, path: p.volumeMountPath }] };
+  return persistentMount(p.volumeInGb, p.volumeMountPath);
+}
+
+/** A port as the runtime shows it: nothing is published, so no public port or IP. */
+const runtimePort = (spec: string) => {
+  const [port = "0", type = "tcp"] = spec.split("/");
+  return { private: Number.parseInt(port, 10) || 0, public: null, type, ip: null };
+};
+
+/** A pod as v2 shows it. Nothing runs in it: utilisation is 0 and there is no SSH endpoint. */
+export function toPodV2(core: Core, p: Pod): PodV2 {
+  const running = p.desiredStatus === "RUNNING";
+  const view: PodV2 = {
+    id: p.id,
+    name: p.name,
+    status: p.desiredStatus,
+    actions: podActions(p),
+    image: p.imageName,
+    args: argsOf(p.dockerStartCmd),
+    disk: p.containerDiskInGb,
+    mounts: mounts(p),
+    ports: p.ports,
+    env: p.env,
+    registry: p.containerRegistryAuthId ?? null,
+    cloud: p.cloudType,
+    dataCenterId: p.dataCenterId,
+    cudaVersion: p.cudaVersion ?? null,
+    ssh: { proxy: null, direct: null },
+    template: p.templateId ?? null,
+    cost: running ? core.pods.costPerHr(p) : 0,
+    locked: p.locked,
+    globalNetworking: { enabled: p.globalNetworking },
+    runtime: running
+      ? {
+          uptime: Math.max(0, Math.floor((core.clock.now() - (p.lastStartedAt ?? p.createdAt)) / 1000)),
+          gpus: Array.from({ length: p.gpuTypeId ? p.gpuCount : 0 }, () => ({ util: 0, memoryUtil: 0 })),
+          cpu: { util: 0 },
+          memory: { util: 0 },
+          ports: p.ports.map(runtimePort),
+        }
+      : null,
+    createdAt: iso(p.createdAt),
+    startedAt: p.lastStartedAt === undefined ? null : iso(p.lastStartedAt),
+  };
+  if (p.gpuTypeId) view.gpu = { id: p.gpuTypeId, count: p.gpuCount };
+  else view.cpu = { id: p.cpuFlavorId ?? "", vcpuCount: p.vcpuCount, memory: p.memoryInGb };
+  if (p.clusterId !== undefined) {
+    const rank = p.clusterRank ?? 0;
+    const type = core.clusters.find(p.clusterId)?.type;
+    const role = type && memberRole(type, rank);
+    view.cluster = { id: p.clusterId, rank, ...(role ? { role } : {}), ip: memberIp(rank) };
+  }
+  return view;
+}
+
+/** A v2 create body as the model's create: one of gpu and cpu, the mount as a volume or a network volume. */
+export function podCreateFromV2(b: CreatePodV2): PodCreate {
+  const errors: string[] = [];
+  if ((b.gpu === undefined) === (b.cpu === undefined)) errors.push("$: expected exactly one of gpu and cpu");
+  if (b.gpu && !gpuType(b.gpu.id)) errors.push(`$.gpu.id: unknown GPU type "${b.gpu.id}"; the ids are listed by GET /v2/catalog/gpus`);
+  const cpuProblem = b.cpu && vcpuProblem(b.cpu.id, b.cpu.vcpuCount);
+  if (cpuProblem) errors.push(`$.cpu: ${cpuProblem}`);
+  const persistent = b.mounts?.persistent;
+  const network = b.mounts?.network?.[0];
+  if (persistent && network) errors.push("$.mounts: persistent and network exclude each other; attach one");
+  if (persistent && b.cpu) errors.push("$.mounts.persistent: CPU pods have no persistent volume; attach a network volume instead");
+  if (errors.length) throw invalidBody(errors);
+  const fresh = b.templateId === undefined;
+  return {
+    ...containerFromV2(b),
+    name: b.name,
+    ports: b.ports ?? (fresh ? [] : undefined),
+    containerRegistryAuthId: b.registry ?? undefined,
+    cloudType: b.cloud,
+    computeType: b.gpu ? "GPU" : "CPU",
+    gpuTypeIds: b.gpu ? [b.gpu.id] : undefined,
+    gpuCount: b.gpu?.count,
+    allowedCudaVersions: b.gpu?.allowedCudaVersions,
+    minCudaVersion: b.gpu?.minCudaVersion,
+    cpuFlavorIds: b.cpu ? [b.cpu.id] : undefined,
+    vcpuCount: b.cpu?.vcpuCount,
+    volumeInGb: persistent?.size ?? (fresh || network ? 0 : undefined),
+    volumeMountPath: persistent?.path ?? network?.path,
+    networkVolumeId: network?.volumeId,
+    dataCenterIds: b.dataCenterIds?.length ? b.dataCenterIds : undefined,
+    globalNetworking: b.globalNetworking,
+    startSsh: b.startSsh,
+    startJupyter: b.startJupyter,
+    fromTemplate: b.templateId,
+  };
+}
+
+/** A v2 update body as the model's update of pod `p`; a mount keeps its kind and its volume. */
+export function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
+  const errors: string[] = [];
+  const persistent = b.mounts?.persistent;
+  const network = b.mounts?.network;
+  const kind = p.networkVolumeId !== undefined ? "network" : p.volumeInGb > 0 ? "persistent" : undefined;
+  if (network?.length === 0) errors.push("$.mounts.network: a network volume cannot be detached (clearing mounts is not supported)");
+  if ((persistent && kind !== "persistent") || (network?.length && kind !== "network")) {
+    errors.push(`$.mounts: the pod was created with ${kind ? `a ${kind} mount` : "no mount"}; the kind of mount is fixed at creation`);
+  }
+  if (network?.[0] && p.networkVolumeId !== undefined && network[0].volumeId !== p.networkVolumeId) {
+    errors.push(`$.mounts.network[0].volumeId: the pod's network volume is ${p.networkVolumeId}; it cannot change`);
+  }
+  if (errors.length) throw invalidBody(errors);
+  return {
+    ...containerFromV2(b),
+    name: b.name,
+    volumeInGb: persistent?.size,
+    volumeMountPath: persistent?.path ?? network?.[0]?.path,
+    locked: b.locked,
+    globalNetworking: b.globalNetworking,
+    fromTemplate: b.templateId,
+  };
+}

@@ -1,0 +1,109 @@
+import { z } from "@hono/zod-openapi";
+import { TEMPLATE_CATEGORIES, type Template } from "./templates.js";
+import { int } from "../../http/schemas.js";
+
+export const TAG = "Templates";
+
+/** v1 Template. `handler` is the emulator's extension: the handler its endpoints run. */
+export const TemplateSchema = z
+  .object({
+    id: z.string().openapi({ example: "30zmvf89kd" }),
+    name: z.string(),
+    imageName: z.string(),
+    isServerless: z.boolean(),
+    category: z.enum(TEMPLATE_CATEGORIES),
+    containerDiskInGb: z.int(),
+    volumeInGb: z.int(),
+    volumeMountPath: z.string(),
+    env: z.record(z.string(), z.string()),
+    ports: z.array(z.string()),
+    readme: z.string(),
+    isPublic: z.boolean(),
+    isRunpod: z.boolean(),
+    earned: z.number(),
+    runtimeInMin: z.int(),
+    dockerEntrypoint: z.array(z.string()),
+    dockerStartCmd: z.array(z.string()),
+    containerRegistryAuthId: z.string().optional(),
+    handler: z.string().optional().openapi({ description: "minipod: the handler endpoints made from this template run (unset: the config's defaultHandler)" }),
+  })
+  .openapi("Template");
+
+const fields = {
+  imageName: z.string().min(1).openapi({ example: "runpod/worker-v1-vllm:stable" }),
+  isServerless: z.boolean().openapi({ description: "Endpoints can only be made from serverless templates; default false" }),
+  containerDiskInGb: int().min(1).openapi({ description: "Default 50" }),
+  volumeInGb: int().min(0).openapi({ description: "Default 20" }),
+  volumeMountPath: z.string().openapi({ description: "Default /workspace" }),
+  env: z.record(z.string(), z.string()).openapi({ example: { ENV_VAR: "value" } }),
+  ports: z.array(z.string()).openapi({ example: ["8888/http", "22/tcp"] }),
+  readme: z.string(),
+  isPublic: z.boolean(),
+  dockerEntrypoint: z.array(z.string()),
+  dockerStartCmd: z.array(z.string()),
+  containerRegistryAuthId: z.string().min(1),
+  handler: z
+    .string()
+    .min(1)
+    .openapi({ description: 'minipod: a registered handler name ("echo", "scripted", or one given to createEmulator); module paths only in the config' }),
+};
+
+export const CreateTemplateSchema = z
+  .object({
+    name: z.string().min(1).openapi({ description: "Unique among templates" }),
+    category: z.enum(TEMPLATE_CATEGORIES).optional().openapi({ description: "Default NVIDIA" }),
+    ...fields,
+    isServerless: fields.isServerless.optional(),
+    containerDiskInGb: fields.containerDiskInGb.optional(),
+    volumeInGb: fields.volumeInGb.optional(),
+    volumeMountPath: fields.volumeMountPath.optional(),
+    env: fields.env.optional(),
+    ports: fields.ports.optional(),
+    readme: fields.readme.optional(),
+    isPublic: fields.isPublic.optional(),
+    dockerEntrypoint: fields.dockerEntrypoint.optional(),
+    dockerStartCmd: fields.dockerStartCmd.optional(),
+    containerRegistryAuthId: fields.containerRegistryAuthId.optional(),
+    handler: fields.handler.optional(),
+  })
+  .openapi("TemplateCreateInput");
+
+export const UpdateTemplateSchema = z
+  .object({ name: z.string().min(1), ...fields })
+  .partial()
+  .openapi("TemplateUpdateInput", { description: "Only the fields given change; endpoints made from the template follow it" });
+
+/**
+ * A boolean query parameter: `true` or `false` (query values arrive as strings, and coercion
+ * would read "false" as true).
+ */
+export const flagQuery = (name: string, description: string) =>
+  z
+    .enum(["true", "false"], { error: () => "expected true or false" })
+    .optional()
+    .openapi({ param: { name, in: "query" }, description });
+
+export const toTemplateView = (t: Template): z.infer<typeof TemplateSchema> => {
+  const view: z.infer<typeof TemplateSchema> = {
+    id: t.id,
+    name: t.name,
+    imageName: t.imageName,
+    isServerless: t.isServerless,
+    category: t.category,
+    containerDiskInGb: t.containerDiskInGb,
+    volumeInGb: t.volumeInGb,
+    volumeMountPath: t.volumeMountPath,
+    env: t.env,
+    ports: t.ports,
+    readme: t.readme,
+    isPublic: t.isPublic,
+    isRunpod: false,
+    earned: 0,
+    runtimeInMin: 0,
+    dockerEntrypoint: t.dockerEntrypoint,
+    dockerStartCmd: t.dockerStartCmd,
+  };
+  if (t.containerRegistryAuthId !== undefined) view.containerRegistryAuthId = t.containerRegistryAuthId;
+  if (t.handler !== undefined) view.handler = t.handler;
+  return view;
+};
