@@ -9,7 +9,7 @@ import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfi
 import { parseFaultRule } from "../config/faults-schema.js";
 import type { Config } from "../config/schema.js";
 import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
-import { buildCore, type EmulatorCore } from "./runtime.js";
+import { buildRuntime, type EmulatorRuntime } from "./runtime.js";
 import { VirtualClock, type ClockMode, type WallTime } from "../domain/clock.js";
 import type { EndpointSpec } from "../domain/endpoint.js";
 import type { Handler } from "../domain/handlers/types.js";
@@ -144,7 +144,7 @@ function readStateFile(file: string): Buffer {
 const MAX_HEADER_BYTES = 16 * 1024;
 
 /** Builds the emulator without listening: for in-process tests through `app.request`. */
-export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorCore; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
+export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
   const loaded = inline === undefined ? loadConfigFile(options.config as string) : inlineConfig(inline.config);
   const handlers: Record<string, Handler> = { ...options.handlers };
@@ -170,7 +170,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
   const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
-  const core = await buildCore({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage });
+  const core = await buildRuntime({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage });
   const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
   return { core, app, loaded, log };
 }

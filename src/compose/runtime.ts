@@ -1,42 +1,42 @@
 import { atConfigField } from "../config/load.js";
-import { INLINE_PREFIX } from "../config/inline-handlers.js";
 import { type Config } from "../config/schema.js";
 import { openAiSettingsOf } from "../config/openai-schema.js";
+import { workerSettings } from "../config/workers-schema.js";
 import { VirtualClock } from "../domain/clock.js";
 import { Deadlines } from "../domain/deadlines.js";
-import type { EndpointSpec } from "../domain/endpoint.js";
 import { HandlerRegistry } from "../domain/handlers/registry.js";
 import type { Handler } from "../domain/handlers/types.js";
 import { newWorkerId } from "../domain/ids.js";
 import type { Job } from "../domain/job.js";
 import { JobService } from "../domain/jobs.js";
-import { OpenAiRequests } from "../domain/openai/requests.js";
+import { Listeners } from "../domain/listeners.js";
+import { LogBook } from "../domain/logbook.js";
 import type { Logger } from "../domain/logger.js";
 import { JobNotifier } from "../domain/notifier.js";
-import { LogBook } from "../domain/logbook.js";
-import { WorkerLogs } from "../domain/worker-logs.js";
-import type { WorkerEvent } from "../domain/workers.js";
+import { OpenAiRequests } from "../domain/openai/requests.js";
 import { RateLimits } from "../domain/rate-limit.js";
 import { Scheduler } from "../domain/scheduler.js";
 import { Transitions } from "../domain/transitions.js";
+import { WorkerLogs } from "../domain/worker-logs.js";
 import { WorkerProtocol } from "../domain/worker-protocol.js";
-import { workerSettings } from "../config/workers-schema.js";
+import type { WorkerEvent } from "../domain/workers.js";
 import { ApiKeys } from "../http/auth.js";
 import type { Core } from "../http/core.js";
-import { buildManagement } from "./management.js";
-import { buildPodsAndBilling } from "./pods.js";
-import { externalWorkerReader } from "../services/endpoints/external-worker-reader.js";
-import { UsageMeter } from "../services/billing/usage.js";
-import { SqliteUsageStore } from "../services/billing/usage-store.js";
-import { buildObserve } from "./observe.js";
-import { loadImage, Snapshots } from "./snapshots.js";
-import { openDb, type Db } from "../store/db.js";
 import { isStorageFull, logFailure } from "../http/problem.js";
+import { ServicePaths } from "../http/surfaces.js";
+import { SERVICES, type Services } from "../services/index.js";
+import type { EngineView, ServiceDef, ViewContext } from "../services/shared/service.js";
+import type { DocumentStore, StoredDocument } from "../services/shared/storage.js";
+import { openDb, type Db } from "../store/db.js";
+import { SqliteDocumentStore } from "../store/document-store.js";
 import { SqliteEndpointStore } from "../store/endpoint-store.js";
 import { SqliteJobStore } from "../store/job-store.js";
 import { WriteBehind } from "../store/write-behind.js";
+import { runPhases, type Participant } from "./lifecycle.js";
+import { buildObserve } from "./observe.js";
+import { loadImage, Snapshots } from "./snapshots.js";
 
-export interface CoreOptions {
+export interface RuntimeOptions {
   config: Config;
   /** How errors name the config (`config file /path`); default `config`. */
   configLabel?: string | undefined;
@@ -47,30 +47,40 @@ export interface CoreOptions {
   log: Logger;
   /** A state file (`minipod export`) loaded into the database before anything starts. */
   importImage?: Buffer | undefined;
+  /** The management services; default the list of src/services/index.ts. */
+  services?: readonly ServiceDef[] | undefined;
 }
 
-export interface EmulatorCore extends Core {
+export interface EmulatorRuntime extends Core {
   db: Db;
   notifier: JobNotifier;
   endpoints: SqliteEndpointStore;
   handlers: HandlerRegistry;
+  /** Every service's models (network volumes, templates, endpoints, pods...). */
+  services: Services;
   /** Jobs re-queued at start because they were running when the process stopped. */
   recovered: number;
   close(): void;
 }
 
-/** Builds the domain on its storage: config → store → clock → domain. */
-export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
+/**
+ * Builds the emulator on its storage: the job engine, then each service of the list in order;
+ * then starts it (seed, resume: see lifecycle.ts). Reset and snapshot restore run the same hooks.
+ */
+export async function buildRuntime(o: RuntimeOptions): Promise<EmulatorRuntime> {
   const { clock, log, config } = o;
   const db = openDb(o.db);
-  if (o.importImage) {
-    try {
-      loadImage(o.importImage, db);
-    } catch (e) {
-      db.close();
-      throw e;
-    }
+  try {
+    if (o.importImage) loadImage(o.importImage, db);
+    return await assemble(o, db);
+  } catch (e) {
+    db.close();
+    throw e;
   }
+}
+
+async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
+  const { clock, log, config } = o;
   // One commit per turn of the event loop for the jobs, their timelines and the journal.
   const writes = new WriteBehind(db, (e) =>
     isStorageFull(e) ? logFailure(log, "(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
@@ -84,104 +94,110 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
   const transitions = new Transitions(clock, jobStore, deadlines, notifier);
   // eslint-disable-next-line prefer-const -- built after the observers that read it lazily
   let scheduler: Scheduler;
-  const usageStore = new SqliteUsageStore(db, writes);
-  const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id), log });
   const observed = buildObserve({ db, writes, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
   const logs = new LogBook();
   const workerLogs = new WorkerLogs(logs, clock, (id) => scheduler.spec(id)?.coldStartMs);
-  const workerObserver = (e: WorkerEvent) => {
-    usage.onWorker(e);
-    workerLogs.onWorker(e);
-  };
-  scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver, workerLogs });
+  const workerEvents = new Listeners<WorkerEvent>();
+  workerEvents.subscribe((e) => workerLogs.onWorker(e));
+  scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: (e) => workerEvents.emit(e), workerLogs });
   const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions, settings: workerSettings(config.externalWorkers), log });
   scheduler.attachExternal(workerProtocol);
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
   const jobs = service;
   const openai = new OpenAiRequests({ clock, jobs, store: jobStore, notifier });
-  const management = buildManagement({ db, clock, config, handlers, runtime: scheduler, endpoints, jobs: jobStore, notifier });
-  const { networkVolumes, templates } = management;
-  const podsBilling = buildPodsAndBilling({ db, clock, config, log, usage, usageStore, networkVolumes, templates, endpointName: (id) => endpoints.get(id)?.name, logs });
   const auth = new ApiKeys(config.auth);
   const rateLimits = new RateLimits(clock, config.rateLimits);
+  let recovered = 0;
 
+  /** The job engine's part in start, reset and restore. */
+  const engineHooks: Participant = {
+    name: "engine",
+    quiesce(cause) {
+      scheduler.detachAll();
+      workerProtocol.reset();
+      notifier.releaseAll(cause, clock.now());
+      clock.clearTimers();
+    },
+    clear() {
+      jobStore.deleteAll();
+      endpoints.deleteAll();
+      observed.observe.clearAll();
+      rateLimits.reset();
+      logs.clear();
+      workerLogs.clear();
+    },
+    restored(at) {
+      // The database holds the snapshot now: forget what was read of the old one.
+      jobStore.forget();
+      clock.set(at);
+      rateLimits.reset();
+      logs.clear();
+      workerLogs.clear();
+    },
+    seed() {
+      observed.faults.reset(config.faults);
+    },
+    async resume() {
+      jobs.resync();
+      recovered = jobs.recover();
+      for (const spec of endpoints.list()) scheduler.attach(spec, true);
+      deadlines.rebuild();
+      await clock.settle();
+    },
+  };
+
+  // The services, in the list's order, each on the generic document store.
+  const engine: EngineView = {
+    clock,
+    log,
+    endpoints,
+    jobs: jobStore,
+    notifier,
+    handlers,
+    scheduler,
+    workerProtocol,
+    logs,
+    onWorker: (fn) => void workerEvents.subscribe(fn),
+    endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id),
+  };
+  const registry = {} as Services;
   const atField = atConfigField(o.configLabel ?? "config");
-  const seed = async () => {
-    await management.seed(atField);
-    podsBilling.seed(atField);
-    const now = clock.now();
-    for (const [i, e] of config.endpoints.entries()) {
-      // A handler inherited from a template or defaultHandler was prepared, under its own field.
-      await atField(`endpoints[${i}].handler`, () => handlers.prepare(e.handler));
-      const existing = endpoints.get(e.id);
-      const spec: EndpointSpec = {
-        id: e.id,
-        name: e.name ?? e.id,
-        handler: e.handler,
-        workersMin: e.workersMin,
-        workersMax: e.workersMax,
-        idleTimeout: e.idleTimeout,
-        coldStartMs: e.coldStartMs,
-        executionTimeoutMs: e.executionTimeoutMs,
-        createdAt: existing?.createdAt ?? now,
-        extra: management.endpointManager.configExtra(e, existing),
-      };
-      endpoints.upsert(spec);
-    }
-    const configured = new Set(config.endpoints.map((e) => e.id));
-    for (const spec of endpoints.list()) {
-      if (!configured.has(spec.id)) await prepareStored(spec);
-    }
-  };
-
-  /**
-   * An endpoint of the database (made through the API, or imported) whose handler cannot be
-   * prepared here does not stop the start: its jobs fail, saying why.
-   */
-  const prepareStored = async (spec: EndpointSpec) => {
-    try {
-      await handlers.prepare(spec.handler);
-    } catch (e) {
-      const name = typeof spec.handler === "string" ? spec.handler : spec.handler.url;
-      const reason = name.startsWith(INLINE_PREFIX)
-        ? `handler "${name}" of endpoint "${spec.id}" was a function given in code to the emulator that made this endpoint, and functions are not stored; give the endpoint a handler in the config, or pass one as createEmulator({ handlers: { "${name}": fn } })`
-        : `handler "${name}" of endpoint "${spec.id}" cannot be used: ${(e as Error).message}`;
-      handlers.unavailable(spec.handler, reason);
-      log.warn(`${reason}; its jobs will fail until then`);
-    }
-  };
-
-  const attachAll = () => {
-    for (const spec of endpoints.list()) scheduler.attach(spec, true);
-  };
-
-  try {
-    await seed();
-  } catch (e) {
-    db.close();
-    throw e;
+  const parts: Participant[] = [engineHooks];
+  const defs: readonly ServiceDef[] = o.services ?? SERVICES;
+  const built: Array<{ def: ServiceDef; models: object }> = [];
+  for (const def of defs) {
+    const opened: Array<DocumentStore<StoredDocument>> = [];
+    const models = def.build({
+      config,
+      engine,
+      documents: <T extends StoredDocument>(kind: string) => {
+        const store = new SqliteDocumentStore<T>(db, kind);
+        opened.push(store as unknown as DocumentStore<StoredDocument>);
+        return store;
+      },
+      storage: db,
+      writes,
+      services: registry,
+    });
+    Object.assign(registry, models);
+    built.push({ def, models });
+    parts.push({
+      name: def.name,
+      clear() {
+        for (const store of opened) store.deleteAll();
+        def.clear?.(models);
+      },
+      restored: (at) => def.restored?.(models, at),
+      seed: () => def.seed?.(models, { config, atField, engine }),
+    });
   }
-  const recovered = jobs.recover();
-  attachAll();
-  deadlines.rebuild();
-  observed.faults.reset(config.faults);
+  const views: ViewContext = Object.assign(Object.create(null) as object, registry, { clock, scheduler, notifier, logs });
+  const paths = new ServicePaths(defs.flatMap((d) => d.collections.v2 ?? []));
 
-  const snapshots = new Snapshots(db, clock, async (at) => {
-    // The database now holds the snapshot: rebuild timers, workers and queue positions from it.
-    jobStore.forget();
-    scheduler.detachAll();
-    workerProtocol.reset();
-    notifier.releaseAll("snapshot restored", clock.now());
-    clock.clearTimers();
-    clock.set(at);
-    rateLimits.reset();
-    jobs.resync();
-    jobs.recover();
-    usage.restoredAt(at);
-    attachAll();
-    deadlines.rebuild();
-    await clock.settle();
-  }, () => writes.flush(true), config.snapshots);
+  await runPhases("start", parts);
+  const startRecovered = recovered;
+
+  const snapshots = new Snapshots(db, clock, (load, at) => runPhases("restore", parts, { cause: "snapshot restored", at, afterQuiesce: load }), () => writes.flush(true), config.snapshots);
 
   return {
     clock,
@@ -194,22 +210,15 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     jobStore,
     endpoints,
     handlers,
-    recovered,
-    networkVolumes: management.networkVolumes,
-    templates: management.templates,
-    endpointManager: management.endpointManager,
-    pods: podsBilling.pods,
-    sshKeys: podsBilling.sshKeys,
-    clusters: podsBilling.clusters,
-    delegations: podsBilling.delegations,
-    logs,
-    registryAuths: podsBilling.registryAuths,
-    billing: podsBilling.billing,
-    prices: podsBilling.prices,
+    services: registry,
+    recovered: startRecovered,
     auth,
     rateLimits,
+    paths,
+    mountServices(app) {
+      for (const { def } of built) def.routes?.(app, views);
+    },
     workerProtocol,
-    externalWorkers: externalWorkerReader(workerProtocol),
     faults: observed.faults,
     observe: observed.observe,
     journalMax: config.journal.maxEntries,
@@ -217,23 +226,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
     snapshots,
     runUntilIdle: observed.runUntilIdle,
     async reset() {
-      scheduler.detachAll();
-      notifier.releaseAll("reset", clock.now());
-      clock.clearTimers();
-      jobStore.deleteAll();
-      rateLimits.reset();
-      endpoints.deleteAll();
-      management.clear();
-      podsBilling.clear();
-      observed.reset();
-      logs.clear();
-      workerLogs.clear();
-      workerProtocol.reset();
-      await seed();
-      jobs.resync();
-      attachAll();
-      deadlines.rebuild();
-      await clock.settle();
+      await runPhases("reset", parts, { cause: "reset" });
       log.info("reset: jobs emptied, endpoints back to the configuration");
     },
     close() {

@@ -48,7 +48,11 @@ export class Snapshots {
   constructor(
     private readonly db: Db,
     private readonly clock: VirtualClock,
-    private readonly rebuild: (at: number) => Promise<void>,
+    /**
+     * Restores: stops what runs, calls `load` (which replaces the database's rows with the
+     * snapshot's), then rebuilds timers, workers and queue positions from it (lifecycle.ts).
+     */
+    private readonly restoreWith: (load: () => void, at: number) => Promise<void>,
     /** Writes everything held back (for the end of the turn, or until needed), so the image is complete. */
     private readonly flush: () => void = () => {},
     readonly bounds: SnapshotBounds = { maxCount: SNAPSHOTS_MAX_COUNT_DEFAULT, maxBytes: SNAPSHOTS_MAX_BYTES_DEFAULT },
@@ -94,11 +98,12 @@ export class Snapshots {
   async restore(name: string): Promise<SnapshotInfo> {
     const snap = this.images.get(name);
     if (!snap) throw new EmulatorError("NOT_FOUND", `no snapshot named "${name}"; saved: ${[...this.images.keys()].join(", ") || "none"}`);
-    // Rows still held back go in first, so that the image replaces them too (rather than their
-    // being written on top of it afterwards).
-    this.flush();
-    loadImage(snap.image, this.db);
-    await this.rebuild(snap.at);
+    // Rows still held back (stopping the workers may have written some) go in first, so that the
+    // image replaces them too rather than their being written on top of it afterwards.
+    await this.restoreWith(() => {
+      this.flush();
+      loadImage(snap.image, this.db);
+    }, snap.at);
     return { name, at: snap.at, bytes: snap.image.byteLength };
   }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SCOPES } from "../domain/surfaces.js";
+import { SCOPES } from "../domain/operations.js";
 
 export const ApiKeyConfigSchema = z.strictObject({
   key: z

@@ -10,7 +10,7 @@ import {
   EXECUTION_TIMEOUT_MIN_MS,
 } from "../domain/limits.js";
 import { CLOCK_SPEED_MAX, ENDPOINT_COLD_START_MAX_MS, ENDPOINT_WORKERS_LIMIT, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "../domain/bounds.js";
-import { REST_V2_RESOURCES } from "../domain/surfaces.js";
+import { REST_V2_COLLECTIONS } from "../services/index.js";
 import { AuthConfigSchema } from "./auth-schema.js";
 import { OpenAiConfigSchema } from "./openai-schema.js";
 import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schema.js";
@@ -88,7 +88,7 @@ export const ConfigSchema = z
     const seen = new Set<string>();
     config.endpoints.forEach((e, i) => {
       if (seen.has(e.id)) ctx.addIssue({ code: "custom", message: `duplicate endpoint id "${e.id}"`, path: ["endpoints", i, "id"] });
-      if (REST_V2_RESOURCES.has(e.id)) {
+      if ((REST_V2_COLLECTIONS as readonly string[]).includes(e.id)) {
         ctx.addIssue({ code: "custom", message: `endpoint id "${e.id}" is reserved: /v2/${e.id} is a resource of the REST surface; choose another id`, path: ["endpoints", i, "id"] });
       }
       seen.add(e.id);

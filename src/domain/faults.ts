@@ -1,4 +1,3 @@
-import type { FaultOperation } from "./surfaces.js";
 import { EmulatorError } from "./errors.js";
 import { seededRandom } from "./random.js";
 
@@ -20,7 +19,7 @@ export interface FaultRuleInput {
   /** Only this endpoint (queue and worker routes, and its jobs). */
   endpoint?: string | undefined;
   /** Only this operation: `run`, `runsync`, `status`, ..., a worker route or a REST collection (`FAULT_OPERATIONS`). */
-  operation?: FaultOperation | undefined;
+  operation?: string | undefined;
   fault: Fault;
   /** Fires for this many matches, then is spent (default: unlimited). */
   times?: number | undefined;

@@ -23,19 +23,10 @@ import { endpointControlRoutes } from "./routes/control/endpoints.js";
 import { feedControlRoutes } from "./routes/control/feed.js";
 import { workerControlRoutes } from "./routes/control/workers.js";
 import { jobControlRoutes } from "./routes/control/jobs.js";
-import { accountRoutes } from "../services/account/rest.js";
-import { clusterRoutes } from "../services/clusters/rest.js";
-import { catalogRoutes } from "../services/catalog/rest.js";
-import { billingRoutes } from "../services/billing/rest.js";
-import { endpointRoutes } from "../services/endpoints/rest.js";
-import { networkVolumeRoutes } from "../services/network-volumes/rest.js";
-import { podRoutes } from "../services/pods/rest.js";
 import { queueRoutes } from "./routes/queue/index.js";
 import { requestsRoutes } from "./routes/queue/requests.js";
 import { openAiRoutes } from "./routes/openai/index.js";
 import { workerRoutes } from "./routes/worker/index.js";
-import { registryAuthRoutes } from "../services/registry-auths/rest.js";
-import { templateRoutes } from "../services/templates/rest.js";
 
 export interface AppInfo {
   version: string;
@@ -79,15 +70,7 @@ export function createApp(core: Core, info: AppInfo): App {
   app.use("/", controlAuth(info.controlKey, true));
 
   // The REST resources before the queue: /v2/templates/{id} is not an endpoint's operation.
-  networkVolumeRoutes(core, app);
-  endpointRoutes(core, app);
-  templateRoutes(core, app);
-  podRoutes(core, app);
-  registryAuthRoutes(core, app);
-  billingRoutes(core, app);
-  accountRoutes(core, app);
-  clusterRoutes(core, app);
-  catalogRoutes(core, app);
+  core.mountServices(app);
   workerRoutes(core, app);
   const direct = queueRoutes(core, app);
   requestsRoutes(core, app);

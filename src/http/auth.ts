@@ -1,6 +1,7 @@
 import type { AuthConfig } from "../config/auth-schema.js";
 import { EmulatorError } from "../domain/errors.js";
-import { SCOPES, type Scope, type ServiceRoute } from "../domain/surfaces.js";
+import { SCOPES, type Scope } from "../domain/operations.js";
+import type { ServiceRoute } from "./surfaces.js";
 
 /** Who is calling and what the request is, once authenticated. */
 export interface Caller {

@@ -1,30 +1,36 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { VirtualClock } from "../domain/clock.js";
 import type { FaultRules } from "../domain/faults.js";
 import type { WorkerProtocol } from "../domain/worker-protocol.js";
 import type { ObservabilityStore } from "../domain/observability.js";
-import type { Snapshots } from "../compose/snapshots.js";
 import type { JobService } from "../domain/jobs.js";
 import type { OpenAiRequests } from "../domain/openai/requests.js";
 import type { Logger } from "../domain/logger.js";
-import type { EndpointManager } from "../services/endpoints/endpoints.js";
-import type { ExternalWorkerReader } from "../services/endpoints/endpoint-workers.js";
-import type { BillingService } from "../services/billing/billing.js";
-import type { PriceList } from "../services/billing/pricing.js";
-import type { NetworkVolumeService } from "../services/network-volumes/network-volumes.js";
-import type { PodService } from "../services/pods/pods.js";
-import type { SshKeys } from "../services/account/ssh-keys.js";
-import type { ClusterService } from "../services/clusters/clusters.js";
-import type { DelegationService } from "../services/registry-auths/delegations.js";
-import type { LogBook } from "../domain/logbook.js";
-import type { RegistryAuthService } from "../services/registry-auths/registry-auths.js";
-import type { TemplateService } from "../services/templates/templates.js";
 import type { RateLimits } from "../domain/rate-limit.js";
 import type { JobNotifier } from "../domain/notifier.js";
 import type { JobStore } from "../domain/ports.js";
 import type { Scheduler } from "../domain/scheduler.js";
 import type { ApiKeys } from "./auth.js";
+import type { AppEnv } from "./env.js";
+import type { ServicePaths } from "./surfaces.js";
 
-/** What the HTTP layer needs from the running emulator. */
+/** Named snapshots of the whole state (see compose/snapshots.ts). */
+export interface SnapshotBook {
+  list(): Array<{ name: string; at: number; bytes: number }>;
+  save(name: string): { name: string; at: number; bytes: number };
+  restore(name: string): Promise<{ name: string; at: number; bytes: number }>;
+  delete(name: string): boolean;
+  totalBytes(): number;
+  readonly bounds: { maxCount: number; maxBytes: number };
+  /** The database as a file image for `minipod export`, with every secret redacted. */
+  exportImage(): Buffer;
+}
+
+/**
+ * What the HTTP layer needs from the running emulator: the job engine and the control surface.
+ * The management resources' REST views are mounted by `mountServices`, each with its own
+ * service's models (see src/services/).
+ */
 export interface Core {
   clock: VirtualClock;
   jobs: JobService;
@@ -40,30 +46,10 @@ export interface Core {
   auth: ApiKeys;
   /** REST quotas and queue limits (`rateLimits` of the config), on the virtual clock. */
   rateLimits: RateLimits;
-  /** Network volumes of /v2/network-volumes and /v1/networkvolumes. */
-  networkVolumes: NetworkVolumeService;
-  /** Templates of /v1/templates. */
-  templates: TemplateService;
-  /** Endpoints of /v1/endpoints: create, change and delete what the scheduler serves. */
-  endpointManager: EndpointManager;
-  /** Pods of /v1/pods and their lifecycle. */
-  pods: PodService;
-  /** ECR pull delegations (`/v2/registries/delegations`). */
-  delegations: DelegationService;
-  /** Clusters of pods (`/v2/clusters`). */
-  clusters: ClusterService;
-  /** The account's SSH public keys (`/v2/account/ssh-keys`). */
-  sshKeys: SshKeys;
-  /** Pod and worker logs: lifecycle, jobs, and what handlers write with `ctx.log`. */
-  logs: LogBook;
-  /** Container registry auths of /v1/containerregistryauth (passwords never leave the store). */
-  registryAuths: RegistryAuthService;
-  /** The prices in effect (defaults and the config's pricing): billing and the catalog. */
-  prices: PriceList;
-  /** Billing records of /v1/billing, computed from recorded usage. */
-  billing: BillingService;
-  /** Worker processes present now, for the v2 workers listing. */
-  externalWorkers: ExternalWorkerReader;
+  /** Which surface a service path is on (REST collections come from the list of services). */
+  paths: ServicePaths;
+  /** Registers the REST views of every management resource (before the queue's routes). */
+  mountServices(app: OpenAPIHono<AppEnv>): void;
   /** The worker side of the queue (job-take, job-done) for endpoints served by worker processes. */
   workerProtocol: WorkerProtocol;
   /** Fault rules (request and job faults). */
@@ -75,7 +61,7 @@ export interface Core {
   /** Bytes of request bodies the journal keeps in all (config `journal.maxBodyBytes`). */
   journalBodyBytes: number;
   /** Snapshots of the whole state, by name. */
-  snapshots: Snapshots;
+  snapshots: SnapshotBook;
   /** Advances the manual clock until no job waits or runs (and no webhook retry is due). */
   runUntilIdle(maxMs?: number): Promise<void>;
   /** Empties jobs and returns to the configured state. */

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { REQUEST_FAULTS } from "../domain/faults.js";
 import type { Logger } from "../domain/logger.js";
 import { RecentMap } from "../domain/recent-map.js";
-import { classifyServiceRoute, type ServiceRoute } from "../domain/surfaces.js";
+import type { ServiceRoute } from "./surfaces.js";
 import type { HeaderSink } from "./auth.js";
 import { bodyHint } from "./body-hint.js";
 import { bodyLimitOf, jsonText, readIncoming } from "./body.js";
@@ -100,7 +100,7 @@ export class DirectRoutes {
   private readonly log: Logger;
 
   constructor(
-    private readonly core: Pick<Core, "jobStore" | "faults" | "log">,
+    private readonly core: Pick<Core, "jobStore" | "faults" | "log" | "paths">,
     private readonly journal: RequestJournal,
     private readonly admit: Admission,
     /** The app's routes a request matches, in order (Hono's `RouterRoute` path of each), with the params of the last. */
@@ -143,7 +143,7 @@ export class DirectRoutes {
   /** What is known of a path answered here, or null. */
   private known(method: string, path: string): KnownPath | null {
     if (!PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return null;
-    const route = classifyServiceRoute(method, path);
+    const route = this.core.paths.classify(method, path);
     if (route.surface !== "queue") return null;
     const { paths, params } = this.matched(method, path);
     const checks = paths.length === 2 ? this.routes.get(method)?.get(paths[1]!) : undefined;

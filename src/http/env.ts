@@ -11,5 +11,7 @@ export interface AppEnv {
      * the answer ends.
      */
     keepSlot: () => () => void;
+    /** Set by the gate on the OpenAI-compatible routes, whose errors take OpenAI's shape. */
+    openAi: boolean;
   };
 }

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { ErrorHandler } from "hono/types";
-import { classifyServiceRoute, OPENAI_OPERATION, type ServiceRoute } from "../domain/surfaces.js";
+import { OPENAI_OPERATION } from "../domain/operations.js";
+import type { ServiceRoute } from "./surfaces.js";
 import { authenticate, authorize, type HeaderSink } from "./auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
@@ -78,7 +79,8 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>, journal: 
       );
     }
     const method = c.req.method;
-    const route = classifyServiceRoute(method, path);
+    const route = core.paths.classify(method, path);
+    if (route.operation === OPENAI_OPERATION && route.surface === "queue") c.set("openAi", true);
     const info = routeInfo(path, route);
     const at = journal.enabled ? journal.now() : 0;
     let release: (() => void) | undefined;

@@ -5,7 +5,6 @@ import type { z } from "zod";
 import { EmulatorError, type ErrorCode } from "../domain/errors.js";
 import type { AppEnv } from "./env.js";
 import { errorAnswer } from "../domain/openai/protocol.js";
-import { isOpenAiPath } from "../domain/surfaces.js";
 import { formatIssues } from "./validation-messages.js";
 import type { Logger } from "../domain/logger.js";
 
@@ -166,7 +165,7 @@ export function openAiErrorAnswer(err: unknown): { status: number; headers: Reco
 
 /** Writes the error response: problem+json, or OpenAI's error object on the OpenAI routes. */
 export function problemResponse(c: Context, err: unknown): Response {
-  const { status, headers, body } = isOpenAiPath(c.req.path) ? openAiErrorAnswer(err) : problemAnswer(err);
+  const { status, headers, body } = (c as Context<AppEnv>).get("openAi") ? openAiErrorAnswer(err) : problemAnswer(err);
   (c as Context<AppEnv>).set("problemBody", body);
   return c.body(body, status as ContentfulStatusCode, headers);
 }

@@ -1,4 +1,4 @@
-import type { ServiceRoute } from "../domain/surfaces.js";
+import type { ServiceRoute } from "./surfaces.js";
 
 /** Which endpoint and operation a service request addresses, as fault rules and the journal name them. */
 export interface RouteInfo {

@@ -1,4 +1,4 @@
-import type { EmulatorCore } from "../compose/runtime.js";
+import type { EmulatorRuntime } from "../compose/runtime.js";
 import { EXTERNAL_HANDLER } from "../domain/external-workers.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "./worker-process.js";
@@ -31,7 +31,7 @@ export class EmulatorWorkers {
   private readonly byWorker = new Map<string, WorkerProcess>();
 
   constructor(
-    private readonly core: EmulatorCore,
+    private readonly core: EmulatorRuntime,
     private readonly url: string,
     private readonly defaultOutput: (line: string) => void,
   ) {

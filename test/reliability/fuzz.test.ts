@@ -1,7 +1,10 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorization, body, contentType, extraHeaders, METHODS, query, segment } from "../support/arbitraries.js";
-import { isOpenAiPath } from "../../src/domain/surfaces.js";
+import { ServicePaths } from "../../src/http/surfaces.js";
+import { REST_V2_COLLECTIONS } from "../../src/services/index.js";
+
+const paths = new ServicePaths(REST_V2_COLLECTIONS);
 import { inProcess, type InProcess, type Reply } from "../support/in-process.js";
 
 const CONFIG = {
@@ -80,7 +83,7 @@ describe("fuzzing every route of the app", () => {
         const where = `${c.method} ${c.path.slice(0, 120)} -> ${res.status} ${res.text.slice(0, 300)}`;
         expect(res.status, where).toBeLessThan(500);
         expect(res.status, where).toBeGreaterThanOrEqual(200);
-        if (res.status >= 400 && c.method !== "HEAD" && isOpenAiPath(new URL(`http://minipod.test${c.path}`).pathname)) {
+        if (res.status >= 400 && c.method !== "HEAD" && paths.isOpenAi(new URL(`http://minipod.test${c.path}`).pathname)) {
           // The OpenAI routes answer OpenAI's error object, which the OpenAI SDKs read.
           expect(res.headers.get("content-type"), where).toContain("application/json");
           expect(res.body, where).toEqual({ error: { message: expect.any(String), type: expect.any(String), param: expect.toBeOneOf([null, expect.any(String)]), code: expect.toBeOneOf([null, expect.any(String), expect.any(Number)]) } });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { parseFaultRule } from "../../src/config/faults-schema.js";
 import { nearest } from "../../src/domain/nearest.js";
-import { FAULT_OPERATIONS, QUEUE_OPERATIONS, REST_V1_RESOURCES, REST_V2_RESOURCES, WORKER_OPERATIONS } from "../../src/domain/surfaces.js";
+import { FAULT_OPERATIONS, parseFaultRule } from "../../src/config/faults-schema.js";
+import { QUEUE_OPERATIONS, WORKER_OPERATIONS } from "../../src/domain/operations.js";
+import { REST_V1_COLLECTIONS, REST_V2_COLLECTIONS } from "../../src/services/index.js";
 import { inProcess } from "../support/in-process.js";
 
 const thrown = (f: () => unknown): Error => {
@@ -15,7 +16,7 @@ const thrown = (f: () => unknown): Error => {
 
 describe("names in fault rules are checked against what exists", () => {
   it("the operations are exactly the queue's, the worker routes' and the REST collections", () => {
-    expect(new Set(FAULT_OPERATIONS)).toEqual(new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, ...REST_V1_RESOURCES, ...REST_V2_RESOURCES]));
+    expect(new Set(FAULT_OPERATIONS)).toEqual(new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, ...REST_V1_COLLECTIONS, ...REST_V2_COLLECTIONS]));
   });
 
   it("a typo of an operation is refused with the nearest name and the valid ones", () => {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { classifyServiceRoute } from "../../src/domain/surfaces.js";
+import { ServicePaths } from "../../src/http/surfaces.js";
+import { REST_V2_COLLECTIONS } from "../../src/services/index.js";
+
+const classifyServiceRoute = (method: string, path: string) => new ServicePaths(REST_V2_COLLECTIONS).classify(method, path);
 
 describe("service surfaces", () => {
   it("tells REST, queue and worker routes apart and names the scope each needs", () => {

@@ -1,9 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
 import { jsonBody } from "../../http/body.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { jsonRequest } from "../../http/resource.js";
+import { jsonRequest } from "../shared/rest.js";
 import { ERROR_RESPONSES, json } from "../../http/schemas.js";
 
 const TAG = "Account";
@@ -37,7 +37,7 @@ const putKeys = createRoute({
 });
 
 /** `/v2/account/ssh-keys`: the account's SSH public keys. */
-export function accountRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function accountRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   router.openapi(getKeys, (c) => c.json({ keys: core.sshKeys.list() }, 200));
   router.openapi(putKeys, (c) => c.json({ keys: core.sshKeys.replace(c.req.valid("json").keys) }, 200));
 }

@@ -1,10 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { DATA_CENTER_IDS, GPU_TYPE_IDS } from "../catalog/catalog.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { listQuery } from "../../http/query-params.js";
-import { report, serveReports, V1 } from "../../http/resource.js";
+import { report, serveReports, V1 } from "../shared/rest.js";
 import { BillingRecordSchema, NetworkVolumeBillingRecordSchema, TAG, windowQuery } from "./schemas.js";
 import { billingV2Reports } from "./v2.js";
 
@@ -53,6 +53,6 @@ export const billingReports = [
   }),
 ];
 
-export function billingRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function billingRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   serveReports(core, router, TAG, [...billingV2Reports, ...billingReports]);
 }

@@ -3,10 +3,10 @@ import { EmulatorError } from "../../domain/errors.js";
 import { lastBuckets, usd, type BillingWindow, type CostRow } from "./billing.js";
 import { BUCKET_SIZES, nextBucket } from "./buckets.js";
 import type { UsageInterval } from "./usage.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import { intQuery } from "../../http/schemas.js";
 import { timeQuery } from "../../http/query-params.js";
-import { report, V2, type ReportView } from "../../http/resource.js";
+import { report, V2, type ReportView } from "../shared/rest.js";
 import { iso } from "../shared/container-v2.js";
 
 /** v2 billing: time-bucketed records with the cost split by component, and a metadata block. */
@@ -20,7 +20,7 @@ const WindowQuery = {
 type WindowQ = { startTime?: number | undefined; endTime?: number | undefined; bucketSize: (typeof BUCKET_SIZES)[number]; lastN?: number | undefined };
 
 /** The query's window: explicit times, or the last N buckets. */
-function windowOf(core: Core, q: WindowQ): BillingWindow {
+function windowOf(core: ViewContext, q: WindowQ): BillingWindow {
   if (q.lastN === undefined) return { bucketSize: q.bucketSize, startTime: q.startTime, endTime: q.endTime };
   if (q.startTime !== undefined || q.endTime !== undefined) {
     const errors = ["query.lastN: lastN and startTime/endTime exclude each other; send one or the other"];
@@ -30,7 +30,7 @@ function windowOf(core: Core, q: WindowQ): BillingWindow {
 }
 
 const range = (w: BillingWindow, time: number) => ({ startTime: iso(time), endTime: iso(nextBucket(time, w.bucketSize)) });
-const resolved = (core: Core, w: BillingWindow) => {
+const resolved = (core: ViewContext, w: BillingWindow) => {
   const { from, to } = core.billing.window(w);
   return { startTime: iso(from), endTime: iso(to), bucketSize: w.bucketSize };
 };
@@ -72,7 +72,7 @@ function timeReport(o: {
   });
 }
 
-const storage = (core: Core, w: BillingWindow, only?: string) => core.billing.volumeCosts(w).filter((r) => only === undefined || r.volumeId === only);
+const storage = (core: ViewContext, w: BillingWindow, only?: string) => core.billing.volumeCosts(w).filter((r) => only === undefined || r.volumeId === only);
 
 export const billingV2Reports: ReportView[] = [
   timeReport({

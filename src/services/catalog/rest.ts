@@ -5,9 +5,9 @@ import { CPU_FLAVORS, cpuFlavor, type CpuFlavorInfo } from "./cpu-catalog.js";
 import { DATA_CENTERS, dataCenter, type DataCenterInfo } from "./datacenter-catalog.js";
 import { GPU_TYPES, gpuType, type GpuTypeInfo } from "./gpu-catalog.js";
 import { gpuHourly } from "../billing/pricing.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams } from "../../http/resource.js";
+import { idParams } from "../shared/rest.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
 import { TemplateV2Schema } from "../templates/v2.js";
 import { CpuQuery, CpuTypeSchema, DataCenterGetQuery, DataCenterQuery, DataCenterSchema, GpuQuery, GpuTypeSchema, TemplateCatalogQuery, type GpuQuery as GpuQ } from "./schemas.js";
@@ -48,7 +48,7 @@ const listPublicTemplates = listRoute(
 );
 
 /** The catalog (`/v2/catalog/...`) from minipod's own tables, priced by the config's pricing. */
-export function catalogRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function catalogRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   const gpu = (g: GpuTypeInfo, q: GpuQ) => {
     const price = gpuHourly(core.prices, g.id);
     return {

@@ -2,9 +2,9 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { CLUSTER_CIDR, CLUSTER_TYPES, type Cluster } from "./clusters.js";
 import { DATA_CENTER_IDS } from "../catalog/catalog.js";
 import { POD_STATUSES } from "../pods/pod.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams, serveResource, V2, withBody, type ResourceRoutes } from "../../http/resource.js";
+import { idParams, serveResource, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
 import { ERROR_RESPONSES, int, json, problem } from "../../http/schemas.js";
 import { containerFromV2, iso, MountsSchema, optionalContainerRequest } from "../shared/container-v2.js";
 import { PodV2Schema } from "../pods/v2-schemas.js";
@@ -52,7 +52,7 @@ const ClusterSchema = z
 
 type Body = z.output<typeof CreateClusterSchema>;
 
-function toClusterV2(core: Core, c: Cluster): z.infer<typeof ClusterSchema> {
+function toClusterV2(core: ViewContext, c: Cluster): z.infer<typeof ClusterSchema> {
   const members = core.clusters.members(c.id);
   const byStatus: Record<string, number> = {};
   for (const p of members) byStatus[p.desiredStatus] = (byStatus[p.desiredStatus] ?? 0) + 1;
@@ -122,7 +122,7 @@ const podsRoute = createRoute({
   responses: { 200: json(z.object({ pods: z.array(PodV2Schema) }), "Its pods, by rank"), ...ERROR_RESPONSES, 404: problem("No cluster with this id") },
 });
 
-export function clusterRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function clusterRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   serveResource(core, router, clustersResource);
   router.openapi(podsRoute, (c) => c.json({ pods: core.clusters.members(c.req.valid("param").id).map((p) => toPodV2(core, p)) }, 200));
 }

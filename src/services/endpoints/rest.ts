@@ -2,9 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { cpuFromV1, type CpuSelection } from "./endpoint-fields.js";
 import type { ManagedEndpoint } from "./endpoints.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../http/resource.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
 import { serverlessV2Routes } from "./v2-routes.js";
 import { CreateEndpointV2Schema, EndpointV2Schema, UpdateEndpointV2Schema } from "./v2-schemas.js";
 import { endpointChangeFromV2, newEndpointFromV2, toEndpointV2 } from "./v2-view.js";
@@ -89,7 +89,7 @@ export const endpointsResource: ResourceRoutes<ManagedEndpoint> = {
   ],
 };
 
-export function endpointRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function endpointRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   serveResource(core, router, endpointsResource);
   serverlessV2Routes(core, router);
 }

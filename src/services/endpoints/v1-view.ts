@@ -2,7 +2,7 @@ import type { ManagedEndpoint } from "./endpoints.js";
 import { EMULATOR_USER_ID } from "./endpoint-fields.js";
 import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../domain/limits.js";
 import type { SimWorker } from "../../domain/workers.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import { toTemplateView } from "../templates/schemas.js";
 import type { EndpointView, WorkerView } from "./schemas.js";
 
@@ -14,7 +14,7 @@ export interface EndpointIncludes {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** An endpoint as the v1 surface shows it; times are virtual time in ISO 8601. */
-export function toEndpointView(core: Core, { spec, fields }: ManagedEndpoint, inc: EndpointIncludes = {}): EndpointView {
+export function toEndpointView(core: ViewContext, { spec, fields }: ManagedEndpoint, inc: EndpointIncludes = {}): EndpointView {
   const view: EndpointView = {
     id: spec.id,
     name: spec.name,

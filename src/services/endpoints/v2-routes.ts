@@ -3,12 +3,12 @@ import { endpointWorkers } from "./endpoint-workers.js";
 import { EMULATOR_USER_ID } from "./endpoint-fields.js";
 import { EmulatorError } from "../../domain/errors.js";
 import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../billing/pricing.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams } from "../../http/resource.js";
+import { idParams } from "../shared/rest.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
 import { workerLog } from "../../domain/logbook.js";
-import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../../http/log-stream.js";
+import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../shared/log-stream.js";
 import { iso } from "../shared/container-v2.js";
 
 const TAG = "Serverless";
@@ -109,7 +109,7 @@ const workerLogsRoute = createRoute({
 });
 
 /** The serverless routes beyond the five of the resource: workers, their logs, releases, builds. */
-export function serverlessV2Routes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function serverlessV2Routes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   const { endpointManager, clock } = core;
 
   router.openapi(listWorkersRoute, (c) => {

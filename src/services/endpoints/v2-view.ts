@@ -8,7 +8,7 @@ import { invalidBody } from "../shared/invalid.js";
 import { DEFAULT_GPU_TYPE_ID } from "../billing/pricing.js";
 import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../domain/limits.js";
 import { DATA_CENTER_IDS } from "../catalog/catalog.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import { argsOf, containerFromV2, iso } from "../shared/container-v2.js";
 import type { CreateEndpointV2, EndpointV2, UpdateEndpointV2 } from "./v2-schemas.js";
 
@@ -31,7 +31,7 @@ function requestUrls(origin: string, id: string): EndpointV2["requestUrls"] {
 }
 
 /** An endpoint as v2 shows it: its template's container settings, its GPU pools or CPU configurations, its scaling. */
-export function toEndpointV2(core: Core, e: ManagedEndpoint, c: Context): EndpointV2 {
+export function toEndpointV2(core: ViewContext, e: ManagedEndpoint, c: Context): EndpointV2 {
   const { spec, fields: f } = e;
   const template = core.endpointManager.template(e);
   const requestCount = f.scalerType === "REQUEST_COUNT";

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { NetworkVolume } from "./network-volumes.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../http/resource.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
 import {
   CreateNetworkVolumeSchema,
   CreateNetworkVolumeV1Schema,
@@ -60,6 +60,6 @@ export const networkVolumesResource: ResourceRoutes<NetworkVolume> = {
   ],
 };
 
-export function networkVolumeRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function networkVolumeRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   serveResource(core, router, networkVolumesResource);
 }

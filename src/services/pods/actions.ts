@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { idParams } from "../../http/resource.js";
+import { idParams } from "../shared/rest.js";
 import { ERROR_RESPONSES, problem, json } from "../../http/schemas.js";
 import { PodSchema, TAG } from "./schemas.js";
 

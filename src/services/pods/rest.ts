@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Pod } from "./pod.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../http/resource.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
 import { podV2Routes } from "./v2-routes.js";
 import { CreatePodV2Schema, ListPodsV2Query, PodV2Schema, UpdatePodV2Schema } from "./v2-schemas.js";
 import { podCreateFromV2, podUpdateFromV2, toPodV2 } from "./v2-view.js";
@@ -61,7 +61,7 @@ export const podsResource: ResourceRoutes<Pod> = {
   ],
 };
 
-export function podRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function podRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   const { pods } = core;
   serveResource(core, router, podsResource);
   podV2Routes(core, router);

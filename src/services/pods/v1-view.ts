@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { EMULATOR_USER_ID } from "../endpoints/endpoint-fields.js";
 import type { Pod } from "./pod.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { PodIncludes, PodSchema } from "./schemas.js";
 
 type PodView = z.infer<typeof PodSchema>;
@@ -10,7 +10,7 @@ type PodView = z.infer<typeof PodSchema>;
 const displayName = (gpuTypeId: string) => gpuTypeId.replace(/^(NVIDIA|AMD)\s+(GeForce\s+)?/, "").trim();
 
 /** A pod as the v1 surface shows it; timestamps are virtual time in ISO 8601. */
-export function toV1Pod(core: Core, pod: Pod, inc: PodIncludes = {}): PodView {
+export function toV1Pod(core: ViewContext, pod: Pod, inc: PodIncludes = {}): PodView {
   const cost = core.pods.costPerHr(pod);
   const view: PodView = {
     id: pod.id,

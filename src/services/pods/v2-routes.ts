@@ -2,13 +2,13 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { EmulatorError } from "../../domain/errors.js";
 import { podLog } from "../../domain/logbook.js";
 import { podActions } from "./pod.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams, jsonRequest } from "../../http/resource.js";
+import { idParams, jsonRequest } from "../shared/rest.js";
 import { jsonBody } from "../../http/body.js";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
-import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../../http/log-stream.js";
+import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../shared/log-stream.js";
 import { PodActionSchema, PodV2Schema } from "./v2-schemas.js";
 import { toPodV2 } from "./v2-view.js";
 import { TAG } from "./schemas.js";
@@ -41,7 +41,7 @@ const logsRoute = createRoute({
 });
 
 /** The pod routes beyond the five of the resource: the v2 action and the log. */
-export function podV2Routes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function podV2Routes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   const { pods, logs } = core;
 
   router.openapi(actionRoute, (c) => {

@@ -3,7 +3,7 @@ import { vcpuProblem } from "../catalog/cpu-catalog.js";
 import { gpuType } from "../catalog/gpu-catalog.js";
 import { invalidBody } from "../shared/invalid.js";
 import { podActions, type Pod, type PodCreate, type PodUpdate } from "./pod.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import { argsOf, containerFromV2, iso, persistentMount } from "../shared/container-v2.js";
 import type { CreatePodV2, PodV2, UpdatePodV2 } from "./v2-schemas.js";
 
@@ -20,7 +20,7 @@ const runtimePort = (spec: string) => {
 };
 
 /** A pod as v2 shows it. Nothing runs in it: utilisation is 0 and there is no SSH endpoint. */
-export function toPodV2(core: Core, p: Pod): PodV2 {
+export function toPodV2(core: ViewContext, p: Pod): PodV2 {
   const running = p.desiredStatus === "RUNNING";
   const view: PodV2 = {
     id: p.id,

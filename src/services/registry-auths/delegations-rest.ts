@@ -2,9 +2,9 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
 import type { EcrDelegation } from "./delegations.js";
 import { jsonBody } from "../../http/body.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams, jsonRequest } from "../../http/resource.js";
+import { idParams, jsonRequest } from "../shared/rest.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
 import { iso } from "../shared/container-v2.js";
 
@@ -59,7 +59,7 @@ const revoke = createRoute({
 });
 
 /** `/v2/registries/delegations`: registered before `/v2/registries/{id}`, which would take the name for an id. */
-export function delegationRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function delegationRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   router.openapi(list, (c) => c.json({ delegations: core.delegations.list().map(show) }, 200));
   router.openapi(create, (c) => {
     const { resource, name } = c.req.valid("json");

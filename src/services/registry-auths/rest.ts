@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { RegistryAuthView } from "./registry-auths.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../http/resource.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
 import { delegationRoutes } from "./delegations-rest.js";
 
 const TAG = "Container registry auths";
@@ -62,7 +62,7 @@ export const registryAuthsResource: ResourceRoutes<RegistryAuthView> = {
   ],
 };
 
-export function registryAuthRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function registryAuthRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   delegationRoutes(core, router);
   serveResource(core, router, registryAuthsResource);
 }

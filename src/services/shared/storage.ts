@@ -28,12 +28,18 @@ export interface Now {
   now(): number;
 }
 
+/** What the generic store keeps: a JSON object with an id, listed in creation order. */
+export interface StoredDocument {
+  id: string;
+  createdAt: number;
+}
+
 /**
  * JSON documents of one kind (clusters, releases, ...), in creation order. `owner` ties a
  * document to another resource (a release to its endpoint) so they can be listed and deleted
  * together.
  */
-export interface DocumentStore<T extends { id: string; createdAt: number }> {
+export interface DocumentStore<T extends StoredDocument> {
   list(owner?: string): T[];
   get(id: string): T | undefined;
   /** Inserts or replaces the whole document. */

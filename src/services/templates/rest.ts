@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { Template } from "./templates.js";
-import type { Core } from "../../http/core.js";
+import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../http/resource.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
 import { CreateTemplateSchema, TAG, TemplateSchema, UpdateTemplateSchema, flagQuery, toTemplateView } from "./schemas.js";
 import { CreateTemplateV2Schema, TemplateV2Schema, UpdateTemplateV2Schema, newTemplateFromV2, templateChangeFromV2, toTemplateV2 } from "./v2.js";
 
@@ -58,6 +58,6 @@ export const templatesResource: ResourceRoutes<Template> = {
   ],
 };
 
-export function templateRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function templateRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   serveResource(core, router, templatesResource);
 }

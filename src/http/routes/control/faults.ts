@@ -8,7 +8,7 @@ import { ERROR_RESPONSES, json } from "../../schemas.js";
 
 const TAG = "Emulator control";
 const RuleIn = FaultRuleSchema;
-const Rule = FaultRuleSchema.extend({ id: z.string(), matched: z.int(), fired: z.int(), spent: z.boolean() });
+const Rule = FaultRuleSchema.extend({ operation: z.string().optional(), id: z.string(), matched: z.int(), fired: z.int(), spent: z.boolean() });
 const Id = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example: "fault-1" }) });
 const Removed = z.object({ removed: z.int() });
 

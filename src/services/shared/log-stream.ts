@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import { LOG_LINES_KEPT, type LogLine } from "../domain/logbook.js";
-import type { JobNotifier } from "../domain/notifier.js";
-import { intQuery } from "./schemas.js";
+import { LOG_LINES_KEPT, type LogLine } from "../../domain/logbook.js";
+import type { JobNotifier } from "../../domain/notifier.js";
+import { intQuery } from "../../http/schemas.js";
 
 /** Logs as the v2 surface streams them (`/v2/pods/{id}/logs`, `/v2/serverless/{id}/workers/{workerId}/logs`). */
 

@@ -1,12 +1,12 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { MANAGEMENT_BODY_MAX_BYTES } from "../domain/limits.js";
-import { jsonBody } from "./body.js";
-import type { CheckHook } from "./checked-routes.js";
-import type { Core } from "./core.js";
-import type { AppEnv } from "./env.js";
-import { ERROR_RESPONSES, json, problem } from "./schemas.js";
+import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
+import { jsonBody } from "../../http/body.js";
+import type { CheckHook } from "../../http/checked-routes.js";
+import type { ViewContext } from "./service.js";
+import type { AppEnv } from "../../http/env.js";
+import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
 
 /**
  * The REST surface declares each resource once, for both versions.
@@ -57,7 +57,7 @@ type Docs = { summary?: string; description?: string };
 /** A body-carrying operation: its schema and what it does with the parsed body. */
 export interface BodyOp<M> {
   schema: z.ZodType;
-  run: (core: Core, body: never, c: Ctx, id: string) => M | Promise<M>;
+  run: (core: ViewContext, body: never, c: Ctx, id: string) => M | Promise<M>;
   /** Answers a failed check of the body in the route's own words (see `CheckHook`). */
   hook?: CheckHook;
 }
@@ -66,7 +66,7 @@ export interface BodyOp<M> {
  * `create`/`update` of a view: the body's schema, and the domain call made with the parsed body
  * (and, for an update, the id of the path).
  */
-export function withBody<S extends z.ZodType, M>(schema: S, run: (core: Core, body: z.output<S>, c: Ctx, id: string) => M | Promise<M>, hook?: CheckHook): BodyOp<M> {
+export function withBody<S extends z.ZodType, M>(schema: S, run: (core: ViewContext, body: z.output<S>, c: Ctx, id: string) => M | Promise<M>, hook?: CheckHook): BodyOp<M> {
   return { schema, run: run as BodyOp<M>["run"], ...(hook ? { hook } : {}) };
 }
 
@@ -83,12 +83,12 @@ export interface ResourceView<M> {
   listKey?: string;
   /** One resource as this version shows it (for the document). */
   schema: z.ZodType;
-  show: (core: Core, m: M, c: Ctx) => unknown;
+  show: (core: ViewContext, m: M, c: Ctx) => unknown;
   /** Query parameters of the list and of the get. */
   query?: { list?: z.ZodType; get?: z.ZodType };
   /** This version's own list or get, when it reads the query (filters, includes). */
-  list?: (core: Core, c: Ctx) => M[];
-  get?: (core: Core, id: string, c: Ctx) => M;
+  list?: (core: ViewContext, c: Ctx) => M[];
+  get?: (core: ViewContext, id: string, c: Ctx) => M;
   create?: BodyOp<M>;
   update?: BodyOp<M>;
   /** Status of a create when it is not the version's usual one (v1 pods: 201). */
@@ -105,9 +105,9 @@ export interface ResourceRoutes<M> {
   noun: string;
   /** Plural for summaries; default `${noun}s`. */
   plural?: string;
-  list: (core: Core, c: Ctx) => M[];
-  get: (core: Core, id: string, c: Ctx) => M;
-  delete?: (core: Core, id: string) => void;
+  list: (core: ViewContext, c: Ctx) => M[];
+  get: (core: ViewContext, id: string, c: Ctx) => M;
+  delete?: (core: ViewContext, id: string) => void;
   docs?: Partial<Record<Op, Docs>>;
   views: ReadonlyArray<ResourceView<M>>;
 }
@@ -128,11 +128,11 @@ export const jsonRequest = <T extends z.ZodType>(schema: T) => ({ required: true
 const valid = (c: Ctx, target: "param" | "query" | "json"): Record<string, unknown> => (c.req.valid as (t: string) => Record<string, unknown>)(target);
 
 /** Registers the list, create, get, update and delete routes of every view of `r`. */
-export function serveResource<M>(core: Core, router: OpenAPIHono<AppEnv>, r: ResourceRoutes<M>): void {
+export function serveResource<M>(core: ViewContext, router: OpenAPIHono<AppEnv>, r: ResourceRoutes<M>): void {
   for (const view of r.views) serveView(core, router as unknown as Registrar, r, view);
 }
 
-function serveView<M>(core: Core, router: Registrar, r: ResourceRoutes<M>, v: ResourceView<M>): void {
+function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>, v: ResourceView<M>): void {
   const { version } = v;
   const base = `${version.prefix}/${v.path}`;
   const idName = v.idParam ?? "id";
@@ -213,17 +213,17 @@ export interface ReportView {
   operationId: string;
   query: z.ZodType;
   schema: z.ZodType;
-  run: (core: Core, query: never, c: Ctx) => unknown;
+  run: (core: ViewContext, query: never, c: Ctx) => unknown;
   docs: Docs;
 }
 
 /** `ReportView`, with the query's parsed type checked against `run`. */
-export function report<Q extends z.ZodType>(view: Omit<ReportView, "query" | "run"> & { query: Q; run: (core: Core, query: z.output<Q>, c: Ctx) => unknown }): ReportView {
+export function report<Q extends z.ZodType>(view: Omit<ReportView, "query" | "run"> & { query: Q; run: (core: ViewContext, query: z.output<Q>, c: Ctx) => unknown }): ReportView {
   return view as ReportView;
 }
 
 /** Registers a GET route per report view. */
-export function serveReports(core: Core, router: OpenAPIHono<AppEnv>, tag: string, views: readonly ReportView[]): void {
+export function serveReports(core: ViewContext, router: OpenAPIHono<AppEnv>, tag: string, views: readonly ReportView[]): void {
   const { 404: _notFound, ...errors } = ERROR_RESPONSES;
   for (const v of views) {
     const config = createRoute({

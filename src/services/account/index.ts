@@ -1,0 +1,13 @@
+import type { ServiceDef } from "../shared/service.js";
+import { accountRoutes } from "./rest.js";
+import { SshKeys } from "./ssh-keys.js";
+
+const collections = { v2: ["account"] } as const;
+
+/** The account's settings: its SSH public keys (`/v2/account/ssh-keys`). */
+export const account: ServiceDef<"account", { sshKeys: SshKeys }, typeof collections> = {
+  name: "account",
+  collections,
+  build: (ctx) => ({ sshKeys: new SshKeys({ store: ctx.documents("ssh-keys"), clock: ctx.engine.clock }) }),
+  routes: (app, views) => accountRoutes(views, app),
+};

@@ -1,0 +1,12 @@
+import type { ServiceDef } from "../shared/service.js";
+import { catalogRoutes } from "./rest.js";
+
+const collections = { v2: ["catalog"] } as const;
+
+/** The catalog (`/v2/catalog`): GPU types, CPU flavors, data centers and their availability, with the prices in effect. */
+export const catalog: ServiceDef<"catalog", object, typeof collections> = {
+  name: "catalog",
+  collections,
+  build: () => ({}),
+  routes: (app, views) => catalogRoutes(views, app),
+};

@@ -1,0 +1,81 @@
+import { INLINE_PREFIX } from "../../config/inline-handlers.js";
+import type { EndpointSpec } from "../../domain/endpoint.js";
+import { newResourceId } from "../../domain/ids.js";
+import type { ServiceDef, EngineView } from "../shared/service.js";
+import { EndpointManager } from "./endpoints.js";
+import { externalWorkerReader } from "./external-worker-reader.js";
+import type { ExternalWorkerReader } from "./endpoint-workers.js";
+import { ReleaseLog, type Release } from "./releases.js";
+import { endpointRoutes } from "./rest.js";
+
+const collections = { v1: ["endpoints"], v2: ["serverless"] } as const;
+
+/**
+ * Serverless endpoints as resources: `/v2/serverless`, `/v1/endpoints`, their workers, releases
+ * and logs, over the endpoints the job engine serves; and the config's `endpoints`.
+ */
+export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManager; externalWorkers: ExternalWorkerReader }, typeof collections> = {
+  name: "endpoints",
+  collections,
+  build: (ctx) => {
+    const { engine, services } = ctx;
+    const releases = new ReleaseLog({ store: ctx.documents<Release>("release"), newId: newResourceId });
+    const endpointManager = new EndpointManager({
+      releases,
+      store: engine.endpoints,
+      clock: engine.clock,
+      newId: newResourceId,
+      runtime: engine.scheduler,
+      templates: services.templates,
+      volumes: services.networkVolumes,
+      handlers: engine.handlers,
+      jobs: engine.jobs,
+      notifier: engine.notifier,
+      defaultHandler: ctx.config.defaultHandler,
+    });
+    return { endpointManager, externalWorkers: externalWorkerReader(engine.workerProtocol) };
+  },
+  routes: (app, views) => endpointRoutes(views, app),
+  seed: async ({ endpointManager }, { config, atField, engine }) => {
+    const { endpoints, handlers } = engine;
+    const now = engine.clock.now();
+    for (const [i, e] of config.endpoints.entries()) {
+      // A handler inherited from a template or defaultHandler was prepared, under its own field.
+      await atField(`endpoints[${i}].handler`, () => handlers.prepare(e.handler));
+      const existing = endpoints.get(e.id);
+      endpoints.upsert({
+        id: e.id,
+        name: e.name ?? e.id,
+        handler: e.handler,
+        workersMin: e.workersMin,
+        workersMax: e.workersMax,
+        idleTimeout: e.idleTimeout,
+        coldStartMs: e.coldStartMs,
+        executionTimeoutMs: e.executionTimeoutMs,
+        createdAt: existing?.createdAt ?? now,
+        extra: endpointManager.configExtra(e, existing),
+      });
+    }
+    const configured = new Set(config.endpoints.map((e) => e.id));
+    for (const spec of endpoints.list()) {
+      if (!configured.has(spec.id)) await prepareStored(spec, engine);
+    }
+  },
+};
+
+/**
+ * An endpoint of the database (made through the API, or imported) whose handler cannot be
+ * prepared here does not stop the start: its jobs fail, saying why.
+ */
+async function prepareStored(spec: EndpointSpec, { handlers, log }: EngineView): Promise<void> {
+  try {
+    await handlers.prepare(spec.handler);
+  } catch (e) {
+    const name = typeof spec.handler === "string" ? spec.handler : spec.handler.url;
+    const reason = name.startsWith(INLINE_PREFIX)
+      ? `handler "${name}" of endpoint "${spec.id}" was a function given in code to the emulator that made this endpoint, and functions are not stored; give the endpoint a handler in the config, or pass one as createEmulator({ handlers: { "${name}": fn } })`
+      : `handler "${name}" of endpoint "${spec.id}" cannot be used: ${(e as Error).message}`;
+    handlers.unavailable(spec.handler, reason);
+    log.warn(`${reason}; its jobs will fail until then`);
+  }
+}

@@ -1,0 +1,28 @@
+import { configVolumeId } from "../../config/management-schema.js";
+import { newResourceId } from "../../domain/ids.js";
+import type { ServiceDef } from "../shared/service.js";
+import { NetworkVolumeService } from "./network-volumes.js";
+import { networkVolumeRoutes } from "./rest.js";
+import { SqliteNetworkVolumeStore } from "./store.js";
+
+const collections = { v1: ["networkvolumes"], v2: ["network-volumes"] } as const;
+
+/** Network volumes: `/v2/network-volumes`, `/v1/networkvolumes`, and the config's `networkVolumes`. */
+export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: NetworkVolumeService }, typeof collections> = {
+  name: "network-volumes",
+  collections,
+  build: (ctx) => ({
+    networkVolumes: new NetworkVolumeService({
+      store: new SqliteNetworkVolumeStore(ctx.storage),
+      clock: ctx.engine.clock,
+      newId: newResourceId,
+      // Endpoints are built after volumes: this runs on requests only.
+      usedBy: (id) => ctx.services.endpointManager.usingVolume(id),
+    }),
+  }),
+  routes: (app, views) => networkVolumeRoutes(views, app),
+  seed: ({ networkVolumes }, { config }) => {
+    for (const v of config.networkVolumes) networkVolumes.seed({ ...v, id: configVolumeId(v) });
+  },
+  clear: ({ networkVolumes }) => networkVolumes.deleteAll(),
+};

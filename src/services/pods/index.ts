@@ -1,0 +1,42 @@
+import type { ServiceDef } from "../shared/service.js";
+import { configPodId } from "./config.js";
+import { PodService } from "./pods.js";
+import { podRoutes } from "./rest.js";
+import { SqlitePodStore } from "./store.js";
+
+const collections = { v1: ["pods"], v2: ["pods"] } as const;
+
+/** Pods (`/v2/pods`, `/v1/pods`) and their lifecycle, billed through the usage meter; the config's `pods`. */
+export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections> = {
+  name: "pods",
+  collections,
+  build: (ctx) => {
+    const { engine, services } = ctx;
+    const { usage, prices, templates, networkVolumes, registryAuths, sshKeys } = services;
+    const pods = new PodService({
+      clock: engine.clock,
+      store: new SqlitePodStore(ctx.storage),
+      prices,
+      usage,
+      liveWorkers: () => usage.liveWorkers(),
+      refs: {
+        template: (id) => templates.find(id),
+        networkVolume: (id) => (networkVolumes.has(id) ? { dataCenterId: networkVolumes.get(id).dataCenter } : undefined),
+        registryAuthExists: (id) => registryAuths.exists(id),
+        endpointName: (id) => engine.endpoints.get(id)?.name,
+        sshKeys: () => sshKeys.list(),
+      },
+      logs: engine.logs,
+    });
+    return { pods };
+  },
+  routes: (app, views) => podRoutes(views, app),
+  seed: ({ pods }, { config, atField }) => {
+    for (const [i, p] of config.pods.entries()) {
+      const id = configPodId(p);
+      const { id: _id, desiredStatus, ...input } = p;
+      if (!pods.exists(id)) atField(`pods[${i}]`, () => pods.create(input, { id, desiredStatus }));
+    }
+  },
+  clear: ({ pods }) => pods.deleteAll(),
+};

@@ -1,0 +1,44 @@
+import { configRegistryAuthId } from "../pods/config.js";
+import { newResourceId } from "../../domain/ids.js";
+import type { ServiceDef } from "../shared/service.js";
+import { DelegationService, type EcrDelegation } from "./delegations.js";
+import { RegistryAuthService } from "./registry-auths.js";
+import { registryAuthRoutes } from "./rest.js";
+import { SqliteRegistryAuthStore } from "./store.js";
+
+const collections = { v1: ["containerregistryauth"], v2: ["registries"] } as const;
+
+/**
+ * Container registry auths (`/v2/registries`, `/v1/containerregistryauth`; passwords never leave
+ * the store) and ECR pull delegations (`/v2/registries/delegations`); the config's
+ * `containerRegistryAuths`.
+ */
+export const registryAuths: ServiceDef<"registry-auths", { registryAuths: RegistryAuthService; delegations: DelegationService }, typeof collections> = {
+  name: "registry-auths",
+  collections,
+  build: (ctx) => {
+    const { services, engine } = ctx;
+    const registryAuths = new RegistryAuthService({
+      clock: engine.clock,
+      store: new SqliteRegistryAuthStore(ctx.storage),
+      // Pods are built after registry auths: this runs on requests only.
+      usedBy: (id) => services.pods.usingRegistryAuth(id) ?? templateUsing(services.templates.list(), id),
+    });
+    const delegations = new DelegationService({ store: ctx.documents<EcrDelegation>("ecr-delegation"), clock: engine.clock, newId: newResourceId });
+    return { registryAuths, delegations };
+  },
+  routes: (app, views) => registryAuthRoutes(views, app),
+  seed: ({ registryAuths }, { config, atField }) => {
+    for (const [i, a] of config.containerRegistryAuths.entries()) {
+      const id = configRegistryAuthId(a);
+      // An auth of that name made through the API since stands in for the declared one.
+      if (!registryAuths.exists(id) && !registryAuths.list().some((r) => r.name === a.name)) atField(`containerRegistryAuths[${i}]`, () => registryAuths.create(a, id));
+    }
+  },
+  clear: ({ registryAuths }) => registryAuths.deleteAll(),
+};
+
+function templateUsing(templates: ReadonlyArray<{ id: string; containerRegistryAuthId?: string | undefined }>, authId: string): string | undefined {
+  const t = templates.find((t) => t.containerRegistryAuthId === authId);
+  return t ? `template "${t.id}"` : undefined;
+}

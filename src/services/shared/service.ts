@@ -1,0 +1,102 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AtField } from "../../config/load.js";
+import type { Config } from "../../config/schema.js";
+import type { VirtualClock } from "../../domain/clock.js";
+import type { EndpointSpec } from "../../domain/endpoint.js";
+import type { HandlerRegistry } from "../../domain/handlers/registry.js";
+import type { LogBook } from "../../domain/logbook.js";
+import type { Logger } from "../../domain/logger.js";
+import type { JobNotifier } from "../../domain/notifier.js";
+import type { EndpointStore, JobStore } from "../../domain/ports.js";
+import type { Scheduler } from "../../domain/scheduler.js";
+import type { WorkerEvent } from "../../domain/workers.js";
+import type { WorkerProtocol } from "../../domain/worker-protocol.js";
+import type { AppEnv } from "../../http/env.js";
+import type { DocumentStore, StoredDocument } from "./storage.js";
+
+/**
+ * A management resource of the REST surface (network volumes, templates, endpoints, pods...) is
+ * one service: one folder under `src/services/`, whose `index.ts` exports its `ServiceDef`, and one
+ * line in the list of `src/services/index.ts`. Everything else is derived from the list: the
+ * app's routes, the REST collections the path classification and fault rules know, seeding from
+ * the config, reset and snapshot restore (see `src/compose/lifecycle.ts`).
+ */
+export interface ServiceDef<Name extends string = string, Models extends object = object, C extends Collections = Collections> {
+  /** Names the service in messages and in the lifecycle's order. */
+  readonly name: Name;
+  /**
+   * The collections it serves, as the first path segment after the version: `networkvolumes` on
+   * v1, `network-volumes` on v2. The path classification reads them (`/v2/{first}` is REST, not an
+   * endpoint's queue), and so do fault rules' `operation` names and the config's reserved ids.
+   */
+  readonly collections: C;
+  /**
+   * Builds the service's models on their storage. What it returns joins the registry under its
+   * keys (`{ networkVolumes }`), which later services and every view read. A service may read the
+   * models of services listed before it at once, and of any service lazily (in closures that run
+   * on requests), through `ctx.services`.
+   */
+  build(ctx: ServiceContext): Models;
+  /** Mounts its REST views (v1, v2) on the app. */
+  routes?(app: OpenAPIHono<AppEnv>, views: ViewContext): void;
+  /** Writes what the config declares (start and reset, after every service is built and cleared). */
+  seed?(models: Models, ctx: SeedContext): void | Promise<void>;
+  /**
+   * Forgets what is held outside its documents (reset); documents of the kinds it opened through
+   * `ctx.documents` are emptied for it.
+   */
+  clear?(models: Models): void;
+  /** After a snapshot was restored into the database, taken at virtual time `at`. */
+  restored?(models: Models, at: number): void;
+}
+
+/** The REST collections of a service, by version (see `ServiceDef.collections`). */
+export interface Collections {
+  readonly v1?: readonly string[];
+  readonly v2?: readonly string[];
+}
+
+/** What the job engine offers the services: the endpoints it serves, its jobs, and its events. */
+export interface EngineView {
+  clock: VirtualClock;
+  log: Logger;
+  /** The endpoints the scheduler serves (the engine's own table of them). */
+  endpoints: EndpointStore;
+  jobs: Pick<JobStore, "list" | "deleteEndpointJobs">;
+  notifier: JobNotifier;
+  handlers: HandlerRegistry;
+  scheduler: Scheduler;
+  workerProtocol: WorkerProtocol;
+  /** Pod and worker logs. */
+  logs: LogBook;
+  /** Subscribes to the simulated workers' starts and stops (billing meters them). */
+  onWorker(fn: (e: WorkerEvent) => void): void;
+  /** The endpoint of an id, served or stored. */
+  endpointOf(id: string): EndpointSpec | undefined;
+}
+
+/** What a service is built with. */
+export interface ServiceContext {
+  config: Config;
+  engine: EngineView;
+  /** The generic storage of management resources: JSON documents of one kind (see storage.ts). */
+  documents<T extends StoredDocument>(kind: string): DocumentStore<T>;
+  /** Storage the engine's write-behind commits with the jobs (usage records). */
+  storage: import("../../store/db.js").Db;
+  writes: import("../../store/write-behind.js").WriteBehind;
+  /** Every service's models; those of services built later are there once the list is built. */
+  services: Registry;
+}
+
+/** What seeding is given: the config, and how to name the config field a failure comes from. */
+export interface SeedContext {
+  config: Config;
+  atField: AtField;
+  engine: EngineView;
+}
+
+/** The models of every service, by key (the list's types give them; see `Services` in ../index.ts). */
+export type Registry = import("../index.js").Services;
+
+/** What views read: every service's models, and the engine's clock, scheduler, notifier and logs. */
+export type ViewContext = Registry & Pick<EngineView, "clock" | "scheduler" | "notifier" | "logs">;

@@ -1,0 +1,32 @@
+import { newResourceId } from "../../domain/ids.js";
+import type { ServiceDef } from "../shared/service.js";
+import { templateRoutes } from "./rest.js";
+import { SqliteTemplateStore } from "./store.js";
+import { TemplateService } from "./templates.js";
+
+const collections = { v1: ["templates"], v2: ["templates"] } as const;
+
+/** Templates: `/v2/templates`, `/v1/templates`, and the config's `templates` (and `defaultHandler`). */
+export const templates: ServiceDef<"templates", { templates: TemplateService }, typeof collections> = {
+  name: "templates",
+  collections,
+  build: (ctx) => ({
+    templates: new TemplateService({
+      store: new SqliteTemplateStore(ctx.storage),
+      clock: ctx.engine.clock,
+      newId: newResourceId,
+      handlerNames: () => ctx.engine.handlers.names(),
+      // Endpoints are built after templates: this runs on requests only.
+      usedBy: (id) => ctx.services.endpointManager.usingTemplate(id),
+    }),
+  }),
+  routes: (app, views) => templateRoutes(views, app),
+  seed: async ({ templates }, { config, atField, engine: { handlers } }) => {
+    for (const [i, t] of config.templates.entries()) {
+      if (t.handler !== undefined) await atField(`templates[${i}].handler`, () => handlers.prepare(t.handler!));
+      templates.seed(t);
+    }
+    await atField("defaultHandler", () => handlers.prepare(config.defaultHandler));
+  },
+  clear: ({ templates }) => templates.deleteAll(),
+};
