@@ -22,7 +22,7 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
     `  limits      ${e.config.rateLimits.enabled ? `REST ${e.config.rateLimits.rest.minute}/min ${e.config.rateLimits.rest.hour}/h ${e.config.rateLimits.rest.day}/day per key · queue: the specification's table` : "rate limits off (rateLimits.enabled: false)"}`,
   ];
   for (const w of e.warnings) lines.push(`  ${w}`);
-  if (o.recovered > 0) lines.push(`  recovered   ${o.recovered} job(s) that were running when the previous process stopped (re-queued)`);
+  if (o.recovered > 0) lines.push(`  recovered   ${o.recovered} job(s) that were running when the previous process stopped (re-queued, or failed if already re-queued 3 times)`);
   lines.push("", o.endpoints.length ? "  endpoints" : "  endpoints   none configured (add some to emulator.config.json)");
   const width = Math.max(0, ...o.endpoints.map((s) => s.id.length));
   for (const s of o.endpoints) {

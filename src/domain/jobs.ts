@@ -5,6 +5,7 @@ import { newJobId } from "./ids.js";
 import { isFinal, requeuedPatch, type HealthCounts, type Job, type JobKind, type S3Config, type StreamItem } from "./job.js";
 import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
+import { requeueLostJob } from "./lost-jobs.js";
 import type { JobNotifier } from "./notifier.js";
 import type { ExternalWorkers } from "./external-workers.js";
 import type { JobFilter, JobStore, JobSummary } from "./ports.js";
@@ -204,14 +205,15 @@ export class JobService {
   }
 
   /**
-   * After a restart on a file database: jobs that were running lost their worker, so they go back
-   * to the queue as the managed queue does (counted as a retry).
+   * After a restart on a file database (or a restore): jobs that were running lost their worker.
+   * Each is a lost job (`requeueLostJob`): back to the queue as the managed queue does (counted as
+   * a retry), keeping its place at the front (it had been started before anything still queued),
+   * or FAILED once it has gone back too often. Answers how many were running.
    */
   recover(): number {
     const lost = this.d.jobs.listByStatus("IN_PROGRESS");
     const now = this.d.clock.now();
-    // They keep their place at the front: they had been started before anything still queued.
-    for (const job of lost) this.d.transitions.move(job, requeuedPatch(job, now, job.queueSeq), "worker lost (emulator restarted); re-queued");
+    for (const job of lost) requeueLostJob(this.d, job, "worker lost (emulator restarted)", now);
     return lost.length;
   }
 

@@ -4,7 +4,8 @@ import type { EndpointSpec } from "./endpoint.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
 import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
 import type { Fault } from "./faults.js";
-import { requeuedPatch, type Job } from "./job.js";
+import type { Job } from "./job.js";
+import { requeueLostJob } from "./lost-jobs.js";
 import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
@@ -242,8 +243,9 @@ export class Scheduler {
   }
 
   /**
-   * The worker dies mid-job: it is gone, and the managed queue puts the job back at its place in
-   * the queue (one more retry); another worker picks it up.
+   * The worker dies mid-job: it is gone, and the job is lost with it (`requeueLostJob`: back at
+   * its place in the queue, one more retry, or FAILED once it has gone back too often); another
+   * worker picks it up.
    */
   private crash(run: Run): void {
     if (this.runs.get(run.jobId) !== run) return;
@@ -251,15 +253,16 @@ export class Scheduler {
     this.d.clock.cancel(run.crash?.timer);
     run.hold.close();
     run.stop.stop(abortReason("worker crashed"));
-    this.d.workerLogs?.write(run.workerId, "system", `worker crashed running job ${run.jobId} (fault ${run.crash?.ruleId}); the job goes back to the queue`);
     const pool = this.pools.get(run.endpointId);
     const worker = pool?.get(run.workerId);
     if (pool && worker) pool.remove(worker);
     const job = this.d.jobs.get(run.jobId);
+    let after = "the job was no longer running";
     if (job && job.status === "IN_PROGRESS") {
-      const cause = `worker ${run.workerId} crashed (fault ${run.crash?.ruleId}); job re-queued`;
-      this.d.transitions.move(job, requeuedPatch(job, this.d.clock.now(), job.queueSeq), cause);
+      const next = requeueLostJob(this.d, job, `worker ${run.workerId} crashed (fault ${run.crash?.ruleId})`, this.d.clock.now());
+      after = next.status === "IN_QUEUE" ? "the job goes back to the queue" : `the job fails: ${next.error}`;
     }
+    this.d.workerLogs?.write(run.workerId, "system", `worker crashed running job ${run.jobId} (fault ${run.crash?.ruleId}); ${after}`);
     this.pump(run.endpointId);
   }
 

@@ -10,7 +10,8 @@ import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
 import type { Scheduler } from "./scheduler.js";
 import type { Transitions } from "./transitions.js";
-import { applyChunk, applyResult, requeueLost, type WorkerResult } from "./worker-results.js";
+import { applyChunk, applyResult, type WorkerResult } from "./worker-results.js";
+import { requeueLostJob } from "./lost-jobs.js";
 
 export type { WorkerResult } from "./worker-results.js";
 
@@ -288,7 +289,7 @@ export class WorkerProtocol {
     for (const id of jobIds) {
       this.workers.release(id);
       const job = this.d.jobs.get(id);
-      if (job && job.status === "IN_PROGRESS" && job.workerId === w.id && job.endpointId === w.endpointId) requeueLost(this.d, job, cause, now);
+      if (job && job.status === "IN_PROGRESS" && job.workerId === w.id && job.endpointId === w.endpointId) requeueLostJob(this.d, job, cause, now);
     }
     if (jobIds.length > 0) this.d.scheduler.pump(w.endpointId);
   }

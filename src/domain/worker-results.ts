@@ -1,6 +1,5 @@
 import { EmulatorError } from "./errors.js";
-import { requeuedPatch, type Job } from "./job.js";
-import { WORKER_LOST_REQUEUES_MAX } from "./limits.js";
+import type { Job } from "./job.js";
 import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
@@ -46,19 +45,4 @@ export function applyChunk(transitions: Transitions, job: Job, result: WorkerRes
     throw new EmulatorError("BAD_REQUEST", `a stream chunk is {"output": ...}; the body for job ${job.id} has no "output"`);
   }
   transitions.appendChunks(job.id, splitStreamOutput(result.output));
-}
-
-/**
- * A running job whose worker lost it (the worker went silent, or asked for work while holding
- * none): back to the queue at its place, one more retry, as the managed queue does, and its
- * stream starts over. A job lost this way `WORKER_LOST_REQUEUES_MAX` times fails instead, so a
- * job that kills every worker that takes it does not loop for ever.
- */
-export function requeueLost(d: { jobs: JobStore; transitions: Transitions }, job: Job, cause: string, now: number): Job {
-  if (job.retries >= WORKER_LOST_REQUEUES_MAX) {
-    const error = `${cause}; the job had already gone back to the queue ${job.retries} time(s), so it fails instead`;
-    return d.transitions.finish(job, { status: "FAILED", output: undefined, error }, now, `${cause}; failed after ${job.retries} retries`);
-  }
-  d.jobs.clearChunks(job.id);
-  return d.transitions.move(job, requeuedPatch(job, now, job.queueSeq), `${cause}; re-queued`);
 }

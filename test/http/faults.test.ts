@@ -85,10 +85,30 @@ describe("job faults", () => {
       "submitted with /run",
       `started on worker ${first}`,
       expect.stringMatching(/^fault fault-1 fired: worker .* will crash 1000 ms into the job$/),
-      expect.stringMatching(/^worker .* crashed \(fault fault-1\); job re-queued$/),
+      expect.stringMatching(/^worker .* crashed \(fault fault-1\); re-queued$/),
       expect.stringMatching(/^started on worker /),
       "handler returned",
     ]);
+  });
+
+  it("worker-crash: a job whose worker crashes a 4th time fails, saying it had gone back to the queue 3 times", async () => {
+    await start({ workersMin: 1, workersMax: 1, coldStartMs: 0 });
+    await e.post("/_emulator/faults", { endpoint: "ep", fault: { type: "worker-crash", atMs: 100 } });
+    const { id } = (await e.post("/v2/ep/run", { input: { sleepMs: 1000, output: "never" } })).body;
+    for (let crash = 1; crash <= 3; crash++) {
+      await e.advance(100);
+      expect((await e.get(`/v2/ep/status/${id}`)).body, `after crash ${crash}`).toMatchObject({ status: "IN_PROGRESS", retries: crash });
+    }
+    await e.advance(100);
+    const failed = (await e.get(`/v2/ep/status/${id}`)).body;
+    expect(failed).toMatchObject({ status: "FAILED", retries: 3 });
+    expect(failed.error).toMatch(/^worker \S+ crashed \(fault fault-1\); the job had already gone back to the queue 3 time\(s\), so it fails instead$/);
+    const causes = (await e.get(`/_emulator/jobs/${id}/events`)).body.events.map((ev: { cause: string }) => ev.cause);
+    expect(causes.filter((c: string) => / crashed /.test(c))).toEqual([
+      ...Array(3).fill(expect.stringMatching(/; re-queued$/)),
+      expect.stringMatching(/^worker \S+ crashed \(fault fault-1\); failed after 3 retries$/),
+    ]);
+    expect((await e.get("/v2/ep/health")).body).toMatchObject({ jobs: { failed: 1, inQueue: 0, inProgress: 0 } });
   });
 
   it("worker-crash without atMs loses the result the handler was about to report", async () => {

@@ -1,6 +1,5 @@
 import { parseList } from "structured-headers";
 import { afterEach, describe, expect, it } from "vitest";
-import { QUEUE_RATE_LIMITS } from "../../src/domain/limits.js";
 import { inProcess, type InProcess } from "../support/in-process.js";
 
 /** 2026-03-04T05:29:48Z: 12 s to the minute, 1812 s to the hour, 66612 s to the day. */
@@ -105,62 +104,5 @@ describe("REST rate limits", () => {
   });
 });
 
-describe("queue rate limits", () => {
-  let e: InProcess;
-  afterEach(() => e.close());
-  const PURGE = QUEUE_RATE_LIMITS["purge-queue"]!.requests;
-
-  it("refuses /purge-queue past the table's rate per 10 s with 429 and Retry-After, per endpoint", async () => {
-    e = await inProcess({ clock: { mode: "manual", start: 1_700_000_004_000 }, config: { endpoints } });
-    for (let i = 0; i < PURGE; i++) expect((await e.post("/v2/idle/purge-queue")).status).toBe(200);
-    const limited = await e.post("/v2/idle/purge-queue");
-    expect(limited.status).toBe(429);
-    expect(limited.headers.get("content-type")).toBe("application/problem+json");
-    expect(limited.headers.get("retry-after")).toBe("6");
-    expect(limited.body).toMatchObject({ title: "Too Many Requests", status: 429, detail: expect.stringContaining('/purge-queue on endpoint "idle"') });
-    expect(limited.headers.get("ratelimit")).toBeNull();
-    expect((await e.post("/v2/echo/purge-queue")).status).toBe(200);
-    await e.advance(6000);
-    expect((await e.post("/v2/idle/purge-queue")).status).toBe(200);
-  });
-
-  it("raises the rate with running workers × requestsPerWorker", async () => {
-    e = await inProcess({
-      config: { endpoints: [{ id: "busy", handler: "scripted", workersMin: 3, workersMax: 3 }], rateLimits: { queue: { requestsPerWorker: 2 } } },
-    });
-    const purge = async () => (await e.post("/v2/busy/purge-queue")).status;
-    for (let i = 0; i < PURGE; i++) expect(await purge()).toBe(200);
-    expect(await purge()).toBe(429);
-    // Three workers busy with long jobs: the limit becomes 3 × 2 = 6 per window.
-    for (let i = 0; i < 3; i++) await e.post("/v2/busy/run", { input: { sleepMs: 600_000 } });
-    await e.advance(0);
-    expect((await e.get("/v2/busy/health")).body.workers.running).toBe(3);
-    for (let i = PURGE; i < 6; i++) expect(await purge()).toBe(200);
-    expect(await purge()).toBe(429);
-  });
-
-  it("limits held /runsync requests to the table's concurrency and frees slots as they answer", async () => {
-    e = await inProcess({ config: { endpoints } });
-    const concurrent = QUEUE_RATE_LIMITS.runsync!.concurrent!;
-    const held = Array.from({ length: concurrent }, () => e.post("/v2/idle/runsync?wait=60000", { input: {} }));
-    await e.advance(0);
-    const over = await e.post("/v2/idle/runsync?wait=60000", { input: {} });
-    expect(over.status).toBe(429);
-    expect(over.headers.get("retry-after")).toBe("1");
-    expect(over.body.detail).toMatch(/concurrency limit exceeded for \/runsync on endpoint "idle": 400 requests at once/);
-    // Other operations and endpoints are not held up.
-    expect((await e.post("/v2/idle/run", { input: {} })).status).toBe(200);
-    expect((await e.post("/v2/echo/runsync", { input: {} })).status).toBe(200);
-    await e.advance(60_000);
-    const answers = await Promise.all(held);
-    expect(answers.every((a) => a.status === 200 && a.body.status === "IN_QUEUE")).toBe(true);
-    const again = e.post("/v2/idle/runsync?wait=1000", { input: {} });
-    await e.advance(1000);
-    expect((await again).status).toBe(200);
-  });
-
-  it("turns every limit off with rateLimits.enabled false", async () => {
-    e = await inProcess({ config: { endpoints, rateLimits: { enabled: false } } });
-    for (let i = 0; i < PURGE * 5; i++) expect((await e.post("/v2/idle/purge-queue")).status).toBe(200);
-  });
-});
+// Queue rate and concurrency limits are checked on both transports by the queue suite,
+// test/http/queue/queue.cases.ts.

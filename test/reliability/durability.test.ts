@@ -122,6 +122,40 @@ describe("durability on a file database", () => {
     expect(health.jobs.inProgress).toBe(2);
   });
 
+  it("re-queues a job running at each stop at most 3 times: at the 4th start it fails, saying why", async () => {
+    const db = join(dir, "lost.db");
+    // Started at once on a warm worker, never finishing on the manual clock: running at every stop.
+    const open = () => inProcess({ db, config: { endpoints: CONFIG.endpoints } });
+    let e = await open();
+    const id = (await e.post("/v2/slow/run", { input: { sleepMs: 3_600_000 } })).body.id as string;
+    expect((await e.get(`/v2/slow/status/${id}`)).body).toMatchObject({ status: "IN_PROGRESS" });
+    for (let start = 1; start <= 3; start++) {
+      e.close();
+      e = await open();
+      expect(e.core.recovered, `start ${start}`).toBe(1);
+      expect((await e.get(`/v2/slow/status/${id}`)).body, `start ${start}`).toMatchObject({ status: "IN_PROGRESS", retries: start });
+    }
+    e.close();
+    e = await open();
+    try {
+      expect(e.core.recovered).toBe(1);
+      const failed = (await e.get(`/v2/slow/status/${id}`)).body;
+      expect(failed).toMatchObject({ status: "FAILED", retries: 3 });
+      expect(failed.error).toBe("worker lost (emulator restarted); the job had already gone back to the queue 3 time(s), so it fails instead");
+      const causes = (await e.get(`/_emulator/jobs/${id}/events`)).body.events.map((ev: { cause: string }) => ev.cause);
+      expect(causes.filter((c: string) => c.startsWith("worker lost"))).toEqual([
+        "worker lost (emulator restarted); re-queued",
+        "worker lost (emulator restarted); re-queued",
+        "worker lost (emulator restarted); re-queued",
+        "worker lost (emulator restarted); failed after 3 retries",
+      ]);
+      // No worker holds it any more.
+      expect((await e.get("/v2/slow/health")).body).toMatchObject({ jobs: { failed: 1, inProgress: 0 } });
+    } finally {
+      e.close();
+    }
+  });
+
   it("refuses a second process on the same file with a clear message, and the first keeps serving", async () => {
     const db = join(dir, "shared.db");
     const first = await startCli(["--config", cfg, "--db", db, "--clock", "manual"]);
