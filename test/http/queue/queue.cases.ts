@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { EmulatorOptions } from "../../../src/emulator.js";
+import type { EmulatorOptions } from "../../../src/compose/emulator.js";
 import { JSON_DEPTH_MAX, QUEUE_RATE_LIMITS, RUN_PAYLOAD_MAX_BYTES, RUNSYNC_PAYLOAD_MAX_BYTES } from "../../../src/domain/limits.js";
 import { API_KEY } from "../../support/in-process.js";
 import type { QueueClient, QueueReply, QueueTransport } from "./transport.js";

@@ -1,5 +1,5 @@
 import { request as httpRequest } from "node:http";
-import { createEmulator, type EmulatorOptions } from "../../../src/emulator.js";
+import { createEmulator, type EmulatorOptions } from "../../../src/compose/emulator.js";
 import type { App } from "../../../src/http/app.js";
 import { API_KEY, checkV2Answer, inProcess } from "../../support/in-process.js";
 
