@@ -3,7 +3,7 @@
 // manual clock stands in for the reader's patience: before each command the test runs the clock
 // until no job waits or runs. Each example is read from the file and section it stands in.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +11,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXPORT_FLAGS, FLAGS, WORKER_FLAGS, flagSyntax, type Flag } from "../../src/config/cli-args.js";
 import { parseConfig } from "../../src/config/load.js";
-import { blocksOf, curlRequest, markdown, matchesShown, README } from "../support/readme.js";
+import { blocksOf, curlRequest, markdown, matchesShown, README, shellWords } from "../support/readme.js";
+import { workerEnv } from "../../src/worker-process.js";
 import { startCli, type RunningCli } from "../support/cli.js";
 import { PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
 
@@ -20,11 +21,11 @@ const BIN = fileURLToPath(new URL("../../bin/minipod.js", import.meta.url));
 const available = pythonAvailable();
 
 /** Runs a JavaScript example as a module with `runpod-sdk` and `minipod` resolved here, its console.log lines as JSON. */
-function runExample(text: string, url: string, onStart: (done: () => boolean) => Promise<void> = async () => {}): Promise<{ code: number | null; printed: Array<Record<string, unknown>>; err: string }> {
+function runExample(text: string, url: string, onStart: (done: () => boolean) => Promise<void> = async () => {}): Promise<{ code: number | null; printed: Array<Record<string, unknown>>; out: string; err: string }> {
   const resolve = (name: string) => pathToFileURL(createRequire(import.meta.url).resolve(name)).href;
-  const script = text
-    .replaceAll(DOC_URL, url)
-    .replace('from "runpod-sdk"', `from ${JSON.stringify(resolve("runpod-sdk"))}`)
+  let script = text.replaceAll(DOC_URL, url);
+  for (const pkg of ["runpod-sdk", "openai", "ai", "@runpod/ai-sdk-provider"]) if (script.includes(`from "${pkg}"`)) script = script.replace(`from "${pkg}"`, `from ${JSON.stringify(resolve(pkg))}`);
+  script = script
     .replace('from "minipod"', `from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL("../../dist/index.js", import.meta.url))).href)}`)
     .replaceAll("console.log(", "__print(");
   const file = join(mkdtempSync(join(tmpdir(), "minipod-readme-")), "example.mjs");
@@ -41,8 +42,8 @@ function runExample(text: string, url: string, onStart: (done: () => boolean) =>
   });
   return onStart(() => done).then(async () => {
     const code = await exited;
-    const printed = out.trim() ? out.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
-    return { code, printed, err };
+    const printed = out.trim().startsWith("{") ? out.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+    return { code, printed, out, err };
   });
 }
 
@@ -90,6 +91,19 @@ describe("the README and docs/, run as written against npm start", () => {
     ]);
   });
 
+  it("runs the examples of the openai SDK and the AI SDK against the llm endpoint", async () => {
+    const examples = blocksOf("docs/openai.md", "OpenAI-compatible routes", "js");
+    expect(examples).toHaveLength(2);
+    for (const example of examples) {
+      // The built-in handler waits tokenDelayMs of virtual time before each token: move the clock while the example runs.
+      const { code, out, err } = await runExample(example.text, cli.url, async (done) => {
+        for (let i = 0; i < 4000 && !done(); i++) await cli.advance(20);
+      });
+      expect(code, err).toBe(0);
+      expect(out.trim().split(/\s+/).length, out).toBeGreaterThan(4);
+    }
+  });
+
   it("answers each curl example of the queue API with what it shows, a retry of a job that failed included", async () => {
     const [example] = blocksOf("docs/queue-api.md", "Trying it with curl", "sh");
     const lines = example!.text.split("\n");
@@ -128,6 +142,8 @@ describe("the README and docs/, run as written against npm start", () => {
     const parsed = parseConfig(JSON.parse(essential!.text));
     expect(parsed.endpoints.map((e) => e.id)).toEqual(["echo", "gen", "gpu-box"]);
     expect(parsed.auth.keys).toHaveLength(1);
+    const [llm] = blocksOf("docs/openai.md", "The built-in `openai` handler", "json");
+    expect(parseConfig({ endpoints: [JSON.parse(llm!.text)] }).endpoints[0]).toMatchObject({ id: "llm", handler: "openai", openai: { models: ["org/my-model"], tokenDelayMs: 30 } });
     const [external] = blocksOf("README.md", "From Python", "json");
     expect(parseConfig(JSON.parse(external!.text)).endpoints).toMatchObject([{ id: "gpu-box", handler: "external" }]);
   });
@@ -226,6 +242,32 @@ describe("the worker in a few lines of JavaScript (docs/workers.md)", () => {
       proc.kill();
       await cli.stop();
     }
+  });
+});
+
+describe("examples of docs/ that stand for code elsewhere", () => {
+  it("the environment of a worker in docs/workers.md is what minipod worker sets", () => {
+    const [block] = blocksOf("docs/workers.md", "The environment of a worker", "sh");
+    const shown: Record<string, string> = {};
+    for (const line of block!.text.split("\n").filter((l) => l.startsWith("export "))) {
+      for (const word of shellWords(line.replace(/\s+#.*$/, "")).slice(1)) {
+        const [name, ...value] = word.split("=");
+        shown[name!] = value.join("=").replace(/^'(.*)'$/, "$1"); // NAME='value': the shell takes the quotes off
+      }
+    }
+    expect(shown).toEqual(workerEnv({ url: DOC_URL, endpoint: "gpu-box", workerId: "worker-1", key: "any-key", pingIntervalMs: 10_000 }));
+  });
+
+  it("the handler serving OpenAI routes in docs/openai.md is fixtures/handlers/openai-chat.ts, which the HTTP tests run", () => {
+    const [shown] = blocksOf("docs/openai.md", "Serving OpenAI routes from your own handler", "ts");
+    const code = (text: string) =>
+      text
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .split("\n")
+        .map((l) => l.replace(/\s*\/\/.*$/, "").trim())
+        .filter((l) => l && !l.startsWith("import "))
+        .join("\n");
+    expect(code(shown!.text)).toBe(code(readFileSync(new URL("../../fixtures/handlers/openai-chat.ts", import.meta.url), "utf8")));
   });
 });
 
