@@ -19,7 +19,7 @@ export interface CliOptions {
   version: boolean;
 }
 
-/** A command-line flag, as `--help` and the README's flag table show it. */
+/** A command-line flag, as `--help` and the flag tables of docs/ show it. */
 export interface Flag {
   name: string;
   short?: string;
@@ -32,7 +32,7 @@ export interface Flag {
   text: string;
 }
 
-/** The flags of `minipod`: the one list that the parser, `--help` and the README's table follow. */
+/** The flags of `minipod`: the one list that the parser, `--help` and the table of docs/configuration.md follow. */
 export const FLAGS: readonly Flag[] = [
   { name: "config", arg: "FILE", env: "MINIPOD_CONFIG", default: "./emulator.config.json if present, else the demo endpoints", text: "the config file" },
   { name: "port", arg: "N", env: "MINIPOD_PORT", default: "8080", text: "the port to listen on; 0 picks a free one" },
@@ -72,7 +72,7 @@ export const WORKER_FLAGS: readonly Flag[] = [
   { name: "help", short: "h", default: "", text: "this help" },
 ];
 
-/** `--port N` (or `-h, --help`) as a flag's column of `--help` and of the README shows it. */
+/** `--port N` (or `-h, --help`) as a flag's column of `--help` and of the docs' tables shows it. */
 export const flagSyntax = (f: Flag): string => `${f.short ? `-${f.short}, ` : ""}--${f.name}${f.arg ? ` ${f.arg}` : ""}`;
 
 /** The options part of a usage text: one line a flag, with its default and variable. */

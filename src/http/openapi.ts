@@ -4,6 +4,30 @@ import type { AppEnv } from "./env.js";
 const SERVICE_PATH = /^\/v[12]\//;
 
 /**
+ * The groups of the document, in the order `/docs` shows them: what a client of a queue endpoint
+ * reaches for first, then the OpenAI routes and the worker side, then the management resources,
+ * and what only the emulator has last. Every tag a route uses is listed here (a test says so).
+ */
+export const TAG_ORDER: ReadonlyArray<{ name: string; description: string }> = [
+  { name: "Queue", description: "A queue endpoint's operations, `/v2/{endpoint_id}/...`: submit, status, stream, cancel, retry, purge, health." },
+  { name: "OpenAI-compatible", description: "`/v2/{endpoint_id}/openai/*`: OpenAI requests, answered as jobs of the endpoint." },
+  { name: "Worker protocol", description: "What worker processes of an `external` endpoint call: job-take, job-done, job-stream, job-stop, ping." },
+  { name: "Serverless", description: "REST v2: endpoints, their workers, releases and logs." },
+  { name: "Endpoints", description: "REST v1: endpoints." },
+  { name: "Templates", description: "Templates (v2 and v1)." },
+  { name: "Pods", description: "Pods (v2 and v1)." },
+  { name: "Clusters", description: "Clusters of pods (v2)." },
+  { name: "Network volumes", description: "Network volumes (v2 and v1)." },
+  { name: "Registries", description: "Container registry credentials and ECR delegations (v2)." },
+  { name: "Container registry auths", description: "Container registry credentials (v1)." },
+  { name: "Catalog", description: "GPU types, CPU flavors, data centers and public templates (v2)." },
+  { name: "Billing", description: "Billing records by bucket (v2 and v1)." },
+  { name: "Account", description: "The account's SSH keys (v2)." },
+  { name: "Dashboard", description: "The dashboard and these API docs: emulator-only pages." },
+  { name: "Emulator control", description: "The emulator's own control API, `/_emulator/*`: clock, reset, faults, journal, timelines, snapshots, worker processes." },
+];
+
+/**
  * Serves `/openapi.json`: every route declared with createRoute, with the API key scheme on the
  * service routes (`/v1`, `/v2`; the control API needs none). Built once, on first request.
  */
@@ -32,6 +56,15 @@ export function serveOpenApi(app: OpenAPIHono<AppEnv>, version: string): void {
         description: "Authorization: Bearer <API key>. Queue operations and worker routes also accept the bare key.",
       },
     };
+    // Groups in TAG_ORDER, and the paths in the same order, so that the queue comes first.
+    const rank = (tag: string | undefined) => {
+      const i = TAG_ORDER.findIndex((g) => g.name === tag);
+      return i === -1 ? TAG_ORDER.length : i;
+    };
+    const used = new Set(Object.values(d.paths ?? {}).flatMap((item) => Object.values(item ?? {}).flatMap((op) => (op as { tags?: string[] } | undefined)?.tags ?? [])));
+    d.tags = [...TAG_ORDER.filter((g) => used.has(g.name)), ...[...used].filter((t) => rank(t) === TAG_ORDER.length).map((name) => ({ name }))];
+    const pathRank = (item: object | undefined) => Math.min(...Object.values(item ?? {}).map((op) => rank((op as { tags?: string[] } | undefined)?.tags?.[0])));
+    d.paths = Object.fromEntries(Object.entries(d.paths ?? {}).sort(([, a], [, b]) => pathRank(a) - pathRank(b)));
     for (const [path, item] of Object.entries(d.paths ?? {})) {
       if (!SERVICE_PATH.test(path) || !item) continue;
       for (const method of ["get", "post", "put", "patch", "delete"] as const) {

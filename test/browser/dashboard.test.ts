@@ -143,6 +143,9 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
     const doc = (await api("GET", "/openapi.json")).body as { paths: Record<string, Record<string, unknown>> };
     const operations = Object.values(doc.paths).reduce((n, methods) => n + Object.keys(methods).length, 0);
     const { page } = await open("/docs");
+    // The page opens on the queue's group.
+    await page.waitForSelector(".opblock-tag");
+    expect(await page.locator(".opblock-tag").first().getAttribute("data-tag")).toBe("Queue");
     expect((await scrollOperations(page)).size).toBe(operations);
     const paths = await page.locator(".opblock-summary-path").allTextContents();
     expect(paths.map((p) => p.replace(/\u200b/g, ""))).toEqual(expect.arrayContaining(["/_emulator/feed"]));

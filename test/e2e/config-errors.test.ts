@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { README } from "../support/readme.js";
+import { markdown } from "../support/readme.js";
 import { startCli } from "../support/cli.js";
 
 /** Starts the CLI on `config` (files beside it first) and resolves with what it printed when it stopped. */
@@ -40,9 +40,9 @@ describe("a config that breaks the start names the field", () => {
     expect(await refused({ endpoints: [{ id: "a", handler: "http://[::1" }] })).toContain('  - endpoints[0].handler: "http://[::1" is not a valid URL for an HTTP worker');
   });
 
-  it("the README's example of such a message is what minipod prints", async () => {
+  it("the example of such a message in docs/configuration.md is what minipod prints", async () => {
     const shown = /^ {2}- endpoints\[2\]\.handler: cannot load \.\/handlers\/gen\.ts: no such file \(looked for \/home\/me\/project\/handlers\/gen\.ts\)$/m;
-    expect(README).toMatch(shown);
+    expect(markdown("docs/configuration.md")).toMatch(shown);
     const printed = await refused({ endpoints: [{ id: "a" }, { id: "b" }, { id: "gen", handler: "./handlers/gen.ts" }] });
     expect(printed.replaceAll("<dir>", "/home/me/project")).toMatch(shown);
   });

@@ -116,7 +116,7 @@ await emu.close();
     expect(JSON.parse(r.stdout)).toEqual({ output: "HELLO", executionTime: 100 });
   }, 60_000);
 
-  it("type-checks TypeScript against the package's types: createEmulator, EmulatorConfig, Handler and the README's handler", () => {
+  it("type-checks TypeScript against the package's types: createEmulator, EmulatorConfig, Handler and the handler of docs/handlers.md", () => {
     writeFileSync(
       join(project, "try.ts"),
       `import { createEmulator, type Emulator, type EmulatorConfig, type Handler, type JobView } from "minipod";
@@ -143,7 +143,7 @@ export async function start(): Promise<Emulator> {
 export const bad: EmulatorConfig = { endpoints: [], nope: 1 };
 `,
     );
-    const [readmeHandler] = blocksOf("Handlers", "ts");
+    const [readmeHandler] = blocksOf("docs/handlers.md", "Handlers", "ts");
     writeFileSync(join(project, "handler.ts"), readmeHandler!.text);
     writeFileSync(
       join(project, "tsconfig.json"),

@@ -1,9 +1,9 @@
-// The README's examples, run as a reader would run them against `npm start` (the real CLI with the
-// demo endpoints of emulator.config.json), so that none of them can go stale. The manual clock
-// stands in for the reader's patience: before each command the test runs the clock until no job
-// waits or runs.
+// The examples of README.md and docs/, run as a reader would run them against `npm start` (the real
+// CLI with the demo endpoints of emulator.config.json), so that none of them can go stale. The
+// manual clock stands in for the reader's patience: before each command the test runs the clock
+// until no job waits or runs. Each example is read from the file and section it stands in.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,13 +11,43 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXPORT_FLAGS, FLAGS, WORKER_FLAGS, flagSyntax, type Flag } from "../../src/config/cli-args.js";
 import { parseConfig } from "../../src/config/load.js";
-import { blocksOf, curlRequest, matchesShown, README } from "../support/readme.js";
+import { blocksOf, curlRequest, markdown, matchesShown, README, shellWords } from "../support/readme.js";
+import { workerEnv } from "../../src/launch/worker-process.js";
 import { startCli, type RunningCli } from "../support/cli.js";
+import { PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
 
-const README_URL = "http://127.0.0.1:8080";
+const DOC_URL = "http://127.0.0.1:8080";
 const BIN = fileURLToPath(new URL("../../bin/minipod.js", import.meta.url));
+const available = pythonAvailable();
 
-describe("the README, run as written", () => {
+/** Runs a JavaScript example as a module with `runpod-sdk` and `minipod` resolved here, its console.log lines as JSON. */
+function runExample(text: string, url: string, onStart: (done: () => boolean) => Promise<void> = async () => {}): Promise<{ code: number | null; printed: Array<Record<string, unknown>>; out: string; err: string }> {
+  const resolve = (name: string) => pathToFileURL(createRequire(import.meta.url).resolve(name)).href;
+  let script = text.replaceAll(DOC_URL, url);
+  for (const pkg of ["runpod-sdk", "openai", "ai", "@runpod/ai-sdk-provider"]) if (script.includes(`from "${pkg}"`)) script = script.replace(`from "${pkg}"`, `from ${JSON.stringify(resolve(pkg))}`);
+  script = script
+    .replace('from "minipod"', `from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL("../../dist/index.js", import.meta.url))).href)}`)
+    .replaceAll("console.log(", "__print(");
+  const file = join(mkdtempSync(join(tmpdir(), "minipod-readme-")), "example.mjs");
+  writeFileSync(file, `const __print = (v) => process.stdout.write(JSON.stringify(v) + "\\n");\n${script}\n`);
+  const proc = spawn(process.execPath, [file], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  let done = false;
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", resolve)).then((code) => {
+    done = true;
+    return code;
+  });
+  return onStart(() => done).then(async () => {
+    const code = await exited;
+    const printed = out.trim().startsWith("{") ? out.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+    return { code, printed, out, err };
+  });
+}
+
+describe("the README and docs/, run as written against npm start", () => {
   let cli: RunningCli;
   beforeAll(async () => {
     cli = await startCli(["--clock", "manual"]);
@@ -31,36 +61,24 @@ describe("the README, run as written", () => {
     expect(res.status).toBe(200);
   };
   const send = async (line: string) => {
-    const { url, init } = curlRequest(line.replaceAll(README_URL, cli.url));
+    const { url, init } = curlRequest(line.replaceAll(DOC_URL, cli.url));
     return (await fetch(url, init)).text();
   };
 
   it("shows the banner npm start prints", () => {
-    const [banner] = blocksOf("Quick start", "").filter((b) => b.text.startsWith("minipod "));
-    const shown = banner!.text.replaceAll(README_URL, cli.url).replace(/^minipod \S+/, "minipod");
+    const [banner] = blocksOf("README.md", "Quick start", "").filter((b) => b.text.startsWith("minipod "));
+    const shown = banner!.text.replaceAll(DOC_URL, cli.url).replace(/^minipod \S+/, "minipod");
     const printed = cli.stdout().replace(/^minipod \S+/, "minipod");
     for (const line of shown.split("\n").filter((l) => l.trim() !== "...")) expect(printed.split("\n")).toContain(line);
   });
 
   it("runs the runpod-sdk example, and it prints what its comments say", async () => {
-    const [example] = blocksOf("Using it", "js");
-    // The example as written, its console.log lines as JSON so that they can be read back.
-    const sdk = pathToFileURL(createRequire(import.meta.url).resolve("runpod-sdk")).href;
-    const script = example!.text.replaceAll(README_URL, cli.url).replace('from "runpod-sdk"', `from ${JSON.stringify(sdk)}`).replaceAll("console.log(", "__print(");
-    const file = join(mkdtempSync(join(tmpdir(), "minipod-readme-")), "example.mjs");
-    writeFileSync(file, `const __print = (v) => process.stdout.write(JSON.stringify(v) + "\\n");\n${script}\n`);
-    const proc = spawn(process.execPath, [file], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => proc.once("exit", resolve));
-    let done = false;
-    void exited.then(() => (done = true));
+    const [example] = blocksOf("README.md", "From JavaScript", "js");
     // The stream's handler sleeps between words on the virtual clock: move it while the example runs.
-    for (let i = 0; i < 2000 && !done; i++) await cli.advance(50);
-    expect(await exited, err).toBe(0);
-    const printed = out.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const { code, printed, err } = await runExample(example!.text, cli.url, async (done) => {
+      for (let i = 0; i < 2000 && !done(); i++) await cli.advance(50);
+    });
+    expect(code, err).toBe(0);
     expect(printed).toEqual([
       expect.objectContaining({ status: "COMPLETED", output: { prompt: "hello" } }),
       expect.objectContaining({ id: expect.stringMatching(/^sync-/), status: "COMPLETED", output: { n: 1 } }),
@@ -73,8 +91,21 @@ describe("the README, run as written", () => {
     ]);
   });
 
-  it("answers each curl example with what the README shows, a retry of a job that failed included", async () => {
-    const [example] = blocksOf("Using it", "sh");
+  it("runs the examples of the openai SDK and the AI SDK against the llm endpoint", async () => {
+    const examples = blocksOf("docs/openai.md", "OpenAI-compatible routes", "js");
+    expect(examples).toHaveLength(2);
+    for (const example of examples) {
+      // The built-in handler waits tokenDelayMs of virtual time before each token: move the clock while the example runs.
+      const { code, out, err } = await runExample(example.text, cli.url, async (done) => {
+        for (let i = 0; i < 4000 && !done(); i++) await cli.advance(20);
+      });
+      expect(code, err).toBe(0);
+      expect(out.trim().split(/\s+/).length, out).toBeGreaterThan(4);
+    }
+  });
+
+  it("answers each curl example of the queue API with what it shows, a retry of a job that failed included", async () => {
+    const [example] = blocksOf("docs/queue-api.md", "Trying it with curl", "sh");
     const lines = example!.text.split("\n");
     let id: string | undefined;
     let checked = 0;
@@ -84,8 +115,8 @@ describe("the README, run as written", () => {
       const answer = await send(lines[i]!.replaceAll("<id>", id ?? "<id>"));
       if (/\/run$/.test(lines[i]!.trim())) id = (JSON.parse(answer) as { id: string }).id;
       const shown = lines[i + 1]?.startsWith("# {") ? lines[i + 1]!.slice(2) : undefined;
-      expect(shown, `the README shows no answer under ${lines[i]}`).toBeDefined();
-      expect(matchesShown(shown!, answer, id), `${lines[i]}\n  README: ${shown}\n  answer: ${answer}`).toBe(true);
+      expect(shown, `docs/queue-api.md shows no answer under ${lines[i]}`).toBeDefined();
+      expect(matchesShown(shown!, answer, id), `${lines[i]}\n  shown:  ${shown}\n  answer: ${answer}`).toBe(true);
       checked++;
     }
     expect(checked).toBe(lines.filter((l) => l.startsWith("curl ")).length);
@@ -95,18 +126,77 @@ describe("the README, run as written", () => {
   });
 
   it("gives the errors[] of the Errors section for the requests it shows", async () => {
-    const commands = blocksOf("Errors", "sh");
-    const answers = blocksOf("Errors", "json");
+    const commands = blocksOf("docs/limits.md", "Errors", "sh");
+    const answers = blocksOf("docs/limits.md", "Errors", "json");
     expect(commands.length).toBeGreaterThan(0);
     expect(answers).toHaveLength(commands.length);
     for (const [i, command] of commands.entries()) expect(await send(command.text)).toBe(answers[i]!.text);
   });
 
   it("shows configurations that minipod accepts", () => {
-    const [example] = blocksOf("Configuration", "json");
+    const [example] = blocksOf("docs/configuration.md", "The config file", "json");
     expect(parseConfig(JSON.parse(example!.text)).endpoints.map((e) => e.id)).toEqual(["echo", "slow", "mine", "gpu-box", "local-worker"]);
-    const [keys] = blocksOf("Authentication", "json");
+    const [keys] = blocksOf("docs/security.md", "Authentication", "json");
     expect(parseConfig(JSON.parse(`{${keys!.text}}`)).auth.keys).toHaveLength(3);
+    const [essential] = blocksOf("README.md", "Essential configuration", "json");
+    const parsed = parseConfig(JSON.parse(essential!.text));
+    expect(parsed.endpoints.map((e) => e.id)).toEqual(["echo", "gen", "gpu-box"]);
+    expect(parsed.auth.keys).toHaveLength(1);
+    const [llm] = blocksOf("docs/openai.md", "The built-in `openai` handler", "json");
+    expect(parseConfig({ endpoints: [JSON.parse(llm!.text)] }).endpoints[0]).toMatchObject({ id: "llm", handler: "openai", openai: { models: ["org/my-model"], tokenDelayMs: 30 } });
+    const [external] = blocksOf("README.md", "From Python", "json");
+    expect(parseConfig(JSON.parse(external!.text)).endpoints).toMatchObject([{ id: "gpu-box", handler: "external" }]);
+  });
+});
+
+describe("the README's createEmulator example", () => {
+  it("starts minipod in the program, on a free port, and runs a job through runpod-sdk", async () => {
+    const examples = blocksOf("README.md", "From JavaScript", "js").filter((b) => b.text.includes("createEmulator"));
+    expect(examples).toHaveLength(1);
+    expect(examples[0]!.text).toContain("createEmulator({ port: 0");
+    const { code, printed, err } = await runExample(examples[0]!.text, DOC_URL);
+    expect(code, err).toBe(0);
+    expect(printed).toEqual([expect.objectContaining({ id: expect.stringMatching(/^sync-/), status: "COMPLETED", output: { n: 1 } })]);
+  });
+});
+
+describe.skipIf(!available)("the README's Python example: a handler under minipod worker, and the client", { timeout: 90_000 }, () => {
+  it("prints what its comment says, with runpod.endpoint_url_base and with RUNPOD_ENDPOINT_BASE_URL", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-readme-python-"));
+    const [config] = blocksOf("README.md", "From Python", "json");
+    const [handler, client] = blocksOf("README.md", "From Python", "python");
+    const [commands] = blocksOf("README.md", "From Python", "sh");
+    expect(handler!.text).toContain("runpod.serverless.start(");
+    writeFileSync(join(dir, "emulator.config.json"), config!.text);
+    writeFileSync(join(dir, "handler.py"), handler!.text);
+    // The commands it shows: minipod on that config, the worker of handler.py, the client.
+    const lines = commands!.text.split("\n").map((l) => l.replace(/\s+#.*$/, ""));
+    expect(lines).toEqual(["npx minipod", "npx minipod worker -- python handler.py", "python client.py"]);
+    const cli = await startCli(["--config", join(dir, "emulator.config.json")]);
+    const worker = spawn(process.execPath, [BIN, "worker", "--url", cli.url, "--", PYTHON, "handler.py"], { cwd: dir, env: pythonEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let workerOut = "";
+    worker.stdout.on("data", (d: Buffer) => (workerOut += d.toString()));
+    worker.stderr.on("data", (d: Buffer) => (workerOut += d.toString()));
+    const workerExited = new Promise<number | null>((resolve) => worker.once("exit", resolve));
+    const python = (file: string, env: Record<string, string> = {}) => {
+      const r = spawnSync(PYTHON, [file], { cwd: dir, env: pythonEnv(env), encoding: "utf8", timeout: 60_000 });
+      expect(r.status, `${r.stdout}${r.stderr}\nworker:\n${workerOut}`).toBe(0);
+      return r.stdout.trim();
+    };
+    try {
+      const shown = /^# (.*)$/m.exec(client!.text)![1]!;
+      writeFileSync(join(dir, "client.py"), client!.text.replaceAll(DOC_URL, cli.url));
+      expect(python("client.py")).toBe(shown);
+      // Without the line that sets endpoint_url_base, the variable it names does the same.
+      const [setLine] = client!.text.split("\n").filter((l) => l.startsWith("runpod.endpoint_url_base"));
+      expect(setLine).toContain("RUNPOD_ENDPOINT_BASE_URL=");
+      writeFileSync(join(dir, "client-env.py"), client!.text.replace(setLine!, ""));
+      expect(python("client-env.py", { RUNPOD_ENDPOINT_BASE_URL: `${cli.url}/v2` })).toBe(shown);
+    } finally {
+      worker.kill("SIGTERM");
+      await workerExited;
+      await cli.stop();
+    }
   });
 });
 
@@ -131,13 +221,13 @@ describe("minipod started where there is no config", () => {
   });
 });
 
-describe("the README's worker in a few lines of JavaScript", () => {
+describe("the worker in a few lines of JavaScript (docs/workers.md)", () => {
   it("takes a job, posts progress, a stream chunk and the output", async () => {
     const dir = mkdtempSync(join(tmpdir(), "minipod-readme-worker-"));
     writeFileSync(join(dir, "config.json"), JSON.stringify({ endpoints: [{ id: "gpu-box", handler: "external" }] }));
     const cli = await startCli(["--config", join(dir, "config.json"), "--clock", "manual"]);
-    const [worker] = blocksOf("Running real workers", "js");
-    writeFileSync(join(dir, "worker.mjs"), worker!.text.replaceAll(README_URL, cli.url));
+    const [worker] = blocksOf("docs/workers.md", "The protocol", "js");
+    writeFileSync(join(dir, "worker.mjs"), worker!.text.replaceAll(DOC_URL, cli.url));
     const auth = { authorization: "any-key" };
     const { id } = (await (await fetch(`${cli.url}/v2/gpu-box/run`, { method: "POST", headers: auth, body: JSON.stringify({ input: { prompt: "hi" } }) })).json()) as { id: string };
     const proc = spawn(process.execPath, [join(dir, "worker.mjs")], { stdio: "ignore" });
@@ -155,7 +245,33 @@ describe("the README's worker in a few lines of JavaScript", () => {
   });
 });
 
-/** A flag table as the README has it. */
+describe("examples of docs/ that stand for code elsewhere", () => {
+  it("the environment of a worker in docs/workers.md is what minipod worker sets", () => {
+    const [block] = blocksOf("docs/workers.md", "The environment of a worker", "sh");
+    const shown: Record<string, string> = {};
+    for (const line of block!.text.split("\n").filter((l) => l.startsWith("export "))) {
+      for (const word of shellWords(line.replace(/\s+#.*$/, "")).slice(1)) {
+        const [name, ...value] = word.split("=");
+        shown[name!] = value.join("=").replace(/^'(.*)'$/, "$1"); // NAME='value': the shell takes the quotes off
+      }
+    }
+    expect(shown).toEqual(workerEnv({ url: DOC_URL, endpoint: "gpu-box", workerId: "worker-1", key: "any-key", pingIntervalMs: 10_000 }));
+  });
+
+  it("the handler serving OpenAI routes in docs/openai.md is fixtures/handlers/openai-chat.ts, which the HTTP tests run", () => {
+    const [shown] = blocksOf("docs/openai.md", "Serving OpenAI routes from your own handler", "ts");
+    const code = (text: string) =>
+      text
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .split("\n")
+        .map((l) => l.replace(/\s*\/\/.*$/, "").trim())
+        .filter((l) => l && !l.startsWith("import "))
+        .join("\n");
+    expect(code(shown!.text)).toBe(code(readFileSync(new URL("../../fixtures/handlers/openai-chat.ts", import.meta.url), "utf8")));
+  });
+});
+
+/** A flag table as the documentation has it. */
 const flagTable = (flags: readonly Flag[]): string =>
   [
     "| flag | default | environment | |",
@@ -165,11 +281,11 @@ const flagTable = (flags: readonly Flag[]): string =>
 
 describe("the flags", () => {
   it.each([
-    ["minipod", FLAGS, ["--help"]],
-    ["minipod export", EXPORT_FLAGS, ["export", "--help"]],
-    ["minipod worker", WORKER_FLAGS, ["worker", "--help"]],
-  ] as const)("of %s: the README's table and --help list each of them, with its default and variable", (_command, flags, args) => {
-    expect(README, `the README's table is stale; it should read:\n${flagTable(flags)}`).toContain(flagTable(flags));
+    ["minipod", FLAGS, ["--help"], "docs/configuration.md"],
+    ["minipod export", EXPORT_FLAGS, ["export", "--help"], "docs/configuration.md"],
+    ["minipod worker", WORKER_FLAGS, ["worker", "--help"], "docs/workers.md"],
+  ] as const)("of %s: the table of the docs and --help list each of them, with its default and variable", (_command, flags, args, file) => {
+    expect(markdown(file), `the table of ${file} is stale; it should read:\n${flagTable(flags)}`).toContain(flagTable(flags));
     const help = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8" });
     expect(help.status).toBe(0);
     for (const f of flags) {

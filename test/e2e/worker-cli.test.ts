@@ -84,8 +84,8 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     const pids = [Number((await launcher.waitFor(/\[w-cli-1\] minipod: started: .* \(pid (\d+)\)/))[1]), Number((await launcher.waitFor(/\[w-cli-2\] minipod: started: .* \(pid (\d+)\)/))[1])];
     await launcher.waitFor(/\[w-cli-1\] --- Starting Serverless Worker/);
     await launcher.waitFor(/\[w-cli-2\] --- Starting Serverless Worker/);
-    // The line the README shows, as the vendored library prints it.
-    const shown = /\] (--- Starting Serverless Worker .*---)/.exec(readFileSync(new URL("../../README.md", import.meta.url), "utf8"))![1]!;
+    // The line docs/workers.md shows, as the vendored library prints it.
+    const shown = /\] (--- Starting Serverless Worker .*---)/.exec(readFileSync(new URL("../../docs/workers.md", import.meta.url), "utf8"))![1]!;
     expect(launcher.out()).toContain(`[w-cli-1] ${shown}`);
 
     const run = await fetch(`${cli.url}/v2/ext/runsync`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: { do: "echo", value: "via the CLI" } }), signal: AbortSignal.timeout(30_000) });

@@ -180,7 +180,7 @@ describe("streamed answers", () => {
   });
 });
 
-describe("a handler module serving OpenAI routes, as the README shows", () => {
+describe("a handler module serving OpenAI routes, as docs/openai.md shows", () => {
   it("answers plain and streamed chat completions, and 404 for another route", async () => {
     const module = new URL("../../fixtures/handlers/openai-chat.ts", import.meta.url).pathname;
     e = await inProcess({ config: { endpoints: [{ id: "mine", handler: module, workersMin: 1 }] } });

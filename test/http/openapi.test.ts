@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { TAG_ORDER } from "../../src/http/openapi.js";
 import { inProcess, type InProcess } from "../support/in-process.js";
 
 let e: InProcess;
@@ -26,5 +27,26 @@ describe("/openapi.json", () => {
       .map((r) => `${r.method} ${r.path.replace(/:([^/]+)/g, "{$1}")}`);
     for (const route of served) expect(documented, route).toContain(route);
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+
+  it("opens on the queue: its groups, and its paths, in the order of /docs (queue, OpenAI, workers, management, control last)", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "ep" }] } });
+    const doc = (await e.get("/openapi.json")).body as { tags: Array<{ name: string; description?: string }>; paths: Record<string, Record<string, { tags?: string[] }>> };
+    const names = doc.tags.map((t) => t.name);
+    expect(names[0]).toBe("Queue");
+    expect(names.slice(0, 3)).toEqual(["Queue", "OpenAI-compatible", "Worker protocol"]);
+    expect(names.at(-1)).toBe("Emulator control");
+    for (const t of doc.tags) expect(t.description, t.name).toBeTruthy();
+    // Every group a route uses is placed in TAG_ORDER, and named once.
+    const used = new Set(Object.values(doc.paths).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])));
+    for (const tag of used) expect(TAG_ORDER.map((g) => g.name), tag).toContain(tag);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(TAG_ORDER.map((g) => g.name).filter((n) => used.has(n)));
+    // Swagger UI shows the groups in this order, and the raw document lists the queue's paths first.
+    const firstTags = Object.values(doc.paths).map((item) => Object.values(item)[0]!.tags![0]!);
+    expect(firstTags[0]).toBe("Queue");
+    const order = firstTags.map((t) => names.indexOf(t));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(Object.keys(doc.paths)[0]).toMatch(/^\/v2\/\{endpoint_id\}\//);
   });
 });

@@ -1,21 +1,31 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The README as a reader sees it: fenced blocks under their `##` section. */
+/** The documentation as a reader sees it: fenced blocks under their heading. */
 export interface Block {
+  /** The `##` heading the block is under (the page's `#` title before the first `##`). */
   section: string;
   lang: string;
   text: string;
 }
 
-export const README = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Every fenced code block of the README, with the `##` heading it is under. */
-export function readmeBlocks(): Block[] {
+/** The markdown files the tests read: README.md and every page of docs/, by path from the root. */
+export const DOC_FILES: readonly string[] = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+
+/** The text of a markdown file, by path from the repository's root (`README.md`, `docs/workers.md`). */
+export const markdown = (file: string): string => readFileSync(join(ROOT, file), "utf8");
+
+export const README = markdown("README.md");
+
+/** Every fenced code block of a markdown file, with the heading it is under. */
+export function blocksIn(file: string): Block[] {
   const blocks: Block[] = [];
   let section = "";
   let open: Block | undefined;
-  for (const line of README.split("\n")) {
+  for (const line of markdown(file).split("\n")) {
     if (open) {
       if (line.startsWith("```")) {
         blocks.push(open);
@@ -24,13 +34,18 @@ export function readmeBlocks(): Block[] {
       continue;
     }
     if (line.startsWith("## ")) section = line.slice(3).trim();
+    else if (line.startsWith("# ")) section = line.slice(2).trim();
     else if (line.startsWith("```")) open = { section, lang: line.slice(3).trim(), text: "" };
   }
   return blocks;
 }
 
-/** The blocks of one section (by the start of its heading), of one language. */
-export const blocksOf = (section: string, lang: string): Block[] => readmeBlocks().filter((b) => b.section.startsWith(section) && b.lang === lang);
+/** The blocks of one section of a file (by the start of its heading), of one language; throws when there are none. */
+export function blocksOf(file: string, section: string, lang: string): Block[] {
+  const found = blocksIn(file).filter((b) => b.section.startsWith(section) && b.lang === lang);
+  if (found.length === 0) throw new Error(`${file} has no \`\`\`${lang} block under a heading starting "${section}"`);
+  return found;
+}
 
 /** The words of a shell command line, with its single and double quotes taken off. */
 export function shellWords(line: string): string[] {
@@ -40,7 +55,7 @@ export function shellWords(line: string): string[] {
   return words;
 }
 
-/** A README `curl` command as the request curl sends: `-s`, `-H`, `-d` (a POST with curl's form type) and `-X`. */
+/** A documented `curl` command as the request curl sends: `-s`, `-H`, `-d` (a POST with curl's form type) and `-X`. */
 export function curlRequest(line: string): { url: string; init: RequestInit } {
   const words = shellWords(line);
   if (words[0] !== "curl") throw new Error(`not a curl command: ${line}`);
@@ -58,7 +73,7 @@ export function curlRequest(line: string): { url: string; init: RequestInit } {
       body = words[++i]!;
       headers["content-type"] ??= "application/x-www-form-urlencoded";
     } else if (w === "-X") method = words[++i]!;
-    else if (w.startsWith("-")) throw new Error(`the README test does not know curl's ${w}: teach test/support/readme.ts, or write the example with -s, -H, -d and -X`);
+    else if (w.startsWith("-")) throw new Error(`the documentation test does not know curl's ${w}: teach test/support/readme.ts, or write the example with -s, -H, -d and -X`);
     else url = w;
   }
   if (!url) throw new Error(`no URL in ${line}`);
@@ -66,7 +81,7 @@ export function curlRequest(line: string): { url: string; init: RequestInit } {
 }
 
 /**
- * Whether an answer is what the README shows: the same text, where `<id>` is the job id named,
+ * Whether an answer is what the documentation shows: the same text, where `<id>` is the job id named,
  * `<worker>` any worker id and `<n>` any number.
  */
 export function matchesShown(shown: string, answer: string, id: string | undefined): boolean {

@@ -9,7 +9,7 @@ const MB = 1024 * 1024;
 /** Bytes of an item as `/stream` sends it. */
 const size = (item: StreamItem) => Buffer.byteLength(JSON.stringify(item));
 
-/** What a client does with the pieces (the README's recipe). */
+/** What a client does with the pieces (the recipe of docs/limits.md). */
 function join(items: StreamItem[]): unknown {
   if (items.length === 1 && items[0]!.metrics === undefined) return items[0]!.output;
   const sorted = [...items].sort((a, b) => Number(a.metrics!.chunk) - Number(b.metrics!.chunk));
