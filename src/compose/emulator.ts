@@ -26,6 +26,7 @@ import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "../
 import type { SnapshotInfo } from "./snapshots.js";
 import { EmulatorWorkers, type WorkerSpec } from "../launch/emulator-workers.js";
 import { CLOSING_CAUSE } from "../domain/notifier.js";
+import type { ServiceDef } from "../services/shared/service.js";
 import type { WorkerProcess } from "../launch/worker-process.js";
 
 export interface EmulatorOptions {
@@ -143,8 +144,11 @@ function readStateFile(file: string): Buffer {
 /** Largest request head node accepts (431 beyond, before any parsing); node's default, made explicit. */
 const MAX_HEADER_BYTES = 16 * 1024;
 
-/** Builds the emulator without listening: for in-process tests through `app.request`. */
-export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
+/**
+ * Builds the emulator without listening: for in-process tests through `app.request`. `services`
+ * replaces the list of management services (src/services/index.ts), for tests of the list itself.
+ */
+export async function buildEmulator(options: EmulatorOptions = {}, internal: { services?: readonly ServiceDef[] } = {}): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
   const loaded = inline === undefined ? loadConfigFile(options.config as string) : inlineConfig(inline.config);
   const handlers: Record<string, Handler> = { ...options.handlers };
@@ -170,7 +174,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<{ co
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
   const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
-  const core = await buildRuntime({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage });
+  const core = await buildRuntime({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage, services: internal.services });
   const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
   return { core, app, loaded, log };
 }

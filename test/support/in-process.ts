@@ -32,8 +32,8 @@ export function checkV2Answer(method: string, path: string, status: number, head
  * An emulator built in-process (no socket), on the manual clock unless told otherwise, with a
  * small request helper that sends the API key and parses JSON answers.
  */
-export async function inProcess(options: EmulatorOptions = {}) {
-  const { core, app } = await buildEmulator({ clock: "manual", ...options });
+export async function inProcess(options: EmulatorOptions = {}, internal: Parameters<typeof buildEmulator>[1] = {}) {
+  const { core, app } = await buildEmulator({ clock: "manual", ...options }, internal);
   const request = async <T = any>(
     method: string,
     path: string,

@@ -1,0 +1,115 @@
+import { z } from "@hono/zod-openapi";
+import { afterEach, describe, expect, it } from "vitest";
+import { SERVICES } from "../../src/services/index.js";
+import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../src/services/shared/rest.js";
+import type { ServiceDef, ViewContext } from "../../src/services/shared/service.js";
+import type { DocumentStore } from "../../src/services/shared/storage.js";
+import { inProcess, type InProcess } from "../support/in-process.js";
+
+// A resource that exists only in this file: one folder's worth (model, storage, v1 and v2 views,
+// seed) and one line added to the list. Nothing else of minipod knows it.
+
+interface Widget {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+class Widgets {
+  constructor(
+    private readonly store: DocumentStore<Widget>,
+    private readonly now: () => number,
+  ) {}
+  list = () => this.store.list();
+  get = (id: string) => this.store.get(id) ?? notFound(id);
+  create(name: string, id = `w-${this.store.list().length + 1}-${this.now()}`): Widget {
+    const w = { id, name, createdAt: this.now() };
+    this.store.save(w);
+    return w;
+  }
+  delete(id: string): void {
+    if (!this.store.delete(id)) notFound(id);
+  }
+}
+
+function notFound(id: string): never {
+  throw Object.assign(new Error(`no widget ${id}`), { name: "EmulatorError", code: "NOT_FOUND" });
+}
+
+const WidgetSchema = z.object({ id: z.string(), name: z.string() });
+const NewWidget = z.object({ name: z.string().min(1) });
+const widgetsOf = (v: ViewContext) => (v as unknown as { widgets: Widgets }).widgets;
+const show = (_v: ViewContext, w: Widget) => ({ id: w.id, name: w.name });
+
+const widgetRoutes: ResourceRoutes<Widget> = {
+  tag: "Widgets",
+  noun: "widget",
+  list: (v) => widgetsOf(v).list(),
+  get: (v, id) => widgetsOf(v).get(id),
+  delete: (v, id) => widgetsOf(v).delete(id),
+  views: [
+    { version: V2, path: "widgets", names: { one: "Widget", many: "Widgets" }, listKey: "widgets", schema: WidgetSchema, show, create: withBody(NewWidget, (v, body) => widgetsOf(v).create(body.name)) },
+    { version: V1, path: "widgets", names: { one: "Widget", many: "Widgets" }, schema: WidgetSchema, show, create: withBody(NewWidget, (v, body) => widgetsOf(v).create(body.name)) },
+  ],
+};
+
+const collections = { v1: ["widgets"], v2: ["widgets"] } as const;
+const widgets: ServiceDef<"widgets", { widgets: Widgets }, typeof collections> = {
+  name: "widgets",
+  collections,
+  build: (ctx) => ({ widgets: new Widgets(ctx.documents<Widget>("widget"), () => ctx.engine.clock.now()) }),
+  routes: (app, views) => serveResource(views, app, widgetRoutes),
+  seed: ({ widgets }) => {
+    if (!widgets.list().some((w) => w.id === "w-seeded")) widgets.create("declared at start", "w-seeded");
+  },
+};
+
+let e: InProcess | undefined;
+afterEach(() => e?.close());
+
+const names = async (version: "v1" | "v2") => {
+  const res = await e!.get(`/${version}/widgets`);
+  expect(res.status).toBe(200);
+  const list = (version === "v2" ? res.body.widgets : res.body) as Array<{ name: string }>;
+  return list.map((w) => w.name);
+};
+
+describe("a resource declared in a test alone, added to the list", () => {
+  it("is served on v1 and v2, classified as REST, seeded, reset and snapshotted", async () => {
+    e = await inProcess({}, { services: [...SERVICES, widgets] });
+    expect(await names("v2")).toEqual(["declared at start"]);
+
+    const created = await e.post("/v2/widgets", { name: "made on v2" });
+    expect(created.status).toBe(201);
+    expect((await e.get(`/v1/widgets/${created.body.id}`)).body).toEqual({ id: created.body.id, name: "made on v2" });
+    expect((await e.post("/v1/widgets", { name: "made on v1" })).status).toBe(200);
+    expect(await names("v1")).toEqual(["declared at start", "made on v2", "made on v1"]);
+    expect((await e.post("/v2/widgets", { name: "" })).status).toBe(400);
+
+    // Its collection is REST, not an endpoint's queue (the names fault rules accept come from the
+    // built-in list, which the config is checked against before any emulator is built).
+    expect(e.core.paths.classify("GET", "/v2/widgets").surface).toBe("rest");
+    expect(e.core.paths.classify("POST", "/v2/widgets").scope).toBe("rest:write");
+
+    // In the document the app serves.
+    const doc = (await e.get("/openapi.json")).body as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v2/widgets", "/v2/widgets/{id}", "/v1/widgets", "/v1/widgets/{id}"]));
+
+    // Snapshotted: a restore brings back what the snapshot held, and nothing of the config over it.
+    expect((await e.post("/_emulator/snapshots/two")).status).toBe(200);
+    await e.post("/v2/widgets", { name: "after the snapshot" });
+    expect((await e.request("DELETE", "/v2/widgets/w-seeded")).status).toBe(204);
+    expect((await e.post("/_emulator/snapshots/two/restore")).status).toBe(200);
+    expect(await names("v2")).toEqual(["declared at start", "made on v2", "made on v1"]);
+
+    // Reset: back to what start declared.
+    expect((await e.post("/_emulator/reset")).status).toBe(200);
+    expect(await names("v2")).toEqual(["declared at start"]);
+  });
+
+  it("is absent from an emulator built on the list alone", async () => {
+    e = await inProcess();
+    expect(e.core.paths.classify("GET", "/v2/widgets").surface).toBe("queue");
+    expect((await e.get("/v1/widgets")).status).toBe(404);
+  });
+});
