@@ -24,7 +24,7 @@ export function JobsBody({ page }: { page: JobPage }) {
             <th class="w-time">submitted</th>
             <th class="num w-duration">delay</th>
             <th class="num w-duration">run time</th>
-            <th>worker</th>
+            <th class="w-worker">worker</th>
           </tr>
         </thead>
         <tbody>
