@@ -70,7 +70,6 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
 
   const jobRow = (id: string, status: string) => `#jobs-body tr[data-job="${id}"][data-status="${status}"]`;
   const hashOf = (page: Page) => page.evaluate("location.hash") as Promise<string>;
-  const rowsAre = (n: number) => `document.querySelectorAll("#jobs-body tr[data-job]").length === ${n}`;
   const ping = (worker: string) => fetch(`${emu.url}/v2/ext/ping/${worker}`, { headers: { authorization: "Bearer test-key" } }).then((r) => r.status);
 
   it("shows the configured endpoints with their workers and queue depth", async () => {
@@ -199,7 +198,7 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
     await page.waitForSelector(jobRow(queued, "CANCELLED"));
     await page.waitForSelector(`#job-body [data-detail="${queued}"] .s-cancelled`);
     expect(await page.locator("#job-body [data-job-action]").count()).toBe(0);
-    expect(await page.textContent("#toast")).toBe(`job ${queued} cancelled`);
+    await page.waitForSelector(`#toast:not(.error) >> text="job ${queued} cancelled"`);
     expect((await api("GET", `/v2/slow/status/${queued}`)).body.status).toBe("CANCELLED");
 
     // Works for 10 s, then fails, on its first attempt only.
@@ -272,7 +271,7 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
     const listed = () => page.locator("#jobs-body tr[data-job]").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-job")));
     await page.evaluate('location.hash = "#endpoint=slow"');
     await page.waitForSelector('article[data-endpoint="slow"].selected');
-    await page.waitForFunction(rowsAre(1));
+    await page.waitForSelector(`#jobs-body tr[data-job="${a}"]`, { state: "detached" });
     expect(await listed()).toEqual([b]);
     expect(await page.inputValue("#jobs-filter [name=endpoint]")).toBe("slow");
     expect(await page.inputValue("#submit-form [name=endpoint]")).toBe("slow");
@@ -284,12 +283,14 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
     expect(await listed()).toEqual([a]);
     expect(await hashOf(page)).toBe(`#endpoint=echo&job=${b}`);
     await page.selectOption("#jobs-filter [name=endpoint]", "");
-    await page.waitForFunction(rowsAre(2));
+    await page.waitForSelector(`#jobs-body tr[data-job="${b}"]`);
+    expect(await listed()).toEqual([b, a]);
     expect(await hashOf(page)).toBe(`#job=${b}`);
 
     const both = await open(`/#endpoint=slow&job=${b}`);
     await both.page.waitForSelector(`#job-body [data-detail="${b}"]`);
-    await both.page.waitForFunction(rowsAre(1));
+    await both.page.waitForSelector(`#jobs-body tr[data-job="${a}"]`, { state: "detached" });
+    expect(await both.page.locator("#jobs-body tr[data-job]").count()).toBe(1);
     expect(await both.page.inputValue("#jobs-filter [name=endpoint]")).toBe("slow");
 
     const unknown = await open("/#endpoint=nope");
