@@ -59,6 +59,8 @@ export interface JournalFilter {
   endpoint?: string | undefined;
   operation?: string | undefined;
   status?: number | undefined;
+  /** The worker protocol's requests (`WORKER_OPERATIONS`): left out (`exclude`) or alone (`only`); both by default. */
+  worker?: "exclude" | "only" | undefined;
   limit?: number | undefined;
 }
 

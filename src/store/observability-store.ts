@@ -1,4 +1,5 @@
 import type { JobEvent, JournalEntry, JournalFilter, ObservabilityStore, RequestRecord, WebhookDelivery } from "../domain/observability.js";
+import { WORKER_OPERATIONS } from "../domain/operations.js";
 import { keptQuery, keptRequestBody, keptResponseBody } from "../domain/redact.js";
 import type { Db } from "./db.js";
 import { EventQueue, type StoredEvent, type TimelineRow } from "./event-queue.js";
@@ -153,6 +154,12 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     if (f.endpoint !== undefined) (where.push("endpoint_id = ?"), args.push(f.endpoint));
     if (f.operation !== undefined) (where.push("operation = ?"), args.push(f.operation));
     if (f.status !== undefined) (where.push("status = ?"), args.push(f.status));
+    if (f.worker !== undefined) {
+      const ops = [...WORKER_OPERATIONS];
+      const list = `operation IN (${ops.map(() => "?").join(", ")})`;
+      where.push(f.worker === "only" ? list : `(operation IS NULL OR NOT ${list})`);
+      args.push(...ops);
+    }
     const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
     const count = (this.db.prepare(`SELECT COUNT(*) AS n FROM request_journal ${clause}`).get(...args) as { n: number }).n;
     // The newest `limit` entries, oldest first.

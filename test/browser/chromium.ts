@@ -108,8 +108,8 @@ export interface PageLog {
  * A new page that records every request it makes and every console error (a refused
  * Content-Security-Policy load shows up there even when no request is made).
  */
-export async function recordedPage(browser: Browser): Promise<{ page: Page; log: PageLog }> {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+export async function recordedPage(browser: Browser, viewport = { width: 1440, height: 1000 }): Promise<{ page: Page; log: PageLog }> {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const log: PageLog = { requests: [], problems: [] };
   page.on("request", (r) => log.requests.push(r.url()));

@@ -1,12 +1,17 @@
 import type { Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { browserAvailable, launchChromium, recordedPage, scrollOperations, type PageLog, type RunningBrowser } from "./chromium.js";
+
+/** As long as an endpoint id may be (64 characters). */
+const LONG = "image-generation-sdxl-refiner-1024px-production-europe-west-4-b";
 
 const config = {
   endpoints: [
     { id: "echo", handler: "echo", workersMin: 1, workersMax: 2, coldStartMs: 0 },
     { id: "slow", handler: "scripted", workersMin: 0, workersMax: 2, coldStartMs: 2000, idleTimeout: 600 },
+    { id: "ext", handler: "external" },
+    { id: LONG, name: "Image generation with the refiner, 1024 px, production, Europe west", handler: "scripted", workersMin: 1, workersMax: 2, coldStartMs: 0 },
   ],
 };
 
@@ -37,10 +42,12 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
     }
   });
 
-  const open = async (path: string) => {
-    const recorded = await recordedPage(chrome.browser);
+  /** `noFeed`: a browser without EventSource, so the page shows only what it fetched itself (a page behind). */
+  const open = async (path: string, options: { viewport?: { width: number; height: number }; noFeed?: boolean } = {}) => {
+    const recorded = await recordedPage(chrome.browser, options.viewport);
     recorded.page.setDefaultTimeout(15_000);
     opened.push(recorded);
+    if (options.noFeed) await recorded.page.addInitScript(() => ((globalThis as Record<string, unknown>).EventSource = undefined));
     await recorded.page.goto(`${emu.url}${path}`);
     return recorded;
   };
@@ -62,6 +69,8 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
   };
 
   const jobRow = (id: string, status: string) => `#jobs-body tr[data-job="${id}"][data-status="${status}"]`;
+  const hashOf = (page: Page) => page.evaluate("location.hash") as Promise<string>;
+  const ping = (worker: string) => fetch(`${emu.url}/v2/ext/ping/${worker}`, { headers: { authorization: "Bearer test-key" } }).then((r) => r.status);
 
   it("shows the configured endpoints with their workers and queue depth", async () => {
     const { page } = await dashboard();
@@ -137,6 +146,201 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
     await page.click('button[data-action="clear-faults"]');
     await page.waitForSelector("#faults-body >> text=No fault rules");
     expect((await api("GET", "/_emulator/faults")).body.faults).toEqual([]);
+  });
+
+  it("submits a job from its form: a bad input is refused with a clear message, a good one makes the job /run makes, listed and opened", async () => {
+    const { page } = await dashboard();
+    const input = "#submit-form [name=input]";
+    const submit = "#submit-form button[type=submit]";
+    await page.selectOption("#submit-form [name=endpoint]", "slow");
+    await page.fill(input, "{prompt: 1}");
+    await page.click(submit);
+    await page.waitForSelector("#submit-error:not([hidden])");
+    expect(await page.textContent("#submit-error")).toMatch(/^The input is not valid JSON: .*property name/);
+    expect(await page.getAttribute(input, "aria-invalid")).toBe("true");
+    await page.fill(input, "[1, 2]");
+    await page.click(submit);
+    await page.waitForSelector("#submit-error >> text=must be a JSON object");
+    expect(await page.textContent("#submit-error")).toContain("not an array");
+    expect((await api("GET", "/_emulator/jobs")).body.count).toBe(0);
+
+    // A refusal of the server's shows in the same place: here an endpoint no longer served.
+    await page.evaluate('const s = document.querySelector("#submit-form [name=endpoint]"); s.add(new Option("gone", "gone")); s.value = "gone"');
+    await page.fill(input, '{"a": 1}');
+    await page.click(submit);
+    await page.waitForSelector("#submit-error >> text=Not submitted");
+    expect(await page.textContent("#submit-error")).toContain('"gone"');
+    expect((await api("GET", "/_emulator/jobs")).body.count).toBe(0);
+
+    await page.selectOption("#submit-form [name=endpoint]", "slow");
+    await page.fill(input, '{"sleepMs": 30000, "note": "from the form"}');
+    await page.click(submit);
+    await page.waitForSelector("#submit-error", { state: "hidden" });
+    const id = (await (await page.waitForSelector("#job-body [data-detail]")).getAttribute("data-detail"))!;
+    await page.waitForSelector(`${jobRow(id, "IN_QUEUE")}.selected`);
+    expect(await hashOf(page)).toBe(`#job=${id}`);
+    expect(await page.textContent("#job-body")).toMatch(/"note": ?"from the form"/);
+
+    // The same job /run makes of the same body, on the same virtual clock.
+    const viaRun = await api("POST", "/v2/slow/run", { input: { sleepMs: 30000, note: "from the form" } });
+    const [mine, theirs] = await Promise.all([api("GET", `/_emulator/jobs/${id}`), api("GET", `/_emulator/jobs/${viaRun.body.id}`)]);
+    expect({ ...mine.body, id: "" }).toEqual({ ...theirs.body, id: "" });
+    expect((await api("GET", `/_emulator/jobs/${id}/events`)).body.events[0].cause).toBe("submitted with /run (control API)");
+  });
+
+  it("cancels and retries a job from its detail, offering only what the queue allows", async () => {
+    const queued = (await api("POST", "/v2/slow/run", { input: { sleepMs: 30_000 } })).body.id;
+    const { page } = await dashboard();
+    await page.click(`#jobs-body tr[data-job="${queued}"]`);
+    await page.waitForSelector(`#job-body [data-detail="${queued}"] [data-job-action="cancel"]`);
+    expect(await page.locator('#job-body [data-job-action="retry"]').count()).toBe(0);
+    await page.click('#job-body [data-job-action="cancel"]');
+    await page.waitForSelector(jobRow(queued, "CANCELLED"));
+    await page.waitForSelector(`#job-body [data-detail="${queued}"] .s-cancelled`);
+    expect(await page.locator("#job-body [data-job-action]").count()).toBe(0);
+    await page.waitForSelector(`#toast:not(.error) >> text="job ${queued} cancelled"`);
+    expect((await api("GET", `/v2/slow/status/${queued}`)).body.status).toBe("CANCELLED");
+
+    // Works for 10 s, then fails, on its first attempt only.
+    const failing = (await api("POST", "/v2/slow/run", { input: { failAttempts: 1, sleepMs: 10_000 } })).body.id;
+    await page.click(`#jobs-body tr[data-job="${failing}"]`);
+    await page.waitForSelector(`#job-body [data-detail="${failing}"] [data-job-action="cancel"]`);
+    await page.click('button[data-advance="60000"]');
+    await page.waitForSelector(jobRow(failing, "FAILED"));
+    await page.waitForSelector(`#job-body [data-detail="${failing}"] [data-job-action="retry"]`);
+    expect(await page.locator('#job-body [data-job-action="cancel"]').count()).toBe(0);
+    await page.click('#job-body [data-job-action="retry"]');
+    await page.waitForSelector(jobRow(failing, "IN_PROGRESS"));
+    await page.waitForSelector(`#job-body [data-detail="${failing}"] [data-job-action="cancel"]`);
+    expect(await page.locator('#job-body [data-job-action="retry"]').count()).toBe(0);
+    expect((await api("GET", `/v2/slow/status/${failing}`)).body).toMatchObject({ status: "IN_PROGRESS", retries: 1 });
+    expect(await page.locator("#job-body .timeline li").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("retried")]));
+  });
+
+  it("says why an action was refused when the page was behind, then shows the job as it is", async () => {
+    const id = (await api("POST", "/v2/slow/run", { input: { failAttempts: 1, sleepMs: 10_000 } })).body.id;
+    await emu.clock.advance(12_000); // cold start, then 10 s of work
+    expect((await api("GET", `/v2/slow/status/${id}`)).body.status).toBe("FAILED");
+    const { page } = await open(`/#job=${id}`, { noFeed: true });
+    await page.waitForSelector(`#job-body [data-detail="${id}"] [data-job-action="retry"]`);
+    expect(await page.textContent("#live")).toBe("no live updates in this browser");
+
+    expect((await api("POST", `/v2/slow/retry/${id}`)).status).toBe(200); // the page is not told
+    await page.click('#job-body [data-job-action="retry"]');
+    await page.waitForSelector("#toast.error >> text=retry refused");
+    expect(await page.textContent("#toast")).toBe(`retry refused: job ${id} is IN_PROGRESS; only FAILED or TIMED_OUT jobs can be retried`);
+    await page.waitForSelector(`#job-body [data-detail="${id}"] [data-job-action="cancel"]`);
+    expect(await page.locator('#job-body [data-job-action="retry"]').count()).toBe(0);
+  });
+
+  it("leaves the worker protocol's requests out of the journal unless asked, in the server's listing", async () => {
+    expect((await api("POST", "/v2/echo/run", { input: {} })).status).toBe(200);
+    // More than the panel's 100 rows: filtered after the listing, the run would be pushed out.
+    for (let i = 0; i < 120; i++) expect(await ping("w1")).toBe(200);
+    const { page } = await dashboard();
+    const rows = (operation: string) => page.locator(`#requests-body tr[data-operation="${operation}"]`).count();
+    await page.waitForSelector('#requests-body tr[data-operation="run"]');
+    expect(await rows("ping")).toBe(0);
+    expect(await page.textContent("#requests-body .table-foot")).toBe("1 request (worker traffic hidden)");
+
+    await page.check("#requests-filter [name=workers]");
+    await page.waitForSelector('#requests-body tr[data-operation="ping"]');
+    expect(await rows("ping")).toBe(100);
+    expect(await rows("run")).toBe(0);
+    expect(await page.textContent("#requests-body .table-foot")).toBe("newest 100 of 121");
+
+    // Kept as the panel refreshes, until unticked.
+    expect(await ping("w1")).toBe(200);
+    await page.click('button[data-advance="1000"]');
+    await page.waitForSelector('#requests-body .table-foot >> text="newest 100 of 122"');
+    await page.uncheck("#requests-filter [name=workers]");
+    await page.waitForSelector('#requests-body tr[data-operation="run"]');
+    expect(await rows("ping")).toBe(0);
+  });
+
+  it("opens a job and an endpoint's jobs from the address's hash, on load and when it changes", async () => {
+    const a = (await api("POST", "/v2/echo/run", { input: { n: "a" } })).body.id;
+    const b = (await api("POST", "/v2/slow/run", { input: { n: "b" } })).body.id;
+    const { page } = await open(`/#job=${a}`);
+    await page.waitForSelector(`#job-body [data-detail="${a}"]`);
+    await page.waitForSelector(`#jobs-body tr[data-job="${a}"].selected`);
+    await page.evaluate(`location.hash = "#job=${b}"`);
+    await page.waitForSelector(`#job-body [data-detail="${b}"]`);
+    await page.waitForSelector(`#jobs-body tr[data-job="${b}"].selected`);
+
+    const listed = () => page.locator("#jobs-body tr[data-job]").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-job")));
+    await page.evaluate('location.hash = "#endpoint=slow"');
+    await page.waitForSelector('article[data-endpoint="slow"].selected');
+    await page.waitForSelector(`#jobs-body tr[data-job="${a}"]`, { state: "detached" });
+    expect(await listed()).toEqual([b]);
+    expect(await page.inputValue("#jobs-filter [name=endpoint]")).toBe("slow");
+    expect(await page.inputValue("#submit-form [name=endpoint]")).toBe("slow");
+    expect(await hashOf(page)).toBe(`#endpoint=slow&job=${b}`); // the open job stays open
+
+    // An endpoint's name links to its jobs.
+    await page.click('article[data-endpoint="echo"] h3 a');
+    await page.waitForSelector(`#jobs-body tr[data-job="${a}"]`);
+    expect(await listed()).toEqual([a]);
+    expect(await hashOf(page)).toBe(`#endpoint=echo&job=${b}`);
+    await page.selectOption("#jobs-filter [name=endpoint]", "");
+    await page.waitForSelector(`#jobs-body tr[data-job="${b}"]`);
+    expect(await listed()).toEqual([b, a]);
+    expect(await hashOf(page)).toBe(`#job=${b}`);
+
+    const both = await open(`/#endpoint=slow&job=${b}`);
+    await both.page.waitForSelector(`#job-body [data-detail="${b}"]`);
+    await both.page.waitForSelector(`#jobs-body tr[data-job="${a}"]`, { state: "detached" });
+    expect(await both.page.locator("#jobs-body tr[data-job]").count()).toBe(1);
+    expect(await both.page.inputValue("#jobs-filter [name=endpoint]")).toBe("slow");
+
+    const unknown = await open("/#endpoint=nope");
+    await unknown.page.waitForSelector('#toast.error >> text=no endpoint "nope" is served here');
+  });
+
+  it("fits 1,400 px wide without a horizontal scroll bar, however long the ids, inputs, URLs and names", async () => {
+    const word = "x".repeat(600);
+    const hook = `http://127.0.0.1:9/${"hooks/".repeat(30)}done?token=${"t".repeat(80)}`;
+    const long = (
+      await api("POST", `/v2/${LONG}/run`, {
+        input: { prompt: word, output: { text: word }, list: Array.from({ length: 20 }, (_, i) => `item-${i}-${word.slice(0, 60)}`) },
+        webhook: hook,
+      })
+    ).body.id;
+    await api("POST", `/v2/${LONG}/run`, { input: { fail: `CUDA error: ${word}` } });
+    await api("POST", "/_emulator/faults", { endpoint: LONG, operation: "status", fault: { type: "http", status: 503 }, probability: 0.001 });
+    await api("GET", `/v2/${LONG}/status/${long}?${"q".repeat(300)}=1`);
+    expect(await ping("w".repeat(60))).toBe(200);
+    await emu.clock.advance(60_000);
+    await vi.waitFor(async () => expect((await api("GET", "/_emulator/webhooks")).body.count).toBeGreaterThan(0), { timeout: 10_000 });
+
+    const { page } = await open(`/#endpoint=${LONG}&job=${long}`, { viewport: { width: 1400, height: 900 } });
+    await page.waitForSelector('#live[data-state="on"]');
+    await page.check("#requests-filter [name=workers]");
+    await page.waitForSelector('#requests-body tr[data-operation="ping"]');
+    await page.waitForSelector(`#job-body [data-detail="${long}"] .timeline li`);
+    await page.waitForSelector("#webhooks-body tr[data-delivery]");
+    await page.waitForSelector("#faults-body tr[data-fault]");
+    await page.fill("#submit-form [name=input]", `{"prompt": "${word}"}`);
+
+    const overflow = async () =>
+      (await page.evaluate(`({
+        width: document.documentElement.clientWidth,
+        scrollWidth: document.documentElement.scrollWidth,
+        cards: [...document.querySelectorAll(".card, .endpoint")].filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.id || c.dataset.endpoint),
+      })`)) as { width: number; scrollWidth: number; cards: string[] };
+    const at1400 = await overflow();
+    expect(at1400.width).toBeGreaterThan(1350);
+    expect(at1400.scrollWidth).toBeLessThanOrEqual(at1400.width);
+    expect(at1400.cards).toEqual([]);
+    // Just wide enough for the cards side by side (narrower, they stack): still no overflow.
+    await page.setViewportSize({ width: 1010, height: 900 });
+    const at1010 = await overflow();
+    expect(at1010.scrollWidth).toBeLessThanOrEqual(at1010.width);
+    expect(at1010.cards).toEqual([]);
+    // What is cut keeps its whole text in a title.
+    expect(await page.getAttribute(`#jobs-body tr[data-job="${long}"] td:nth-child(2)`, "title")).toBe(LONG);
+    expect(await page.getAttribute("#webhooks-body tr[data-delivery] td:nth-child(3)", "title")).toBe(hook);
+    expect(await page.getAttribute(`article[data-endpoint="${LONG}"] h3`, "title")).toBe(LONG);
   });
 
   it("renders every operation of /openapi.json at /docs", async () => {

@@ -49,7 +49,7 @@ try {
   await api("GET", `/v2/llm/status/${story.id}`);
   await api("GET", "/v2/echo/health");
 
-  const context = await chrome.browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: "light" });
+  const context = await chrome.browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: "light" });
   const page = await context.newPage();
   await page.goto(`${emu.url}/#job=${story.id}`);
   await page.waitForSelector('#live[data-state="on"]');

@@ -34,7 +34,8 @@ describe("the dashboard over HTTP", () => {
     expect(res.text).toContain(`data-now="${e.now()}" data-mode="manual"`);
     const urls = urlsOf(res.text);
     expect(urls.length).toBeGreaterThan(3);
-    for (const url of urls) expect(url, url).toMatch(/^\/(?!\/)/);
+    // Paths of the emulator, or links within the page (#endpoint=<id>).
+    for (const url of urls) expect(url, url).toMatch(/^(\/(?!\/)|#)/);
 
     for (const url of urls.filter((u) => u.startsWith("/_dashboard/assets/"))) {
       const asset = await e.get(url);
@@ -89,6 +90,115 @@ describe("the dashboard over HTTP", () => {
   });
 });
 
+describe("the control routes the dashboard acts through", () => {
+  let e: InProcess;
+  beforeEach(async () => {
+    e = await inProcess({ config: { endpoints: [...config.endpoints, { id: "ext", handler: "external" }] } });
+  });
+  afterEach(() => e.close());
+
+  it("submit the job /run would have made, with the same validation and answers", async () => {
+    const body = { input: { prompt: "hello", n: [1, 2] }, webhook: "http://127.0.0.1:9/hook", policy: { ttl: 60_000, executionTimeout: 5000, lowPriority: true } };
+    const viaRun = await e.post("/v2/work/run", body);
+    const viaControl = await e.post("/_emulator/endpoints/work/run", body);
+    expect(viaControl.status).toBe(200);
+    expect(Object.keys(viaControl.body).sort()).toEqual(Object.keys(viaRun.body).sort());
+    expect(viaControl.body.status).toBe(viaRun.body.status);
+    // The stored jobs are alike but for their ids and their place in the queue.
+    const { id: _a, queueSeq: seqRun, ...fromRun } = e.core.jobStore.get(viaRun.body.id)!;
+    const { id: _b, queueSeq: seqControl, ...fromControl } = e.core.jobStore.get(viaControl.body.id)!;
+    expect(fromControl).toEqual(fromRun);
+    expect(seqControl).toBe(seqRun + 1);
+    expect((await e.get(`/v2/work/status/${viaControl.body.id}`)).body).toEqual({ ...(await e.get(`/v2/work/status/${viaRun.body.id}`)).body, id: viaControl.body.id });
+    const events = await e.get(`/_emulator/jobs/${viaControl.body.id}/events`);
+    expect(events.body.events[0]).toMatchObject({ to: "IN_QUEUE", cause: "submitted with /run (control API)" });
+
+    for (const bad of [{ input: [1] }, { input: { a: 1 }, webhook: "ftp://x" }, {}, { input: {}, policy: { ttl: 1 } }]) {
+      const run = await e.post("/v2/work/run", bad);
+      const control = await e.post("/_emulator/endpoints/work/run", bad);
+      expect(control.status, JSON.stringify(bad)).toBe(400);
+      expect(control.body.errors, JSON.stringify(bad)).toEqual(run.body.errors);
+    }
+    const unknown = await e.post("/_emulator/endpoints/nope/run", { input: {} });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.detail).toBe((await e.post("/v2/nope/run", { input: {} })).body.detail);
+    expect((await e.get("/_emulator/jobs?endpoint=work")).body.count).toBe(2);
+  });
+
+  it("cancel and retry by the queue's rules, by job id alone", async () => {
+    const queued = (await e.post("/_emulator/endpoints/work/run", { input: {} })).body.id;
+    const cancel = await e.post(`/_emulator/jobs/${queued}/cancel`, {});
+    expect(cancel.body).toEqual({ id: queued, status: "CANCELLED" });
+    // A job already final is answered as it is, as /cancel does.
+    expect((await e.post(`/_emulator/jobs/${queued}/cancel`, {})).body).toEqual({ id: queued, status: "CANCELLED" });
+    const refused = await e.post(`/_emulator/jobs/${queued}/retry`, {});
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toBe(`job ${queued} is CANCELLED; only FAILED or TIMED_OUT jobs can be retried`);
+    expect(refused.body.detail).toBe((await e.post(`/v2/work/retry/${queued}`)).body.detail);
+
+    const failed = (await e.post("/v2/work/run", { input: { fail: "boom" } })).body.id;
+    await e.core.runUntilIdle();
+    expect((await e.get(`/v2/work/status/${failed}`)).body.status).toBe("FAILED");
+    expect((await e.post(`/_emulator/jobs/${failed}/retry`, {})).body).toEqual({ id: failed, status: "IN_QUEUE" });
+    // (The warm worker takes it again at once, and it fails again.)
+    expect((await e.get(`/v2/work/status/${failed}`)).body).toMatchObject({ retries: 1 });
+    const timeline = (await e.get(`/_emulator/jobs/${failed}/events`)).body.events.map((ev: { cause: string }) => ev.cause);
+    expect(timeline).toContain("retried");
+
+    const gone = await e.post("/_emulator/jobs/no-such-job/cancel", {});
+    expect(gone.status).toBe(404);
+    expect(gone.body.detail).toContain('job "no-such-job" not found');
+  });
+
+  it("are same-origin, JSON-only writes, behind the control key when one is set, and documented", async () => {
+    const from = { "content-type": "application/json", "sec-fetch-site": "cross-site", origin: "http://127.0.0.1:5173" };
+    expect((await e.post("/_emulator/endpoints/work/run", { input: {} }, from)).status).toBe(403);
+    expect((await e.post("/_emulator/endpoints/work/run", JSON.stringify({ input: {} }), { "content-type": "text/plain" })).status).toBe(415);
+    const job = (await e.post("/v2/work/run", { input: {} })).body.id;
+    expect((await e.post(`/_emulator/jobs/${job}/cancel`, {}, from)).status).toBe(403);
+    expect((await e.post(`/_emulator/jobs/${job}/cancel`, "{}", { "content-type": "text/plain" })).status).toBe(415);
+    expect((await e.get("/_emulator/jobs?endpoint=work")).body).toMatchObject({ count: 1, jobs: [{ id: job, status: "IN_QUEUE" }] });
+
+    const keyed = await inProcess({ config: { ...config, controlKey: "ck" } });
+    try {
+      expect((await keyed.post("/_emulator/endpoints/work/run", { input: {} })).status).toBe(401);
+      expect((await keyed.post("/_emulator/endpoints/work/run", { input: {} }, { authorization: "Bearer ck" })).status).toBe(200);
+    } finally {
+      keyed.close();
+    }
+
+    const doc = (await e.get("/openapi.json")).body;
+    for (const path of ["/_emulator/endpoints/{endpoint_id}/run", "/_emulator/jobs/{id}/cancel", "/_emulator/jobs/{id}/retry"]) expect(doc.paths[path], path).toHaveProperty("post");
+    expect(doc.paths["/_emulator/requests"].get.parameters.map((p: { name: string }) => p.name)).toContain("worker");
+  });
+
+  it("list the request journal with or without the worker protocol's requests, and the panel leaves them out unless asked", async () => {
+    await e.post("/v2/echo/run", { input: {} });
+    for (let i = 0; i < 3; i++) expect((await e.get("/v2/ext/ping/w1")).status).toBe(200);
+    await e.get("/v2/echo/health");
+    const ops = async (query: string) => ((await e.get(`/_emulator/requests${query}`)).body as { requests: Array<{ operation?: string }>; count: number });
+    const all = await ops("?endpoint=ext");
+    expect(all.requests.map((r) => r.operation)).toEqual(["ping", "ping", "ping"]);
+    const rest = await ops("?worker=exclude");
+    expect(rest.requests.some((r) => r.operation === "ping")).toBe(false);
+    expect(rest.requests.map((r) => r.operation)).toEqual(expect.arrayContaining(["run", "health"]));
+    // The count and the limit apply after the filter: the newest non-worker entries, not the newest entries.
+    const newest = await ops("?worker=exclude&limit=1");
+    expect(newest.count).toBe(rest.count);
+    expect(newest.requests.map((r) => r.operation)).toEqual([rest.requests.at(-1)!.operation]);
+    expect((await ops("?worker=only")).requests.map((r) => r.operation)).toEqual(["ping", "ping", "ping"]);
+    expect((await e.get("/_emulator/requests?worker=maybe")).status).toBe(400);
+
+    const hidden = await e.get("/_dashboard/panels/requests");
+    expect(hidden.text).not.toContain('data-operation="ping"');
+    expect(hidden.text).toContain('data-operation="run"');
+    expect(hidden.text).toContain("worker traffic hidden");
+    const shown = await e.get("/_dashboard/panels/requests?workers=show");
+    expect(shown.text.match(/data-operation="ping"/g)).toHaveLength(3);
+    expect(shown.text).not.toContain("worker traffic hidden");
+  });
+});
+
 describe("panels over control routes that may be missing", () => {
   let e: InProcess;
   beforeEach(async () => {
@@ -130,7 +240,7 @@ describe("panels over control routes that may be missing", () => {
     expect(webhooks).toContain("ECONNREFUSED");
     const requests = await render(app, "requests", { endpoint: "echo", status: "503", id: "ignored" });
     expect(requests).toContain('data-request-status="503"');
-    expect(requests).toContain("/v2/echo/run?endpoint=echo&amp;status=503&amp;limit=100");
+    expect(requests).toContain("/v2/echo/run?endpoint=echo&amp;status=503&amp;worker=exclude&amp;limit=100");
   });
 
   it("show a request's query string, and an error's detail on its status", async () => {

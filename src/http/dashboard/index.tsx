@@ -53,7 +53,7 @@ const panelRoute = createRoute({
   operationId: "dashboardPanel",
   tags: [TAG],
   summary: "One dashboard panel as an HTML fragment",
-  description: "What the dashboard's script fetches to refresh a panel. `jobs` takes `endpoint`, `status`, `offset`; `job` takes `id`; `requests` takes `endpoint`, `operation`, `status`.",
+  description: "What the dashboard's script fetches to refresh a panel. `jobs` takes `endpoint`, `status`, `offset`; `job` takes `id`; `requests` takes `endpoint`, `operation`, `status` and `workers=show` (the worker protocol's requests are left out otherwise).",
   request: {
     params: z.object({ panel: z.enum(PANELS).openapi({ param: { name: "panel", in: "path" } }) }),
     query: z.object({
@@ -62,6 +62,7 @@ const panelRoute = createRoute({
       operation: z.string().optional(),
       offset: z.string().optional(),
       id: z.string().optional(),
+      workers: z.string().optional(),
     }),
   },
   responses: { ...html("The panel's body"), 400: ERROR_RESPONSES[400] },

@@ -1,6 +1,7 @@
 import type { Child } from "hono/jsx";
 import { cancelRoute, healthRoute, purgeRoute, retryRoute, runRoute, runsyncRoute, statusRoute, statusSyncRoute, streamRoute } from "../routes/queue/routes.js";
 import { JOB_STATUSES } from "../../domain/job.js";
+import { WORKER_OPERATIONS } from "../../domain/operations.js";
 import type { PanelName } from "./panels.js";
 
 /** Operation names as fault rules and the journal use them: the queue routes' path segment (`status-sync`). */
@@ -54,7 +55,7 @@ export function DashboardPage({ version, assets, endpointIds, bodies }: PageProp
             {bodies.endpoints}
           </Card>
           <div class="split">
-            <Card id="jobs" title="Jobs" tools={<JobFilter endpointIds={endpointIds} />}>
+            <Card id="jobs" title="Jobs" tools={<JobFilter endpointIds={endpointIds} />} before={<SubmitForm endpointIds={endpointIds} />}>
               {bodies.jobs}
             </Card>
             <Card id="job" title="Job detail">
@@ -91,7 +92,7 @@ export function DashboardPage({ version, assets, endpointIds, bodies }: PageProp
 }
 
 /** A panel: a fixed header with its controls, and a body the client replaces when data changes. */
-function Card({ id, title, tools, children }: { id: string; title: string; tools?: Child; children: Child }) {
+function Card({ id, title, tools, before, children }: { id: string; title: string; tools?: Child; before?: Child; children: Child }) {
   const own = id === "faults"; // the fault card holds its form above the refreshable list
   return (
     <section class={`card card-${id}`} id={id} aria-labelledby={`${id}-title`}>
@@ -99,6 +100,7 @@ function Card({ id, title, tools, children }: { id: string; title: string; tools
         <h2 id={`${id}-title`}>{title}</h2>
         {tools ? <div class="tools">{tools}</div> : null}
       </div>
+      {before}
       {own ? children : <div id={`${id}-body`} class="card-body">{children}</div>}
     </section>
   );
@@ -144,6 +146,34 @@ function RequestFilter() {
       <input name="endpoint" list="endpoint-ids" placeholder="endpoint" aria-label="endpoint" size={8} />
       <input name="operation" list="operation-names" placeholder="operation" aria-label="operation" size={9} />
       <input name="status" placeholder="status" aria-label="HTTP status" inputmode="numeric" size={4} />
+      <label class="check" title={`The worker protocol's requests (${[...WORKER_OPERATIONS].join(", ")}), left out unless ticked`}>
+        <input type="checkbox" name="workers" value="show" />
+        worker traffic
+      </label>
+    </form>
+  );
+}
+
+/** A new job for an endpoint, as /run takes it: the client checks the input is a JSON object. */
+function SubmitForm({ endpointIds }: { endpointIds: string[] }) {
+  return (
+    <form id="submit-form" class="submit-form" novalidate>
+      <label class="submit-endpoint">
+        endpoint
+        <select name="endpoint" required>
+          {endpointIds.map((id) => (
+            <option value={id}>{id}</option>
+          ))}
+        </select>
+      </label>
+      <label class="submit-input">
+        input (a JSON object)
+        <textarea name="input" rows={2} spellcheck={false} placeholder={'{"prompt": "hello"}  (empty: {})'} title="The job's input, as /run takes it; Ctrl+Enter submits" aria-describedby="submit-error"></textarea>
+      </label>
+      <button type="submit" class="primary" disabled={endpointIds.length === 0}>
+        submit job
+      </button>
+      <p id="submit-error" class="form-error" role="alert" hidden></p>
     </form>
   );
 }

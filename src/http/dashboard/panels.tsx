@@ -16,7 +16,7 @@ export const PANELS = ["clock", "endpoints", "jobs", "job", "faults", "webhooks"
 export type PanelName = (typeof PANELS)[number];
 
 /** Query parameters a panel may receive (the client sends each panel its own filters). */
-export type PanelQuery = Partial<Record<"endpoint" | "status" | "operation" | "offset" | "id", string>>;
+export type PanelQuery = Partial<Record<"endpoint" | "status" | "operation" | "offset" | "id" | "workers", string>>;
 
 export interface PanelContext {
   core: Core;
@@ -49,10 +49,14 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
       return <FaultsBody faults={await fetchControl<{ faults: FaultRule[] }>(app, "/_emulator/faults")} />;
     case "webhooks":
       return <WebhooksBody webhooks={await fetchControl<{ deliveries: WebhookDelivery[] }>(app, "/_emulator/webhooks")} />;
-    case "requests":
-      // Only the newest entries are shown, so only those are asked for.
-      const filter = pickQuery({ ...query, limit: String(JOURNAL_ROWS_MAX) }, ["endpoint", "operation", "status", "limit"]);
-      return <RequestsBody requests={await fetchControl<{ requests: JournalEntry[] }>(app, `/_emulator/requests${filter}`)} />;
+    case "requests": {
+      // Only the newest entries are shown, so only those are asked for. The worker protocol's
+      // traffic (a worker polls all the time) is left out by the route, unless asked for, so the
+      // newest entries and their count are those of the rest.
+      const showWorkers = query.workers === "show";
+      const filter = pickQuery({ ...query, worker: showWorkers ? undefined : "exclude", limit: String(JOURNAL_ROWS_MAX) }, ["endpoint", "operation", "status", "worker", "limit"]);
+      return <RequestsBody requests={await fetchControl<{ requests: JournalEntry[]; count?: number }>(app, `/_emulator/requests${filter}`)} workersHidden={!showWorkers} />;
+    }
   }
 }
 

@@ -38,6 +38,7 @@ export const DASHBOARD_JS = String.raw`
     if (!res.ok) return toast(problemText(html, res.status), true);
     body.innerHTML = html;
     if (panel === "jobs") markSelected();
+    if (panel === "endpoints") markEndpoint();
     if (panel === "clock") state.clockLoadedAt = Date.now();
   }
 
@@ -61,14 +62,15 @@ export const DASHBOARD_JS = String.raw`
   }
 
   // Every write is JSON, an empty one included: minipod refuses a control POST of any other type,
-  // the kind a page of another origin could send without asking.
-  async function send(method, path, body) {
+  // the kind a page of another origin could send without asking. A refusal's reason is toasted,
+  // unless quiet (the caller shows it), and kept as res.reason.
+  async function send(method, path, body, quiet) {
     var init = { method: method, headers: { accept: "application/json", "content-type": "application/json" } };
     if (method !== "GET") init.body = JSON.stringify(body === undefined ? {} : body);
     var res = await fetch(path, init);
     if (!res.ok) {
-      var reason = problemText(await res.text(), res.status);
-      toast(method + " " + path + ": " + reason, true);
+      res.reason = problemText(await res.text(), res.status);
+      if (!quiet) toast(method + " " + path + ": " + res.reason, true);
     }
     return res;
   }
@@ -92,9 +94,46 @@ export const DASHBOARD_JS = String.raw`
 
   function selectJob(id) {
     state.job = id;
-    history.replaceState(null, "", id ? "#job=" + encodeURIComponent(id) : location.pathname);
+    writeHash();
     markSelected();
     refresh("job").catch(report);
+  }
+
+  // Deep links: #job=<id> opens a job, #endpoint=<id> shows an endpoint's jobs and picks it in the
+  // submit form; both together as #endpoint=<id>&job=<id>. The hash follows the page's state.
+  var jobsFilter = byId("jobs-filter").elements;
+
+  function writeHash() {
+    var params = new URLSearchParams();
+    if (jobsFilter.endpoint.value) params.set("endpoint", jobsFilter.endpoint.value);
+    if (state.job) params.set("job", state.job);
+    var hash = params.toString() ? "#" + params.toString() : "";
+    if (hash !== location.hash) history.replaceState(null, "", hash || location.pathname + location.search);
+  }
+
+  function markEndpoint() {
+    document.querySelectorAll("article[data-endpoint]").forEach(function (a) { a.classList.toggle("selected", a.dataset.endpoint === jobsFilter.endpoint.value); });
+  }
+
+  function showEndpoint(id) {
+    var known = Array.prototype.some.call(jobsFilter.endpoint.options, function (o) { return o.value === id; });
+    if (!known) return toast("no endpoint \"" + id + "\" is served here", true);
+    if (id) byId("submit-form").elements.endpoint.value = id;
+    if (jobsFilter.endpoint.value !== id) {
+      jobsFilter.endpoint.value = id;
+      state.offset = 0;
+      refresh("jobs").catch(report);
+    }
+    markEndpoint();
+  }
+
+  function readHash() {
+    var params = new URLSearchParams(location.hash.replace(/^#/, ""));
+    var endpoint = params.get("endpoint");
+    var job = params.get("job");
+    if (endpoint !== null) showEndpoint(endpoint);
+    if (job && job !== state.job) selectJob(job);
+    else writeHash();
   }
 
   async function clockAction(path, body) {
@@ -107,7 +146,7 @@ export const DASHBOARD_JS = String.raw`
   }
 
   document.addEventListener("click", function (ev) {
-    var t = ev.target.closest("[data-advance], [data-action], [data-delete-fault], [data-offset], tr[data-job]");
+    var t = ev.target.closest("[data-advance], [data-action], [data-delete-fault], [data-offset], [data-job-action], tr[data-job]");
     if (!t || t.disabled) return;
     if (t.dataset.advance) return clockAction("/_emulator/clock/advance", { ms: Number(t.dataset.advance) }).catch(report);
     if (t.dataset.action === "run-until-idle") return clockAction("/_emulator/run-until-idle").catch(report);
@@ -118,6 +157,7 @@ export const DASHBOARD_JS = String.raw`
       return send("DELETE", "/_emulator/faults/" + encodeURIComponent(t.dataset.deleteFault)).then(function (res) { if (res.ok) refresh("faults"); }).catch(report);
     }
     if (t.dataset.offset !== undefined) { state.offset = Number(t.dataset.offset); return refresh("jobs").catch(report); }
+    if (t.dataset.jobAction) return jobAction(t).catch(report);
     if (t.dataset.job) selectJob(t.dataset.job);
   });
 
@@ -126,7 +166,75 @@ export const DASHBOARD_JS = String.raw`
     if (tr && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); selectJob(tr.dataset.job); }
   });
 
-  byId("jobs-filter").addEventListener("change", function () { state.offset = 0; refresh("jobs").catch(report); });
+  // Cancel and retry, by the queue's rules (the control routes call the same operations). Either
+  // way the job is shown again as it now is, so a refused action leaves no stale button.
+  async function jobAction(button) {
+    var id = button.dataset.jobId;
+    var action = button.dataset.jobAction;
+    button.disabled = true;
+    try {
+      var res = await send("POST", "/_emulator/jobs/" + encodeURIComponent(id) + "/" + action, {}, true);
+      if (!res.ok) return toast(action + " refused: " + res.reason, true);
+      var job = await res.json();
+      if (action === "retry") toast("job " + id + " is back in the queue");
+      else if (job.status === "CANCELLED") toast("job " + id + " cancelled");
+      else toast("job " + id + " was already " + job.status + ": nothing to cancel", true);
+    } finally {
+      refresh("job").catch(report);
+      refresh("jobs").catch(report);
+    }
+  }
+
+  // Submitting a job: the input is checked here first, so a typo gets a clear message at once.
+  var submitForm = byId("submit-form");
+  function submitError(message) {
+    var el = byId("submit-error");
+    el.textContent = message || "";
+    el.hidden = !message;
+    submitForm.elements.input.setAttribute("aria-invalid", message ? "true" : "false");
+  }
+  function parseInput(text) {
+    if (text.trim() === "") return { input: {} };
+    var input;
+    try { input = JSON.parse(text); } catch (e) { return { error: "The input is not valid JSON: " + e.message }; }
+    if (input === null || typeof input !== "object" || Array.isArray(input)) {
+      var kind = input === null ? "null" : Array.isArray(input) ? "an array" : "a " + typeof input;
+      return { error: "The input must be a JSON object, like {\"prompt\": \"hello\"}, not " + kind + "." };
+    }
+    return { input: input };
+  }
+  submitForm.elements.input.addEventListener("input", function () { if (!byId("submit-error").hidden) submitError(""); });
+  submitForm.elements.input.addEventListener("keydown", function (ev) {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitForm.requestSubmit(); }
+  });
+  submitForm.addEventListener("submit", async function (ev) {
+    ev.preventDefault();
+    var endpoint = submitForm.elements.endpoint.value;
+    var parsed = parseInput(submitForm.elements.input.value);
+    if (parsed.error) return submitError(parsed.error);
+    submitError("");
+    var button = submitForm.querySelector("button[type=submit]");
+    button.disabled = true;
+    try {
+      var res = await send("POST", "/_emulator/endpoints/" + encodeURIComponent(endpoint) + "/run", { input: parsed.input }, true);
+      if (!res.ok) return submitError("Not submitted: " + res.reason);
+      var job = await res.json();
+      toast("job " + job.id + " submitted to " + endpoint);
+      // The list shows the new job: filters that would hide it are let go.
+      if (jobsFilter.endpoint.value && jobsFilter.endpoint.value !== endpoint) jobsFilter.endpoint.value = "";
+      jobsFilter.status.value = "";
+      state.offset = 0;
+      markEndpoint();
+      selectJob(job.id);
+      await refresh("jobs");
+    } catch (e) {
+      submitError("Not submitted: " + (e && e.message ? e.message : e));
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  byId("jobs-filter").addEventListener("change", function () { state.offset = 0; writeHash(); markEndpoint(); refresh("jobs").catch(report); });
   byId("jobs-filter").addEventListener("submit", function (ev) { ev.preventDefault(); });
   byId("requests-filter").addEventListener("input", function () { schedule("requests", 250); });
   byId("requests-filter").addEventListener("submit", function (ev) { ev.preventDefault(); refresh("requests").catch(report); });
@@ -176,16 +284,8 @@ export const DASHBOARD_JS = String.raw`
     feed.onerror = function () { setLive("retry", "reconnecting…"); };
   }
 
-  var fromHash = /^#job=(.+)$/.exec(location.hash);
-  if (fromHash) {
-    let id = fromHash[1];
-    try {
-      id = decodeURIComponent(id);
-    } catch {
-      /* malformed: looked up as written */
-    }
-    selectJob(id);
-  }
+  window.addEventListener("hashchange", readHash);
+  readHash();
   connect();
 })();
 `;

@@ -35,13 +35,15 @@ main { padding: 16px 20px 8px; display: grid; gap: 16px; max-width: 1500px; marg
 .card-head { display: flex; align-items: center; gap: 12px; flex-wrap: wrap; margin-bottom: 10px; }
 .card-head h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .6px; color: var(--muted); margin: 0; font-weight: 600; }
 .tools { margin-left: auto; display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
-button, select, input { font: inherit; font-size: 13px; color: var(--fg); background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px; }
+button, select, input, textarea { font: inherit; font-size: 13px; color: var(--fg); background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px; }
 button { cursor: pointer; }
 button:hover:not(:disabled) { border-color: var(--accent); color: var(--accent); }
 button:disabled { opacity: .45; cursor: default; }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 button.primary:hover:not(:disabled) { color: #fff; filter: brightness(1.08); }
 button.link { border: 0; background: none; color: var(--bad); padding: 0 4px; }
+button.danger { color: var(--bad); }
+button.danger:hover:not(:disabled) { border-color: var(--bad); color: var(--bad); }
 .busy button[data-advance], .busy button[data-action="run-until-idle"] { opacity: .45; pointer-events: none; }
 .muted, .empty { color: var(--muted); }
 .empty, .unavailable { margin: 4px 0; }
@@ -54,8 +56,11 @@ button.link { border: 0; background: none; color: var(--bad); padding: 0 4px; }
 .mode-manual { background: var(--queue-bg); color: var(--queue); }
 .endpoints { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 12px; }
 .endpoint { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
-.endpoint header { display: flex; align-items: baseline; gap: 8px; }
+.endpoint header { display: flex; align-items: baseline; gap: 8px; min-width: 0; }
 .endpoint h3 { margin: 0; font-size: 15px; }
+.endpoint h3, .endpoint-name { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.endpoint h3 a { color: inherit; }
+.endpoint.selected { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
 .endpoint .handler { margin-left: auto; color: var(--muted); font-size: 11.5px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 50%; }
 .counts { display: grid; grid-template-columns: repeat(4, 1fr); margin: 8px 0; gap: 4px; }
 .counts div { text-align: center; }
@@ -73,9 +78,16 @@ button.link { border: 0; background: none; color: var(--bad); padding: 0 4px; }
 .ext-workers li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .settings { font-size: 12px; margin: 8px 0 0; }
 table { width: 100%; border-collapse: collapse; }
+/* Fixed columns: a long id, URL or endpoint name is cut (its cell's title holds it whole) instead of widening the page. */
+table.fit { table-layout: fixed; }
+table.fit td, table.fit th { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.w-id { width: 150px; } .w-time { width: 118px; } .w-status-badge { width: 110px; } .w-duration { width: 84px; }
+.w-try { width: 48px; } .w-answer { width: 100px; } .w-op { width: 30%; } .w-status { width: 72px; } .w-took { width: 74px; }
+.w-when { width: 22%; } .w-fired { width: 60px; } .w-remove { width: 80px; }
+.jobs-table .w-id { width: 18%; } .jobs-table .w-status-badge { width: 14%; } .jobs-table .w-time { width: 15%; } .jobs-table .w-duration { width: 11%; } .jobs-table .w-worker { width: 16%; }
+.table-foot { font-size: 12px; margin: 6px 0 0; text-align: right; }
 th { text-align: left; font-size: 11px; font-weight: 600; color: var(--muted); text-transform: uppercase; letter-spacing: .4px; padding: 4px 8px; border-bottom: 1px solid var(--line); }
 td { padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-td.url { max-width: 320px; overflow: hidden; text-overflow: ellipsis; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 .jobs-table tbody tr { cursor: pointer; }
 .jobs-table tbody tr:hover, .jobs-table tbody tr:focus { background: var(--gray-bg); outline: none; }
@@ -91,8 +103,9 @@ td.url { max-width: 320px; overflow: hidden; text-overflow: ellipsis; }
 .s-timed-out { background: var(--timeout-bg); color: var(--timeout); }
 .pager { display: flex; gap: 8px; align-items: center; justify-content: flex-end; margin-top: 8px; }
 .pager .muted { margin-right: auto; font-size: 12px; }
-.detail-head { display: flex; align-items: center; gap: 10px; justify-content: space-between; }
-.job-id { font-size: 12.5px; word-break: break-all; }
+.detail-head { display: flex; align-items: center; gap: 8px 10px; flex-wrap: wrap; }
+.job-id { font-size: 12.5px; word-break: break-all; flex: 1 1 12em; min-width: 0; }
+.job-actions { display: flex; gap: 6px; }
 .facts { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 6px 16px; margin: 10px 0; }
 .facts dt { font-size: 11px; color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
@@ -104,7 +117,17 @@ pre.error { color: var(--bad); background: var(--bad-bg); }
 .timeline li { display: flex; gap: 8px; align-items: baseline; flex-wrap: wrap; position: relative; }
 .timeline li::before { content: ""; position: absolute; left: -15px; top: 6px; width: 8px; height: 8px; border-radius: 50%; background: var(--accent); }
 .timeline .at { color: var(--muted); }
-.filter { display: flex; gap: 6px; flex-wrap: wrap; }
+.timeline .cause { min-width: 0; overflow-wrap: anywhere; }
+.filter { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
+.filter select { max-width: 14em; }
+.check { display: flex; align-items: center; gap: 4px; font-size: 12px; color: var(--muted); white-space: nowrap; cursor: pointer; }
+.check input { margin: 0; padding: 0; }
+.submit-form { display: grid; grid-template-columns: minmax(0, 12em) minmax(0, 1fr) auto; gap: 4px 10px; align-items: end; padding-bottom: 10px; margin-bottom: 10px; border-bottom: 1px dashed var(--line); }
+.submit-form label { display: grid; gap: 2px; font-size: 11px; color: var(--muted); min-width: 0; }
+.submit-form select { width: 100%; }
+.submit-form textarea { width: 100%; min-height: 31px; resize: vertical; font-family: var(--mono); font-size: 12.5px; }
+.submit-form textarea[aria-invalid="true"] { border-color: var(--bad); outline-color: var(--bad); }
+.form-error { grid-column: 1 / -1; margin: 0; color: var(--bad); font-size: 12.5px; overflow-wrap: anywhere; }
 .fault-form { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: flex-end; padding-bottom: 12px; margin-bottom: 10px; border-bottom: 1px dashed var(--line); }
 .fault-form label { display: grid; gap: 2px; font-size: 11px; color: var(--muted); }
 .fault-form input { width: 110px; }

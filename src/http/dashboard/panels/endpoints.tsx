@@ -31,8 +31,16 @@ export function EndpointsBody({ endpoints }: { endpoints: EndpointState[] }) {
       {endpoints.map((e) => (
         <article class="endpoint" data-endpoint={e.id}>
           <header>
-            <h3>{e.id}</h3>
-            {e.name !== e.id ? <span class="muted">{e.name}</span> : null}
+            <h3 title={e.id}>
+              <a href={`#endpoint=${encodeURIComponent(e.id)}`} title={`show ${e.id}'s jobs and submit to it`}>
+                {e.id}
+              </a>
+            </h3>
+            {e.name !== e.id ? (
+              <span class="muted endpoint-name" title={e.name}>
+                {e.name}
+              </span>
+            ) : null}
             <code class="handler" title="handler">{e.handler}</code>
           </header>
           <dl class="counts">

@@ -7,26 +7,28 @@ export function FaultsBody({ faults }: { faults: Fetched<{ faults: FaultRule[] }
   const rules = faults.data.faults;
   if (rules.length === 0) return <Empty>No fault rules. Add one with the form above.</Empty>;
   return (
-    <table class="faults-table">
+    <table class="faults-table fit">
       <thead>
         <tr>
           <th>matches</th>
           <th>fault</th>
-          <th>when</th>
-          <th class="num">fired</th>
-          <th></th>
+          <th class="w-when">when</th>
+          <th class="num w-fired">fired</th>
+          <th class="w-remove"></th>
         </tr>
       </thead>
       <tbody>
         {rules.map((r) => (
           <tr data-fault={r.id} class={r.spent ? "spent" : undefined}>
-            <td>
+            <td title={`${r.endpoint ?? "any endpoint"} · ${r.operation ?? "any operation"}`}>
               {r.endpoint ?? <span class="muted">any endpoint</span>} · {r.operation ?? <span class="muted">any operation</span>}
             </td>
-            <td>
+            <td title={describeFault(r.fault)}>
               <code>{describeFault(r.fault)}</code>
             </td>
-            <td class="muted">{describeWhen(r)}</td>
+            <td class="muted" title={describeWhen(r)}>
+              {describeWhen(r)}
+            </td>
             <td class="num" data-fired={String(r.fired ?? 0)}>
               {r.fired ?? 0}
             </td>

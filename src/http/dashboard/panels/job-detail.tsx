@@ -1,6 +1,7 @@
 import type { Child } from "hono/jsx";
 import type { Fetched, JobEvent } from "../data.js";
 import type { JobSummaryView } from "../../routes/control/jobs.js";
+import { isFinal, type JobStatus } from "../../../domain/job.js";
 import { Empty, StatusBadge, Time, Unavailable } from "../components.js";
 import { anyTime, duration, prettyJson } from "../format.js";
 
@@ -38,6 +39,7 @@ export function JobDetailBody({ id, job, events }: { id: string | undefined; job
       <header class="detail-head">
         <code class="mono job-id">{job.id}</code>
         <StatusBadge status={job.status} />
+        <JobActions id={job.id} status={job.status} />
       </header>
       <dl class="facts">
         <Fact k="endpoint">{job.endpointId}</Fact>
@@ -102,6 +104,30 @@ export function JobDetailBody({ id, job, events }: { id: string | undefined; job
       <h4>timeline</h4>
       {events === undefined ? null : events.ok ? <Timeline events={events.data.events} /> : <Unavailable what="Job timeline" reason={events.reason} />}
     </div>
+  );
+}
+
+/**
+ * What can be done to the job now, by the queue's rules (JobService): cancel a job not yet final,
+ * retry a FAILED or TIMED_OUT one. Nothing for the others.
+ */
+function JobActions({ id, status }: { id: string; status: JobStatus }) {
+  const cancel = !isFinal(status);
+  const retry = status === "FAILED" || status === "TIMED_OUT";
+  if (!cancel && !retry) return null;
+  return (
+    <span class="job-actions">
+      {cancel ? (
+        <button type="button" class="danger" data-job-action="cancel" data-job-id={id} title="POST /_emulator/jobs/{id}/cancel, as the queue's /cancel">
+          cancel
+        </button>
+      ) : null}
+      {retry ? (
+        <button type="button" data-job-action="retry" data-job-id={id} title="POST /_emulator/jobs/{id}/retry, as the queue's /retry: back to the queue, same id and input">
+          retry
+        </button>
+      ) : null}
+    </span>
   );
 }
 

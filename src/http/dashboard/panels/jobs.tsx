@@ -12,19 +12,19 @@ export interface JobPage {
 /** The newest jobs as a table; a row opens the job's detail. */
 export function JobsBody({ page }: { page: JobPage }) {
   const { jobs, count, limit, offset } = page;
-  if (count === 0) return <Empty>{"No jobs match. Submit one with POST /v2/{endpoint_id}/run."}</Empty>;
+  if (count === 0) return <Empty>{"No jobs match. Submit one with the form above or POST /v2/{endpoint_id}/run."}</Empty>;
   return (
     <>
-      <table class="jobs-table">
+      <table class="jobs-table fit">
         <thead>
           <tr>
-            <th>job</th>
+            <th class="w-id">job</th>
             <th>endpoint</th>
-            <th>status</th>
-            <th>submitted</th>
-            <th class="num">delay</th>
-            <th class="num">run time</th>
-            <th>worker</th>
+            <th class="w-status-badge">status</th>
+            <th class="w-time">submitted</th>
+            <th class="num w-duration">delay</th>
+            <th class="num w-duration">run time</th>
+            <th class="w-worker">worker</th>
           </tr>
         </thead>
         <tbody>
@@ -34,7 +34,7 @@ export function JobsBody({ page }: { page: JobPage }) {
                 {shortId(j.id)}
                 {j.retries > 0 ? <span class="retries" title="retries"> ↻{j.retries}</span> : null}
               </td>
-              <td>{j.endpointId}</td>
+              <td title={j.endpointId}>{j.endpointId}</td>
               <td>
                 <StatusBadge status={j.status} />
               </td>
@@ -43,7 +43,9 @@ export function JobsBody({ page }: { page: JobPage }) {
               </td>
               <td class="num">{duration(j.delayTime)}</td>
               <td class="num">{duration(j.executionTime)}</td>
-              <td class="mono">{j.workerId ?? <span class="muted">–</span>}</td>
+              <td class="mono" title={j.workerId}>
+                {j.workerId ?? <span class="muted">–</span>}
+              </td>
             </tr>
           ))}
         </tbody>

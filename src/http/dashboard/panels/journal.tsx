@@ -19,14 +19,14 @@ export function WebhooksBody({ webhooks }: { webhooks: Fetched<{ deliveries: Web
   const rows = webhooks.data.deliveries;
   if (rows.length === 0) return <Empty>No webhook calls yet. Submit a job with a "webhook" URL.</Empty>;
   return (
-    <table class="compact">
+    <table class="compact fit">
       <thead>
         <tr>
-          <th>at</th>
-          <th>job</th>
+          <th class="w-time">at</th>
+          <th class="w-id">job</th>
           <th>url</th>
-          <th class="num">try</th>
-          <th>answer</th>
+          <th class="num w-try">try</th>
+          <th class="w-answer">answer</th>
         </tr>
       </thead>
       <tbody>
@@ -36,11 +36,11 @@ export function WebhooksBody({ webhooks }: { webhooks: Fetched<{ deliveries: Web
             <td class="mono" title={d.jobId}>
               {shortId(d.jobId)}
             </td>
-            <td class="url" title={d.url}>
-              {d.url}
-            </td>
+            <td title={d.url}>{d.url}</td>
             <td class="num">{d.attempt}</td>
-            <td class={d.status !== undefined && d.status >= 200 && d.status < 300 ? "ok" : "bad"}>{d.status ?? d.error ?? "–"}</td>
+            <td class={d.status !== undefined && d.status >= 200 && d.status < 300 ? "ok" : "bad"} title={d.error}>
+              {d.status ?? d.error ?? "–"}
+            </td>
           </tr>
         ))}
       </tbody>
@@ -58,37 +58,51 @@ function problemDetail(response: unknown): string | undefined {
   return typeof detail === "string" ? detail : undefined;
 }
 
-/** The request journal: every request the emulator answered, newest first; an error's detail shows on its status. */
-export function RequestsBody({ requests }: { requests: Fetched<{ requests: JournalEntry[]; count?: number }> }) {
+/**
+ * The request journal: every request the emulator answered, newest first; an error's detail shows
+ * on its status. `workersHidden`: the route left the worker protocol's requests out.
+ */
+export function RequestsBody({ requests, workersHidden = false }: { requests: Fetched<{ requests: JournalEntry[]; count?: number }>; workersHidden?: boolean }) {
   if (!requests.ok) return <Unavailable what="Request journal" reason={requests.reason} />;
   const rows = requests.data.requests;
-  if (rows.length === 0) return <Empty>No requests match.</Empty>;
+  const hidden = workersHidden ? " (worker traffic hidden)" : "";
+  if (rows.length === 0) return <Empty>No requests match{hidden}.</Empty>;
+  const count = requests.data.count ?? rows.length;
   return (
-    <table class="compact">
-      <thead>
-        <tr>
-          <th>at</th>
-          <th>request</th>
-          <th>operation</th>
-          <th class="num">status</th>
-          <th class="num">took</th>
-        </tr>
-      </thead>
-      <tbody>
-        {latest(rows).map((r) => (
-          <tr data-request-status={String(r.status)}>
-            <td class="mono">{anyTime(r.at)}</td>
-            <td class="url" title={target(r)}>
-              <span class="method">{r.method}</span> {target(r)}
-            </td>
-            <td>{[r.endpoint, r.operation].filter(Boolean).join(" · ")}</td>
-            <td class={`num ${r.status < 400 ? "ok" : "bad"}`} title={problemDetail(r.response)}>
-              {r.status}
-            </td>
-            <td class="num">{duration(r.durationMs)}</td>
+    <>
+      <table class="compact fit">
+        <thead>
+          <tr>
+            <th class="w-time">at</th>
+            <th>request</th>
+            <th class="w-op">operation</th>
+            <th class="num w-status">status</th>
+            <th class="num w-took">took</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {latest(rows).map((r) => {
+            const where = [r.endpoint, r.operation].filter(Boolean).join(" · ");
+            return (
+              <tr data-request-status={String(r.status)} data-operation={r.operation}>
+                <td class="mono">{anyTime(r.at)}</td>
+                <td title={`${r.method} ${target(r)}`}>
+                  <span class="method">{r.method}</span> {target(r)}
+                </td>
+                <td title={where || undefined}>{where}</td>
+                <td class={`num ${r.status < 400 ? "ok" : "bad"}`} title={problemDetail(r.response)}>
+                  {r.status}
+                </td>
+                <td class="num">{duration(r.durationMs)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <p class="table-foot muted" data-count={String(count)}>
+        {rows.length < count ? `newest ${rows.length} of ${count}` : `${count} request${count === 1 ? "" : "s"}`}
+        {hidden}
+      </p>
+    </>
   );
 }

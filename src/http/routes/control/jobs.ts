@@ -1,10 +1,13 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { EmulatorError } from "../../../domain/errors.js";
 import { JOB_STATUSES, type Job } from "../../../domain/job.js";
+import { RUN_PAYLOAD_MAX_BYTES } from "../../../domain/limits.js";
 import type { JobSummary } from "../../../domain/ports.js";
+import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, intQuery } from "../../schemas.js";
+import { ERROR_RESPONSES, intQuery, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, PAYLOAD_TOO_LARGE_RESPONSE, problem } from "../../schemas.js";
+import { SubmissionSchema } from "../queue/routes.js";
 
 const TAG = "Emulator control";
 export const JOB_LIST_DEFAULT = 50;
@@ -83,6 +86,52 @@ const getJob = createRoute({
   responses: { 200: { description: "The job", content: { "application/json": { schema: JobDetailSchema } } }, 404: ERROR_RESPONSES[404] },
 });
 
+const JobAckSchema = z.object({ id: z.string(), status: Status }).openapi("EmulatorJobAck");
+const ACTION_ERRORS = { 400: problem("Malformed request, or the job is not in a state the action applies to"), 404: ERROR_RESPONSES[404] } as const;
+
+/** The timeline's cause for a job submitted through the control API rather than the queue. */
+export const CONTROL_SUBMIT_CAUSE = "submitted with /run (control API)";
+
+const submitJob = createRoute({
+  method: "post",
+  path: "/_emulator/endpoints/{endpoint_id}/run",
+  operationId: "submitEmulatorJob",
+  tags: [TAG],
+  summary: "Submit a job, as POST /v2/{endpoint_id}/run does",
+  description:
+    "The body, its validation and size limit, the job made and the answer are those of `POST /v2/{endpoint_id}/run`; only the timeline's first cause says it came through the control API. The queue's API keys, rate limits and fault rules do not apply: this is what the dashboard's \"submit\" form sends.",
+  middleware: [jsonBody(RUN_PAYLOAD_MAX_BYTES)] as const,
+  request: {
+    params: z.object({ endpoint_id: z.string().min(1).openapi({ param: { name: "endpoint_id", in: "path" }, example: "echo" }) }),
+    body: { required: true, content: { "application/json": { schema: SubmissionSchema } } },
+  },
+  responses: { 200: { description: "The job is queued", content: { "application/json": { schema: JobAckSchema } } }, 400: ERROR_RESPONSES[400], 404: ERROR_RESPONSES[404], ...PAYLOAD_TOO_LARGE_RESPONSE },
+});
+
+const jobAction = (action: "cancel" | "retry", summary: string, description: string) =>
+  createRoute({
+    method: "post",
+    path: `/_emulator/jobs/{id}/${action}`,
+    operationId: `${action}EmulatorJob`,
+    tags: [TAG],
+    summary,
+    description,
+    middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
+    request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }), body: NO_PARAMETERS_BODY },
+    responses: { 200: { description: "The job after the action", content: { "application/json": { schema: JobAckSchema } } }, ...ACTION_ERRORS },
+  });
+
+const cancelJob = jobAction(
+  "cancel",
+  "Cancel a job, as POST /v2/{endpoint_id}/cancel/{job_id} does",
+  "Any endpoint's job by its id alone. A queued or running job is cancelled; a job already final is answered as it is, unchanged.",
+);
+const retryJob = jobAction(
+  "retry",
+  "Re-queue a job, as POST /v2/{endpoint_id}/retry/{job_id} does",
+  "Any endpoint's job by its id alone. Only a FAILED or TIMED_OUT job can be retried (400 otherwise); it goes back to the queue under the same id with the same input.",
+);
+
 /** A job as listings and the live feed show it: states and times, no payloads. */
 export function jobSummary(j: JobSummary, now: number): JobSummaryView {
   const view: JobSummaryView = {
@@ -143,4 +192,20 @@ export function jobControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void 
   });
 
   router.openapi(getJob, (c) => c.json(jobDetail(core, requireJob(core, c.req.valid("param").id)), 200));
+
+  // The queue's own operations (JobService), so the rules and the jobs are those of /v2.
+  router.openapi(submitJob, (c) => {
+    const job = core.jobs.submit(c.req.valid("param").endpoint_id, c.req.valid("json"), "run", CONTROL_SUBMIT_CAUSE);
+    return c.json({ id: job.id, status: job.status }, 200);
+  });
+  router.openapi(cancelJob, (c) => {
+    const job = requireJob(core, c.req.valid("param").id);
+    const next = core.jobs.cancel(job.endpointId, job.id);
+    return c.json({ id: next.id, status: next.status }, 200);
+  });
+  router.openapi(retryJob, (c) => {
+    const job = requireJob(core, c.req.valid("param").id);
+    const next = core.jobs.retry(job.endpointId, job.id);
+    return c.json({ id: next.id, status: next.status }, 200);
+  });
 }

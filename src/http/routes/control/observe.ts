@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { EmulatorError } from "../../../domain/errors.js";
+import { WORKER_OPERATIONS } from "../../../domain/operations.js";
 import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
@@ -48,6 +49,10 @@ const requests = createRoute({
       endpoint: z.string().optional().openapi({ param: { name: "endpoint", in: "query" } }),
       operation: z.string().optional().openapi({ param: { name: "operation", in: "query" } }),
       status: intQuery().optional().openapi({ param: { name: "status", in: "query" } }),
+      worker: z
+        .enum(["exclude", "only"])
+        .optional()
+        .openapi({ param: { name: "worker", in: "query" }, description: `The worker protocol's requests (${[...WORKER_OPERATIONS].join(", ")}): \`exclude\` leaves them out, \`only\` keeps them alone; both by default. \`count\` and \`limit\` apply after this filter` }),
       limit: intQuery().pipe(z.int().min(1).max(10_000)).optional().openapi({ param: { name: "limit", in: "query" }, description: "Newest entries kept (default 1000)" }),
     }),
   },
