@@ -30,7 +30,7 @@ import { UsageMeter } from "./domain/management/usage.js";
 import { SqliteUsageStore } from "./store/usage-store.js";
 import { buildObserve } from "./core-observe.js";
 import { loadImage, Snapshots } from "./snapshots.js";
-import { openDb, type Db } from "./store/db.js";
+import { boundMemoryDb, openDb, type Db } from "./store/db.js";
 import { isStorageFull, logFailure } from "./http/problem.js";
 import { SqliteEndpointStore } from "./store/endpoint-store.js";
 import { SqliteJobStore } from "./store/job-store.js";
@@ -71,6 +71,7 @@ export async function buildCore(o: CoreOptions): Promise<EmulatorCore> {
       throw e;
     }
   }
+  if (o.db === ":memory:") boundMemoryDb(db, config.memory.databaseBytes);
   // One commit per turn of the event loop for the jobs, their timelines and the journal.
   const writes = new WriteBehind(db, (e) =>
     isStorageFull(e) ? logFailure(log, "(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
