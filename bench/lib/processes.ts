@@ -113,6 +113,12 @@ export interface MinipodOptions {
   extraArgs?: string[];
   /** Another build's bin/minipod.js (a baseline); default this checkout's. */
   bin?: string;
+  /** A file the process appends memory and event-loop figures to (see lib/process-probe.mjs). */
+  probeFile?: string;
+  /** How often the probe writes a line (ms, default 250). */
+  probeMs?: number;
+  /** Flags for node itself (`--max-old-space-size=…`). */
+  nodeArgs?: string[];
 }
 
 /** Starts the real CLI (bin/minipod.js → dist/minipod.js) on a free loopback port. */
@@ -122,12 +128,13 @@ export async function startMinipod(o: MinipodOptions): Promise<Server> {
   writeFileSync(cfg, JSON.stringify(o.config));
   // BENCH_CPU_PROF=DIR profiles every minipod process (`node --cpu-prof`); see profile-summary.ts.
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const args = [...prof, o.bin ?? join(ROOT, "bin/minipod.js"), "--config", cfg, "--host", HOST, "--port", String(port), "--log-level", "warn", "--clock", o.clock ?? "real"];
+  const probe = o.probeFile ? ["--import", join(BENCH, "lib/process-probe.mjs")] : [];
+  const args = [...(o.nodeArgs ?? []), ...prof, ...probe, o.bin ?? join(ROOT, "bin/minipod.js"), "--config", cfg, "--host", HOST, "--port", String(port), "--log-level", "warn", "--clock", o.clock ?? "real"];
   if (o.speed) args.push("--speed", String(o.speed));
   if (o.db) args.push("--db", o.db);
   args.push(...(o.extraArgs ?? []));
   const first = (o.config as { endpoints?: Array<{ id: string }> }).endpoints?.[0]?.id ?? "echo";
-  return launch("minipod", process.execPath, args, `/v2/${first}/health`, port);
+  return launch("minipod", process.execPath, args, `/v2/${first}/health`, port, o.probeFile ? { MINIPOD_PROBE_FILE: o.probeFile, MINIPOD_PROBE_MS: String(o.probeMs ?? 250) } : {});
 }
 
 /** The ceiling: a bare Hono route on @hono/node-server answering the same JSON with no work. */

@@ -1,7 +1,11 @@
+import { rmSync } from "node:fs";
 import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { benchConfig } from "../lib/config.js";
 import { agent, call } from "../lib/http.js";
-import { rssSampler, startMinipod } from "../lib/processes.js";
+import { startMinipod } from "../lib/processes.js";
+import { readProbe, type ProbeLine } from "./event-loop.js";
 
 export interface MemorySoakResult {
   seconds: number;
@@ -10,12 +14,19 @@ export interface MemorySoakResult {
   byOp: Record<string, number>;
   errors: number;
   errorSamples: string[];
-  /** [wall seconds since start, RSS bytes] every half second. */
-  rss: Array<[number, number]>;
-  /** Mean RSS of each fifth of the run after warm-up (the first fifth). */
+  /** What minipod's process reported every half second (lib/process-probe.mjs). */
+  samples: ProbeLine[];
+  /** Mean RSS of each fifth of the run (the first is warm-up: retention has not yet deleted a job). */
   fifths: number[];
+  /** The same for the JavaScript heap in use, and for memory outside it (RSS − heap), by fifth. */
+  heapFifths: number[];
+  outsideFifths: number[];
   peakRss: number;
+  /** Mean RSS of the last two fifths: the steady state. */
+  steadyRss: number;
   growth: number;
+  /** Node flags minipod ran with. */
+  nodeArgs: string[];
 }
 
 const RETENTION_RUN_MS = 30 * 60 * 1000;
@@ -43,21 +54,21 @@ function post(base: string, path: string, body: string, key: string): Promise<nu
  * pinging an external endpoint every few requests, and /status and /health reads. RSS is sampled
  * every half second; growth compares the second fifth of the run with the last.
  */
-export async function memorySoak(seconds: number, log: (line: string) => void): Promise<MemorySoakResult> {
+export async function memorySoak(seconds: number, log: (line: string) => void, nodeArgs: string[] = []): Promise<MemorySoakResult> {
   const speed = RETENTION_RUN_MS / ((seconds / 5) * 1000);
   const config = await benchConfig([
     { id: "img", handler: "echo", workersMin: 2, workersMax: 2, coldStartMs: 0, idleTimeout: 3600 },
     { id: "ext", handler: "external" },
   ]);
   // Open auth: any key is accepted (each with quota counters); rate limits on, so they count.
-  const server = await startMinipod({ config: { ...config, rateLimits: { enabled: true } }, speed });
+  const probeFile = join(tmpdir(), `minipod-bench-probe-${process.pid}-memory.jsonl`);
+  rmSync(probeFile, { force: true });
+  const server = await startMinipod({ config: { ...config, rateLimits: { enabled: true } }, speed, probeFile, probeMs: 500, nodeArgs });
   const byOp: Record<string, number> = {};
   const errorSamples: string[] = [];
   let errors = 0;
   let requests = 0;
   let bytesSent = 0;
-  const sampler = rssSampler(server.child.pid!);
-  const rss = sampler.samples;
   const deadline = performance.now() + seconds * 1000;
   const count = (op: string, status: number, ok: (s: number) => boolean) => {
     byOp[op] = (byOp[op] ?? 0) + 1;
@@ -89,41 +100,69 @@ export async function memorySoak(seconds: number, log: (line: string) => void): 
     }
   };
   try {
-    log(`memory soak: ${seconds} s, clock speed ${speed.toFixed(0)}`);
+    log(`memory soak: ${seconds} s, clock speed ${speed.toFixed(0)}${nodeArgs.length ? `, node ${nodeArgs.join(" ")}` : ""}`);
     await Promise.all(Array.from({ length: 4 }, (_, i) => lane(i)));
-    const fifth = seconds / 5;
-    const fifths = Array.from({ length: 5 }, (_, k) => mean(rss.filter(([t]) => t >= k * fifth && t < (k + 1) * fifth).map(([, r]) => r)));
-    const peakRss = Math.max(...rss.map(([, r]) => r));
-    return { seconds, requests, bytesSent, byOp, errors, errorSamples, rss, fifths, peakRss, growth: (fifths[4]! - fifths[1]!) / fifths[1]! };
+    const samples = readProbe(probeFile);
+    const t0 = samples[0]?.t ?? 0;
+    const fifth = (seconds * 1000) / 5;
+    const byFifth = (f: (l: ProbeLine) => number) => Array.from({ length: 5 }, (_, k) => mean(samples.filter((l) => l.t - t0 >= k * fifth && l.t - t0 < (k + 1) * fifth).map(f)));
+    const fifths = byFifth((l) => l.rss);
+    const peakRss = Math.max(...samples.map((l) => l.rss));
+    return {
+      seconds,
+      requests,
+      bytesSent,
+      byOp,
+      errors,
+      errorSamples,
+      samples,
+      fifths,
+      heapFifths: byFifth((l) => l.heapUsed),
+      outsideFifths: byFifth((l) => l.rss - l.heapTotal),
+      peakRss,
+      steadyRss: (fifths[3]! + fifths[4]!) / 2,
+      growth: (fifths[4]! - fifths[1]!) / fifths[1]!,
+      nodeArgs,
+    };
   } finally {
-    sampler.stop();
     await server.stop();
+    rmSync(probeFile, { force: true });
   }
 }
 
-/** The result as markdown, for bench/RESULTS-memory.md. */
-export function renderMemorySoak(r: MemorySoakResult, header: string): string {
+/** The results as markdown, for bench/RESULTS-memory.md: one section per run. */
+export function renderMemorySoak(runs: MemorySoakResult[], header: string): string {
   const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
   const lines = [
     "# minipod memory soak",
     "",
-    "Written by `npm run bench -- --only memory` (bench/sections/memory-soak.ts). Do not edit by hand.",
+    "Written by `npm run bench -- --only memory` (bench/sections/memory-soak.ts, bench/sections/event-loop.ts). Do not edit by hand.",
     "",
     header,
     "",
-    `${r.seconds} s of load from 4 lanes on 127.0.0.1: ${r.requests.toLocaleString("en-US")} requests, ${(r.bytesSent / 1024 / 1024 / 1024).toFixed(1)} GB of request bodies, ${r.errors} unexpected answers.`,
+    "Load: /run with 1 MB inputs, /runsync of them, 4 MB bodies answered 404, a new API key on every request (open auth, rate limits on), a new worker id pinging an external endpoint, /health and /_emulator/workers reads; 4 lanes on 127.0.0.1. The clock runs fast so that result retention (30 virtual minutes) lasts one fifth of a run: from the second fifth on, jobs are deleted as fast as they come, and memory should level off.",
     "",
-    "| operation | requests |",
-    "|---|---:|",
-    ...Object.entries(r.byOp).map(([op, n]) => `| ${op} | ${n.toLocaleString("en-US")} |`),
-    "",
-    "RSS, mean of each fifth of the run (result retention, 30 virtual minutes, lasts one fifth):",
-    "",
-    `| ${r.fifths.map((_, k) => `fifth ${k + 1}`).join(" | ")} | peak | growth, 2nd fifth → 5th |`,
-    `|${r.fifths.map(() => "---:").join("|")}|---:|---:|`,
-    `| ${r.fifths.map(mb).join(" | ")} | ${mb(r.peakRss)} | ${(r.growth * 100).toFixed(1)} % |`,
-    "",
-    ...(r.errorSamples.length ? ["Unexpected answers (first 5):", "", ...r.errorSamples.map((s) => `- ${s}`), ""] : []),
   ];
+  for (const r of runs) {
+    lines.push(
+      `## ${r.nodeArgs.length ? `node ${r.nodeArgs.join(" ")}` : "node's default heap limit"}`,
+      "",
+      `${r.seconds} s: ${r.requests.toLocaleString("en-US")} requests, ${(r.bytesSent / 1024 / 1024 / 1024).toFixed(1)} GB of request bodies, ${r.errors} unexpected answers (${Object.entries(r.byOp)
+        .map(([op, n]) => `${op} ${n.toLocaleString("en-US")}`)
+        .join(", ")}).`,
+      "",
+      "RSS and its parts (`process.memoryUsage()` in minipod's process, every half second), mean of each fifth of the run:",
+      "",
+      `| | ${r.fifths.map((_, k) => `fifth ${k + 1}`).join(" | ")} | peak |`,
+      `|---|${r.fifths.map(() => "---:").join("|")}|---:|`,
+      `| RSS | ${r.fifths.map(mb).join(" | ")} | ${mb(r.peakRss)} |`,
+      `| JavaScript heap in use | ${r.heapFifths.map(mb).join(" | ")} | |`,
+      `| outside the heap (RSS − heap total: buffers, SQLite, code) | ${r.outsideFifths.map(mb).join(" | ")} | |`,
+      "",
+      `Steady state (mean RSS of the last two fifths): **${mb(r.steadyRss)}**; change from the 2nd fifth to the 5th: ${(r.growth * 100).toFixed(1)} %.`,
+      "",
+      ...(r.errorSamples.length ? ["Unexpected answers (first 5):", "", ...r.errorSamples.map((s) => `- ${s}`), ""] : []),
+    );
+  }
   return lines.join("\n");
 }

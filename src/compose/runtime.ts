@@ -27,7 +27,7 @@ import { ServicePaths } from "../http/surfaces.js";
 import { SERVICES, type Services } from "../services/index.js";
 import type { EngineView, ServiceDef, ViewContext } from "../services/shared/service.js";
 import type { DocumentStore, StoredDocument } from "../services/shared/storage.js";
-import { openDb, type Db } from "../store/db.js";
+import { boundMemoryDb, openDb, type Db } from "../store/db.js";
 import { SqliteDocumentStore } from "../store/document-store.js";
 import { SqliteEndpointStore } from "../store/endpoint-store.js";
 import { SqliteJobStore } from "../store/job-store.js";
@@ -68,10 +68,11 @@ export interface EmulatorRuntime extends Core {
  * then starts it (seed, resume: see lifecycle.ts). Reset and snapshot restore run the same hooks.
  */
 export async function buildRuntime(o: RuntimeOptions): Promise<EmulatorRuntime> {
-  const { clock, log, config } = o;
+  const { config } = o;
   const db = openDb(o.db);
   try {
     if (o.importImage) loadImage(o.importImage, db);
+    if (o.db === ":memory:") boundMemoryDb(db, config.memory.databaseBytes);
     return await assemble(o, db);
   } catch (e) {
     db.close();

@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { JOURNAL_BODY_BYTES_DEFAULT, JOURNAL_BODY_BYTES_LIMIT, JOURNAL_MAX_ENTRIES_LIMIT } from "../domain/bounds.js";
+import {
+  JOURNAL_BODY_BYTES_DEFAULT,
+  JOURNAL_BODY_BYTES_LIMIT,
+  JOURNAL_MAX_ENTRIES_LIMIT,
+  MEMORY_DATABASE_BYTES_DEFAULT,
+  MEMORY_DATABASE_BYTES_LIMIT,
+  MEMORY_DATABASE_BYTES_MIN,
+} from "../domain/bounds.js";
 import { FaultRuleSchema } from "./faults-schema.js";
 
 /** Fault injection, webhooks and the request journal (`faults`, `seed`, `webhooks`, `journal`). */
@@ -20,4 +27,17 @@ export const OBSERVE_CONFIG = {
         .describe("Bytes of request bodies the journal keeps in all; past it, an entry keeps a note of its body's size instead (each body is kept only up to 64 KiB)"),
     })
     .default({ maxEntries: 10_000, maxBodyBytes: JOURNAL_BODY_BYTES_DEFAULT }),
+  memory: z
+    .strictObject({
+      databaseBytes: z
+        .int()
+        .min(MEMORY_DATABASE_BYTES_MIN)
+        .max(MEMORY_DATABASE_BYTES_LIMIT)
+        .default(MEMORY_DATABASE_BYTES_DEFAULT)
+        .describe(
+          "Bytes the in-memory database (no --db) may hold: jobs within result retention with their inputs and outputs, stream chunks, the journal; past it, a write is answered 507 as a full disk's is (with --db, the disk is the bound)",
+        ),
+    })
+    .default({ databaseBytes: MEMORY_DATABASE_BYTES_DEFAULT })
+    .describe("minipod's own memory bounds (see the README's Memory bounds)"),
 } as const;

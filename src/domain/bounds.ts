@@ -43,6 +43,15 @@ export const JOURNAL_MAX_ENTRIES_LIMIT = 1_000_000;
 export const JOURNAL_BODY_BYTES_DEFAULT = 32 * 1024 * 1024;
 export const JOURNAL_BODY_BYTES_LIMIT = 1024 * 1024 * 1024;
 
+/**
+ * Bytes the in-memory database (no `--db`) may hold, by default, at least and at most
+ * (`memory.databaseBytes`): jobs within result retention, their stream chunks, the journal. Past
+ * it, a write is refused with 507 as a full disk's is. A `--db` file is bounded by its disk.
+ */
+export const MEMORY_DATABASE_BYTES_DEFAULT = 1024 * 1024 * 1024;
+export const MEMORY_DATABASE_BYTES_MIN = 16 * 1024 * 1024;
+export const MEMORY_DATABASE_BYTES_LIMIT = 64 * 1024 * 1024 * 1024;
+
 /** Snapshots held in memory at once, by default (`snapshots.maxCount`). */
 export const SNAPSHOTS_MAX_COUNT_DEFAULT = 20;
 /** Total size of the snapshots held in memory, by default (`snapshots.maxBytes`): 512 MiB. */

@@ -2,7 +2,8 @@
  * About how many bytes `value` holds as JSON, counted up to `cap` and no further: strings by their
  * length, other scalars and each key by a few bytes. The walk stops as soon as the count passes
  * `cap`, so a large payload costs no more to weigh than a small one (a string's length is known
- * without reading it).
+ * without reading it): each value looked at, an array's items as they are stacked included, adds
+ * at least a byte, so at most about `cap` values are looked at whatever the size of `value`.
  */
 export function weighs(value: unknown, cap: number): number {
   let total = 0;
@@ -13,7 +14,8 @@ export function weighs(value: unknown, cap: number): number {
     else if (v === null || typeof v !== "object") total += 8;
     else if (Array.isArray(v)) {
       total += 2;
-      for (let i = 0; i < v.length && total <= cap; i++) stack.push(v[i]);
+      // A separator each: counted as stacked, so that a long array is not stacked whole.
+      for (let i = 0; i < v.length && total <= cap; i++, total++) stack.push(v[i]);
     } else {
       total += 2;
       for (const k in v) {

@@ -77,7 +77,7 @@ function known(err: unknown): EmulatorError | undefined {
   if (isStorageFull(err)) {
     return new EmulatorError(
       "STORAGE_FULL",
-      "the disk is full: minipod could not store this change (SQLite: database or disk is full), so nothing of this request was kept; free space on the disk that holds the --db file (or start minipod with --db elsewhere) and send it again",
+      "the disk is full: minipod could not store this change (SQLite: database or disk is full), so nothing of this request was kept; free space on the disk that holds the --db file (or start minipod with --db elsewhere) and send it again. Without --db, the in-memory database reached memory.databaseBytes: send it again once results expire (30 min after completion), or raise memory.databaseBytes",
       { retryAfter: 5 },
     );
   }

@@ -3,6 +3,9 @@ import { MIGRATIONS } from "./migrations.js";
 
 export type Db = Database.Database;
 
+/** The page size of an in-memory database (see `openDb`). */
+const MEMORY_PAGE_SIZE = 16 * 1024;
+
 /**
  * Opens the database (`:memory:` or a file), applies the pragmas and migrations. A file database
  * uses WAL and is held with an exclusive lock for as long as it is open, so that two emulators
@@ -12,7 +15,10 @@ export function openDb(file: string): Db {
   const db = new Database(file);
   try {
     db.pragma("foreign_keys = ON");
-    if (file !== ":memory:") lockFile(db);
+    // In memory, 16 KiB pages: a 10 MB input is a chain of 640 overflow pages rather than 2,560,
+    // written and read several times faster (a file keeps SQLite's default, set when it was made).
+    if (file === ":memory:") db.pragma(`page_size = ${MEMORY_PAGE_SIZE}`);
+    else lockFile(db);
     migrate(db);
   } catch (e) {
     db.close();
@@ -52,4 +58,14 @@ function migrate(db: Db): void {
       db.pragma(`user_version = ${v + 1}`);
     })();
   }
+}
+
+/**
+ * Bounds an in-memory database to about `bytes` (`memory.databaseBytes`): past it, a write fails
+ * with SQLITE_FULL, answered 507 as a full disk is. Deleted rows free their pages for reuse, so
+ * the bound holds however long minipod runs.
+ */
+export function boundMemoryDb(db: Db, bytes: number): void {
+  const pageSize = db.pragma("page_size", { simple: true }) as number;
+  db.pragma(`max_page_count = ${Math.max(1, Math.floor(bytes / pageSize))}`);
 }

@@ -1,4 +1,5 @@
 import type { Job, JobStatus } from "../domain/job.js";
+import { jsonText } from "../domain/json-text.js";
 import { nextDeadline } from "../domain/job.js";
 
 /** How jobs map to rows of the `jobs` table, both ways. */
@@ -80,7 +81,7 @@ export const fromArray = (a: unknown[]): Job => fromRow(rowOf(a));
 /** Where `deadline_at` is in a row read as an array. */
 export const DEADLINE_AT = COLUMNS.split(", ").indexOf("deadline_at");
 
-const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+const json = (v: unknown): string | null => (v === undefined ? null : jsonText(v));
 const parse = (v: string | null): unknown => (v === null ? undefined : JSON.parse(v));
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
@@ -93,7 +94,7 @@ export const WRITES: ReadonlyArray<readonly [column: string, field: keyof Job | 
   ["endpoint_id", "endpointId", (j) => j.endpointId],
   ["kind", "kind", (j) => j.kind],
   ["status", "status", (j) => j.status],
-  ["input", "input", (j) => JSON.stringify(j.input)],
+  ["input", "input", (j) => jsonText(j.input)],
   ["output", "output", (j) => json(j.output)],
   ["error", "error", (j) => j.error ?? null],
   ["webhook", "webhook", (j) => j.webhook ?? null],

@@ -20,7 +20,16 @@ const RECENT_JOBS = 2_000;
 export const JOB_KEPT_BYTES_MAX = 64 * 1024;
 
 /** Whether a job is too large to keep at hand (see `JOB_KEPT_BYTES_MAX`). */
-const heavy = (job: Job) => weighs(job.input, JOB_KEPT_BYTES_MAX) + (job.output === undefined ? 0 : weighs(job.output, JOB_KEPT_BYTES_MAX)) > JOB_KEPT_BYTES_MAX;
+const heavy = (job: Job) => weight(job.input) + (job.output === undefined ? 0 : weight(job.output)) > JOB_KEPT_BYTES_MAX;
+
+/** Weights of inputs and outputs, by object: a job is saved at each move, its payload weighed once. */
+const weights = new WeakMap<object, number>();
+function weight(value: unknown): number {
+  if (typeof value !== "object" || value === null) return weighs(value, JOB_KEPT_BYTES_MAX);
+  let w = weights.get(value);
+  if (w === undefined) weights.set(value, (w = weighs(value, JOB_KEPT_BYTES_MAX)));
+  return w;
+}
 
 /**
  * Jobs and their stream chunks in SQLite, through prepared statements, written behind.

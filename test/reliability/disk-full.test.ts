@@ -60,3 +60,29 @@ describe("a full disk", () => {
     expect(health.jobs.inQueue).toBe(2);
   });
 });
+
+describe("the in-memory database's bound (memory.databaseBytes)", () => {
+  it("answers 507 past it, as a full disk, and takes writes again once rows are deleted", async () => {
+    const { core, app } = await buildEmulator({
+      clock: "manual",
+      logLevel: "silent",
+      config: { memory: { databaseBytes: 16 * 1024 * 1024 }, journal: { maxEntries: 0 }, endpoints: [{ id: "img", handler: "echo", workersMin: 0, workersMax: 0 }] },
+    });
+    close = () => core.close();
+    const run = (bytes: number) => app.request("http://minipod.test/v2/img/run", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body: body(bytes) });
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await run(2 * 1024 * 1024)).status);
+    // 16 MiB hold seven jobs of 2 MB at most; the rest are refused, none acknowledged and lost.
+    const accepted = statuses.filter((s) => s === 200).length;
+    expect(accepted).toBeGreaterThan(3);
+    expect(accepted).toBeLessThan(8);
+    expect(statuses.slice(accepted).every((s) => s === 507)).toBe(true);
+    const full = await run(2 * 1024 * 1024);
+    expect(((await full.json()) as { detail: string }).detail).toMatch(/in-memory database reached memory.databaseBytes/);
+    const listed = (await (await app.request("http://minipod.test/_emulator/jobs?endpoint=img")).json()) as { count: number };
+    expect(listed.count).toBe(accepted);
+    // The queue emptied, the pages are reused: new jobs are taken again.
+    expect((await app.request("http://minipod.test/v2/img/purge-queue", { method: "POST", headers: { authorization: "Bearer test-key" } })).status).toBe(200);
+    expect((await run(2 * 1024 * 1024)).status).toBe(200);
+  });
+});

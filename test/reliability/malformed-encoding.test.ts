@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
+import { connect } from "node:net";
 import { parseAnswer, rawExchange } from "../support/raw-http.js";
 
 const CONTROL_KEY = "control-secret";
@@ -76,5 +77,42 @@ describe("malformed percent-encodings never answer 5xx", () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it("in headers: bytes that are not UTF-8 and percent junk in every header minipod reads", async () => {
+    /** The head as latin1 bytes: 0x80..0xff reach the server as sent (obs-text, which HTTP allows in a value). */
+    const send = (head: string, body: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, "127.0.0.1", () => socket.end(Buffer.concat([Buffer.from(head, "latin1"), Buffer.from(body)])));
+        let text = "";
+        socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+        socket.on("end", () => resolve(text));
+        socket.on("error", (e) => (text ? resolve(text) : reject(e)));
+      });
+    const values = ["%ZZ", "%C0%AE", "\xff\xfe", "\x80abc", "Bearer \xff\xc0", "Bearer %E0%A4%A", "\"", "=?utf-8?q?x?=", "application/json; charset=\xff", "application/json; charset=utf-16"];
+    const headers = ["Authorization", "X-Minipod-Control-Key", "Cookie", "Content-Type", "Origin", "Sec-Fetch-Site", "Sec-Fetch-Mode", "Last-Event-ID", "Accept", "Content-Encoding"];
+    const targets: Array<[string, string]> = [
+      ["POST", "/v2/q/run"],
+      ["POST", "/v2/llm/openai/v1/chat/completions"],
+      ["GET", "/v2/q/health"],
+      ["GET", "/_emulator/jobs"],
+      ["GET", "/_emulator/logs"],
+      ["GET", "/v1/endpoints"],
+      ["GET", "/dashboard"],
+    ];
+    for (const [method, path] of targets) {
+      for (const name of headers) {
+        for (const value of values) {
+          const body = method === "POST" ? '{"input":{"a":1},"model":"m","messages":[{"role":"user","content":"x"}]}' : "";
+          const lines = [`${method} ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, "Connection: close", `${name}: ${value}`];
+          if (name !== "Authorization") lines.push("Authorization: Bearer k");
+          if (name !== "X-Minipod-Control-Key" && name !== "Cookie") lines.push(`X-Minipod-Control-Key: ${CONTROL_KEY}`);
+          if (method === "POST") lines.push(`Content-Length: ${body.length}`);
+          if (method === "POST" && name !== "Content-Type") lines.push("Content-Type: application/json");
+          const { status, body: answer } = parseAnswer(await send([...lines, "", ""].join("\r\n"), body));
+          expect(status, `${method} ${path} with ${name}: ${JSON.stringify(value)}: ${answer}`).toBeLessThan(500);
+        }
+      }
+    }
   });
 });

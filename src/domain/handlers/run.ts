@@ -1,4 +1,5 @@
 import type { Handler, HandlerContext } from "./types.js";
+import { jsonCopy } from "../json-text.js";
 
 export type RunOutcome = { ok: true; output: unknown } | { ok: false; error: string };
 
@@ -37,7 +38,7 @@ export async function runHandler(
     }
     if (output !== undefined) {
       try {
-        output = JSON.parse(JSON.stringify(output));
+        output = jsonCopy(output);
       } catch (e) {
         return { ok: false, error: `handler output is not JSON-serialisable: ${errorMessage(e)}` };
       }
