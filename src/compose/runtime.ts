@@ -58,6 +58,8 @@ export interface EmulatorRuntime extends Core {
   handlers: HandlerRegistry;
   /** Every service's models (network volumes, templates, endpoints, pods...). */
   services: Services;
+  /** Pod and worker logs (in memory). */
+  logs: LogBook;
   /** Jobs re-queued at start because they were running when the process stopped. */
   recovered: number;
   close(): void;
@@ -212,6 +214,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     endpoints,
     handlers,
     services: registry,
+    logs,
     recovered: startRecovered,
     auth,
     rateLimits,
