@@ -212,9 +212,10 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // Network volumes, templates, pods, registry auths and endpoints join the other resources in
   // documents: each row becomes the JSON its model reads, with its id and created_at, inserted in
-  // the order the old table listed it (the documents list by created_at, then rowid). Absent
-  // optional fields stay absent; templates of rows older than startSsh, startJupyter and
-  // allowedCudaVersions get their defaults.
+  // the order the old table listed it (the documents list by created_at, then rowid). A merge
+  // patch drops the keys it gives as NULL, so absent optional fields (a template's handler, an
+  // endpoint's executionTimeoutMs) stay absent; templates of rows older than startSsh,
+  // startJupyter and allowedCudaVersions get their defaults.
   `
   INSERT INTO documents (kind, id, owner, created_at, data)
     SELECT 'network-volume', id, NULL, created_at,
@@ -222,15 +223,11 @@ export const MIGRATIONS: readonly string[] = [
     FROM network_volumes ORDER BY created_at, id;
   INSERT INTO documents (kind, id, owner, created_at, data)
     SELECT 'template', id, NULL, created_at,
-      CASE WHEN handler IS NULL THEN doc ELSE json_set(doc, '$.handler', handler) END
-    FROM (
-      SELECT id, created_at, handler,
-        json_set(
-          json_patch('{"startSsh":false,"startJupyter":false,"allowedCudaVersions":[]}', fields),
-          '$.id', id, '$.name', name, '$.createdAt', created_at, '$.updatedAt', updated_at
-        ) AS doc
-      FROM templates
-    ) ORDER BY created_at, id;
+      json_patch(
+        json_patch('{"startSsh":false,"startJupyter":false,"allowedCudaVersions":[]}', fields),
+        json_object('id', id, 'name', name, 'handler', handler, 'createdAt', created_at, 'updatedAt', updated_at)
+      )
+    FROM templates ORDER BY created_at, id;
   INSERT INTO documents (kind, id, owner, created_at, data)
     SELECT 'pod', id, NULL, created_at, json(data) FROM pods ORDER BY created_at, rowid;
   INSERT INTO documents (kind, id, owner, created_at, data)
@@ -239,15 +236,14 @@ export const MIGRATIONS: readonly string[] = [
     FROM registry_auths ORDER BY created_at, rowid;
   INSERT INTO documents (kind, id, owner, created_at, data)
     SELECT 'endpoint', id, NULL, created_at,
-      CASE WHEN execution_timeout_ms IS NULL THEN doc ELSE json_set(doc, '$.executionTimeoutMs', execution_timeout_ms) END
-    FROM (
-      SELECT id, created_at, execution_timeout_ms,
+      json_patch(
         json_object(
           'id', id, 'name', name, 'handler', json(handler), 'workersMin', workers_min, 'workersMax', workers_max,
           'idleTimeout', idle_timeout, 'coldStartMs', cold_start_ms, 'createdAt', created_at, 'extra', json(extra)
-        ) AS doc
-      FROM endpoints
-    ) ORDER BY created_at, id;
+        ),
+        json_object('executionTimeoutMs', execution_timeout_ms)
+      )
+    FROM endpoints ORDER BY created_at, id;
   DROP TABLE network_volumes;
   DROP TABLE templates;
   DROP TABLE pods;
