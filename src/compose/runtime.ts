@@ -12,6 +12,8 @@ import { JobService } from "../domain/jobs.js";
 import { Listeners } from "../domain/listeners.js";
 import { LogBook } from "../domain/logbook.js";
 import type { Logger } from "../domain/logger.js";
+import type { EndpointSpec } from "../domain/endpoint.js";
+import type { EndpointStore } from "../domain/ports.js";
 import { JobNotifier } from "../domain/notifier.js";
 import { OpenAiRequests } from "../domain/openai/requests.js";
 import { RateLimits } from "../domain/rate-limit.js";
@@ -29,7 +31,6 @@ import type { EngineView, ServiceDef, ViewContext } from "../services/shared/ser
 import type { DocumentStore, StoredDocument } from "../services/shared/storage.js";
 import { boundMemoryDb, openDb, type Db } from "../store/db.js";
 import { SqliteDocumentStore } from "../store/document-store.js";
-import { SqliteEndpointStore } from "../store/endpoint-store.js";
 import { SqliteJobStore } from "../store/job-store.js";
 import { WriteBehind } from "../store/write-behind.js";
 import { runPhases, type Participant } from "./lifecycle.js";
@@ -54,7 +55,7 @@ export interface RuntimeOptions {
 export interface EmulatorRuntime extends Core {
   db: Db;
   notifier: JobNotifier;
-  endpoints: SqliteEndpointStore;
+  endpoints: EndpointStore;
   handlers: HandlerRegistry;
   /** Every service's models (network volumes, templates, endpoints, pods...). */
   services: Services;
@@ -89,7 +90,9 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     isStorageFull(e) ? logFailure(log, "(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
   );
   const jobStore = new SqliteJobStore(db, writes);
-  const endpoints = new SqliteEndpointStore(db);
+  // The endpoints are documents like every resource: measured against their former table (1,000
+  // endpoints), listing them all at start-up, a get and a save took no longer as documents.
+  const endpoints: EndpointStore = new SqliteDocumentStore<EndpointSpec>(db, "endpoint");
   const notifier = new JobNotifier();
   const handlers = new HandlerRegistry(o.baseDir, o.handlers, openAiSettingsOf(config.endpoints));
   let service: JobService | undefined;

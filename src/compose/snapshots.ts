@@ -2,8 +2,9 @@ import Database from "better-sqlite3";
 import { SNAPSHOTS_MAX_BYTES_DEFAULT, SNAPSHOTS_MAX_COUNT_DEFAULT } from "../domain/bounds.js";
 import type { VirtualClock } from "../domain/clock.js";
 import { EmulatorError } from "../domain/errors.js";
-import { withoutPassword } from "../domain/redact.js";
-import type { Db } from "../store/db.js";
+import { isSecretName, redact, REDACTED, withoutPassword } from "../domain/redact.js";
+import { migrate, type Db } from "../store/db.js";
+import { MIGRATIONS } from "../store/migrations.js";
 
 export interface SnapshotInfo {
   name: string;
@@ -33,8 +34,6 @@ export interface SnapshotBounds {
 
 const MB = 1024 * 1024;
 const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
-
-const SECRET_COLUMN = /secret|password|passwd|token|api_?key/i;
 
 /**
  * Named snapshots of the whole state: SQLite's own serialisation of the database (a backup image,
@@ -143,6 +142,17 @@ export function loadImage(image: Buffer, into: Db): void {
   } catch (e) {
     throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);
   }
+  // A file an earlier release exported has that release's tables: brought to this schema first
+  // (in memory), so that what moved between tables comes along.
+  const version = from.pragma("user_version", { simple: true }) as number;
+  if (version > 0 && version < MIGRATIONS.length) {
+    try {
+      migrate(from);
+    } catch (e) {
+      from.close();
+      throw new EmulatorError("BAD_REQUEST", `state file of schema version ${version} could not be brought to version ${MIGRATIONS.length}: ${(e as Error).message}`);
+    }
+  }
   copyAll(from, into);
 }
 
@@ -167,7 +177,16 @@ function copyAll(from: Db, to: Db): void {
 function redactSecrets(db: Db): void {
   for (const t of tables(db)) {
     for (const c of columns(db, t)) {
-      if (SECRET_COLUMN.test(c)) db.prepare(`UPDATE "${t}" SET "${c}" = '[redacted]' WHERE "${c}" IS NOT NULL`).run();
+      if (isSecretName(c)) db.prepare(`UPDATE "${t}" SET "${c}" = ? WHERE "${c}" IS NOT NULL`).run(REDACTED);
+    }
+  }
+  // Resources are JSON documents (a registry auth's password, an env's token): every secret-named
+  // key at any depth, and the password of any URL with user info, is redacted in each.
+  if (tables(db).includes("documents")) {
+    const set = db.prepare(`UPDATE documents SET data = ? WHERE kind = ? AND id = ?`);
+    for (const r of db.prepare<[], { kind: string; id: string; data: string }>(`SELECT kind, id, data FROM documents`).all()) {
+      const data = JSON.stringify(redact(JSON.parse(r.data)));
+      if (data !== r.data) set.run(data, r.kind, r.id);
     }
   }
   if (tables(db).includes("jobs")) {

@@ -66,10 +66,15 @@ export interface JobStore {
   whenDurable(): Promise<void> | undefined;
 }
 
+/**
+ * The endpoints the engine serves, in creation order. The generic document store of the
+ * management resources keeps them (kind "endpoint"): the same operations as every resource's.
+ */
 export interface EndpointStore {
   list(): EndpointSpec[];
   get(id: string): EndpointSpec | undefined;
-  upsert(spec: EndpointSpec): void;
+  /** Inserts or replaces the whole endpoint; a replaced one keeps its place in the order. */
+  save(spec: EndpointSpec): void;
   delete(id: string): boolean;
   deleteAll(): void;
 }

@@ -5,6 +5,9 @@ const SECRET_KEY = /secret|password|passwd|token|api[-_]?key|^key$|authorization
 
 export const REDACTED = "[redacted]";
 
+/** Whether a field, column or parameter of this name holds a secret. */
+export const isSecretName = (name: string): boolean => SECRET_KEY.test(name);
+
 /** A URL's password (`scheme://user:password@host`): shown nowhere. */
 const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*:)[^/?#@\s]*@/i;
 
@@ -22,7 +25,7 @@ export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) && v !== null ? REDACTED : redact(v);
+    for (const [k, v] of Object.entries(value)) out[k] = isSecretName(k) && v !== null ? REDACTED : redact(v);
     return out;
   }
   return value;
@@ -46,7 +49,7 @@ export function keptQuery(query: string): string {
       } catch {
         /* kept as sent */
       }
-      return eq >= 0 && SECRET_KEY.test(decoded) ? `${name}=${REDACTED}` : pair;
+      return eq >= 0 && isSecretName(decoded) ? `${name}=${REDACTED}` : pair;
     })
     .join("&");
 }

@@ -47,7 +47,8 @@ function isBusy(e: unknown): boolean {
   return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT";
 }
 
-function migrate(db: Db): void {
+/** Applies the migrations `db` has not had yet (refuses a database of a newer schema). */
+export function migrate(db: Db): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new Error(`database schema version ${current} is newer than this minipod understands (${MIGRATIONS.length}); use a newer minipod or another --db file`);

@@ -210,4 +210,44 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX documents_owner ON documents (kind, owner, created_at);
   `,
+  // Network volumes, templates, pods, registry auths and endpoints join the other resources in
+  // documents: each row becomes the JSON its model reads, with its id and created_at, inserted in
+  // the order the old table listed it (the documents list by created_at, then rowid). A merge
+  // patch drops the keys it gives as NULL, so absent optional fields (a template's handler, an
+  // endpoint's executionTimeoutMs) stay absent; templates of rows older than startSsh,
+  // startJupyter and allowedCudaVersions get their defaults.
+  `
+  INSERT INTO documents (kind, id, owner, created_at, data)
+    SELECT 'network-volume', id, NULL, created_at,
+      json_object('id', id, 'name', name, 'size', size_gb, 'dataCenter', data_center, 'type', type, 'createdAt', created_at, 'updatedAt', updated_at)
+    FROM network_volumes ORDER BY created_at, id;
+  INSERT INTO documents (kind, id, owner, created_at, data)
+    SELECT 'template', id, NULL, created_at,
+      json_patch(
+        json_patch('{"startSsh":false,"startJupyter":false,"allowedCudaVersions":[]}', fields),
+        json_object('id', id, 'name', name, 'handler', handler, 'createdAt', created_at, 'updatedAt', updated_at)
+      )
+    FROM templates ORDER BY created_at, id;
+  INSERT INTO documents (kind, id, owner, created_at, data)
+    SELECT 'pod', id, NULL, created_at, json(data) FROM pods ORDER BY created_at, rowid;
+  INSERT INTO documents (kind, id, owner, created_at, data)
+    SELECT 'registry-auth', id, NULL, created_at,
+      json_object('id', id, 'name', name, 'username', username, 'password', password, 'createdAt', created_at)
+    FROM registry_auths ORDER BY created_at, rowid;
+  INSERT INTO documents (kind, id, owner, created_at, data)
+    SELECT 'endpoint', id, NULL, created_at,
+      json_patch(
+        json_object(
+          'id', id, 'name', name, 'handler', json(handler), 'workersMin', workers_min, 'workersMax', workers_max,
+          'idleTimeout', idle_timeout, 'coldStartMs', cold_start_ms, 'createdAt', created_at, 'extra', json(extra)
+        ),
+        json_object('executionTimeoutMs', execution_timeout_ms)
+      )
+    FROM endpoints ORDER BY created_at, id;
+  DROP TABLE network_volumes;
+  DROP TABLE templates;
+  DROP TABLE pods;
+  DROP TABLE registry_auths;
+  DROP TABLE endpoints;
+  `,
 ];

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openDb } from "../../src/store/db.js";
 import { MIGRATIONS } from "../../src/store/migrations.js";
 import { SqliteObservabilityStore } from "../../src/store/observability-store.js";
+import { inProcess } from "../support/in-process.js";
 
 describe("migrations", () => {
   const dirs: string[] = [];
@@ -48,6 +49,104 @@ describe("migrations", () => {
       expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('job_timeline', 'request_journal')").all()).toEqual([{ name: "job_timeline_job" }]);
     } finally {
       db.close();
+    }
+  });
+
+  it("carry the resources of the previous version's tables into documents: the REST API shows each as before (ids, fields, order)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-migrations-"));
+    dirs.push(dir);
+    const config = { endpoints: [{ id: "configured", handler: "echo" }] };
+    // Resources made through the API, one virtual second apart, and what the API shows of them.
+    const scratch = await inProcess({ config });
+    const made = async (path: string, body: unknown) => {
+      const res = await scratch.post(path, body);
+      expect(res.status, `POST ${path}: ${res.text}`).toBeLessThan(300);
+      await scratch.advance(1000);
+      return res.body as { id: string };
+    };
+    const auth = await made("/v1/containerregistryauth", { name: "creds", username: "bot", password: "pw-migrated-1" });
+    await made("/v2/registries", { name: "creds 2", username: "bot", password: "pw-migrated-2" });
+    const volume = await made("/v2/network-volumes", { name: "data", size: 20, dataCenter: "EU-RO-1", type: "HIGH_PERFORMANCE" });
+    await made("/v1/networkvolumes", { name: "more", size: 50, dataCenterId: "EU-RO-1" });
+    const serving = await made("/v1/templates", { name: "serving", imageName: "me/img:1", isServerless: true, handler: "echo", env: { A: "1" }, containerRegistryAuthId: auth.id });
+    await made("/v1/templates", { name: "plain", imageName: "me/plain:2" });
+    await made("/v1/endpoints", { name: "ep one", templateId: serving.id, workersMax: 2, gpuTypeIds: ["NVIDIA L4"], networkVolumeId: volume.id, executionTimeoutMs: 60000 });
+    await made("/v1/endpoints", { name: "ep two", templateId: serving.id });
+    await made("/v1/pods", { name: "private", imageName: "me/pod:1", containerRegistryAuthId: auth.id });
+    await made("/v1/pods", { name: "stopped", imageName: "me/pod:2", gpuTypeIds: ["NVIDIA L4"] });
+    const paths = [
+      "/v1/containerregistryauth",
+      "/v2/registries",
+      "/v2/network-volumes",
+      "/v1/networkvolumes",
+      "/v1/templates",
+      "/v2/templates",
+      "/v1/endpoints",
+      "/v2/serverless",
+      "/v1/pods",
+      "/v2/pods",
+    ];
+    const shown = async (e: typeof scratch) => Object.fromEntries(await Promise.all(paths.map(async (p) => [p, (await e.get(p)).body] as const)));
+    const before = await shown(scratch);
+    const endedAt = scratch.now();
+    const docs = scratch.core.db.prepare("SELECT kind, id, owner, created_at, data FROM documents ORDER BY created_at, rowid").all() as Array<{ kind: string; id: string; owner: string | null; created_at: number; data: string }>;
+    scratch.close();
+    expect(docs.filter((d) => d.kind === "pod")).toHaveLength(2);
+
+    // The same resources as the previous version wrote them: each in its own table, each table
+    // filled newest first (the list order comes from created_at, not from the order of the rows).
+    const file = join(dir, "previous.db");
+    const old = new Database(file);
+    const previous = MIGRATIONS.length - 1;
+    for (const sql of MIGRATIONS.slice(0, previous)) old.exec(sql);
+    old.pragma(`user_version = ${previous}`);
+    const insert = (table: string, row: Record<string, unknown>) =>
+      old.prepare(`INSERT INTO ${table} (${Object.keys(row).join(", ")}) VALUES (${Object.keys(row).map((k) => `@${k}`).join(", ")})`).run(row);
+    for (const d of [...docs].reverse()) {
+      const v = JSON.parse(d.data);
+      if (d.kind === "network-volume") insert("network_volumes", { id: v.id, name: v.name, size_gb: v.size, data_center: v.dataCenter, type: v.type, created_at: v.createdAt, updated_at: v.updatedAt });
+      else if (d.kind === "template") {
+        const { id, name, handler, createdAt, updatedAt, ...fields } = v;
+        // "plain" as a row written before these fields existed: they come back with their defaults.
+        if (name === "plain") for (const k of ["startSsh", "startJupyter", "allowedCudaVersions"]) delete fields[k];
+        insert("templates", { id, name, handler: handler ?? null, fields: JSON.stringify(fields), created_at: createdAt, updated_at: updatedAt });
+      } else if (d.kind === "pod") insert("pods", { id: v.id, created_at: v.createdAt, data: d.data });
+      else if (d.kind === "registry-auth") insert("registry_auths", { id: v.id, name: v.name, username: v.username, password: v.password, created_at: v.createdAt });
+      else if (d.kind === "endpoint") {
+        insert("endpoints", {
+          id: v.id,
+          name: v.name,
+          handler: JSON.stringify(v.handler),
+          workers_min: v.workersMin,
+          workers_max: v.workersMax,
+          idle_timeout: v.idleTimeout,
+          cold_start_ms: v.coldStartMs,
+          execution_timeout_ms: v.executionTimeoutMs ?? null,
+          created_at: v.createdAt,
+          extra: JSON.stringify(v.extra),
+        });
+      } else insert("documents", d);
+    }
+    old.close();
+
+    const after = await inProcess({ config, db: file });
+    try {
+      await after.advance(endedAt - after.now()); // a pod's uptime is counted on the clock
+      expect(after.core.db.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
+      expect(await shown(after)).toEqual(before);
+      expect((await after.get("/v1/pods")).body.map((p: { name: string }) => p.name)).toEqual(["private", "stopped"]);
+      expect((await after.get("/v1/networkvolumes")).body.map((v: { name: string }) => v.name)).toEqual(["data", "more"]);
+      // The old tables are gone; the password is kept (pods pull with it) but still never shown.
+      const left = after.core.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('network_volumes', 'templates', 'pods', 'registry_auths', 'endpoints')").all();
+      expect(left).toEqual([]);
+      const stored = after.core.db.prepare("SELECT data FROM documents WHERE kind = 'registry-auth' AND id = ?").get(auth.id) as { data: string };
+      expect(JSON.parse(stored.data)).toMatchObject({ name: "creds", username: "bot", password: "pw-migrated-1" });
+      expect((await after.request("DELETE", `/v1/containerregistryauth/${auth.id}`)).status).toBe(400); // a pod uses it
+      // Creation order goes on after the migrated resources.
+      await after.post("/v2/network-volumes", { name: "newer", size: 10, dataCenter: "EU-RO-1" });
+      expect((await after.get("/v1/networkvolumes")).body.map((v: { name: string }) => v.name)).toEqual(["data", "more", "newer"]);
+    } finally {
+      after.close();
     }
   });
 });

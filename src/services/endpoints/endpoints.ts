@@ -131,7 +131,7 @@ export class EndpointManager {
     await this.d.handlers.prepare(handler);
     const now = this.d.clock.now();
     const spec: EndpointSpec = { id, ...settings, handler, coldStartMs: ENDPOINT_COLD_START_DEFAULT_MS, createdAt: now, extra: toExtra(fields) };
-    this.d.store.upsert(spec);
+    this.d.store.save(spec);
     // The first release lists what the endpoint starts with (empty values left out).
     const initial = configDiff({}, releaseConfig(spec, fields, this.template(managed(spec)))).filter((d) => !isEmpty(d.new));
     this.d.releases.record(id, fields.version, now, initial);
@@ -172,7 +172,7 @@ export class EndpointManager {
     if (change.templateId !== undefined && change.templateId !== was.templateId) fields.templateBound = false;
     const next: EndpointSpec = { ...current, ...settings, handler, extra: withFields(current.extra, fields) };
     this.release(next, fields, beforeConfig);
-    this.d.store.upsert(next);
+    this.d.store.save(next);
     this.d.runtime.update(next);
     if (before.fields.templateBound && before.fields.templateId !== fields.templateId) this.dropTemplate(before.fields.templateId);
     return managed(next);
@@ -227,7 +227,7 @@ export class EndpointManager {
       const bound = this.d.templates.create(boundTemplate(e.spec.id, current, source, container, handler), { handlerKnown: true });
       const { spec } = e;
       const extra = { ...spec.extra, ...toExtra({ templateId: bound.id, templateBound: true }) };
-      this.d.store.upsert({ ...spec, handler: bound.handler ?? spec.handler, extra });
+      this.d.store.save({ ...spec, handler: bound.handler ?? spec.handler, extra });
     }
     // The endpoint's env is the template's now: a PATCH's env replaces it whole.
     if (container.env !== undefined || source) change.env = {};
@@ -285,7 +285,7 @@ export class EndpointManager {
       const nextFields = { ...fields };
       this.release(next, nextFields, before);
       if (nextFields.version === fields.version) continue;
-      this.d.store.upsert(next);
+      this.d.store.save(next);
       this.d.runtime.update(next);
     }
   }

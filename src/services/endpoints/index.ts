@@ -43,7 +43,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
       // A handler inherited from a template or defaultHandler was prepared, under its own field.
       await atField(`endpoints[${i}].handler`, () => handlers.prepare(e.handler));
       const existing = endpoints.get(e.id);
-      endpoints.upsert({
+      endpoints.save({
         id: e.id,
         name: e.name ?? e.id,
         handler: e.handler,

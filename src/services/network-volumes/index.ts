@@ -1,9 +1,8 @@
 import { configVolumeId } from "../../config/management-schema.js";
 import { newResourceId } from "../../domain/ids.js";
 import type { ServiceDef } from "../shared/service.js";
-import { NetworkVolumeService } from "./network-volumes.js";
+import { NetworkVolumeService, type NetworkVolume } from "./network-volumes.js";
 import { networkVolumeRoutes } from "./rest.js";
-import { SqliteNetworkVolumeStore } from "./store.js";
 
 const collections = { v1: ["networkvolumes"], v2: ["network-volumes"] } as const;
 
@@ -13,7 +12,7 @@ export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: Net
   collections,
   build: (ctx) => ({
     networkVolumes: new NetworkVolumeService({
-      store: new SqliteNetworkVolumeStore(ctx.storage),
+      store: ctx.documents<NetworkVolume>("network-volume"),
       clock: ctx.engine.clock,
       newId: newResourceId,
       // Endpoints are built after volumes: this runs on requests only.
@@ -24,5 +23,4 @@ export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: Net
   seed: ({ networkVolumes }, { config }) => {
     for (const v of config.networkVolumes) networkVolumes.seed({ ...v, id: configVolumeId(v) });
   },
-  clear: ({ networkVolumes }) => networkVolumes.deleteAll(),
 };

@@ -1,7 +1,7 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { NETWORK_VOLUME_SIZE_MAX_GB, NETWORK_VOLUME_SIZE_MIN_GB } from "../../domain/limits.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
-import type { NetworkVolumeStore, Now } from "../shared/storage.js";
+import type { DocumentStore, Now } from "../shared/storage.js";
 import { Listeners } from "../../domain/listeners.js";
 
 /** Storage tiers of the specification; a volume's tier is set at creation and immutable. */
@@ -68,7 +68,7 @@ export class NetworkVolumeService {
 
   constructor(
     private readonly d: {
-      store: NetworkVolumeStore;
+      store: DocumentStore<NetworkVolume>;
       clock: Now;
       newId: () => string;
       /** Ids of the endpoints that use a volume; a volume in use cannot be deleted. */
@@ -163,10 +163,6 @@ export class NetworkVolumeService {
     const volume: NetworkVolume = { ...declared, createdAt: existing?.createdAt ?? now, updatedAt: now };
     this.d.store.save(volume);
     this.emit({ kind: existing ? "updated" : "created", volume, at: now });
-  }
-
-  deleteAll(): void {
-    this.d.store.deleteAll();
   }
 
   /** Calls `fn` on every creation, change and deletion until the returned function is called. */

@@ -1,8 +1,8 @@
 import type { ServiceDef } from "../shared/service.js";
 import { configPodId } from "./config.js";
+import type { Pod } from "./pod.js";
 import { PodService } from "./pods.js";
 import { podRoutes } from "./rest.js";
-import { SqlitePodStore } from "./store.js";
 
 const collections = { v1: ["pods"], v2: ["pods"] } as const;
 
@@ -15,7 +15,7 @@ export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections> 
     const { usage, prices, templates, networkVolumes, registryAuths, sshKeys } = services;
     const pods = new PodService({
       clock: engine.clock,
-      store: new SqlitePodStore(ctx.storage),
+      store: ctx.documents<Pod>("pod"),
       prices,
       usage,
       liveWorkers: () => usage.liveWorkers(),
@@ -38,5 +38,4 @@ export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections> 
       if (!pods.exists(id)) atField(`pods[${i}]`, () => pods.create(input, { id, desiredStatus }));
     }
   },
-  clear: ({ pods }) => pods.deleteAll(),
 };

@@ -151,15 +151,6 @@ export function statusChange(event: PodEvent, at: number): string {
   return `${event} by User: ${date} ${time} GMT+0000 (Coordinated Universal Time)`;
 }
 
-export interface PodStore {
-  list(): Pod[];
-  get(id: string): Pod | undefined;
-  /** Inserts or replaces the whole pod. */
-  save(pod: Pod): void;
-  delete(id: string): boolean;
-  deleteAll(): void;
-}
-
 /** Other resources a pod refers to, looked up where they live. */
 export interface PodRefs {
   template(id: string): Template | undefined;

@@ -1,7 +1,8 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { newResourceId } from "../../domain/ids.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
-import { IN_PLACE_FIELDS, POD_DEFAULTS, statusChange, type Pod, type PodCreate, type PodEvent, type PodFilter, type PodRefs, type PodSeed, type PodStore, type PodUpdate } from "./pod.js";
+import type { DocumentStore } from "../shared/storage.js";
+import { IN_PLACE_FIELDS, POD_DEFAULTS, statusChange, type Pod, type PodCreate, type PodEvent, type PodFilter, type PodRefs, type PodSeed, type PodUpdate } from "./pod.js";
 import { podLog, type LogBook } from "../../domain/logbook.js";
 import { cpuMemoryGb } from "../catalog/cpu-catalog.js";
 import { machineCuda, podTemplate, startEnv, updateWithTemplate, withTemplate } from "./pod-settings.js";
@@ -9,7 +10,7 @@ import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID, gpuHourly, type PriceList 
 import type { LiveWorker, UsageAttrs } from "../billing/usage.js";
 import { workerPod } from "./worker-pods.js";
 
-export type { PodFilter, PodRefs, PodSeed, PodStore } from "./pod.js";
+export type { PodFilter, PodRefs, PodSeed } from "./pod.js";
 
 /** The log line of each lifecycle event after creation. */
 const EVENT_LINES: Record<PodEvent, string> = {
@@ -28,7 +29,7 @@ export class PodService {
   constructor(
     private readonly d: {
       clock: { now(): number };
-      store: PodStore;
+      store: DocumentStore<Pod>;
       refs: PodRefs;
       prices: PriceList;
       usage: { podStarted(id: string, attrs: UsageAttrs, at: number): void; podStopped(id: string, at: number): void };
@@ -204,13 +205,6 @@ export class PodService {
   usingRegistryAuth(authId: string): string | undefined {
     const pod = this.d.store.list().find((p) => p.containerRegistryAuthId === authId);
     return pod ? `pod "${pod.id}"` : undefined;
-  }
-
-  /** Removes every pod (reset); their running time is closed first. */
-  deleteAll(): void {
-    const now = this.d.clock.now();
-    for (const p of this.d.store.list()) this.d.usage.podStopped(p.id, now);
-    this.d.store.deleteAll();
   }
 
   private transition(pod: Pod, status: "RUNNING" | "EXITED", event: PodEvent): Pod {

@@ -2,9 +2,8 @@ import { configRegistryAuthId } from "../pods/config.js";
 import { newResourceId } from "../../domain/ids.js";
 import type { ServiceDef } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";
-import { RegistryAuthService } from "./registry-auths.js";
+import { RegistryAuthService, type RegistryAuth } from "./registry-auths.js";
 import { registryAuthRoutes } from "./rest.js";
-import { SqliteRegistryAuthStore } from "./store.js";
 
 const collections = { v1: ["containerregistryauth"], v2: ["registries"] } as const;
 
@@ -20,7 +19,7 @@ export const registryAuths: ServiceDef<"registry-auths", { registryAuths: Regist
     const { services, engine } = ctx;
     const registryAuths = new RegistryAuthService({
       clock: engine.clock,
-      store: new SqliteRegistryAuthStore(ctx.storage),
+      store: ctx.documents<RegistryAuth>("registry-auth"),
       // Pods are built after registry auths: this runs on requests only.
       usedBy: (id) => services.pods.usingRegistryAuth(id) ?? templateUsing(services.templates.list(), id),
     });
@@ -32,10 +31,9 @@ export const registryAuths: ServiceDef<"registry-auths", { registryAuths: Regist
     for (const [i, a] of config.containerRegistryAuths.entries()) {
       const id = configRegistryAuthId(a);
       // An auth of that name made through the API since stands in for the declared one.
-      if (!registryAuths.exists(id) && !registryAuths.list().some((r) => r.name === a.name)) atField(`containerRegistryAuths[${i}]`, () => registryAuths.create(a, id));
+      if (!registryAuths.exists(id) && !registryAuths.byName(a.name)) atField(`containerRegistryAuths[${i}]`, () => registryAuths.create(a, id));
     }
   },
-  clear: ({ registryAuths }) => registryAuths.deleteAll(),
 };
 
 function templateUsing(templates: ReadonlyArray<{ id: string; containerRegistryAuthId?: string | undefined }>, authId: string): string | undefined {

@@ -1,6 +1,7 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { newResourceId } from "../../domain/ids.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
+import type { DocumentStore } from "../shared/storage.js";
 
 /** Credentials for a private container registry. The password is a secret: never shown. */
 export interface RegistryAuth {
@@ -17,15 +18,6 @@ export interface RegistryAuthView {
   name: string;
 }
 
-export interface RegistryAuthStore {
-  list(): RegistryAuth[];
-  get(id: string): RegistryAuth | undefined;
-  byName(name: string): RegistryAuth | undefined;
-  insert(auth: RegistryAuth): void;
-  delete(id: string): boolean;
-  deleteAll(): void;
-}
-
 export interface RegistryAuthCreate {
   name: string;
   username: string;
@@ -40,7 +32,7 @@ export class RegistryAuthService {
   constructor(
     private readonly d: {
       clock: { now(): number };
-      store: RegistryAuthStore;
+      store: DocumentStore<RegistryAuth>;
       /** Who uses the auth ("pod abc"), if anyone; deletion is refused while it is used. */
       usedBy: (id: string) => string | undefined;
     },
@@ -59,9 +51,10 @@ export class RegistryAuthService {
   }
 
   create(input: RegistryAuthCreate, id: string = newResourceId()): RegistryAuthView {
-    if (this.d.store.byName(input.name)) throw invalidBody([`$.name: a container registry auth named "${input.name}" already exists (names are unique)`]);
+    if (this.d.store.get(id)) throw new EmulatorError("CONFLICT", `container registry auth "${id}" already exists`);
+    if (this.byName(input.name)) throw invalidBody([`$.name: a container registry auth named "${input.name}" already exists (names are unique)`]);
     const auth: RegistryAuth = { id, name: input.name, username: input.username, password: input.password, createdAt: this.d.clock.now() };
-    this.d.store.insert(auth);
+    this.d.store.save(auth);
     return view(auth);
   }
 
@@ -72,8 +65,10 @@ export class RegistryAuthService {
     this.d.store.delete(id);
   }
 
-  deleteAll(): void {
-    this.d.store.deleteAll();
+  /** The auth of that name: names are unique. A scan: an account holds a handful of auths. */
+  byName(name: string): RegistryAuthView | undefined {
+    const auth = this.d.store.list().find((a) => a.name === name);
+    return auth && view(auth);
   }
 
   private require(id: string): RegistryAuth {

@@ -60,7 +60,7 @@ export interface Collections {
 export interface EngineView {
   clock: VirtualClock;
   log: Logger;
-  /** The endpoints the scheduler serves (the engine's own table of them). */
+  /** The endpoints the scheduler serves (documents of kind "endpoint", read at start-up). */
   endpoints: EndpointStore;
   jobs: Pick<JobStore, "list" | "deleteEndpointJobs">;
   notifier: JobNotifier;

@@ -1,8 +1,7 @@
 import { newResourceId } from "../../domain/ids.js";
 import type { ServiceDef } from "../shared/service.js";
 import { templateRoutes } from "./rest.js";
-import { SqliteTemplateStore } from "./store.js";
-import { TemplateService } from "./templates.js";
+import { TemplateService, type Template } from "./templates.js";
 
 const collections = { v1: ["templates"], v2: ["templates"] } as const;
 
@@ -12,7 +11,7 @@ export const templates: ServiceDef<"templates", { templates: TemplateService }, 
   collections,
   build: (ctx) => ({
     templates: new TemplateService({
-      store: new SqliteTemplateStore(ctx.storage),
+      store: ctx.documents<Template>("template"),
       clock: ctx.engine.clock,
       newId: newResourceId,
       handlerNames: () => ctx.engine.handlers.names(),
@@ -28,5 +27,4 @@ export const templates: ServiceDef<"templates", { templates: TemplateService }, 
     }
     await atField("defaultHandler", () => handlers.prepare(config.defaultHandler));
   },
-  clear: ({ templates }) => templates.deleteAll(),
 };

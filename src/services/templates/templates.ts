@@ -1,5 +1,5 @@
 import { invalidBody, notFound } from "../shared/invalid.js";
-import type { Now, TemplateStore } from "../shared/storage.js";
+import type { DocumentStore, Now } from "../shared/storage.js";
 import { EmulatorError } from "../../domain/errors.js";
 import { Listeners } from "../../domain/listeners.js";
 
@@ -98,7 +98,7 @@ export class TemplateService {
 
   constructor(
     private readonly d: {
-      store: TemplateStore;
+      store: DocumentStore<Template>;
       clock: Now;
       newId: () => string;
       /** Handler names a template created or changed through the API may name. */
@@ -176,10 +176,6 @@ export class TemplateService {
     const existing = this.d.store.get(input.id);
     const now = this.d.clock.now();
     this.d.store.save(build(input, input.id, existing?.createdAt ?? now, now));
-  }
-
-  deleteAll(): void {
-    this.d.store.deleteAll();
   }
 
   /** Calls `fn` on every creation, change and deletion until the returned function is called. */

@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { inProcess, type InProcess } from "../../support/in-process.js";
 
@@ -98,5 +99,25 @@ describe("/v1/containerregistryauth", () => {
     await e.request("DELETE", "/v1/containerregistryauth/seeded");
     await e.post("/_emulator/reset");
     expect((await e.get("/v1/containerregistryauth")).body).toEqual([{ id: "seeded", name: "seeded creds" }]);
+  });
+
+  it("exports the auths' documents with the password redacted, and every secret-named key of any resource at any depth", async () => {
+    const { id } = (await e.post("/v1/containerregistryauth", { name: "my creds", username: "me", password: SECRET })).body;
+    const tpl = (await e.post("/v1/templates", { name: "private", imageName: "private/img:1", containerRegistryAuthId: id, env: { HF_TOKEN: "tok-in-env-1", PLAIN: "kept" } })).body;
+    const exported = await e.app.request("http://minipod.test/_emulator/export");
+    expect(exported.status).toBe(200);
+    const image = Buffer.from(await exported.arrayBuffer());
+    const db = new Database(image);
+    try {
+      const doc = (kind: string, docId: string) => JSON.parse((db.prepare("SELECT data FROM documents WHERE kind = ? AND id = ?").get(kind, docId) as { data: string }).data);
+      expect(doc("registry-auth", id)).toMatchObject({ id, name: "my creds", username: "me", password: "[redacted]" });
+      expect(doc("registry-auth", "seeded")).toMatchObject({ name: "seeded creds", password: "[redacted]" });
+      expect(doc("template", tpl.id)).toMatchObject({ containerRegistryAuthId: id, env: { HF_TOKEN: "[redacted]", PLAIN: "kept" } });
+    } finally {
+      db.close();
+    }
+    for (const secret of [SECRET, SEEDED_SECRET, "tok-in-env-1"]) expect(image.toString("latin1")).not.toContain(secret);
+    // The live database keeps them: a pod pulls with the password, a container gets its env.
+    expect((await e.get(`/v1/templates/${tpl.id}`)).body.env).toEqual({ HF_TOKEN: "tok-in-env-1", PLAIN: "kept" });
   });
 });
