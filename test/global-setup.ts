@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /**
@@ -7,6 +8,8 @@ import { fileURLToPath } from "node:url";
  */
 export default function setup(): void {
   const root = fileURLToPath(new URL("..", import.meta.url));
+  // From nothing: a module moved or deleted since the last build leaves no stale file behind.
+  rmSync(`${root}dist`, { recursive: true, force: true });
   const r = spawnSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, "-p", "tsconfig.build.json"], { cwd: root, encoding: "utf8" });
   if (r.status !== 0) process.stderr.write(`warning: the build reported errors (dist/ was still written):\n${r.stdout}${r.stderr}\n`);
   // bin/minipod.js runs the bundle made from dist/cli.js.

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { VOLUME_TYPES } from "../services/network-volumes/network-volumes.js";
+import { VOLUME_TYPES } from "../services/shared/catalog/datacenter-catalog.js";
 import { stableId } from "../services/shared/stable-id.js";
-import { TEMPLATE_CATEGORIES } from "../services/templates/templates.js";
+import { TEMPLATE_CATEGORIES } from "../services/templates/index.js";
 import { NETWORK_VOLUME_SIZE_MAX_GB, NETWORK_VOLUME_SIZE_MIN_GB } from "../domain/limits.js";
 
 const RESOURCE_ID = /^[A-Za-z0-9_-]+$/;

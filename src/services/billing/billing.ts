@@ -1,7 +1,7 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { BILLING_BUCKETS_MAX } from "../../domain/bounds.js";
 import { BUCKET_MIN_MS, bucketEndCeil, bucketStart, forEachBucket, nextBucket, type BucketSize } from "./buckets.js";
-import { BILLING_MONTH_MS, gpuHourly, type PriceList } from "./pricing.js";
+import { BILLING_MONTH_MS, gpuHourly, type PriceList } from "../shared/pricing.js";
 import type { UsageInterval, UsageKind, UsageStore } from "./usage.js";
 
 const HOUR_MS = 3_600_000;

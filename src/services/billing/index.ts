@@ -1,9 +1,12 @@
 import type { ServiceDef } from "../shared/service.js";
 import { BillingService } from "./billing.js";
-import { priceList, type PriceList } from "./pricing.js";
+import { priceList, type PriceList } from "../shared/pricing.js";
 import { billingRoutes } from "./rest.js";
 import { UsageMeter } from "./usage.js";
 import { SqliteUsageStore } from "./usage-store.js";
+
+// What other services use of this one.
+export { type LiveWorker, type UsageAttrs } from "./usage.js";
 
 const collections = { v1: ["billing"], v2: ["billing"] } as const;
 

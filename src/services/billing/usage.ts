@@ -1,8 +1,8 @@
-import { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "../endpoints/endpoint-fields.js";
+import { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "../endpoints/index.js";
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import type { Logger } from "../../domain/logger.js";
 import type { WorkerEvent } from "../../domain/workers.js";
-import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "./pricing.js";
+import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../shared/pricing.js";
 
 /** What an interval meters: a serverless worker's life, a pod's running time, a volume's size. */
 export type UsageKind = "worker" | "pod" | "volume";

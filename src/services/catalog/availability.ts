@@ -1,8 +1,8 @@
 import { EmulatorError } from "../../domain/errors.js";
-import { CUDA_VERSIONS } from "./catalog.js";
-import type { CpuFlavorInfo } from "./cpu-catalog.js";
-import { DATA_CENTERS, type DataCenterInfo } from "./datacenter-catalog.js";
-import type { GpuTypeInfo } from "./gpu-catalog.js";
+import { CUDA_VERSIONS } from "../shared/catalog/catalog.js";
+import type { CpuFlavorInfo } from "../shared/catalog/cpu-catalog.js";
+import { DATA_CENTERS, type DataCenterInfo } from "../shared/catalog/datacenter-catalog.js";
+import type { GpuTypeInfo } from "../shared/catalog/gpu-catalog.js";
 
 /**
  * Catalog availability. minipod has no capacity to run out of: a GPU type or CPU flavor offered in

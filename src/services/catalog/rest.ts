@@ -1,15 +1,15 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { EmulatorError } from "../../domain/errors.js";
 import { cpuAvailability, gpuAvailability, gpuInCountries, wantsAvailability } from "./availability.js";
-import { CPU_FLAVORS, cpuFlavor, type CpuFlavorInfo } from "./cpu-catalog.js";
-import { DATA_CENTERS, dataCenter, type DataCenterInfo } from "./datacenter-catalog.js";
-import { GPU_TYPES, gpuType, type GpuTypeInfo } from "./gpu-catalog.js";
-import { gpuHourly } from "../billing/pricing.js";
+import { CPU_FLAVORS, cpuFlavor, type CpuFlavorInfo } from "../shared/catalog/cpu-catalog.js";
+import { DATA_CENTERS, dataCenter, type DataCenterInfo } from "../shared/catalog/datacenter-catalog.js";
+import { GPU_TYPES, gpuType, type GpuTypeInfo } from "../shared/catalog/gpu-catalog.js";
+import { gpuHourly } from "../shared/pricing.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { idParams } from "../shared/rest.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
-import { TemplateV2Schema } from "../templates/v2.js";
+import { TemplateV2Schema } from "../templates/index.js";
 import { CpuQuery, CpuTypeSchema, DataCenterGetQuery, DataCenterQuery, DataCenterSchema, GpuQuery, GpuTypeSchema, TemplateCatalogQuery, type GpuQuery as GpuQ } from "./schemas.js";
 
 const TAG = "Catalog";

@@ -1,12 +1,12 @@
 import { EmulatorError } from "../../domain/errors.js";
-import { gpuType } from "../catalog/gpu-catalog.js";
+import { gpuType } from "../shared/catalog/gpu-catalog.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
-import type { Pod, PodCreate } from "../pods/pod.js";
-import type { PodService } from "../pods/pods.js";
+import type { Pod, PodCreate } from "../pods/index.js";
+import type { PodService } from "../pods/index.js";
 import type { DocumentStore } from "../shared/storage.js";
+import { CLUSTER_CIDR, CLUSTER_TYPES, memberIp, memberRole, type ClusterType } from "../pods/index.js";
 
-export const CLUSTER_TYPES = ["APPLICATION", "TRAINING", "SLURM", "RAY"] as const;
-export type ClusterType = (typeof CLUSTER_TYPES)[number];
+export { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType };
 
 /** Every pod of a cluster has the same shape: `podCount` pods of `gpuCountPerPod` GPUs of one type. */
 export interface ClusterCompute {
@@ -33,20 +33,6 @@ export interface NewCluster {
 }
 
 /** The overlay network every cluster's pods share; a member's address is its rank's. */
-export const CLUSTER_CIDR = "10.65.0.0/16";
-export const memberIp = (rank: number): string => `10.65.${Math.floor((rank + 2) / 256)}.${(rank + 2) % 256}`;
-
-/** The role of a member in a SLURM or RAY cluster (rank 0 leads); none for the others. */
-export function memberRole(type: ClusterType, rank: number): "SLURM_CONTROLLER" | "SLURM_COMPUTE" | "RAY_HEAD" | "RAY_WORKER" | undefined {
-  if (type === "SLURM") return rank === 0 ? "SLURM_CONTROLLER" : "SLURM_COMPUTE";
-  if (type === "RAY") return rank === 0 ? "RAY_HEAD" : "RAY_WORKER";
-  return undefined;
-}
-
-/**
- * Clusters (`/v2/clusters`): their pods are ordinary pods of the pod model with a membership, RUNNING
- * at once and billed as the cluster's; they are changed or terminated only through their cluster.
- */
 export class ClusterService {
   constructor(private readonly d: { store: DocumentStore<Cluster>; pods: PodService; clock: { now(): number }; newId: () => string }) {}
 

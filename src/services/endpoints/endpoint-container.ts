@@ -1,6 +1,6 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { invalidBody } from "../shared/invalid.js";
-import type { NewTemplate, Template, TemplateChange, TemplateService } from "../templates/templates.js";
+import type { NewTemplate, Template, TemplateChange, TemplateService } from "../templates/index.js";
 
 /**
  * The container settings of an endpoint as the v2 surface writes them on the endpoint itself.

@@ -1,9 +1,9 @@
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import { ENDPOINT_GPU_COUNT_DEFAULT, ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
-import { DATA_CENTER_IDS, type ComputeType, type ScalerType } from "../catalog/catalog.js";
+import { DATA_CENTER_IDS, type ComputeType, type ScalerType } from "../shared/catalog/catalog.js";
 
 /** The account every resource belongs to: the emulator has one user. */
-export const EMULATOR_USER_ID = "user_minipod";
+export { EMULATOR_USER_ID } from "../shared/user.js";
 
 /** FlashBoot modes (v2); v1's boolean `flashboot` reads and writes OFF and FLASHBOOT. */
 export const FLASHBOOT_MODES = ["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"] as const;

@@ -6,10 +6,10 @@ import type { SimWorker } from "../../domain/workers.js";
 import { boundTemplate, changesContainer, containerFields, sourceTemplate, type ContainerChange } from "./endpoint-container.js";
 import { ENDPOINT_FIELD_DEFAULTS, endpointFields, toExtra, withFields, type EndpointFields } from "./endpoint-fields.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
-import type { NetworkVolumeService } from "../network-volumes/network-volumes.js";
+import type { NetworkVolumeService } from "../network-volumes/index.js";
 import type { Now } from "../shared/storage.js";
 import { configDiff, releaseConfig, type Release, type ReleaseLog } from "./releases.js";
-import type { Template, TemplateEvent, TemplateService } from "../templates/templates.js";
+import type { Template, TemplateEvent, TemplateService } from "../templates/index.js";
 
 /** What the scheduler does for the management surface: serve, re-tune and stop endpoints. */
 export interface EndpointRuntime {

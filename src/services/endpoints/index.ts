@@ -8,6 +8,9 @@ import type { ExternalWorkerReader } from "./endpoint-workers.js";
 import { ReleaseLog, type Release } from "./releases.js";
 import { endpointRoutes } from "./rest.js";
 
+// What other services use of this one.
+export { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./endpoint-fields.js";
+
 const collections = { v1: ["endpoints"], v2: ["serverless"] } as const;
 
 /**

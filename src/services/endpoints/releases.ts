@@ -1,7 +1,7 @@
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import type { EndpointFields } from "./endpoint-fields.js";
 import type { DocumentStore } from "../shared/storage.js";
-import type { Template } from "../templates/templates.js";
+import type { Template } from "../templates/index.js";
 
 /** One changed field of a release: its name and its old and new values (null when absent). */
 export interface ReleaseDiff {

@@ -8,7 +8,7 @@ import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/
 import { serverlessV2Routes } from "./v2-routes.js";
 import { CreateEndpointV2Schema, EndpointV2Schema, UpdateEndpointV2Schema } from "./v2-schemas.js";
 import { endpointChangeFromV2, newEndpointFromV2, toEndpointV2 } from "./v2-view.js";
-import { flagQuery } from "../templates/schemas.js";
+import { flagQuery } from "../templates/index.js";
 import { CreateEndpointSchema, EndpointSchema, TAG, UpdateEndpointSchema } from "./schemas.js";
 import { toEndpointView, type EndpointIncludes } from "./v1-view.js";
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ENDPOINT_WORKERS_LIMIT } from "../../domain/bounds.js";
-import { COMPUTE_TYPES, CPU_FLAVOR_IDS, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS, SCALER_TYPES } from "../catalog/catalog.js";
+import { COMPUTE_TYPES, CPU_FLAVOR_IDS, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS, SCALER_TYPES } from "../shared/catalog/catalog.js";
 import {
   ENDPOINT_IDLE_TIMEOUT_MAX_S,
   ENDPOINT_IDLE_TIMEOUT_MIN_S,
@@ -9,7 +9,7 @@ import {
   EXECUTION_TIMEOUT_MIN_MS,
 } from "../../domain/limits.js";
 import { int } from "../../http/schemas.js";
-import { TemplateSchema } from "../templates/schemas.js";
+import { TemplateSchema } from "../templates/index.js";
 
 export const TAG = "Endpoints";
 

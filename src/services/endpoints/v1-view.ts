@@ -3,7 +3,7 @@ import { EMULATOR_USER_ID } from "./endpoint-fields.js";
 import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../domain/limits.js";
 import type { SimWorker } from "../../domain/workers.js";
 import type { ViewContext } from "../shared/service.js";
-import { toTemplateView } from "../templates/schemas.js";
+import { toTemplateView } from "../templates/index.js";
 import type { EndpointView, WorkerView } from "./schemas.js";
 
 export interface EndpointIncludes {

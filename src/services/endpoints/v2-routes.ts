@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { endpointWorkers } from "./endpoint-workers.js";
 import { EMULATOR_USER_ID } from "./endpoint-fields.js";
 import { EmulatorError } from "../../domain/errors.js";
-import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../billing/pricing.js";
+import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../shared/pricing.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { idParams } from "../shared/rest.js";

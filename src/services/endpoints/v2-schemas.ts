@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DATA_CENTER_IDS } from "../catalog/catalog.js";
+import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import { FLASHBOOT_MODES } from "./endpoint-fields.js";
 import { ENDPOINT_IDLE_TIMEOUT_MAX_S, ENDPOINT_IDLE_TIMEOUT_MIN_S, EXECUTION_TIMEOUT_MAX_MS, EXECUTION_TIMEOUT_MIN_MS } from "../../domain/limits.js";
 import { int } from "../../http/schemas.js";

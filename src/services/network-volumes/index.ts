@@ -4,6 +4,9 @@ import type { ServiceDef } from "../shared/service.js";
 import { NetworkVolumeService, type NetworkVolume } from "./network-volumes.js";
 import { networkVolumeRoutes } from "./rest.js";
 
+// What other services use of this one.
+export { type NetworkVolumeService } from "./network-volumes.js";
+
 const collections = { v1: ["networkvolumes"], v2: ["network-volumes"] } as const;
 
 /** Network volumes: `/v2/network-volumes`, `/v1/networkvolumes`, and the config's `networkVolumes`. */

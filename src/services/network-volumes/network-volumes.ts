@@ -5,8 +5,9 @@ import type { DocumentStore, Now } from "../shared/storage.js";
 import { Listeners } from "../../domain/listeners.js";
 
 /** Storage tiers of the specification; a volume's tier is set at creation and immutable. */
-export const VOLUME_TYPES = ["STANDARD", "HIGH_PERFORMANCE"] as const;
-export type VolumeType = (typeof VOLUME_TYPES)[number];
+import { VOLUME_TYPES, type VolumeType } from "../shared/catalog/datacenter-catalog.js";
+
+export { VOLUME_TYPES, type VolumeType };
 export const DEFAULT_VOLUME_TYPE: VolumeType = "STANDARD";
 
 /** A network volume, shared by the v1 (`dataCenterId`) and v2 (`dataCenter`) surfaces. */

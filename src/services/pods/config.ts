@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../catalog/catalog.js";
+import { CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
 import { POD_CPU_FLAVOR_IDS } from "./pod.js";
 import { stableId } from "../shared/stable-id.js";
-import { PricingConfigSchema } from "../billing/config.js";
+import { PricingConfigSchema } from "../shared/pricing-config.js";
 
 const RESOURCE_ID = /^[A-Za-z0-9_-]+$/;
 const resourceId = (what: string) =>

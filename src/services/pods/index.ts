@@ -4,6 +4,14 @@ import type { Pod } from "./pod.js";
 import { PodService } from "./pods.js";
 import { podRoutes } from "./rest.js";
 
+// What other services use of this one.
+export { CLUSTER_CIDR, CLUSTER_TYPES, memberIp, memberRole, type ClusterType } from "./cluster-members.js";
+export { configRegistryAuthId } from "./config.js";
+export { POD_STATUSES, type Pod, type PodCreate } from "./pod.js";
+export { type PodService } from "./pods.js";
+export { PodV2Schema } from "./v2-schemas.js";
+export { toPodV2 } from "./v2-view.js";
+
 const collections = { v1: ["pods"], v2: ["pods"] } as const;
 
 /** Pods (`/v2/pods`, `/v1/pods`) and their lifecycle, billed through the usage meter; the config's `pods`. */

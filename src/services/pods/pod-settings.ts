@@ -1,8 +1,8 @@
 import { EmulatorError } from "../../domain/errors.js";
-import { CUDA_VERSIONS } from "../catalog/catalog.js";
+import { CUDA_VERSIONS } from "../shared/catalog/catalog.js";
 import { invalidBody } from "../shared/invalid.js";
 import type { PodCreate, PodUpdate } from "./pod.js";
-import type { Template } from "../templates/templates.js";
+import type { Template } from "../templates/index.js";
 
 /**
  * How a pod's create or update body is completed before it is applied: settings from a template

@@ -1,5 +1,5 @@
 /** A pod of the management surface: a rented machine that runs one container. */
-import type { Template } from "../templates/templates.js";
+import type { Template } from "../templates/index.js";
 
 export const POD_STATUSES = ["RUNNING", "EXITED", "TERMINATED"] as const;
 export type PodStatus = (typeof POD_STATUSES)[number];

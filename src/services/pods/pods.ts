@@ -4,10 +4,10 @@ import { invalidBody, notFound } from "../shared/invalid.js";
 import type { DocumentStore } from "../shared/storage.js";
 import { IN_PLACE_FIELDS, POD_DEFAULTS, statusChange, type Pod, type PodCreate, type PodEvent, type PodFilter, type PodRefs, type PodSeed, type PodUpdate } from "./pod.js";
 import { podLog, type LogBook } from "../../domain/logbook.js";
-import { cpuMemoryGb } from "../catalog/cpu-catalog.js";
+import { cpuMemoryGb } from "../shared/catalog/cpu-catalog.js";
 import { machineCuda, podTemplate, startEnv, updateWithTemplate, withTemplate } from "./pod-settings.js";
-import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID, gpuHourly, type PriceList } from "../billing/pricing.js";
-import type { LiveWorker, UsageAttrs } from "../billing/usage.js";
+import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID, gpuHourly, type PriceList } from "../shared/pricing.js";
+import type { LiveWorker, UsageAttrs } from "../billing/index.js";
 import { workerPod } from "./worker-pods.js";
 
 export type { PodFilter, PodRefs, PodSeed } from "./pod.js";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { COMPUTE_TYPES, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../catalog/catalog.js";
+import { COMPUTE_TYPES, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
 import { POD_CPU_FLAVOR_IDS, POD_DEFAULTS, POD_STATUSES } from "./pod.js";
 import { boolQuery, listQuery } from "../../http/query-params.js";
 import { int } from "../../http/schemas.js";

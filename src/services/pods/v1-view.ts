@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import { EMULATOR_USER_ID } from "../endpoints/endpoint-fields.js";
+import { EMULATOR_USER_ID } from "../shared/user.js";
 import type { Pod } from "./pod.js";
 import type { ViewContext } from "../shared/service.js";
 import type { PodIncludes, PodSchema } from "./schemas.js";

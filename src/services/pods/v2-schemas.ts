@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DATA_CENTER_IDS } from "../catalog/catalog.js";
+import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import { POD_STATUSES } from "./pod.js";
 import { boolQuery } from "../../http/query-params.js";
 import { int } from "../../http/schemas.js";

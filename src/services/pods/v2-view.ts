@@ -1,6 +1,6 @@
-import { memberIp, memberRole } from "../clusters/clusters.js";
-import { vcpuProblem } from "../catalog/cpu-catalog.js";
-import { gpuType } from "../catalog/gpu-catalog.js";
+import { memberIp, memberRole } from "./cluster-members.js";
+import { vcpuProblem } from "../shared/catalog/cpu-catalog.js";
+import { gpuType } from "../shared/catalog/gpu-catalog.js";
 import { invalidBody } from "../shared/invalid.js";
 import { podActions, type Pod, type PodCreate, type PodUpdate } from "./pod.js";
 import type { ViewContext } from "../shared/service.js";

@@ -1,7 +1,7 @@
 import { POD_DEFAULTS, statusChange, type Pod } from "./pod.js";
 import type { PodRefs } from "./pods.js";
-import { DEFAULT_DATA_CENTER_ID } from "../billing/pricing.js";
-import type { LiveWorker } from "../billing/usage.js";
+import { DEFAULT_DATA_CENTER_ID } from "../shared/pricing.js";
+import type { LiveWorker } from "../billing/index.js";
 
 /**
  * A serverless worker shown as a pod of its endpoint (the v1 pod listing's `includeWorkers`): the

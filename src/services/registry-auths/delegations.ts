@@ -1,4 +1,4 @@
-import { EMULATOR_USER_ID } from "../endpoints/endpoint-fields.js";
+import { EMULATOR_USER_ID } from "../shared/user.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
 import type { DocumentStore } from "../shared/storage.js";
 

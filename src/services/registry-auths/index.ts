@@ -1,4 +1,4 @@
-import { configRegistryAuthId } from "../pods/config.js";
+import { configRegistryAuthId } from "../pods/index.js";
 import { newResourceId } from "../../domain/ids.js";
 import type { ServiceDef } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";

@@ -3,6 +3,11 @@ import type { ServiceDef } from "../shared/service.js";
 import { templateRoutes } from "./rest.js";
 import { TemplateService, type Template } from "./templates.js";
 
+// What other services use of this one.
+export { TemplateSchema, flagQuery, toTemplateView } from "./schemas.js";
+export { TEMPLATE_CATEGORIES, type NewTemplate, type Template, type TemplateChange, type TemplateEvent, type TemplateService } from "./templates.js";
+export { TemplateV2Schema } from "./v2.js";
+
 const collections = { v1: ["templates"], v2: ["templates"] } as const;
 
 /** Templates: `/v2/templates`, `/v1/templates`, and the config's `templates` (and `defaultHandler`). */

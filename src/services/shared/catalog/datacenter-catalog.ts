@@ -1,5 +1,8 @@
 import { DATA_CENTER_IDS } from "./catalog.js";
-import type { VolumeType } from "../network-volumes/network-volumes.js";
+
+/** Kinds of network volume storage a data center may offer. */
+export const VOLUME_TYPES = ["STANDARD", "HIGH_PERFORMANCE"] as const;
+export type VolumeType = (typeof VOLUME_TYPES)[number];
 
 /** A data center as the catalog describes it; minipod's own table (every one has every GPU and CPU in stock). */
 export interface DataCenterInfo {

@@ -1,0 +1,103 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+// The layers of docs/ARCHITECTURE.md, checked on the imports of every source file.
+
+const SRC = fileURLToPath(new URL("../src", import.meta.url));
+
+interface Import {
+  from: string;
+  /** A source file of src/ (relative to it), or a package name. */
+  to: string;
+  typeOnly: boolean;
+}
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : /\.tsx?$/.test(name) ? [path] : [];
+  });
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, "utf8");
+  const out: Import[] = [];
+  const re = /^\s*(import|export)\s+(type\s+)?[^"';]*?from\s+["']([^"']+)["']|^\s*import\s+["']([^"']+)["']|import\(["']([^"']+)["']\)/gm;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const spec = m[3] ?? m[4] ?? m[5]!;
+    const typeOnly = m[2] !== undefined || m[5] !== undefined;
+    const from = relative(SRC, file);
+    if (!spec.startsWith(".")) {
+      out.push({ from, to: spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!, typeOnly });
+      continue;
+    }
+    const target = resolve(dirname(file), spec);
+    const source = [target.replace(/\.js$/, ".ts"), target.replace(/\.js$/, ".tsx"), target].find((p) => {
+      try {
+        return statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    });
+    out.push({ from, to: relative(SRC, source ?? target), typeOnly });
+  }
+  return out;
+}
+
+const ALL = files(SRC).flatMap(importsOf);
+
+it("reads the imports of every source file", () => expect(ALL.length).toBeGreaterThan(1000));
+const layer = (path: string) => path.split("/")[0]!;
+const violations = (rule: (i: Import) => boolean) => ALL.filter(rule).map((i) => `${i.from} → ${i.to}${i.typeOnly ? " (type)" : ""}`);
+
+describe("the layers", () => {
+  it("domain/ (the job engine) imports no HTTP, no SQL, no service, no wiring", () => {
+    expect(violations((i) => layer(i.from) === "domain" && (["hono", "@hono/zod-openapi", "@hono/node-server", "better-sqlite3"].includes(i.to) || ["http", "store", "services", "compose", "cli", "launch"].includes(layer(i.to))))).toEqual([]);
+  });
+
+  it("http/ never reaches the store, the services or the wiring", () => {
+    expect(violations((i) => layer(i.from) === "http" && (i.to === "better-sqlite3" || ["store", "services", "compose", "cli", "launch"].includes(layer(i.to))))).toEqual([]);
+  });
+
+  it("store/ implements the domain's and the services' storage interfaces, and knows nothing above them", () => {
+    expect(violations((i) => layer(i.from) === "store" && (["http", "compose", "cli", "launch", "config"].includes(layer(i.to)) || (layer(i.to) === "services" && i.to !== "services/shared/storage.ts")))).toEqual([]);
+  });
+
+  it("services/ never reach the wiring, and use each other only through their entry points", () => {
+    const folder = (p: string) => p.split("/")[1]!;
+    expect(
+      violations((i) => {
+        if (layer(i.from) !== "services") return false;
+        if (["compose", "cli", "launch"].includes(layer(i.to))) return true;
+        if (layer(i.to) !== "services" || folder(i.to) === folder(i.from) || folder(i.to) === "shared" || i.from === "services/index.ts") return false;
+        return !i.to.endsWith("/index.ts");
+      }),
+    ).toEqual([]);
+  });
+
+  it("config/ reads services only through the list, their entry points, their config parts and what they share", () => {
+    const allowed = /^services\/(index\.ts|[a-z-]+\/(index|config)\.ts|shared\/)/;
+    expect(violations((i) => layer(i.from) === "config" && ((layer(i.to) === "services" && !allowed.test(i.to)) || ["http", "store", "compose"].includes(layer(i.to))))).toEqual([]);
+  });
+
+  it("no import circles (type-only imports aside: they are gone at run time)", () => {
+    const graph = new Map<string, string[]>();
+    for (const i of ALL) if (!i.typeOnly && i.to.includes(".ts")) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
+    const cycles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const visit = (node: string, path: string[]) => {
+      if (state.get(node) === "done") return;
+      if (state.get(node) === "open") {
+        cycles.push([...path.slice(path.indexOf(node)), node].join(" → "));
+        return;
+      }
+      state.set(node, "open");
+      for (const next of graph.get(node) ?? []) visit(next, [...path, node]);
+      state.set(node, "done");
+    };
+    for (const node of graph.keys()) visit(node, []);
+    expect(cycles).toEqual([]);
+  });
+});
