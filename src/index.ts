@@ -6,7 +6,7 @@ export type { Fault, FaultRule, FaultRuleInput } from "./domain/faults.js";
 export type { JobStatus, JobView } from "./domain/job.js";
 export type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "./domain/observability.js";
 export type { SnapshotInfo } from "./compose/snapshots.js";
-export type { WorkerSpec } from "./launch/emulator-workers.js";
+export type { WorkerSpec } from "./launch/launched-workers.js";
 export type { WorkerProcess } from "./launch/worker-process.js";
 export type { ExternalWorkerView, ExternalWorkerState } from "./domain/external-workers.js";
 export type { WallTime } from "./domain/clock.js";

@@ -24,7 +24,7 @@ import type { FaultRule, FaultRuleInput } from "../domain/faults.js";
 import type { JobStatus, JobView } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "../domain/observability.js";
 import type { SnapshotInfo } from "./snapshots.js";
-import { EmulatorWorkers, type WorkerSpec } from "../launch/emulator-workers.js";
+import { EmulatorWorkers, type WorkerSpec } from "../launch/launched-workers.js";
 import { CLOSING_CAUSE } from "../domain/notifier.js";
 import type { ServiceDef } from "../services/shared/service.js";
 import type { WorkerProcess } from "../launch/worker-process.js";

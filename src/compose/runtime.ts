@@ -21,7 +21,7 @@ import { Scheduler } from "../domain/scheduler.js";
 import { Transitions } from "../domain/transitions.js";
 import { WorkerLogs } from "../domain/worker-logs.js";
 import { WorkerProtocol } from "../domain/worker-protocol.js";
-import type { WorkerEvent } from "../domain/workers.js";
+import type { WorkerEvent } from "../domain/simulated-workers.js";
 import { ApiKeys } from "../http/auth.js";
 import type { Core } from "../http/core.js";
 import { isStorageFull, logFailure } from "../http/problem.js";
@@ -34,7 +34,7 @@ import { SqliteDocumentStore } from "../store/document-store.js";
 import { SqliteJobStore } from "../store/job-store.js";
 import { WriteBehind } from "../store/write-behind.js";
 import { runPhases, type Participant } from "./lifecycle.js";
-import { buildObserve } from "./observe.js";
+import { buildObserve } from "./observability.js";
 import { loadImage, Snapshots } from "./snapshots.js";
 
 export interface RuntimeOptions {

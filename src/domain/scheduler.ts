@@ -11,7 +11,7 @@ import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
-import { WorkerPool, type SimWorker, type WorkerObserver } from "./workers.js";
+import { WorkerPool, type SimWorker, type WorkerObserver } from "./simulated-workers.js";
 import { RunContext, type WorkerLogSink } from "./run-context.js";
 
 interface Run {

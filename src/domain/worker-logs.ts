@@ -1,5 +1,5 @@
 import { workerLog, type LogBook, type LogSource } from "./logbook.js";
-import type { WorkerEvent } from "./workers.js";
+import type { WorkerEvent } from "./simulated-workers.js";
 
 /**
  * Writes what happens to simulated workers into their logs: their lifecycle (system lines, from the

@@ -24,7 +24,7 @@ import { feedControlRoutes } from "./routes/control/feed.js";
 import { workerControlRoutes } from "./routes/control/workers.js";
 import { jobControlRoutes } from "./routes/control/jobs.js";
 import { queueRoutes } from "./routes/queue/index.js";
-import { requestsRoutes } from "./routes/queue/requests.js";
+import { requestsRoutes } from "./routes/queue/request-listing.js";
 import { openAiRoutes } from "./routes/openai/index.js";
 import { workerRoutes } from "./routes/worker/index.js";
 

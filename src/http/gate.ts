@@ -6,7 +6,7 @@ import { authenticate, authorize, type HeaderSink } from "./auth.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { after } from "./chain.js";
-import { requestFault } from "./faults.js";
+import { requestFault } from "./request-faults.js";
 import type { RequestJournal } from "./journal.js";
 import { queueAdmission, restQuota } from "./rate-limit.js";
 import { routeInfo } from "./route-info.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/domain/clock.js";
 import type { EndpointSpec } from "../../src/domain/endpoint.js";
-import { WorkerPool, type WorkerEvent } from "../../src/domain/workers.js";
+import { WorkerPool, type WorkerEvent } from "../../src/domain/simulated-workers.js";
 
 const spec = (over: Partial<EndpointSpec> = {}): EndpointSpec => ({
   id: "ep",

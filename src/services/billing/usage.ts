@@ -1,7 +1,7 @@
 import { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "../endpoints/index.js";
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import type { Logger } from "../../domain/logger.js";
-import type { WorkerEvent } from "../../domain/workers.js";
+import type { WorkerEvent } from "../../domain/simulated-workers.js";
 import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../shared/pricing.js";
 
 /** What an interval meters: a serverless worker's life, a pod's running time, a volume's size. */

@@ -1,6 +1,6 @@
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import { EXTERNAL_HANDLER } from "../../domain/external-workers.js";
-import type { SimWorker } from "../../domain/workers.js";
+import type { SimWorker } from "../../domain/simulated-workers.js";
 
 /** A worker's state as the v2 listing names it. */
 export type WorkerStatus = "RUNNING" | "IDLE" | "INITIALIZING" | "THROTTLED" | "UNHEALTHY";

@@ -2,7 +2,7 @@ import type { EndpointSpec, HandlerRef } from "../../domain/endpoint.js";
 import { ENDPOINT_COLD_START_DEFAULT_MS, ENDPOINT_IDLE_TIMEOUT_DEFAULT_S, ENDPOINT_WORKERS_MAX_DEFAULT, ENDPOINT_WORKERS_MIN_DEFAULT } from "../../domain/limits.js";
 import type { JobChange } from "../../domain/notifier.js";
 import type { EndpointStore, JobStore } from "../../domain/ports.js";
-import type { SimWorker } from "../../domain/workers.js";
+import type { SimWorker } from "../../domain/simulated-workers.js";
 import { boundTemplate, changesContainer, containerFields, sourceTemplate, type ContainerChange } from "./endpoint-container.js";
 import { ENDPOINT_FIELD_DEFAULTS, endpointFields, toExtra, withFields, type EndpointFields } from "./endpoint-fields.js";
 import { invalidBody, notFound } from "../shared/invalid.js";

@@ -1,7 +1,7 @@
 import type { ManagedEndpoint } from "./endpoints.js";
 import { EMULATOR_USER_ID } from "./endpoint-fields.js";
 import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../domain/limits.js";
-import type { SimWorker } from "../../domain/workers.js";
+import type { SimWorker } from "../../domain/simulated-workers.js";
 import type { ViewContext } from "../shared/service.js";
 import { toTemplateView } from "../templates/index.js";
 import type { EndpointView, WorkerView } from "./schemas.js";

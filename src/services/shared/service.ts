@@ -9,7 +9,7 @@ import type { Logger } from "../../domain/logger.js";
 import type { JobNotifier } from "../../domain/notifier.js";
 import type { EndpointStore, JobStore } from "../../domain/ports.js";
 import type { Scheduler } from "../../domain/scheduler.js";
-import type { WorkerEvent } from "../../domain/workers.js";
+import type { WorkerEvent } from "../../domain/simulated-workers.js";
 import type { WorkerProtocol } from "../../domain/worker-protocol.js";
 import type { AppEnv } from "../../http/env.js";
 import type { DocumentStore, StoredDocument } from "./storage.js";
