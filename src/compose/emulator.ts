@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 export const SERVER_KEEP_ALIVE_MS = 75_000;
 import type { AddressInfo } from "node:net";
 import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "../config/load.js";
-import { parseFaultRule } from "../config/faults-schema.js";
+import { parseFaultRule, type FaultRuleConfigInput } from "../config/faults-schema.js";
 import type { Config } from "../config/schema.js";
 import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
 import { buildRuntime, type EmulatorRuntime } from "./runtime.js";
@@ -20,7 +20,7 @@ import { exposureWarnings } from "../cli/exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
 import { VERSION } from "../version.js";
 import { waitForJob } from "./wait-for-job.js";
-import type { FaultRule, FaultRuleInput } from "../domain/faults.js";
+import type { FaultRule } from "../domain/faults.js";
 import type { JobStatus, JobView } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "../domain/observability.js";
 import type { SnapshotInfo } from "./snapshots.js";
@@ -87,7 +87,7 @@ export interface Emulator {
   endpoints(): EndpointSpec[];
   /** Fault rules: add (answers the rule with its id), list, remove one, clear all. */
   faults: {
-    add(rule: FaultRuleInput): FaultRule;
+    add(rule: FaultRuleConfigInput): FaultRule;
     list(): FaultRule[];
     remove(id: string): boolean;
     clear(): number;

@@ -55,6 +55,8 @@ export const FaultRuleSchema = z.strictObject({
 });
 
 export type FaultRuleConfig = z.infer<typeof FaultRuleSchema>;
+/** A fault rule as `faults.add` takes it: its operation one of `FAULT_OPERATIONS`, checked by the type too. */
+export type FaultRuleConfigInput = z.input<typeof FaultRuleSchema>;
 
 /** A rule given to `emulator.faults.add`, checked as the config and the control API check it. */
 export function parseFaultRule(rule: unknown): FaultRuleConfig {

@@ -51,3 +51,12 @@ describe("names in fault rules are checked against what exists", () => {
     }
   });
 });
+
+// Checked by `npm test`'s tsc: the @ts-expect-error lines fail it if they stop being errors.
+export function typedNames(e: import("../../src/index.js").Emulator): void {
+  // @ts-expect-error a typo of an operation is a type error, not only a runtime one
+  e.faults.add({ operation: "runn", fault: { type: "reset" } });
+  // @ts-expect-error so is a typo of a fault type
+  e.faults.add({ operation: "run", fault: { type: "resett" } });
+  e.faults.add({ operation: "network-volumes", fault: { type: "reset" } });
+}
