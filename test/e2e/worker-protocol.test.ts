@@ -152,6 +152,15 @@ describe("the worker side, request by request", () => {
       expect((await status(id)).status).toBe("FAILED");
     }
 
+    // What the library can send and the service cannot take: NaN (Python's json.dumps writes it)
+    // and a body over the 20 MB the library calls the limit. Refused; the job is not ended by them.
+    const raw = (path: string, body: string) => fetch(`${emu.url}/v2/ext/${path}`, { method: "POST", headers: FORM, body }).then(reply);
+    const odd = await run();
+    await take("w2");
+    expect((await raw(`job-done/w2/${odd}?gpu=x&isStream=false`, '{"output": NaN}')).status).toBe(400);
+    expect((await raw(`job-done/w2/${odd}?gpu=x&isStream=false`, JSON.stringify({ output: "x".repeat(20 * 1024 * 1024) }))).status).toBe(413);
+    expect((await status(odd)).status).toBe("IN_PROGRESS");
+
     // A progress update of the wrong shape is refused and leaves the job running.
     const running = await run();
     await take("w1");
