@@ -10,7 +10,7 @@ import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
 import type { Scheduler } from "./scheduler.js";
 import type { Transitions } from "./transitions.js";
-import { applyChunk, applyResult, type WorkerResult } from "./worker-results.js";
+import { applyChunk, applyResult, resultProblem, type WorkerResult } from "./worker-results.js";
 import { requeueLostJob } from "./lost-jobs.js";
 
 export type { WorkerResult } from "./worker-results.js";
@@ -107,6 +107,15 @@ export class WorkerProtocol {
     const late = progress ? this.finishedBy(endpointId, workerId, jobId) : undefined;
     if (late) return late;
     const { job, worker } = this.heldJob(endpointId, workerId, jobId);
+    const problem = resultProblem(result as WorkerResult & Record<string, unknown>);
+    if (problem !== undefined) {
+      // The library does not post a refused result again, so the job would hang until its
+      // timeout: it fails now, saying why, and the worker hears the refusal.
+      if (progress) throw new EmulatorError("BAD_REQUEST", `${problem}; job ${jobId} was left unchanged`);
+      this.workers.release(jobId);
+      this.d.transitions.finish(job, { status: "FAILED", output: undefined, error: `worker ${workerId}'s result was refused: ${problem}` }, this.d.clock.now(), `worker ${workerId}'s result was refused`);
+      throw new EmulatorError("BAD_REQUEST", `${problem}; job ${jobId} is FAILED with this error`);
+    }
     if (!progress) this.workers.release(jobId);
     const next = applyResult(this.d, job, workerId, result, streamed, this.d.clock.now());
     if (result.stopPod === true) {

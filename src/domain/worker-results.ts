@@ -5,7 +5,7 @@ import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
 
 /**
- * What a worker posts for a job: `{ output }`, `{ error }` (with `output` when the handler
+ * What a worker posts for a job: `{ output }`, `{ error }` (a string; with `output` when the handler
  * returned both), a progress update `{ status: "IN_PROGRESS", output }`, and `stopPod: true` when
  * the worker asks to be stopped after this job (`refresh_worker`).
  */
@@ -16,8 +16,32 @@ export interface WorkerResult {
   stopPod?: unknown;
 }
 
-const hasError = (r: WorkerResult) => r.error !== undefined && r.error !== null && r.error !== "" && r.error !== false;
-const errorText = (e: unknown) => (typeof e === "string" ? e : (JSON.stringify(e) ?? String(e)));
+const hasError = (r: WorkerResult) => typeof r.error === "string" && r.error !== "";
+
+const RESULT_KEYS = new Set(["output", "error", "status", "stopPod"]);
+const kindOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "an object" : `a ${typeof v}`);
+
+/**
+ * Why a job-done body is not a result the service would take, or undefined when it is. The
+ * service's library sends `{output}`, `{error}` (a string: its own reports are JSON text), both
+ * (a handler's dict with an `error` key), `{status: "IN_PROGRESS", output}` for progress, and
+ * `stopPod: true`; nothing else. An `error` that is not a string is the known trap: the service
+ * does not mark such a job FAILED (it is reported to end COMPLETED without output), where minipod
+ * used to turn it into JSON text and fail the job, hiding the mistake.
+ */
+export function resultProblem(r: WorkerResult & Record<string, unknown>): string | undefined {
+  const unknown = Object.keys(r).filter((k) => !RESULT_KEYS.has(k));
+  if (unknown.length > 0) {
+    return `a worker's result has only "output", "error", "status" and "stopPod"; ${unknown.map((k) => JSON.stringify(k)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not among them`;
+  }
+  if (r.status !== undefined && r.status !== "IN_PROGRESS") {
+    return `"status" in a worker's post is only "IN_PROGRESS" (a progress update), got ${JSON.stringify(r.status)}: a result is {"output": ...} or {"error": "..."}`;
+  }
+  if (r.error !== undefined && r.error !== null && typeof r.error !== "string") {
+    return `"error" must be a string, got ${kindOf(r.error)}: the service does not fail a job on such an error (it is reported to end COMPLETED without output); return {"error": "<message>"} or raise`;
+  }
+  return undefined;
+}
 
 /**
  * The end of a job as its worker reports it on job-done. `streamed` (`isStream=true`) ends a job
@@ -32,7 +56,7 @@ export function applyResult(d: { jobs: JobStore; transitions: Transitions }, job
     return d.jobs.get(job.id) ?? job;
   }
   if (hasError(result)) {
-    const failed = { status: "FAILED" as const, output: result.output, error: errorText(result.error) };
+    const failed = { status: "FAILED" as const, output: result.output, error: result.error as string };
     return d.transitions.finish(job, failed, now, `worker ${workerId} reported an error`);
   }
   const cause = streamed ? `worker ${workerId} ended its stream` : `worker ${workerId} returned a result`;

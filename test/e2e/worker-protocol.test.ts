@@ -125,6 +125,70 @@ describe("the worker side, request by request", () => {
     expect((await status(id)).status).toBe("IN_PROGRESS");
   });
 
+  it("refuses a result the service would not take (an error that is not a string, another key, another status), failing its job", async () => {
+    await boot();
+    // A handler's `return {"error": {...}}`: the library posts the dict as it is; the service does
+    // not fail a job on it, so minipod must not turn it into text and fail the job quietly.
+    const dict = await run();
+    await take("w1");
+    const refused = await post(`job-done/w1/${dict}?gpu=x&isStream=false`, { error: { message: "bad prompt" } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/"error" must be a string, got an object/);
+    expect(await status(dict)).toMatchObject({ status: "FAILED", error: expect.stringMatching(/^worker w1's result was refused: "error" must be a string/) });
+    expect((await status(dict)).output).toBeUndefined();
+    // Posted again, it finds the job already ended.
+    expect((await post(`job-done/w1/${dict}?gpu=x&isStream=false`, { error: "bad prompt" })).status).toBe(409);
+
+    for (const [body, message] of [
+      [{ error: ["a", "b"] }, /got a list/],
+      [{ error: 404 }, /got a number/],
+      [{ result: "x" }, /"result" is not among them/],
+      [{ status: "COMPLETED", output: 1 }, /only "IN_PROGRESS"/],
+    ] as const) {
+      const id = await run();
+      await take("w1");
+      const answer = await post(`job-done/w1/${id}?gpu=x&isStream=false`, body);
+      expect([answer.status, answer.body.detail]).toEqual([400, expect.stringMatching(message)]);
+      expect((await status(id)).status).toBe("FAILED");
+    }
+
+    // What the library can send and the service cannot take: NaN (Python's json.dumps writes it)
+    // and a body over the 20 MB the library calls the limit. Refused; the job is not ended by them.
+    const raw = (path: string, body: string) => fetch(`${emu.url}/v2/ext/${path}`, { method: "POST", headers: FORM, body }).then(reply);
+    const odd = await run();
+    await take("w2");
+    expect((await raw(`job-done/w2/${odd}?gpu=x&isStream=false`, '{"output": NaN}')).status).toBe(400);
+    expect((await raw(`job-done/w2/${odd}?gpu=x&isStream=false`, JSON.stringify({ output: "x".repeat(20 * 1024 * 1024) }))).status).toBe(413);
+    expect((await status(odd)).status).toBe("IN_PROGRESS");
+
+    // A progress update of the wrong shape is refused and leaves the job running.
+    const running = await run();
+    await take("w1");
+    expect((await post(`job-done/w1/${running}?gpu=x&isStream=false`, { status: "IN_PROGRESS", output: 1, extra: true })).status).toBe(400);
+    expect((await status(running)).status).toBe("IN_PROGRESS");
+    // What the library does send is taken: a string error with the rest of the handler's dict.
+    expect((await post(`job-done/w1/${running}?gpu=x&isStream=false`, { output: { detail: 1 }, error: "no" })).status).toBe(200);
+    expect(await status(running)).toMatchObject({ status: "FAILED", error: "no", output: { detail: 1 } });
+  });
+
+  it("answers a plain OpenAI request from the job's output, not from its chunks (a generator without return_aggregate_stream)", async () => {
+    await boot();
+    const completion = { id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] };
+    const ask = () => fetch(`${emu.url}/v2/ext/openai/v1/chat/completions`, { method: "POST", headers: KEY, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) }).then(reply);
+
+    const forgot = ask();
+    const a = (await take("w1")).id;
+    expect((await post(`job-stream/w1/${a}?gpu=x`, { output: completion })).status).toBe(200);
+    expect((await post(`job-done/w1/${a}?gpu=x&isStream=true`, { output: [] })).status).toBe(200);
+    expect(await forgot).toMatchObject({ status: 500, body: { error: { message: expect.stringContaining("return_aggregate_stream") } } });
+
+    const aggregated = ask();
+    const b = (await take("w1")).id;
+    expect((await post(`job-stream/w1/${b}?gpu=x`, { output: completion })).status).toBe(200);
+    expect((await post(`job-done/w1/${b}?gpu=x&isStream=true`, { output: [completion] })).status).toBe(200);
+    expect(await aggregated).toEqual({ status: 200, body: completion });
+  });
+
   it("answers a simulated endpoint's job-take with 400 only after a second, so a misconfigured worker cannot flood", async () => {
     await boot();
     let answered: Reply | undefined;

@@ -98,6 +98,19 @@ describe("handlers", () => {
     expect(b).toMatchObject({ status: "FAILED", error: expect.stringContaining("not JSON-serialisable") });
   });
 
+  it("fails a job whose output is over the 20 MB a worker's result may be, as a worker process's post would be refused", async () => {
+    e = await inProcess({
+      config: { endpoints: [{ id: "big", handler: "big", workersMin: 1 }] },
+      handlers: { big: (input) => ({ blob: ((input.char as string | undefined) ?? "x").repeat(input.size as number) }) },
+    });
+    const over = (await e.post("/v2/big/runsync", { input: { size: 20 * 1024 * 1024 } })).body;
+    expect(over).toMatchObject({ status: "FAILED", error: expect.stringMatching(/^handler output is \d+ bytes of JSON, over the 20 MB/) });
+    expect(over.output).toBeUndefined();
+    // Characters count as the bytes of UTF-8 they are: 11 M two-byte characters are 22 MB.
+    expect((await e.post("/v2/big/runsync", { input: { size: 11 * 1024 * 1024, char: "é" } })).body).toMatchObject({ status: "FAILED" });
+    expect((await e.post("/v2/big/runsync", { input: { size: 19 * 1024 * 1024 } })).body).toMatchObject({ status: "COMPLETED" });
+  });
+
   it("loads handler modules from the config (.js and .ts), relative to the config file", async () => {
     const dir = mkdtempSync(join(tmpdir(), "minipod-config-"));
     const file = join(dir, "emulator.config.json");

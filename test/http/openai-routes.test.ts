@@ -45,7 +45,7 @@ describe("/v2/{endpoint_id}/openai/*", () => {
     expect(e.core.observe.requests({ operation: "openai" }).requests.map((r) => r.status)).toEqual([200, 200]);
   });
 
-  it("unwraps a one-item list (a generator's aggregated output) and falls back to what the job streamed", async () => {
+  it("unwraps a one-item list (a generator's aggregated output), and never answers from what the job streamed", async () => {
     const aggregated: Handler = async function* () {
       yield { object: "list", data: [] };
     };
@@ -55,7 +55,11 @@ describe("/v2/{endpoint_id}/openai/*", () => {
     };
     e = await inProcess({ config: { endpoints: [{ id: "a", handler: "aggregated", workersMin: 1 }, { id: "s", handler: "streamedOnly", workersMin: 1 }] }, handlers: { aggregated, streamedOnly } });
     expect(await (await openai("/v2/a/openai/v1/models")).json()).toEqual({ object: "list", data: [] });
-    expect(await (await openai("/v2/s/openai/v1/models")).json()).toEqual({ object: "list", data: [{ id: "m" }] });
+    // A generator that leaves `[]` (a worker without return_aggregate_stream): its yields were
+    // streamed, but a plain request is answered from the output, as the service's vLLM worker's is.
+    const res = await openai("/v2/s/openai/v1/models");
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("return_aggregate_stream");
   });
 
   it("holds a plain request on the virtual clock until its job ends, cold start included", async () => {

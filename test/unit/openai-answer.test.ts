@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SplitOutputs, resultValue, sseText, streamOfWhole } from "../../src/domain/openai/answer.js";
+import { SplitOutputs, completedAnswer, resultValue, sseText, streamOfWhole } from "../../src/domain/openai/answer.js";
 import { failureAnswer, handlerError } from "../../src/domain/openai/protocol.js";
 import { splitStreamOutput } from "../../src/domain/stream-chunks.js";
 import { dataOf } from "../support/sse.js";
@@ -20,12 +20,18 @@ describe("what a handler's output answers on an OpenAI route", () => {
     expect(failureAnswer("handler: boom \ntraceback: ...")).toEqual({ status: 500, body: { error: { message: "handler: boom \ntraceback: ...", type: "server_error", param: null, code: null } } });
   });
 
-  it("takes a job's output, or what it streamed, and unwraps a list of one", () => {
-    expect(resultValue([{ a: 1 }], () => [])).toEqual({ a: 1 });
-    expect(resultValue({ a: 1 }, () => [{ b: 2 }])).toEqual({ a: 1 });
-    expect(resultValue([], () => [{ b: 2 }])).toEqual({ b: 2 });
-    expect(resultValue(undefined, () => [1, 2])).toEqual([1, 2]);
-    expect(resultValue(undefined, () => [])).toBeUndefined();
+  it("takes a job's output, never what it streamed, and unwraps a list of one", () => {
+    expect(resultValue([{ a: 1 }])).toEqual({ a: 1 });
+    expect(resultValue({ a: 1 })).toEqual({ a: 1 });
+    expect(resultValue([1, 2])).toEqual([1, 2]);
+    expect(resultValue([])).toEqual([]);
+    expect(resultValue(undefined)).toBeUndefined();
+  });
+
+  it("refuses to answer a plain request from an empty list: a generator without return_aggregate_stream", () => {
+    expect(completedAnswer([], "/v1/chat/completions")).toMatchObject({ status: 500, body: { error: { message: expect.stringContaining("return_aggregate_stream") } } });
+    expect(completedAnswer(undefined, "/v1/x")).toMatchObject({ status: 500, body: { error: { message: "the endpoint's handler returned no output for /v1/x" } } });
+    expect(completedAnswer({ object: "chat.completion" }, "/v1/x")).toEqual({ status: 200, body: { object: "chat.completion" } });
   });
 
   it("relays SSE text as it is, and sends anything else as data events", () => {

@@ -1,5 +1,6 @@
 import type { Handler, HandlerContext } from "./types.js";
-import { jsonCopy } from "../json-text.js";
+import { jsonCopy, jsonText } from "../json-text.js";
+import { RUNSYNC_PAYLOAD_MAX_BYTES } from "../limits.js";
 
 export type RunOutcome = { ok: true; output: unknown } | { ok: false; error: string };
 
@@ -8,6 +9,20 @@ const isAsyncIterable = (v: unknown): v is AsyncIterable<unknown> =>
 
 export const errorMessage = (e: unknown): string =>
   e instanceof Error ? e.message || e.name : typeof e === "string" ? e : JSON.stringify(e) ?? String(e);
+
+/**
+ * Why an output is more than a worker may hand back, if it is: the worker routes take a result of
+ * at most 20 MB (the service's library calls 20 MB the limit of a return body), so a handler
+ * here gets no more, or a job that could never finish on the service would complete here.
+ */
+export function outputTooLarge(output: unknown): string | undefined {
+  const text = jsonText(output);
+  // A character is 1 to 3 bytes of UTF-8 (4 for a pair of 2): count the bytes only when it matters.
+  if (text.length * 3 <= RUNSYNC_PAYLOAD_MAX_BYTES) return undefined;
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes <= RUNSYNC_PAYLOAD_MAX_BYTES) return undefined;
+  return `handler output is ${bytes} bytes of JSON, over the ${RUNSYNC_PAYLOAD_MAX_BYTES / 1024 / 1024} MB a worker's result may be: upload large results (s3Config) and return their URL`;
+}
 
 /**
  * Runs one handler call to its end. A generator's yields go to `onChunk` as they come; its output
@@ -42,6 +57,8 @@ export async function runHandler(
       } catch (e) {
         return { ok: false, error: `handler output is not JSON-serialisable: ${errorMessage(e)}` };
       }
+      const tooLarge = outputTooLarge(output);
+      if (tooLarge) return { ok: false, error: tooLarge };
     }
     return { ok: true, output };
   } catch (e) {

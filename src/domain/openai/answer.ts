@@ -2,7 +2,7 @@
  * How a job's output becomes the HTTP answer to an OpenAI route: a JSON body for a plain request,
  * Server-Sent Events for `stream: true`. The service's vLLM worker is the model: a plain request
  * yields one response object (the job's output is `[response]` with `return_aggregate_stream`,
- * or only the streamed item without it); a streamed one yields SSE text (`"data: {...}\n\n"`, in
+ * which it always sets; without it the output is `[]` and the response a streamed item only); a streamed one yields SSE text (`"data: {...}\n\n"`, in
  * batches, `data: [DONE]` last) or, with `RAW_OPENAI_OUTPUT=0`, lists of chunk objects.
  */
 import type { StreamItem } from "../job.js";
@@ -11,22 +11,24 @@ import { errorAnswer, handlerError, isRecord, type OpenAiJsonAnswer } from "./pr
 export const DONE_EVENT = "data: [DONE]\n\n";
 
 /**
- * What a finished job answers: its output, or when it has none (a generator that returned
- * nothing, on a worker process without `return_aggregate_stream`) what it streamed; a list of one
- * is that one.
+ * What a finished job answers: its output; a list of one is that one. Never what it streamed: the
+ * service's vLLM worker runs with `return_aggregate_stream`, so its output holds the response, and
+ * a generator without the flag leaves `[]`, which a plain request must not be answered from its
+ * chunks (that hid the forgotten flag, as `/status` once did).
  */
-export function resultValue(output: unknown, streamed: () => unknown[]): unknown {
-  let value = output;
-  if (value === undefined || (Array.isArray(value) && value.length === 0)) {
-    const items = streamed();
-    if (items.length > 0) value = items;
-  }
-  return Array.isArray(value) && value.length === 1 ? value[0] : value;
+export function resultValue(output: unknown): unknown {
+  return Array.isArray(output) && output.length === 1 ? output[0] : output;
 }
 
 /** The JSON answer to a plain request whose job COMPLETED with `value`. */
 export function completedAnswer(value: unknown, route: string): OpenAiJsonAnswer {
   if (value === undefined || value === null) return errorAnswer(500, `the endpoint's handler returned no output for ${route}`);
+  if (Array.isArray(value) && value.length === 0) {
+    return errorAnswer(
+      500,
+      `the endpoint's handler returned an empty list for ${route}: a generator's yields are its output only with return_aggregate_stream (runpod.serverless.start({..., "return_aggregate_stream": True})); without it they reach streamed requests only`,
+    );
+  }
   return handlerError(value) ?? { status: 200, body: value };
 }
 

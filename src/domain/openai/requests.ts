@@ -35,7 +35,7 @@ export class OpenAiRequests {
     const ttlLeft = Math.max(1, job.expiresAt - this.d.clock.now());
     const done = await this.d.jobs.waitUntilFinal(job.endpointId, job.id, ttlLeft, signal).catch(() => undefined);
     if (signal?.aborted) this.abandon(job);
-    if (done?.status === "COMPLETED") return completedAnswer(resultValue(done.output, () => this.streamed(done)), route);
+    if (done?.status === "COMPLETED") return completedAnswer(resultValue(done.output), route);
     return unfinished(job, done);
   }
 
@@ -72,7 +72,7 @@ export class OpenAiRequests {
         watch.close();
         return { kind: "json", answer: unfinished(job, end) };
       }
-      const value = resultValue(end.output, () => []);
+      const value = resultValue(end.output);
       const error = handlerError(value) ?? (value === undefined || value === null ? completedAnswer(value, route) : undefined);
       if (error) {
         watch.close();
@@ -91,14 +91,6 @@ export class OpenAiRequests {
     } catch {
       // Gone meanwhile (its endpoint was deleted): nothing to stop.
     }
-  }
-
-  private streamed(job: Job): unknown[] {
-    const split = new SplitOutputs();
-    return this.d.store
-      .chunks(job.id, 0)
-      .map((item) => split.take(item))
-      .filter((v) => v !== SplitOutputs.NOT_YET);
   }
 
   /**
@@ -123,7 +115,7 @@ export class OpenAiRequests {
         }
         if (final) {
           if (current?.status === "COMPLETED") {
-            if (cursor === 0 && items.length === 0) text += streamOfWhole(resultValue(current.output, () => []));
+            if (cursor === 0 && items.length === 0) text += streamOfWhole(resultValue(current.output));
             if (!done && !text.includes(DONE_EVENT)) text += DONE_EVENT;
           } else {
             text += errorEvent(unfinished(job, current));

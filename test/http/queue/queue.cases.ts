@@ -134,6 +134,20 @@ export function queueCases(t: QueueTransport): void {
       expect(broken.body.detail).toMatch(/not valid JSON/);
     });
 
+    it("refuses misspelt policy and s3Config keys, and drops unknown top-level ones as the service documents", async () => {
+      const policy = await e.post("/v2/echo/run", { input: {}, policy: { executionTimout: 5000 } });
+      expect(policy.status).toBe(400);
+      expect(policy.answeredBy).toBe(fast);
+      expect(policy.body.errors).toEqual([expect.stringMatching(/^\$\.policy: .*executionTimout/)]);
+      const s3 = await e.post("/v2/echo/run", { input: {}, s3Config: { accessId: "a", accessSecret: "s", bucketName: "b", endpointUrl: "https://s3.example", region: "x" } });
+      expect(s3.status).toBe(400);
+      expect(s3.body.errors).toEqual([expect.stringMatching(/^\$\.s3Config: .*region/)]);
+      // "If a key is passed in at the top level and not included in the body of your request, it
+      // will be discarded": accepted, and the handler does not see it.
+      const extra = await e.post("/v2/echo/runsync", { input: { a: 1 }, prompt: "top level" });
+      expect(extra.body).toMatchObject({ status: "COMPLETED", output: { a: 1 } });
+    });
+
     it("answers 404 problem+json for unknown endpoints, jobs and routes", async () => {
       for (const path of ["/v2/nope/health", "/v2/echo/status/unknown-id", "/v2/nope/status/unknown-id", "/v2/echo/nothing-here"]) {
         const res = await e.get(path);

@@ -25,8 +25,10 @@ const JobParams = EndpointParams.extend({
   job_id: z.string().min(1).openapi({ param: { name: "job_id", in: "path" }, example: "8f3c2a8e-1b2c-4d5e-9f00-112233445566-u1" }),
 });
 
+// Strict, where the service is silent: a misspelt key (`executionTimout`) would otherwise leave the
+// default in force without a word. Unknown top-level keys are dropped, as the service documents.
 export const PolicySchema = z
-  .object({
+  .strictObject({
     executionTimeout: int().min(EXECUTION_TIMEOUT_MIN_MS).max(EXECUTION_TIMEOUT_MAX_MS).optional().openapi({ description: "ms; default 600000 or the endpoint's executionTimeoutMs" }),
     lowPriority: z.boolean().optional().openapi({ description: "When true, the job does not trigger worker scaling" }),
     ttl: int().min(TTL_MIN_MS).max(TTL_MAX_MS).optional().openapi({ description: "ms from submission; default 86400000" }),
@@ -34,7 +36,7 @@ export const PolicySchema = z
   .openapi("ExecutionPolicy");
 
 export const S3ConfigSchema = z
-  .object({
+  .strictObject({
     accessId: z.string(),
     accessSecret: z.string().openapi({ description: "Stored for the handler only; never returned or logged" }),
     bucketName: z.string(),

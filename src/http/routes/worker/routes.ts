@@ -24,10 +24,12 @@ const JobParams = Params.extend({ job_id: z.string().min(1).openapi({ param: { n
 
 const TakenJob = z.object({ id: z.string(), input: z.record(z.string(), z.unknown()), webhook: z.string().optional() }).openapi("TakenJob");
 const Ack = z.object({ id: z.string(), status: z.string() }).openapi("WorkerResultAck");
+// Loose: the domain refuses other keys itself (resultProblem), failing the job it ends.
 const Result = z
-  .object({ output: z.unknown().optional(), error: z.unknown().optional(), status: z.string().optional(), stopPod: z.boolean().optional() })
+  .looseObject({ output: z.unknown().optional(), error: z.unknown().optional(), status: z.unknown().optional(), stopPod: z.boolean().optional() })
   .openapi("WorkerResult", {
-    description: '`{ "output" }`, `{ "error" }`, or progress `{ "status": "IN_PROGRESS", "output" }`; `"stopPod": true` stops the worker after this job (`refresh_worker`). Sent as JSON, whatever the Content-Type (the worker library sends a form type).',
+    description:
+      '`{ "output" }`, `{ "error": "<string>" }` (both when the handler returned both), or progress `{ "status": "IN_PROGRESS", "output" }`; `"stopPod": true` stops the worker after this job (`refresh_worker`). Sent as JSON, whatever the Content-Type (the worker library sends a form type). A result of another shape (an `error` that is not a string, another key, another `status`) is refused with 400 and its job FAILS saying why.',
   });
 
 const none = { 204: { description: "Nothing now: the poll was held open as long as the hold allows (or minipod is stopping)" } };
@@ -35,7 +37,7 @@ const resultBody = { required: true, content: { "application/json": { schema: Re
 const conflict = { 409: problem("The job is not IN_PROGRESS on this worker (done, cancelled, timed out, or re-queued); it is left unchanged") };
 const boolFlag = (name: string, description: string) =>
   lastQuery(z.enum(["true", "false", "0", "1"], { error: () => "expected true, false, 0 or 1" }).optional()).openapi({ param: { name, in: "query" }, description });
-const isStream = boolFlag("isStream", "job-done: `true` ends a job whose chunks went to job-stream (its output: the aggregate sent, else the chunks); repeated, the last counts");
+const isStream = boolFlag("isStream", "job-done: `true` ends a job whose chunks went to job-stream (its output is what this post sends: the aggregate, or `[]`; the chunks stay on /stream); repeated, the last counts");
 const jobInProgress = boolFlag("job_in_progress", "`0`: the worker holds no job (jobs minipod still counts on it go back to the queue)");
 const held = "Held open (wall time, `externalWorkers.pollHoldMs`, default 20 s) while there is nothing, and answered at once when something comes.";
 
