@@ -29,3 +29,8 @@ export function jsonCopy<T>(value: T): T {
   if (text.length > LARGE && typeof copy === "object" && copy !== null) texts.set(copy, text);
   return copy;
 }
+
+/** The text kept for a value (only a large payload's: see `LARGE`), if any. */
+export function keptText(value: unknown): string | undefined {
+  return typeof value === "object" && value !== null ? texts.get(value) : undefined;
+}

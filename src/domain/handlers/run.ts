@@ -1,5 +1,5 @@
 import type { Handler, HandlerContext } from "./types.js";
-import { jsonCopy, jsonText } from "../json-text.js";
+import { jsonCopy, jsonText, keptText } from "../json-text.js";
 import { RUNSYNC_PAYLOAD_MAX_BYTES } from "../limits.js";
 
 export type RunOutcome = { ok: true; output: unknown } | { ok: false; error: string };
@@ -16,7 +16,10 @@ export const errorMessage = (e: unknown): string =>
  * here gets no more, or a job that could never finish on the service would complete here.
  */
 export function outputTooLarge(output: unknown): string | undefined {
-  const text = jsonText(output);
+  // A copy made by jsonCopy keeps its text when it is large; one without is small (no second
+  // JSON.stringify of every job's output for this check).
+  const text = typeof output === "object" && output !== null ? keptText(output) : jsonText(output);
+  if (text === undefined) return undefined;
   // A character is 1 to 3 bytes of UTF-8 (4 for a pair of 2): count the bytes only when it matters.
   if (text.length * 3 <= RUNSYNC_PAYLOAD_MAX_BYTES) return undefined;
   const bytes = Buffer.byteLength(text, "utf8");
