@@ -53,10 +53,11 @@ describe("the package, packed and installed into an empty project", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("ships what a user needs and nothing else", () => {
-    for (const needed of ["package.json", "README.md", "LICENSE", "bin/minipod.js", "dist/minipod.js", "dist/index.js", "dist/index.d.ts", "schema/emulator.config.schema.json", "emulator.config.json", "fixtures/handlers/text-generator.ts"]) {
+    for (const needed of ["package.json", "README.md", "LICENSE", "bin/minipod.js", "dist/minipod.js", "dist/index.js", "dist/index.d.ts", "schema/emulator.config.schema.json", "emulator.config.json", "fixtures/handlers/text-generator.ts", "docs/configuration.md", "docs/fidelity.md"]) {
       expect(files, needed).toContain(needed);
     }
-    const unneeded = files.filter((f) => /^(src|test|bench|vendor|scripts|docs|node_modules|coverage)\//.test(f) || f.endsWith(".map") || f.endsWith(".db"));
+    // The README links the reference pages of docs/, so they ship; the screenshot does not.
+    const unneeded = files.filter((f) => /^(src|test|bench|vendor|scripts|node_modules|coverage)\//.test(f) || (f.startsWith("docs/") && !f.endsWith(".md")) || f.endsWith(".map") || f.endsWith(".db"));
     expect(unneeded).toEqual([]);
     // Nothing left in dist/ from sources that are gone: every compiled file has its source.
     const stale = files.filter((f) => f.startsWith("dist/") && f.endsWith(".js") && f !== "dist/minipod.js").filter((f) => !["ts", "tsx"].some((ext) => existsSync(join(ROOT, f.replace(/^dist/, "src").replace(/\.js$/, `.${ext}`)))));
