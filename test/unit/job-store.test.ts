@@ -3,38 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { Job } from "../../src/domain/job.js";
+import { queuedJob as job } from "../support/jobs.js";
 import { openDb } from "../../src/store/db.js";
 import { SqliteJobStore } from "../../src/store/job-store.js";
 import { SqliteObservabilityStore } from "../../src/store/observability-store.js";
 import { LATER_MS, WriteBehind } from "../../src/store/write-behind.js";
 
-const job = (id: string, over: Partial<Job> = {}): Job => ({
-  id,
-  endpointId: "ep",
-  kind: "run",
-  status: "IN_QUEUE",
-  input: { prompt: "hi" },
-  output: undefined,
-  error: undefined,
-  webhook: undefined,
-  s3Config: undefined,
-  executionTimeoutMs: 600_000,
-  ttlMs: 86_400_000,
-  lowPriority: false,
-  createdAt: 1000,
-  queuedAt: 1000,
-  startedAt: undefined,
-  completedAt: undefined,
-  workerId: undefined,
-  retries: 0,
-  attempt: 0,
-  queueSeq: 1,
-  expiresAt: 86_401_000,
-  timeoutAt: undefined,
-  retainUntil: undefined,
-  streamCursor: 0,
-  ...over,
-});
 
 describe("job store", () => {
   it("writes whole jobs and reads them back field for field", () => {

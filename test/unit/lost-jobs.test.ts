@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/domain/clock.js";
 import { Deadlines } from "../../src/domain/deadlines.js";
+import { queuedJob } from "../support/jobs.js";
 import type { Job } from "../../src/domain/job.js";
 import { WORKER_LOST_REQUEUES_MAX } from "../../src/domain/limits.js";
 import { lostJobError, requeueLostJob } from "../../src/domain/lost-jobs.js";
@@ -20,33 +21,8 @@ function world() {
   return { clock, jobs, transitions, causes: () => changes.map((c) => c.cause) };
 }
 
-const running = (over: Partial<Job> = {}): Job => ({
-  id: "job-1",
-  endpointId: "ep",
-  kind: "run",
-  status: "IN_PROGRESS",
-  input: { prompt: "hi" },
-  output: { partial: true },
-  error: undefined,
-  webhook: undefined,
-  s3Config: undefined,
-  executionTimeoutMs: 600_000,
-  ttlMs: 86_400_000,
-  lowPriority: false,
-  createdAt: 1000,
-  queuedAt: 1000,
-  startedAt: 2000,
-  completedAt: undefined,
-  workerId: "w1",
-  retries: 0,
-  attempt: 1,
-  queueSeq: 7,
-  expiresAt: 86_401_000,
-  timeoutAt: 602_000,
-  retainUntil: undefined,
-  streamCursor: 2,
-  ...over,
-});
+const running = (over: Partial<Job> = {}): Job =>
+  queuedJob("job-1", { endpointId: "ep", status: "IN_PROGRESS", output: { partial: true }, startedAt: 2000, workerId: "w1", attempt: 1, queueSeq: 7, timeoutAt: 602_000, streamCursor: 2, ...over });
 
 describe("requeueLostJob: a running job whose worker was lost", () => {
   it("goes back to the queue at its old place, one more retry, its stream starting over", () => {

@@ -1,0 +1,30 @@
+import type { Job } from "../../src/domain/job.js";
+
+/** A job as the store holds it once queued: every field, with `over` replacing some. */
+export const queuedJob = (id: string, over: Partial<Job> = {}): Job => ({
+  id,
+  endpointId: "ep",
+  kind: "run",
+  status: "IN_QUEUE",
+  input: { prompt: "hi" },
+  output: undefined,
+  error: undefined,
+  webhook: undefined,
+  s3Config: undefined,
+  executionTimeoutMs: 600_000,
+  ttlMs: 86_400_000,
+  lowPriority: false,
+  createdAt: 1000,
+  queuedAt: 1000,
+  startedAt: undefined,
+  completedAt: undefined,
+  workerId: undefined,
+  retries: 0,
+  attempt: 0,
+  queueSeq: 1,
+  expiresAt: 86_401_000,
+  timeoutAt: undefined,
+  retainUntil: undefined,
+  streamCursor: 0,
+  ...over,
+});
