@@ -1,9 +1,13 @@
+import { RawJson, valueOf } from "../domain/json-text.js";
 import { VIRTUAL_TIME_MAX_MS } from "../domain/bounds.js";
 import type { VirtualClock } from "../domain/clock.js";
 import { EmulatorError } from "../domain/errors.js";
 import { isFinal, toView, type Job, type JobStatus, type JobView } from "../domain/job.js";
 import type { JobService } from "../domain/jobs.js";
 import type { JobNotifier } from "../domain/notifier.js";
+
+/** The view with a large output (kept as its text, RawJson) as its value. */
+const withValue = (view: JobView): JobView => (view.output instanceof RawJson ? { ...view, output: valueOf(view.output) } : view);
 
 /**
  * Resolves with the job's view once it reaches `status`. On the manual clock it advances time
@@ -30,7 +34,8 @@ export async function waitForJob(
       );
     }
     seen = true;
-    if (job.status === status) return toView(job, clock.now());
+    // A large output is kept as its text (RawJson): a test is handed its value.
+    if (job.status === status) return withValue(toView(job, clock.now()));
     if (isFinal(job.status) && !(status === "IN_QUEUE" && (job.status === "FAILED" || job.status === "TIMED_OUT"))) {
       throw new EmulatorError("INVALID_STATE", `job ${jobId} ended ${job.status}${job.error ? ` (${job.error})` : ""}, not ${status}`);
     }

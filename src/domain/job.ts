@@ -2,6 +2,7 @@
  * The job: its states, the transitions the specification allows, and the shapes a job is
  * reported in.
  */
+import type { RawJson } from "./json-text.js";
 
 export const JOB_STATUSES = ["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -35,12 +36,16 @@ export interface S3Config {
   objectPath?: string | undefined;
 }
 
+/** A job's input: a JSON object, or a large one's text. */
+export type JobInput = Record<string, unknown> | RawJson;
+
 export interface Job {
   id: string;
   endpointId: string;
   kind: JobKind;
   status: JobStatus;
-  input: Record<string, unknown>;
+  /** The caller's input; a large one stays the text it came as (see `RawJson`). */
+  input: JobInput;
   /** Handler output; `undefined` when none. */
   output: unknown;
   error: string | undefined;

@@ -2,7 +2,7 @@ import type { VirtualClock } from "./clock.js";
 import { endpointNotFound } from "./endpoint.js";
 import { EmulatorError } from "./errors.js";
 import { newJobId } from "./ids.js";
-import { isFinal, requeuedPatch, type HealthCounts, type Job, type JobKind, type S3Config, type StreamItem } from "./job.js";
+import { isFinal, requeuedPatch, type HealthCounts, type Job, type JobInput, type JobKind, type S3Config, type StreamItem } from "./job.js";
 import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import { requeueLostJob } from "./lost-jobs.js";
@@ -14,7 +14,7 @@ import type { Transitions } from "./transitions.js";
 
 /** A validated `/run` or `/runsync` body. */
 export interface Submission {
-  input: Record<string, unknown>;
+  input: JobInput;
   webhook?: string | undefined;
   policy?: { executionTimeout?: number | undefined; lowPriority?: boolean | undefined; ttl?: number | undefined } | undefined;
   s3Config?: S3Config | undefined;

@@ -6,12 +6,66 @@
  * lives, and a payload is not changed once submitted or returned), never a small job's: those
  * stay in memory, and their text would double it.
  */
-const LARGE = 64 * 1024;
+export const LARGE = 64 * 1024;
 const texts = new WeakMap<object, string>();
 
-/** `JSON.stringify(value)`, from the text kept for it when there is one. */
+/**
+ * A JSON value held as its text, never parsed on the event loop: a large job input arrives as
+ * text (parsed, checked and cut out of its request off the event loop), is written to SQLite as
+ * it came, handed to a worker process inside the text of its `job-take` answer, and parsed only
+ * where a handler in this process needs the value. `stringify` writes it into any answer as it is;
+ * `JSON.stringify` parses it (see `toJSON`), so a place that misses it is slow, never wrong.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+
+  /** The value, parsed: what `JSON.stringify` writes for it outside `stringify`. */
+  toJSON(): unknown {
+    if (splicing !== undefined) {
+      splicing.push(this.text);
+      return `${MARK}${splicing.length - 1}`;
+    }
+    return JSON.parse(this.text);
+  }
+}
+
+/** A marker no JSON string of a caller's holds (a fresh random part each process). */
+const MARK = `\u{10FFFF}raw-${Math.random().toString(36).slice(2)}-`;
+const MARKED = new RegExp(`"${MARK.replace(/[-\\^$*+?.()|[\]{}]/g, "\\$&")}(\\d+)"`, "g");
+/** The texts `stringify` splices in, while it runs. */
+let splicing: string[] | undefined;
+
+/**
+ * `JSON.stringify(value)`, with every `RawJson` inside written as its text and every value whose
+ * large text is kept (see `jsonText`) written from that text: the work is the small part's alone.
+ * A value whose text was spliced must not have changed since (payloads are not changed once
+ * submitted or returned).
+ */
+export function stringify(value: unknown): string {
+  const outer = splicing;
+  const spliced: string[] = [];
+  splicing = spliced;
+  let out: string;
+  try {
+    out = JSON.stringify(value, keptReplacer);
+  } finally {
+    splicing = outer;
+  }
+  return spliced.length === 0 ? out : out.replace(MARKED, (_, i: string) => spliced[Number(i)]!);
+}
+
+function keptReplacer(this: unknown, _key: string, value: unknown): unknown {
+  if (splicing === undefined || typeof value !== "object" || value === null) return value;
+  const kept = texts.get(value);
+  if (kept === undefined) return value;
+  splicing.push(kept);
+  return `${MARK}${splicing.length - 1}`;
+}
+
+/** `JSON.stringify(value)`, from the text kept for it when there is one (a `RawJson`'s own text). */
 export function jsonText(value: unknown): string {
   if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  if (value instanceof RawJson) return value.text;
   const kept = texts.get(value);
   if (kept !== undefined) return kept;
   const text = JSON.stringify(value);
@@ -24,13 +78,20 @@ export function jsonText(value: unknown): string {
  * `value` itself: that may be a handler's, which it may change and return again.
  */
 export function jsonCopy<T>(value: T): T {
-  const text = (typeof value === "object" && value !== null ? texts.get(value) : undefined) ?? JSON.stringify(value);
+  const text = value instanceof RawJson ? value.text : ((typeof value === "object" && value !== null ? texts.get(value) : undefined) ?? JSON.stringify(value));
   const copy = JSON.parse(text) as T;
   if (text.length > LARGE && typeof copy === "object" && copy !== null) texts.set(copy, text);
   return copy;
 }
 
-/** The text kept for a value (only a large payload's: see `LARGE`), if any. */
+/** The text kept for a value (a large payload's: see `LARGE`; a `RawJson`'s own), if any. */
 export function keptText(value: unknown): string | undefined {
+  if (value instanceof RawJson) return value.text;
   return typeof value === "object" && value !== null ? texts.get(value) : undefined;
 }
+
+/** The value of `v`: a `RawJson`'s parsed, anything else as it is. */
+export const valueOf = (v: unknown): unknown => (v instanceof RawJson ? JSON.parse(v.text) : v);
+
+/** A value read back from its stored text: a large one stays text (`RawJson`), a small one is parsed. */
+export const fromText = (text: string): unknown => (text.length > LARGE ? new RawJson(text) : JSON.parse(text));

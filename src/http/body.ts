@@ -6,6 +6,7 @@ const tooLarge = (limit: number) =>
   new EmulatorError("PAYLOAD_TOO_LARGE", `request body exceeds the limit of ${limit} bytes (${(limit / 1024 / 1024).toFixed(0)} MB) for this operation`);
 
 const BODY_LIMIT = Symbol("jsonBody limit");
+const BODY_TEXT_FIELDS = Symbol("jsonBody fields kept as text");
 
 /**
  * A route's JSON body, read once and refused with 413 as soon as it passes `limit` bytes (the
@@ -15,17 +16,24 @@ const BODY_LIMIT = Symbol("jsonBody limit");
  * `readJsonBody` in the route's own step and parses it as JSON whatever its Content-Type (curl's
  * default form type included). Run as a plain middleware, it reads it into Hono's body cache
  * (`c.req.text()`).
+ *
+ * `keepAsText` names top-level fields (a job's `input`) that a large body keeps as JSON text: such
+ * a body is parsed off the event loop and those fields reach the route as `RawJson`, never parsed
+ * on it (see `parseOffLoop`).
  */
-export function jsonBody(limit: number): MiddlewareHandler {
+export function jsonBody(limit: number, keepAsText: readonly string[] = []): MiddlewareHandler {
   const mw: MiddlewareHandler = async (c, next) => {
     await readJsonBody(c, limit);
     await next();
   };
-  return Object.assign(mw, { [BODY_LIMIT]: limit });
+  return Object.assign(mw, { [BODY_LIMIT]: limit, [BODY_TEXT_FIELDS]: keepAsText });
 }
 
 /** The limit a `jsonBody(limit)` middleware declares; undefined for any other middleware. */
 export const bodyLimitOf = (mw: unknown): number | undefined => (mw as { [BODY_LIMIT]?: number } | undefined)?.[BODY_LIMIT];
+
+/** The fields a `jsonBody` middleware keeps as text in a large body (none for any other middleware). */
+export const bodyTextFieldsOf = (mw: unknown): readonly string[] => (mw as { [BODY_TEXT_FIELDS]?: readonly string[] } | undefined)?.[BODY_TEXT_FIELDS] ?? [];
 
 /**
  * Reads the body of `c`'s request under `limit` bytes: its text, or "{}" when it is empty. Hono's

@@ -6,7 +6,8 @@ import { JSON_DEPTH_MAX } from "../domain/limits.js";
 import { nestsDeeperThan } from "../domain/redact.js";
 import { RecentMap } from "../domain/recent-map.js";
 import { bodyHint } from "./body-hint.js";
-import { bodyLimitOf, readJsonBody } from "./body.js";
+import { bodyLimitOf, bodyTextFieldsOf, readJsonBody } from "./body.js";
+import { OFF_LOOP_BYTES, parseOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
 
 /** What a route's check hands its hook: the same shape @hono/zod-openapi's hooks receive. */
 export type CheckResult = { target: CheckTarget; success: boolean; data: unknown; error?: z.ZodError };
@@ -20,6 +21,8 @@ type Check = {
   read: (c: Context, body: string | undefined) => unknown;
   /** What the value read depends on alone, for checks whose results are kept (see `KeptResults`). */
   keyOf?: (c: Context) => string | undefined;
+  /** A JSON body's: what the route takes, ending the message of a body that is not JSON. */
+  hint?: string;
 };
 
 /** How many results a check keeps. */
@@ -90,10 +93,12 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
       if (!hide) this.openAPIRegistry.registerPath(route);
       const declared = middleware === undefined ? [] : Array.isArray(middleware) ? middleware : [middleware];
       const bodyLimit = declared.map(bodyLimitOf).find((limit) => limit !== undefined);
+      const textFields = declared.flatMap(bodyTextFieldsOf);
       const chain = declared.filter((mw) => bodyLimitOf(mw) === undefined) as MiddlewareHandler[];
       const checks = routeChecks(route, bodyLimit);
+      const jsonHint = checks.find((ch) => ch.target === "json")?.hint;
       const kept = checks.map((check) => (check.keyOf ? new KeptResults() : undefined));
-      const check = (c: Context, body: string | undefined): Response | undefined => {
+      const check = (c: Context, body: string | undefined, offLoop?: OffLoopBody): Response | undefined => {
         for (let i = 0; i < checks.length; i++) {
           const { target, schema, read, keyOf } = checks[i]!;
           const key = keyOf?.(c);
@@ -102,7 +107,7 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
             c.req.addValidatedData(target, known);
             continue;
           }
-          const value = read(c, body);
+          const value = target === "json" && offLoop ? offLoop.value : read(c, body);
           const result = schema.safeParse(value);
           if (!result.success) {
             const failed: CheckResult = { target, success: false, data: value, error: result.error };
@@ -110,7 +115,7 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
             if (out instanceof Response) return out;
             throw new EmulatorError("VALIDATION_FAILED", `the request ${target === "json" ? "body" : target} is invalid`);
           }
-          const data = result.data as object;
+          const data = (target === "json" && offLoop ? withTexts(result.data, offLoop) : result.data) as object;
           c.req.addValidatedData(target, key === undefined || typeof data !== "object" || data === null ? data : kept[i]!.set(key, data));
         }
         return undefined;
@@ -119,7 +124,12 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
       const step: RouteStep =
         bodyLimit === undefined
           ? (c, next) => check(c, undefined) ?? (handler(c, next) as Promise<Response>)
-          : async (c, next) => check(c, await readJsonBody(c, bodyLimit)) ?? (handler(c, next) as Promise<Response>);
+          : async (c, next) => {
+              const body = await readJsonBody(c, bodyLimit);
+              // A large body is parsed off the event loop (see parseOffLoop).
+              const offLoop = body.length >= OFF_LOOP_BYTES && jsonHint !== undefined ? await parseOffLoop(body, textFields, jsonHint) : undefined;
+              return check(c, body, offLoop) ?? (handler(c, next) as Promise<Response>);
+            };
       this.on([route.method.toUpperCase()], [honoPath(route.path)], ...chain, step as MiddlewareHandler);
       return this;
     };
@@ -148,6 +158,7 @@ function routeChecks(route: RouteConfig, bodyLimit: number | undefined): Check[]
       target: "json",
       schema: schema as z.ZodType,
       read: (_c, body) => parseJsonBody(body ?? "{}", hint),
+      hint,
     });
   }
   return checks;

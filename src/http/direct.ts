@@ -7,11 +7,12 @@ import { RecentMap } from "../domain/recent-map.js";
 import type { ServiceRoute } from "./surfaces.js";
 import type { HeaderSink } from "./auth.js";
 import { bodyHint } from "./body-hint.js";
-import { bodyLimitOf, jsonText, readIncoming } from "./body.js";
+import { bodyLimitOf, bodyTextFieldsOf, jsonText, readIncoming } from "./body.js";
 import { honoPath, parseJsonBody } from "./checked-routes.js";
 import type { Core } from "./core.js";
 import { requestLogLine, type Admission } from "./gate.js";
 import type { RequestJournal } from "./journal.js";
+import { OFF_LOOP_BYTES, parseOffLoop, withTexts } from "./json-offload.js";
 import { logFailure, problemAnswer, validationError } from "./problem.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
 
@@ -40,7 +41,7 @@ const PATHS_KEPT = 2_000;
 interface Checks {
   route: DirectRoute;
   params: z.ZodType | undefined;
-  body: { schema: z.ZodType; limit: number; hint: string } | undefined;
+  body: { schema: z.ZodType; limit: number; hint: string; textFields: readonly string[] } | undefined;
 }
 
 /** A path answered here: its route and checked params, and what the gate and the journal make of it. */
@@ -196,12 +197,14 @@ export class DirectRoutes {
       });
     };
     readIncoming(req, body.limit).then(
-      (read) => {
+      async (read) => {
         try {
           bodyText = jsonText(read);
-          const checked = body.schema.safeParse(parseJsonBody(bodyText, body.hint));
+          // A large body is parsed off the event loop, as the app's routes do (see parseOffLoop).
+          const offLoop = bodyText.length >= OFF_LOOP_BYTES ? await parseOffLoop(bodyText, body.textFields, body.hint) : undefined;
+          const checked = body.schema.safeParse(offLoop ? offLoop.value : parseJsonBody(bodyText, body.hint));
           if (!checked.success) throw validationError(checked.error, "body");
-          answer.json(known.checks.route.answer(known.params, checked.data));
+          answer.json(known.checks.route.answer(known.params, offLoop ? withTexts(checked.data, offLoop) : checked.data));
         } catch (err) {
           this.fail(answer, err, method, path);
         }
@@ -249,7 +252,7 @@ function checksOf(route: DirectRoute): Checks {
     const limit = declared.map(bodyLimitOf).find((l) => l !== undefined);
     if (Object.keys(content).length !== 1 || !media || !("schema" in media) || !media.schema || limit === undefined) throw new Error(`${where}: only a JSON body under jsonBody(limit) is read directly`);
     if (declared.length !== 1) throw new Error(`${where}: middleware other than jsonBody would be skipped`);
-    body = { schema: media.schema as z.ZodType, limit, hint: bodyHint(media.schema as z.ZodType) };
+    body = { schema: media.schema as z.ZodType, limit, hint: bodyHint(media.schema as z.ZodType), textFields: declared.flatMap(bodyTextFieldsOf) };
   } else if (config.middleware !== undefined && (!Array.isArray(config.middleware) || config.middleware.length > 0)) {
     throw new Error(`${where}: middleware would be skipped`);
   }

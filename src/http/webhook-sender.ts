@@ -1,4 +1,5 @@
 import { hasCredentials, isWebhookUrl, type WebhookSender } from "../domain/webhooks.js";
+import { stringify } from "../domain/json-text.js";
 import { VERSION } from "../version.js";
 
 /** POSTs webhook bodies with fetch, giving up after `timeoutMs` of wall time. */
@@ -12,7 +13,7 @@ export function fetchWebhookSender(timeoutMs: number): WebhookSender {
       const res = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json", "user-agent": `minipod/${VERSION}` },
-        body: JSON.stringify(body),
+        body: stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });
       await res.arrayBuffer().catch(() => undefined);

@@ -1,5 +1,5 @@
 import type { Job, JobStatus } from "../domain/job.js";
-import { jsonText } from "../domain/json-text.js";
+import { fromText, jsonText } from "../domain/json-text.js";
 import { nextDeadline } from "../domain/job.js";
 
 /** How jobs map to rows of the `jobs` table, both ways. */
@@ -126,8 +126,9 @@ export function fromRow(r: JobRow): Job {
     endpointId: r.endpoint_id,
     kind: r.kind as Job["kind"],
     status: r.status as JobStatus,
-    input: JSON.parse(r.input) as Record<string, unknown>,
-    output: parse(r.output),
+    // A large input stays its text: it is parsed only where a handler in this process needs it.
+    input: fromText(r.input) as Job["input"],
+    output: r.output === null ? undefined : fromText(r.output),
     error: opt(r.error),
     webhook: opt(r.webhook),
     s3Config: parse(r.s3_config) as Job["s3Config"],

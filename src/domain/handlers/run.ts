@@ -1,5 +1,5 @@
 import type { Handler, HandlerContext } from "./types.js";
-import { jsonCopy, jsonText, keptText } from "../json-text.js";
+import { jsonText, keptText, LARGE, RawJson } from "../json-text.js";
 import { RUNSYNC_PAYLOAD_MAX_BYTES } from "../limits.js";
 
 export type RunOutcome = { ok: true; output: unknown } | { ok: false; error: string };
@@ -56,7 +56,11 @@ export async function runHandler(
     }
     if (output !== undefined) {
       try {
-        output = jsonCopy(output);
+        // The job keeps a copy, never the handler's own value (which it may change later): a
+        // large one as its text alone, which is all the job needs of it (it is written to SQLite
+        // and into answers as text), sparing the event loop a parse of it.
+        const text = JSON.stringify(output);
+        output = text === undefined ? undefined : text.length > LARGE ? new RawJson(text) : JSON.parse(text);
       } catch (e) {
         return { ok: false, error: `handler output is not JSON-serialisable: ${errorMessage(e)}` };
       }

@@ -5,6 +5,7 @@
  * which it always sets; without it the output is `[]` and the response a streamed item only); a streamed one yields SSE text (`"data: {...}\n\n"`, in
  * batches, `data: [DONE]` last) or, with `RAW_OPENAI_OUTPUT=0`, lists of chunk objects.
  */
+import { valueOf } from "../json-text.js";
 import type { StreamItem } from "../job.js";
 import { errorAnswer, handlerError, isRecord, type OpenAiJsonAnswer } from "./protocol.js";
 
@@ -16,7 +17,9 @@ export const DONE_EVENT = "data: [DONE]\n\n";
  * a generator without the flag leaves `[]`, which a plain request must not be answered from its
  * chunks (that hid the forgotten flag, as `/status` once did).
  */
-export function resultValue(output: unknown): unknown {
+export function resultValue(stored: unknown): unknown {
+  // A large output is kept as its text (RawJson): an answer is made from its value.
+  const output = valueOf(stored);
   return Array.isArray(output) && output.length === 1 ? output[0] : output;
 }
 

@@ -1,6 +1,7 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { EmulatorError } from "../../../domain/errors.js";
 import { JOB_STATUSES, type Job } from "../../../domain/job.js";
+import { stringify } from "../../../domain/json-text.js";
 import { RUN_PAYLOAD_MAX_BYTES } from "../../../domain/limits.js";
 import type { JobSummary } from "../../../domain/ports.js";
 import { jsonBody } from "../../body.js";
@@ -8,6 +9,8 @@ import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES, intQuery, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, PAYLOAD_TOO_LARGE_RESPONSE, problem } from "../../schemas.js";
 import { SubmissionSchema } from "../queue/routes.js";
+
+const JSON_TYPE = { "content-type": "application/json" } as const;
 
 const TAG = "Emulator control";
 export const JOB_LIST_DEFAULT = 50;
@@ -100,7 +103,7 @@ const submitJob = createRoute({
   summary: "Submit a job, as POST /v2/{endpoint_id}/run does",
   description:
     "The body, its validation and size limit, the job made and the answer are those of `POST /v2/{endpoint_id}/run`; only the timeline's first cause says it came through the control API. The queue's API keys, rate limits and fault rules do not apply: this is what the dashboard's \"submit\" form sends.",
-  middleware: [jsonBody(RUN_PAYLOAD_MAX_BYTES)] as const,
+  middleware: [jsonBody(RUN_PAYLOAD_MAX_BYTES, ["input"])] as const,
   request: {
     params: z.object({ endpoint_id: z.string().min(1).openapi({ param: { name: "endpoint_id", in: "path" }, example: "echo" }) }),
     body: { required: true, content: { "application/json": { schema: SubmissionSchema } } },
@@ -159,7 +162,8 @@ export function jobDetail(core: Core, job: Job): z.infer<typeof JobDetailSchema>
   const { accessSecret: _secret, ...s3 } = job.s3Config ?? { accessSecret: "" };
   return {
     ...jobSummary(job, core.clock.now()),
-    input: job.input,
+    // A large input kept as text (RawJson) is written as its value: `stringify` splices it in.
+    input: job.input as Record<string, unknown>,
     ...(job.output !== undefined ? { output: job.output } : {}),
     ...(job.error !== undefined ? { error: job.error } : {}),
     ...(job.webhook !== undefined ? { webhook: job.webhook } : {}),
@@ -191,7 +195,8 @@ export function jobControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void 
     return c.json({ jobs: page.jobs.map((j) => jobSummary(j, now)), count: page.total, limit, offset }, 200);
   });
 
-  router.openapi(getJob, (c) => c.json(jobDetail(core, requireJob(core, c.req.valid("param").id)), 200));
+  // `stringify`: a large input or output is written from its text, not stringified again.
+  router.openapi(getJob, (c) => c.body(stringify(jobDetail(core, requireJob(core, c.req.valid("param").id))), 200, JSON_TYPE) as never);
 
   // The queue's own operations (JobService), so the rules and the jobs are those of /v2.
   router.openapi(submitJob, (c) => {

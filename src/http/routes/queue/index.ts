@@ -1,5 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { toView, type Job, type JobView } from "../../../domain/job.js";
+import { stringify } from "../../../domain/json-text.js";
 import type { Submission } from "../../../domain/jobs.js";
 import { RUNSYNC_WAIT_DEFAULT_MS, STATUS_SYNC_WAIT_DEFAULT_MS, STREAM_HOLD_DEFAULT_MS } from "../../../domain/limits.js";
 import type { Core } from "../../core.js";
@@ -10,6 +12,12 @@ import { cancelRoute, healthRoute, purgeRoute, retryRoute, runRoute, runsyncRout
 const JSON_TYPE = { "content-type": "application/json" } as const;
 
 /**
+ * A 200 answer of `value` as JSON, a large output in it written from its text (`stringify`): the
+ * route's declared answer (hence `never`, which the route's typed answer accepts).
+ */
+const jsonAnswer = (c: Context, value: unknown): never => c.body(stringify(value), 200, JSON_TYPE) as never;
+
+/**
  * A job's `/status` answer as JSON text, kept with the job once it no longer depends on the
  * clock (only a queued job's `delayTime` grows): clients poll the same finished job again and
  * again. Jobs are never changed in place (a change makes a new object), so the text stays true
@@ -18,9 +26,9 @@ const JSON_TYPE = { "content-type": "application/json" } as const;
 function viewTexts(): (job: Job, now: number) => string {
   const texts = new WeakMap<Job, string>();
   return (job, now) => {
-    if (job.status === "IN_QUEUE") return JSON.stringify(toView(job, now));
+    if (job.status === "IN_QUEUE") return stringify(toView(job, now));
     let text = texts.get(job);
-    if (text === undefined) texts.set(job, (text = JSON.stringify(toView(job, now))));
+    if (text === undefined) texts.set(job, (text = stringify(toView(job, now))));
     return text;
   };
 }
@@ -44,7 +52,7 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
     const wait = c.req.valid("query").wait ?? RUNSYNC_WAIT_DEFAULT_MS;
     const job = jobs.submit(endpointId, c.req.valid("json"), "runsync");
     const done = await jobs.waitUntilFinal(endpointId, job.id, wait, c.req.raw.signal);
-    return c.json(toView(done, clock.now()), 200);
+    return jsonAnswer(c, toView(done, clock.now()));
   });
 
   // What c.json(toView(job)) answers, byte for byte.
@@ -58,7 +66,7 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
     const { endpoint_id, job_id } = c.req.valid("param");
     const wait = c.req.valid("query").wait ?? STATUS_SYNC_WAIT_DEFAULT_MS;
     const job = await jobs.waitUntilFinal(endpoint_id, job_id, wait, c.req.raw.signal);
-    return c.json(toView(job, clock.now()), 200);
+    return jsonAnswer(c, toView(job, clock.now()));
   });
 
   router.openapi(streamRoute, async (c) => {
@@ -68,7 +76,7 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
     // own timeout (the service's Python client: 10 s), whatever the clock's mode or speed.
     const signal = asked === undefined ? AbortSignal.any([c.req.raw.signal, AbortSignal.timeout(STREAM_HOLD_DEFAULT_MS)]) : c.req.raw.signal;
     const { job, items } = await jobs.stream(endpoint_id, job_id, asked ?? STREAM_HOLD_DEFAULT_MS, signal);
-    return c.json({ status: job.status, stream: items, ...(job.error !== undefined ? { error: job.error } : {}) }, 200);
+    return jsonAnswer(c, { status: job.status, stream: items, ...(job.error !== undefined ? { error: job.error } : {}) });
   });
 
   router.openapi(cancelRoute, (c) => {

@@ -109,7 +109,7 @@ export const runRoute = createRoute({
   operationId: "run",
   tags: [TAG],
   summary: "Submit a job (asynchronous)",
-  middleware: [jsonBody(RUN_PAYLOAD_MAX_BYTES)] as const,
+  middleware: [jsonBody(RUN_PAYLOAD_MAX_BYTES, ["input"])] as const,
   request: { params: EndpointParams, body: submissionBody },
   responses: { ...ok(IdStatusSchema, "The job is queued"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE },
 });
@@ -121,7 +121,7 @@ export const runsyncRoute = createRoute({
   tags: [TAG],
   summary: "Submit a job and wait for its result",
   description: "Holds the request until the job is final or `wait` virtual ms pass, then answers with the job as it is.",
-  middleware: [jsonBody(RUNSYNC_PAYLOAD_MAX_BYTES)] as const,
+  middleware: [jsonBody(RUNSYNC_PAYLOAD_MAX_BYTES, ["input"])] as const,
   request: { params: EndpointParams, query: waitQuery(RUNSYNC_WAIT_DEFAULT_MS, "How long to wait for the result"), body: submissionBody },
   responses: { ...ok(JobViewSchema, "The job, final or as it is when the wait ended"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE },
 });

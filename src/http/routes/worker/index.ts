@@ -2,11 +2,13 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { EmulatorError } from "../../../domain/errors.js";
 import type { Job } from "../../../domain/job.js";
+import { stringify } from "../../../domain/json-text.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { doneQueryRoute, doneRoute, pingRoute, stopRoute, streamQueryRoute, streamRoute, takeBatchRoute, takeRoute } from "./routes.js";
 
 const shape = (j: Job) => ({ id: j.id, input: j.input, ...(j.webhook ? { webhook: j.webhook } : {}) });
+const JSON_TYPE = { "content-type": "application/json" } as const;
 const flag = (v: string | undefined) => (v === undefined ? undefined : v === "true" || v === "1");
 
 /** The job id of a result post: in the path (the platform's form) or `?jobId=` (both must agree). */
@@ -30,14 +32,15 @@ export function workerRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
     const { endpoint_id, worker_id } = c.req.valid("param");
     const [job] = await w.take(endpoint_id, worker_id, 1, flag(c.req.valid("query").job_in_progress), c.req.raw.signal);
     polled(c);
-    return job ? c.json(shape(job), 200) : c.body(null, 204);
+    // `stringify`: a large input goes out as the text it came in, never parsed here.
+    return job ? (c.body(stringify(shape(job)), 200, JSON_TYPE) as never) : c.body(null, 204);
   });
   router.openapi(takeBatchRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
     const q = c.req.valid("query");
     const jobs = await w.take(endpoint_id, worker_id, q.batch_size ?? 1, flag(q.job_in_progress), c.req.raw.signal);
     polled(c);
-    return jobs.length ? c.json(jobs.map(shape), 200) : c.body(null, 204);
+    return jobs.length ? (c.body(stringify(jobs.map(shape)), 200, JSON_TYPE) as never) : c.body(null, 204);
   });
   router.openapi(stopRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");

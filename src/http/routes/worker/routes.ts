@@ -99,7 +99,8 @@ const resultRoute = (operation: "job-done" | "job-stream", jobIdInPath: boolean)
       operation === "job-done"
         ? `Post a job's result or progress${jobIdInPath ? " (the platform's URL form)" : " (job id in the query)"}`
         : `Post one stream chunk${jobIdInPath ? " (the platform's URL form)" : " (job id in the query)"}`,
-    middleware: [jsonBody(RUNSYNC_PAYLOAD_MAX_BYTES)] as const,
+    // A large result stays its text (a chunk is split by size, so it is read as a value).
+    middleware: [jsonBody(RUNSYNC_PAYLOAD_MAX_BYTES, operation === "job-done" ? ["output"] : [])] as const,
     request: { params: jobIdInPath ? JobParams : Params, query: resultQuery(jobIdInPath), body: resultBody },
     responses: { 200: json(Ack, "Accepted"), ...conflict, ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE },
   });

@@ -1,0 +1,124 @@
+import { Worker } from "node:worker_threads";
+import { EmulatorError } from "../domain/errors.js";
+import { LARGE, RawJson } from "../domain/json-text.js";
+import { JSON_DEPTH_MAX } from "../domain/limits.js";
+import { nestsDeeperThan } from "../domain/redact.js";
+
+/**
+ * A body at least this long is parsed off the event loop (see `parseOffLoop`). Below it a parse
+ * takes a few milliseconds at most; above it, a body of the service's maximum size (10 MB on
+ * `/run`, 20 MB on `/runsync`) would block every other request for as long as `JSON.parse` takes:
+ * a tenth of a second for one long string, seconds for millions of small numbers.
+ */
+export const OFF_LOOP_BYTES = 1024 * 1024;
+
+/** A body parsed off the event loop: its value, with each large field named by the route cut out. */
+export interface OffLoopBody {
+  /** The body, with each field of `texts` replaced by an empty value of the same JSON type. */
+  value: unknown;
+  /** The JSON text of each field the route keeps as text, where it was large. */
+  texts: Record<string, string>;
+}
+
+type Answer = { id: number; value: unknown; texts: Record<string, string> } | { id: number; error: "syntax" | "depth" };
+
+/**
+ * What the thread runs: parse, check depth, cut each large named field out as its text. The
+ * depth check is the same function the event loop runs (its source, which closes over nothing).
+ */
+const THREAD = `
+const { parentPort } = require("node:worker_threads");
+const nestsDeeperThan = ${nestsDeeperThan.toString()};
+const empty = (v) => (Array.isArray(v) ? [] : v === null ? null : typeof v === "object" ? {} : typeof v === "string" ? "" : typeof v === "number" ? 0 : false);
+parentPort.on("message", ({ id, text, fields, depthMax, large }) => {
+  let value;
+  try { value = JSON.parse(text); } catch { return parentPort.postMessage({ id, error: "syntax" }); }
+  if (nestsDeeperThan(value, depthMax)) return parentPort.postMessage({ id, error: "depth" });
+  const texts = {};
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    for (const field of fields) {
+      if (!Object.prototype.hasOwnProperty.call(value, field)) continue;
+      const t = JSON.stringify(value[field]);
+      if (t.length > large) { texts[field] = t; value[field] = empty(value[field]); }
+    }
+  }
+  parentPort.postMessage({ id, value, texts });
+});
+`;
+
+let thread: Worker | undefined;
+let nextId = 0;
+const waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
+
+/** The parsing thread, started on first use; it does not keep the process alive. */
+function parser(): Worker {
+  if (thread) return thread;
+  const t = new Worker(THREAD, { eval: true });
+  t.unref();
+  t.on("message", (a: Answer) => {
+    const w = waiting.get(a.id);
+    waiting.delete(a.id);
+    w?.resolve(a);
+  });
+  const lost = (e: Error) => {
+    if (thread === t) thread = undefined;
+    for (const w of waiting.values()) w.reject(e);
+    waiting.clear();
+  };
+  t.on("error", lost);
+  t.on("exit", (code) => lost(new Error(`the JSON parsing thread exited (${code})`)));
+  return (thread = t);
+}
+
+/**
+ * Parses a large request body on a thread of its own, so that the event loop goes on answering
+ * other requests meanwhile, and cuts out each of `fields` (top-level keys the route keeps as text,
+ * such as a job's `input`) whose text is large: the event loop receives the small rest and those
+ * texts, and never parses them. Refuses what `parseJsonBody` refuses, with the same messages.
+ * Should the thread fail, the body is parsed on the event loop instead: slower, never wrong.
+ */
+export async function parseOffLoop(text: string, fields: readonly string[], hint: string): Promise<OffLoopBody> {
+  let answer: Answer;
+  try {
+    answer = await new Promise<Answer>((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, { resolve, reject });
+      parser().postMessage({ id, text, fields, depthMax: JSON_DEPTH_MAX, large: LARGE });
+    });
+  } catch {
+    answer = onLoop(text, fields);
+  }
+  if ("error" in answer) {
+    throw new EmulatorError(
+      "BAD_REQUEST",
+      answer.error === "syntax"
+        ? `the request body is not valid JSON; ${hint}`
+        : `the request body nests arrays and objects more than ${JSON_DEPTH_MAX} levels deep; flatten it, or send the deep part as a string`,
+    );
+  }
+  return { value: answer.value, texts: answer.texts };
+}
+
+/** The thread's work, on the event loop (when the thread cannot be had). */
+function onLoop(text: string, fields: readonly string[]): Answer {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { id: -1, error: "syntax" };
+  }
+  if (nestsDeeperThan(value, JSON_DEPTH_MAX)) return { id: -1, error: "depth" };
+  return { id: -1, value, texts: {} };
+}
+
+/**
+ * The checked body with the texts cut out put back, each as a `RawJson`, where the check kept the
+ * empty stand-in in its place (a field the schema drops or changes stays as the check left it).
+ */
+export function withTexts(checked: unknown, body: OffLoopBody): unknown {
+  const names = Object.keys(body.texts);
+  if (names.length === 0 || typeof checked !== "object" || checked === null) return checked;
+  const out = { ...(checked as Record<string, unknown>) };
+  for (const name of names) if (name in out) out[name] = new RawJson(body.texts[name]!);
+  return out;
+}

@@ -1,0 +1,151 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { RawJson, stringify } from "../../src/domain/json-text.js";
+import { RUN_PAYLOAD_MAX_BYTES, RUNSYNC_PAYLOAD_MAX_BYTES } from "../../src/domain/limits.js";
+import { createEmulator, type Emulator } from "../../src/index.js";
+import { FakeWall } from "../support/fake-wall.js";
+import { inProcess, type InProcess } from "../support/in-process.js";
+
+/**
+ * A request of the service's maximum size must not stop every other request while it is handled:
+ * its body is parsed off the event loop, and a job's large input or output is never parsed on it
+ * again (written to SQLite, handed to a worker process, and answered, as the text it came as).
+ * These tests count what the event loop parses rather than time it: `JSON.parse` of a text this
+ * size is the block (a tenth of a second for one long string, seconds for many small numbers).
+ */
+const MB = 1024 * 1024;
+const KEY = { authorization: "worker-key" };
+
+/** A `/run` body of about `bytes` bytes holding one long string (a base64 image). */
+const imageBody = (bytes: number, extra = "") => `{"input":{"image":"${"A".repeat(bytes - 40)}"}${extra}}`;
+/** A body of about `bytes` bytes of small numbers: the slowest kind of JSON to parse. */
+const numbersBody = (bytes: number) => `{"input":{"v":[${Array.from({ length: Math.floor(bytes / 4) }, (_, i) => i % 100).join(",")}]}}`;
+
+/** Counts the event loop's `JSON.parse` calls on texts of at least a megabyte while `fn` runs. */
+async function largeParses<T>(fn: () => Promise<T>): Promise<{ result: T; parses: number }> {
+  const parse = JSON.parse;
+  let parses = 0;
+  const spy = vi.spyOn(JSON, "parse").mockImplementation(((text: string, reviver?: (k: string, v: unknown) => unknown) => {
+    if (typeof text === "string" && text.length >= MB) parses++;
+    return parse(text, reviver);
+  }) as typeof JSON.parse);
+  try {
+    return { result: await fn(), parses };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+let emu: Emulator | undefined;
+let e: InProcess | undefined;
+afterEach(async () => {
+  await emu?.close();
+  await e?.close();
+  emu = undefined;
+  e = undefined;
+});
+
+describe("large payloads stay text on the event loop", () => {
+  it("a 10 MB /run over a socket, taken by a worker process and answered on /status, is never parsed on the event loop", async () => {
+    emu = await createEmulator({ clock: { mode: "manual", wall: new FakeWall() }, config: { endpoints: [{ id: "ext", handler: "external" }] } });
+    const url = emu.url;
+    const body = imageBody(RUN_PAYLOAD_MAX_BYTES - 1024);
+    const image = "A".repeat(RUN_PAYLOAD_MAX_BYTES - 1024 - 40);
+    const { result, parses } = await largeParses(async () => {
+      const run = await fetch(`${url}/v2/ext/run`, { method: "POST", headers: { ...KEY, "content-type": "application/json" }, body });
+      const { id } = (await run.json()) as { id: string };
+      const take = await fetch(`${url}/v2/ext/job-take/w1?gpu=x&job_in_progress=0`, { headers: KEY });
+      const taken = await take.text();
+      // The worker's result, as large as a result may be.
+      const output = { image: image + image.slice(0, 8 * MB) };
+      const done = await fetch(`${url}/v2/ext/job-done/w1/${id}?gpu=x&isStream=false`, { method: "POST", headers: KEY, body: JSON.stringify({ output }) });
+      const status = await (await fetch(`${url}/v2/ext/status/${id}`, { headers: KEY })).text();
+      return { id, taken, done: done.status, status, output };
+    });
+    // The test's own parses below come after the count.
+    expect(parses).toBe(0);
+    expect(JSON.parse(result.taken)).toEqual({ id: result.id, input: { image } });
+    expect(result.done).toBe(200);
+    const status = JSON.parse(result.status);
+    expect(status).toMatchObject({ id: result.id, status: "COMPLETED" });
+    expect(status.output).toEqual(result.output);
+  });
+
+  it("a /run of 10 MB of small numbers is parsed off the event loop and reaches the worker whole", async () => {
+    emu = await createEmulator({ clock: { mode: "manual", wall: new FakeWall() }, config: { endpoints: [{ id: "ext", handler: "external" }] } });
+    const body = numbersBody(RUN_PAYLOAD_MAX_BYTES - 64 * 1024);
+    const { result, parses } = await largeParses(async () => {
+      const run = await fetch(`${emu!.url}/v2/ext/run`, { method: "POST", headers: KEY, body });
+      expect(run.status).toBe(200);
+      return (await fetch(`${emu!.url}/v2/ext/job-take/w1?gpu=x&job_in_progress=0`, { headers: KEY })).text();
+    });
+    expect(parses).toBe(0);
+    expect(JSON.parse(result).input).toEqual(JSON.parse(body).input);
+  });
+
+  it("through the app (not the fast path), /runsync of 20 MB answers the handler's output, and the job's stored input is the one sent", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "img", handler: "echo", workersMin: 1, coldStartMs: 0 }] } });
+    const body = imageBody(RUNSYNC_PAYLOAD_MAX_BYTES / 2);
+    const reply = await e.post("/v2/img/runsync", body);
+    expect(reply.status).toBe(200);
+    expect(reply.body.status).toBe("COMPLETED");
+    expect(reply.body.output).toEqual(JSON.parse(body).input);
+    const detail = await e.get(`/_emulator/jobs/${reply.body.id}`);
+    expect(detail.body.input).toEqual(JSON.parse(body).input);
+    expect(detail.body.output).toEqual(JSON.parse(body).input);
+  });
+
+  it("a large body is refused as a small one is: not JSON, nested too deep, an input that is not an object, over the limit", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "img", handler: "echo", workersMin: 0, workersMax: 0 }] } });
+    const broken = imageBody(2 * MB).slice(0, -1);
+    const notJson = await e.post("/v2/img/run", broken);
+    expect(notJson.status).toBe(400);
+    expect(notJson.body.detail).toMatch(/not valid JSON/);
+    const deep = `{"input":{"image":"${"A".repeat(2 * MB)}","deep":${"[".repeat(1100)}${"]".repeat(1100)}}}`;
+    const tooDeep = await e.post("/v2/img/run", deep);
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.detail).toMatch(/levels deep/);
+    const list = await e.post("/v2/img/run", `{"input":["${"A".repeat(2 * MB)}"]}`);
+    expect(list.status).toBe(400);
+    expect(JSON.stringify(list.body)).toMatch(/input/);
+    expect((await e.post("/v2/img/run", imageBody(RUN_PAYLOAD_MAX_BYTES + 100))).status).toBe(413);
+    // The rest of a large body is still checked: a misspelt policy key, a bad webhook.
+    const badPolicy = await e.post("/v2/img/run", imageBody(2 * MB, ',"policy":{"executionTimout":5000}'));
+    expect(badPolicy.status).toBe(400);
+    expect(JSON.stringify(badPolicy.body)).toMatch(/executionTimout/);
+    const ok = await e.post("/v2/img/run", imageBody(2 * MB, ',"policy":{"ttl":20000}'));
+    expect(ok.status).toBe(200);
+  });
+
+  it("a large output of a handler in this process is kept as its text, and a test's waitForJob gets its value", async () => {
+    emu = await createEmulator({
+      clock: { mode: "manual", wall: new FakeWall() },
+      config: { endpoints: [{ id: "big", handler: "inline", workersMin: 1, coldStartMs: 0 }] },
+      handlers: { inline: (input: Record<string, unknown>) => ({ tiles: Array.from({ length: 4 }, () => String(input.fill).repeat(MB)) }) },
+    } as Parameters<typeof createEmulator>[0]);
+    const { id } = (await (await fetch(`${emu.url}/v2/big/run`, { method: "POST", headers: KEY, body: JSON.stringify({ input: { fill: "z" } }) })).json()) as { id: string };
+    const view = await emu.waitForJob("big", id, "COMPLETED");
+    expect(view.output).toEqual({ tiles: Array.from({ length: 4 }, () => "z".repeat(MB)) });
+    const { result, parses } = await largeParses(() => fetch(`${emu!.url}/v2/big/status/${id}`, { headers: KEY }).then((r) => r.text()));
+    expect(parses).toBe(0);
+    expect(JSON.parse(result).output).toEqual(view.output);
+  });
+});
+
+describe("stringify", () => {
+  it("writes a RawJson as its text, anywhere in a value, and JSON.stringify writes its value", () => {
+    const raw = new RawJson('{"a":[1,2,{"b":"c"}]}');
+    expect(stringify({ x: raw, y: [raw, 3] })).toBe('{"x":{"a":[1,2,{"b":"c"}]},"y":[{"a":[1,2,{"b":"c"}]},3]}');
+    expect(stringify(raw)).toBe('{"a":[1,2,{"b":"c"}]}');
+    expect(JSON.stringify({ x: raw })).toBe('{"x":{"a":[1,2,{"b":"c"}]}}');
+    // Nested calls keep their own texts.
+    const inner = new RawJson('"inner"');
+    const outer = { toJSON: () => JSON.parse(stringify({ inner })) };
+    expect(stringify({ outer, raw })).toBe('{"outer":{"inner":"inner"},"raw":{"a":[1,2,{"b":"c"}]}}');
+  });
+
+  it("never takes a caller's string for a text to splice in", () => {
+    const raw = new RawJson("[1]");
+    const lookalike = "\u{10FFFF}raw-0-0";
+    expect(JSON.parse(stringify({ raw, s: lookalike, t: `"${lookalike}"` }))).toEqual({ raw: [1], s: lookalike, t: `"${lookalike}"` });
+  });
+});
