@@ -25,6 +25,8 @@ export interface LoadPlan {
   nextPath?: () => string;
   /** autocannon stops by itself after this many seconds. */
   seconds: number;
+  /** Called right before and right after the measured run (not the warm-up): to read the server's CPU time. */
+  around?: { before(): void; after(): void };
 }
 
 function once(plan: LoadPlan, seconds: number): Promise<autocannon.Result> {
@@ -48,7 +50,9 @@ function once(plan: LoadPlan, seconds: number): Promise<autocannon.Result> {
 /** A short warm-up run (JIT, pools), then the measured run with autocannon. */
 export async function measure(plan: LoadPlan): Promise<LoadResult> {
   await once(plan, Math.min(2, Math.max(1, Math.round(plan.seconds / 5))));
+  plan.around?.before();
   const r = await once(plan, plan.seconds);
+  plan.around?.after();
   return {
     rps: r.requests.average,
     p99: r.latency.p99,
