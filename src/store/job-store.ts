@@ -6,6 +6,7 @@ import type { Db } from "./db.js";
 import { JobWrites } from "./job-writes.js";
 import { QueueIndex } from "./queue-index.js";
 import { RecentMap } from "../domain/recent-map.js";
+import { RawJson } from "../domain/json-text.js";
 import { weighs } from "../domain/payload-size.js";
 import { WriteBehind } from "./write-behind.js";
 import { COLUMNS, DEADLINE_AT, fromArray, fromRow, LIST_WHERE, SUMMARY_COLUMNS, WRITES, type JobRow } from "./job-rows.js";
@@ -22,12 +23,21 @@ export const JOB_KEPT_BYTES_MAX = 64 * 1024;
 /** Whether a job is too large to keep at hand (see `JOB_KEPT_BYTES_MAX`). */
 const heavy = (job: Job) => weight(job.input) + (job.output === undefined ? 0 : weight(job.output)) > JOB_KEPT_BYTES_MAX;
 
-/** Weights of inputs and outputs, by object: a job is saved at each move, its payload weighed once. */
+/**
+ * Weights of large inputs and outputs, by object: a job is saved at each move, and weighing a
+ * large payload reads up to `JOB_KEPT_BYTES_MAX` of it, so it is weighed once. A small one is
+ * weighed again each time, which costs less than keeping it here: an entry for every job's
+ * payload would cost each `/run` a WeakMap entry and the collector its upkeep.
+ */
 const weights = new WeakMap<object, number>();
+const WEIGHT_KEPT_FROM = 4 * 1024;
 function weight(value: unknown): number {
+  if (value instanceof RawJson) return value.text.length;
   if (typeof value !== "object" || value === null) return weighs(value, JOB_KEPT_BYTES_MAX);
-  let w = weights.get(value);
-  if (w === undefined) weights.set(value, (w = weighs(value, JOB_KEPT_BYTES_MAX)));
+  const known = weights.get(value);
+  if (known !== undefined) return known;
+  const w = weighs(value, JOB_KEPT_BYTES_MAX);
+  if (w >= WEIGHT_KEPT_FROM) weights.set(value, w);
   return w;
 }
 
