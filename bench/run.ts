@@ -6,8 +6,8 @@
  * run, default 10), --rounds N (default 3), --jobs N (lifecycle, default 100000), --clock-jobs N
  * (default 10000), --soak-seconds N (default 60), --stream-tokens N (tokens per streamed
  * completion, default 1000), --only a,b (throughput, lifecycle, clock, cold, soak, streaming,
- * workers, memory), --memory-seconds N (each of the two memory soaks, default 120; its figures go to
- * bench/RESULTS-memory.md), --baseline REF (also measure the workers section on that commit, built in a temporary
+ * workers, memory, loop), --memory-seconds N (each of the two memory soaks, default 120; its figures go to
+ * bench/RESULTS-memory.md; the event-loop block of maximum-size requests, "loop", to bench/RESULTS-loop.md), --baseline REF (also measure the workers section on that commit, built in a temporary
  * folder), --out FILE.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -57,7 +57,7 @@ const memorySeconds = num(values["memory-seconds"], 120, 30);
 /** The heap limit (MB) the README suggests for a bounded process, and the memory soak runs with. */
 const MEMORY_HEAP_MB = 384;
 const streamTokens = num(values["stream-tokens"], 1000, 200);
-const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming", "workers", "memory"];
+const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming", "workers", "memory", "loop"];
 const only = new Set(values.only ? values.only.split(",") : all);
 for (const s of only) if (!all.includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}`);
 const partial = values.quick || only.size < all.length || values.seconds !== undefined || values["soak-seconds"] !== undefined || values.jobs !== undefined;
@@ -95,13 +95,18 @@ await section("workers", async () => {
   results.workers = await workersBench({ baseline, quick: values.quick ?? false }, log);
 });
 await section("memory", async () => {
-  const loop = await eventLoop(values.quick ? 1 : 3, log);
   // With the heap limit the README suggests, and with node's default one.
   const runs = [await memorySoak(memorySeconds, log, [`--max-old-space-size=${MEMORY_HEAP_MB}`]), await memorySoak(memorySeconds, log)];
   const header = `- date: ${new Date().toISOString()}\n- node ${process.version}; minipod run from dist/ through bin/minipod.js; all traffic on 127.0.0.1; load average at the end ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`;
-  writeFileSync(join(BENCH, "RESULTS-memory.md"), renderMemorySoak(runs, header) + "\n" + renderEventLoop(loop) + "\n");
+  writeFileSync(join(BENCH, "RESULTS-memory.md"), renderMemorySoak(runs, header) + "\n");
   for (const r of runs) log(`memory soak (${r.nodeArgs.join(" ") || "default heap"}): steady ${(r.steadyRss / 1024 / 1024).toFixed(0)} MB, peak ${(r.peakRss / 1024 / 1024).toFixed(0)} MB, ${r.errors} errors`);
   log("wrote bench/RESULTS-memory.md");
+});
+await section("loop", async () => {
+  const loop = await eventLoop(values.quick ? 1 : 5, log);
+  const header = `# How long one maximum-size request blocks the event loop\n\nWritten by \`npm run bench -- --only loop\` (bench/sections/event-loop.ts). Do not edit by hand.\n\n- date: ${new Date().toISOString()}\n- node ${process.version}; minipod run from dist/ through bin/minipod.js; all traffic on 127.0.0.1; load average at the end ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores\n`;
+  writeFileSync(join(BENCH, "RESULTS-loop.md"), header + "\n" + renderEventLoop(loop) + "\n");
+  log("wrote bench/RESULTS-loop.md");
 });
 
 const text = render(results);

@@ -101,14 +101,21 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export async function eventLoop(rounds: number, log: (line: string) => void): Promise<EventLoopResult> {
   const probeFile = join(tmpdir(), `minipod-bench-probe-${process.pid}-loop.jsonl`);
   rmSync(probeFile, { force: true });
-  const config = await benchConfig([{ id: "img", handler: "echo", workersMin: 1, workersMax: 1, coldStartMs: 0, idleTimeout: 3600 }]);
+  // "img": the echo handler in minipod's process, whose own parse of its input is in the block;
+  // "ext": an endpoint of worker processes (none polling), where the block is minipod's work alone.
+  const config = await benchConfig([
+    { id: "img", handler: "echo", workersMin: 1, workersMax: 1, coldStartMs: 0, idleTimeout: 3600 },
+    { id: "ext", handler: "external" },
+  ]);
   const server = await startMinipod({ config, probeFile, probeMs: 50 });
   const cases: Array<{ name: string; path: string; body: Buffer; chunked?: boolean }> = [
-    { name: "/run, 10 MB, one string (accepted)", path: "/v2/img/run", body: stringBody(10 * MB) },
+    { name: "/run, 10 MB, one string, to worker processes (accepted)", path: "/v2/ext/run", body: stringBody(10 * MB) },
+    { name: "/run, 10 MB of small numbers, to worker processes (accepted)", path: "/v2/ext/run", body: numbersBody(10 * MB) },
+    { name: "/run, 10 MB, one string, echo handler in process (accepted)", path: "/v2/img/run", body: stringBody(10 * MB) },
     { name: "/runsync, 20 MB, one string (accepted, 20 MB answer)", path: "/v2/img/runsync", body: stringBody(20 * MB) },
     { name: "/run, 10 MB + 1 byte, Content-Length (refused 413)", path: "/v2/img/run", body: stringBody(10 * MB + 1) },
     { name: "/run, 10 MB + 1 byte, chunked (refused 413 while reading)", path: "/v2/img/run", body: stringBody(10 * MB + 1), chunked: true },
-    { name: "/run, 10 MB of small numbers (accepted)", path: "/v2/img/run", body: numbersBody(10 * MB) },
+    { name: "/run, 10 MB of small numbers, echo handler in process (accepted)", path: "/v2/img/run", body: numbersBody(10 * MB) },
     { name: "/runsync, 20 MB of small numbers (accepted, 20 MB answer)", path: "/v2/img/runsync", body: numbersBody(20 * MB) },
   ];
   // BENCH_LOOP_ONLY=text: only the cases whose name contains it (while looking into one).

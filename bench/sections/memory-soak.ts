@@ -136,7 +136,7 @@ export function renderMemorySoak(runs: MemorySoakResult[], header: string): stri
   const lines = [
     "# minipod memory soak",
     "",
-    "Written by `npm run bench -- --only memory` (bench/sections/memory-soak.ts, bench/sections/event-loop.ts). Do not edit by hand.",
+    "Written by `npm run bench -- --only memory` (bench/sections/memory-soak.ts). Do not edit by hand.",
     "",
     header,
     "",
