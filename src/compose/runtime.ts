@@ -33,6 +33,7 @@ import { boundMemoryDb, openDb, type Db } from "../store/db.js";
 import { SqliteDocumentStore } from "../store/document-store.js";
 import { SqliteJobStore } from "../store/job-store.js";
 import { WriteBehind } from "../store/write-behind.js";
+import { BodyBudget } from "../http/body.js";
 import { runPhases, type Participant } from "./lifecycle.js";
 import { buildObserve } from "./observability.js";
 import { loadImage, Snapshots } from "./snapshots.js";
@@ -230,6 +231,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     observe: observed.observe,
     journalMax: config.journal.maxEntries,
     journalBodyBytes: config.journal.maxBodyBytes,
+    bodies: new BodyBudget(config.memory.requestBodyBytes),
     snapshots,
     runUntilIdle: observed.runUntilIdle,
     async reset() {

@@ -4,6 +4,9 @@ import {
   JOURNAL_BODY_BYTES_LIMIT,
   JOURNAL_MAX_ENTRIES_LIMIT,
   MEMORY_DATABASE_BYTES_DEFAULT,
+  REQUEST_BODY_BYTES_DEFAULT,
+  REQUEST_BODY_BYTES_LIMIT,
+  REQUEST_BODY_BYTES_MIN,
   MEMORY_DATABASE_BYTES_LIMIT,
   MEMORY_DATABASE_BYTES_MIN,
 } from "../domain/bounds.js";
@@ -37,7 +40,15 @@ export const OBSERVE_CONFIG = {
         .describe(
           "Bytes the in-memory database (no --db) may hold: jobs within result retention with their inputs and outputs, stream chunks, the journal; past it, a write is answered 507 as a full disk's is (with --db, the disk is the bound)",
         ),
+      requestBodyBytes: z
+        .int()
+        .min(REQUEST_BODY_BYTES_MIN)
+        .max(REQUEST_BODY_BYTES_LIMIT)
+        .default(REQUEST_BODY_BYTES_DEFAULT)
+        .describe(
+          "Bytes of request bodies being read and handled at once, all requests together (each is also bounded by its route's limit, 20 MB at most); past it, a body is refused with 503 and Retry-After while it arrives",
+        ),
     })
-    .default({ databaseBytes: MEMORY_DATABASE_BYTES_DEFAULT })
+    .default({ databaseBytes: MEMORY_DATABASE_BYTES_DEFAULT, requestBodyBytes: REQUEST_BODY_BYTES_DEFAULT })
     .describe("minipod's own memory bounds (see the README's Memory bounds)"),
 } as const;

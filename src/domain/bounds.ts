@@ -52,6 +52,16 @@ export const MEMORY_DATABASE_BYTES_DEFAULT = 1024 * 1024 * 1024;
 export const MEMORY_DATABASE_BYTES_MIN = 16 * 1024 * 1024;
 export const MEMORY_DATABASE_BYTES_LIMIT = 64 * 1024 * 1024 * 1024;
 
+/**
+ * Bytes of request bodies read and not yet handled, of all requests at once, by default, at least
+ * and at most (`memory.requestBodyBytes`). Each body is bounded by its route's limit (20 MB at
+ * most); this bounds how many arrive together. Past it a body is refused with 503 and Retry-After
+ * while it arrives. The least is above the largest body limit, so one request always fits.
+ */
+export const REQUEST_BODY_BYTES_DEFAULT = 128 * 1024 * 1024;
+export const REQUEST_BODY_BYTES_MIN = 32 * 1024 * 1024;
+export const REQUEST_BODY_BYTES_LIMIT = 16 * 1024 * 1024 * 1024;
+
 /** Snapshots held in memory at once, by default (`snapshots.maxCount`). */
 export const SNAPSHOTS_MAX_COUNT_DEFAULT = 20;
 /** Total size of the snapshots held in memory, by default (`snapshots.maxBytes`): 512 MiB. */

@@ -19,6 +19,7 @@ export type ErrorCode =
   | "RATE_LIMITED"
   | "INJECTED_FAULT"
   | "STORAGE_FULL"
+  | "BUSY"
   | "INTERNAL";
 
 export class EmulatorError extends Error {

@@ -51,6 +51,7 @@ export function createApp(core: Core, info: AppInfo): App {
   const router = new RecentPathsRouter<[Link, RouterRoute]>((matched) => [chain(matched.map(([h]) => h), onError as ErrorHandler), matched[matched.length - 1]![1]]);
   const app = new CheckedOpenAPIHono<AppEnv>({
     router: router as unknown as Router<[H, RouterRoute]>,
+    bodies: core.bodies,
     onInvalid: (result) => {
       if (!result.success && result.error) throw validationError(result.error, targetName(result.target));
     },

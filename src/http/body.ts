@@ -5,6 +5,59 @@ import { EmulatorError } from "../domain/errors.js";
 const tooLarge = (limit: number) =>
   new EmulatorError("PAYLOAD_TOO_LARGE", `request body exceeds the limit of ${limit} bytes (${(limit / 1024 / 1024).toFixed(0)} MB) for this operation`);
 
+/**
+ * The bytes of request bodies held at once, all requests together (`memory.requestBodyBytes`):
+ * a body takes its bytes as they arrive and gives them back once its request has been handled.
+ * One past the budget is refused with 503 while it arrives, so a crowd of large uploads cannot
+ * grow minipod's memory past it.
+ */
+export class BodyBudget {
+  private held = 0;
+
+  constructor(readonly max: number) {}
+
+  /** Bytes held now. */
+  get inUse(): number {
+    return this.held;
+  }
+
+  /** Takes `bytes`, or throws the 503 that refuses the body. */
+  take(bytes: number): void {
+    if (this.held + bytes > this.max) {
+      throw new EmulatorError(
+        "BUSY",
+        `request bodies being handled at once reached memory.requestBodyBytes (${this.max} bytes): send this one again once earlier uploads are answered (Retry-After), send fewer large bodies at once, or raise memory.requestBodyBytes`,
+        { retryAfter: 1 },
+      );
+    }
+    this.held += bytes;
+  }
+
+  give(bytes: number): void {
+    this.held = Math.max(0, this.held - bytes);
+  }
+}
+
+/**
+ * What one request's body holds of a `BodyBudget`: the reader takes bytes as they arrive (and gives
+ * them all back if it fails); whoever handles the request calls `release` once done with the body.
+ */
+export class BodyHold {
+  private bytes = 0;
+
+  constructor(private readonly budget: BodyBudget) {}
+
+  take(bytes: number): void {
+    this.budget.take(bytes);
+    this.bytes += bytes;
+  }
+
+  release(): void {
+    this.budget.give(this.bytes);
+    this.bytes = 0;
+  }
+}
+
 const BODY_LIMIT = Symbol("jsonBody limit");
 const BODY_TEXT_FIELDS = Symbol("jsonBody fields kept as text");
 
@@ -39,13 +92,13 @@ export const bodyTextFieldsOf = (mw: unknown): readonly string[] => (mw as { [BO
  * Reads the body of `c`'s request under `limit` bytes: its text, or "{}" when it is empty. Hono's
  * body cache keeps it, for the request journal.
  */
-export async function readJsonBody(c: Context, limit: number): Promise<string> {
+export async function readJsonBody(c: Context, limit: number, hold?: BodyHold): Promise<string> {
   const declared = Number(c.req.header("content-length"));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   // On @hono/node-server, read the socket directly: touching `raw.body` would build a full
   // web Request and stream per request, a fifth of the CPU time of a /run (see bench/).
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  const read = incoming && typeof incoming.on === "function" ? await readIncoming(incoming, limit) : await readStream(c.req.raw.body, limit);
+  const read = incoming && typeof incoming.on === "function" ? await readIncoming(incoming, limit, hold) : await readStream(c.req.raw.body, limit, hold);
   const text = jsonText(read);
   // Hono keeps body promises in `bodyCache` (typed as the Body methods).
   (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
@@ -55,27 +108,31 @@ export async function readJsonBody(c: Context, limit: number): Promise<string> {
 /** The text a JSON body is parsed from: an empty body (or only whitespace) is `{}`. */
 export const jsonText = (read: string): string => (read.trim() === "" ? "{}" : read);
 
-async function readStream(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
+async function readStream(body: ReadableStream<Uint8Array> | null, limit: number, hold: BodyHold | undefined): Promise<string> {
   if (!body) return "";
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let text = "";
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      void reader.cancel().catch(() => {});
-      throw tooLarge(limit);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) throw tooLarge(limit);
+      hold?.take(value.byteLength);
+      text += decoder.decode(value, { stream: true });
     }
-    text += decoder.decode(value, { stream: true });
+  } catch (e) {
+    void reader.cancel().catch(() => {});
+    hold?.release();
+    throw e;
   }
   return text + decoder.decode();
 }
 
 /** The body of node's request as text, refused with 413 once it passes `limit` bytes. */
-export function readIncoming(incoming: IncomingMessage, limit: number): Promise<string> {
+export function readIncoming(incoming: IncomingMessage, limit: number, hold?: BodyHold): Promise<string> {
   return new Promise((resolve, reject) => {
     if (incoming.readableEnded) return resolve("");
     const chunks: Buffer[] = [];
@@ -84,14 +141,23 @@ export function readIncoming(incoming: IncomingMessage, limit: number): Promise<
       incoming.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       fn();
     };
+    const fail = (e: unknown) => {
+      hold?.release();
+      reject(e);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) return done(() => reject(tooLarge(limit)));
+      if (size > limit) return done(() => fail(tooLarge(limit)));
+      try {
+        hold?.take(chunk.length);
+      } catch (e) {
+        return done(() => fail(e));
+      }
       chunks.push(chunk);
     };
     const onEnd = () => done(() => resolve(Buffer.concat(chunks, size).toString("utf8")));
-    const onError = (e: Error) => done(() => reject(new EmulatorError("BAD_REQUEST", `the request body could not be read: ${e.message}`)));
-    const onClose = () => (incoming.readableEnded ? onEnd() : done(() => reject(new EmulatorError("BAD_REQUEST", "the client closed the connection before sending the whole body"))));
+    const onError = (e: Error) => done(() => fail(new EmulatorError("BAD_REQUEST", `the request body could not be read: ${e.message}`)));
+    const onClose = () => (incoming.readableEnded ? onEnd() : done(() => fail(new EmulatorError("BAD_REQUEST", "the client closed the connection before sending the whole body"))));
     incoming.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
   });
 }

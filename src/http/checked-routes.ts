@@ -6,7 +6,7 @@ import { JSON_DEPTH_MAX } from "../domain/limits.js";
 import { nestsDeeperThan } from "../domain/redact.js";
 import { RecentMap } from "../domain/recent-map.js";
 import { bodyHint } from "./body-hint.js";
-import { bodyLimitOf, bodyTextFieldsOf, readJsonBody } from "./body.js";
+import { BodyHold, bodyLimitOf, bodyTextFieldsOf, readJsonBody, type BodyBudget } from "./body.js";
 import { OFF_LOOP_BYTES, parseOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
 
 /** What a route's check hands its hook: the same shape @hono/zod-openapi's hooks receive. */
@@ -85,9 +85,9 @@ export function parseJsonBody(text: string, hint = "send the body as JSON"): unk
  * without `jsonBody`) are refused when the route is added, not ignored at request time.
  */
 export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
-  constructor(init: ConstructorParameters<typeof OpenAPIHono<E>>[0] & { onInvalid: CheckHook }) {
+  constructor(init: ConstructorParameters<typeof OpenAPIHono<E>>[0] & { onInvalid: CheckHook; bodies?: BodyBudget }) {
     super(init);
-    const { onInvalid } = init;
+    const { onInvalid, bodies } = init;
     const add = (config: RouteConfig & { hide?: boolean }, handler: (c: Context, next: () => Promise<void>) => unknown, hook?: CheckHook) => {
       const { middleware, hide, ...route } = config;
       if (!hide) this.openAPIRegistry.registerPath(route);
@@ -125,10 +125,16 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
         bodyLimit === undefined
           ? (c, next) => check(c, undefined) ?? (handler(c, next) as Promise<Response>)
           : async (c, next) => {
-              const body = await readJsonBody(c, bodyLimit);
-              // A large body is parsed off the event loop (see parseOffLoop).
-              const offLoop = body.length >= OFF_LOOP_BYTES && jsonHint !== undefined ? await parseOffLoop(body, textFields, jsonHint) : undefined;
-              return check(c, body, offLoop) ?? (handler(c, next) as Promise<Response>);
+              // The body's bytes count against memory.requestBodyBytes until the route has answered.
+              const hold = bodies && new BodyHold(bodies);
+              try {
+                const body = await readJsonBody(c, bodyLimit, hold);
+                // A large body is parsed off the event loop (see parseOffLoop).
+                const offLoop = body.length >= OFF_LOOP_BYTES && jsonHint !== undefined ? await parseOffLoop(body, textFields, jsonHint) : undefined;
+                return check(c, body, offLoop) ?? (await (handler(c, next) as Promise<Response>));
+              } finally {
+                hold?.release();
+              }
             };
       this.on([route.method.toUpperCase()], [honoPath(route.path)], ...chain, step as MiddlewareHandler);
       return this;

@@ -1,3 +1,4 @@
+import type { BodyBudget } from "./body.js";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { VirtualClock } from "../domain/clock.js";
 import type { FaultRules } from "../domain/faults.js";
@@ -56,6 +57,8 @@ export interface Core {
   faults: FaultRules;
   /** Job timelines, webhook attempts and the request journal. */
   observe: ObservabilityStore;
+  /** Bytes of request bodies held at once, all requests together (config `memory.requestBodyBytes`). */
+  bodies: BodyBudget;
   /** Journal entries kept (config `journal.maxEntries`; 0 = off). */
   journalMax: number;
   /** Bytes of request bodies the journal keeps in all (config `journal.maxBodyBytes`). */

@@ -7,7 +7,7 @@ import { RecentMap } from "../domain/recent-map.js";
 import type { ServiceRoute } from "./surfaces.js";
 import type { HeaderSink } from "./auth.js";
 import { bodyHint } from "./body-hint.js";
-import { bodyLimitOf, bodyTextFieldsOf, jsonText, readIncoming } from "./body.js";
+import { BodyHold, bodyLimitOf, bodyTextFieldsOf, jsonText, readIncoming } from "./body.js";
 import { honoPath, parseJsonBody } from "./checked-routes.js";
 import type { Core } from "./core.js";
 import { requestLogLine, type Admission } from "./gate.js";
@@ -101,7 +101,7 @@ export class DirectRoutes {
   private readonly log: Logger;
 
   constructor(
-    private readonly core: Pick<Core, "jobStore" | "faults" | "log" | "paths">,
+    private readonly core: Pick<Core, "jobStore" | "faults" | "log" | "paths" | "bodies">,
     private readonly journal: RequestJournal,
     private readonly admit: Admission,
     /** The app's routes a request matches, in order (Hono's `RouterRoute` path of each), with the params of the last. */
@@ -184,10 +184,13 @@ export class DirectRoutes {
       return;
     }
     let bodyText: string | undefined;
+    // The body's bytes count against memory.requestBodyBytes until the answer is sent.
+    const hold = new BodyHold(this.core.bodies);
     const settled = () => {
       const finish = () => {
         release?.();
         this.send(res, answer, method, path, known.info, at, startedMs, bodyText);
+        hold.release();
       };
       const durable = this.core.jobStore.whenDurable();
       if (durable === undefined) return finish();
@@ -196,7 +199,7 @@ export class DirectRoutes {
         finish();
       });
     };
-    readIncoming(req, body.limit).then(
+    readIncoming(req, body.limit, hold).then(
       async (read) => {
         try {
           bodyText = jsonText(read);

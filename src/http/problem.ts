@@ -34,6 +34,7 @@ export const PROBLEMS: Readonly<Record<ErrorCode, { status: ContentfulStatusCode
   RATE_LIMITED: { status: 429, title: "Too Many Requests" },
   INJECTED_FAULT: { status: 500, title: "Internal Server Error" },
   STORAGE_FULL: { status: 507, title: "Insufficient Storage" },
+  BUSY: { status: 503, title: "Service Unavailable" },
   INTERNAL: { status: 500, title: "Internal Server Error" },
 };
 

@@ -149,3 +149,61 @@ describe("stringify", () => {
     expect(JSON.parse(stringify({ raw, s: lookalike, t: `"${lookalike}"` }))).toEqual({ raw: [1], s: lookalike, t: `"${lookalike}"` });
   });
 });
+
+describe("request bodies in flight are bounded (memory.requestBodyBytes)", () => {
+  const BUDGET = 32 * MB;
+  /** A body sent chunk by chunk, open until `end()`. */
+  const slowBody = () => {
+    let ctl!: ReadableStreamDefaultController<Uint8Array>;
+    const stream = new ReadableStream<Uint8Array>({ start: (c) => void (ctl = c) });
+    const send = (text: string) => ctl.enqueue(new TextEncoder().encode(text));
+    return { stream, send, end: () => (send(`"}}`), ctl.close()) };
+  };
+
+  it("a body past the budget is refused with 503 and Retry-After while it arrives; the others are answered, and their bytes come back", async () => {
+    e = await inProcess({ config: { memory: { requestBodyBytes: BUDGET }, endpoints: [{ id: "img", handler: "echo", workersMin: 0, workersMax: 0 }] } });
+    const post = (body: ReadableStream<Uint8Array>) =>
+      e!.app.request("http://minipod.test/v2/img/run", { method: "POST", body, headers: { authorization: "Bearer k", "content-type": "application/json" }, duplex: "half" } as RequestInit);
+    // Three bodies of 9 MB each, unfinished: 27 MB of the 32 held.
+    const open = [slowBody(), slowBody(), slowBody()];
+    const answers = open.map((b) => post(b.stream));
+    const prefix = '{"input":{"image":"';
+    for (const b of open) b.send(prefix + "A".repeat(MB - prefix.length));
+    for (let i = 1; i < 9; i++) for (const b of open) b.send("A".repeat(MB));
+    for (let i = 0; i < 100 && e.core.bodies.inUse < 27 * MB; i++) await new Promise((r) => setImmediate(r));
+    expect(e.core.bodies.inUse).toBe(27 * MB);
+    const late = slowBody();
+    const refused = post(late.stream);
+    late.send(prefix + "A".repeat(6 * MB));
+    const answer = await refused;
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).toBe("1");
+    expect(((await answer.json()) as { detail: string }).detail).toMatch(/memory\.requestBodyBytes/);
+    // The refused body gave back what it took; the three go on and are answered.
+    expect(e.core.bodies.inUse).toBe(27 * MB);
+    for (const b of open) b.end();
+    expect((await Promise.all(answers)).map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(e.core.bodies.inUse).toBe(0);
+  });
+
+  it("over a socket (the fast path and the app alike), bodies answered one after another give their bytes back", async () => {
+    emu = await createEmulator({ clock: { mode: "manual", wall: new FakeWall() }, config: { memory: { requestBodyBytes: BUDGET }, endpoints: [{ id: "ext", handler: "external" }] } });
+    const body = imageBody(RUN_PAYLOAD_MAX_BYTES - 1024);
+    // Five 10 MB bodies through a 32 MB budget: each must have given its bytes back.
+    for (let i = 0; i < 5; i++) {
+      const fast = await fetch(`${emu.url}/v2/ext/run`, { method: "POST", headers: KEY, body });
+      expect(fast.status).toBe(200);
+      await fast.text();
+    }
+    for (let i = 0; i < 5; i++) {
+      // A body that fails its check is refused, and gives its bytes back too.
+      const refused = await fetch(`${emu.url}/v2/ext/run`, { method: "POST", headers: KEY, body: body.slice(0, -2) });
+      expect(refused.status).toBe(400);
+      await refused.text();
+    }
+  });
+
+  it("the budget is checked when the config is read", async () => {
+    await expect(inProcess({ config: { memory: { requestBodyBytes: 1024 } } })).rejects.toThrow(/memory\.requestBodyBytes/);
+  });
+});
