@@ -50,7 +50,7 @@ let thread: Worker | undefined;
 let nextId = 0;
 const waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
 
-/** The parsing thread, started on first use; it does not keep the process alive. */
+/** The parsing thread, started on first use; it keeps the process alive only while it has work. */
 function parser(): Worker {
   if (thread) return thread;
   const t = new Worker(THREAD, { eval: true });
@@ -58,6 +58,7 @@ function parser(): Worker {
   t.on("message", (a: Answer) => {
     const w = waiting.get(a.id);
     waiting.delete(a.id);
+    if (waiting.size === 0) t.unref();
     w?.resolve(a);
   });
   const lost = (e: Error) => {
@@ -82,8 +83,10 @@ export async function parseOffLoop(text: string, fields: readonly string[], hint
   try {
     answer = await new Promise<Answer>((resolve, reject) => {
       const id = nextId++;
+      const t = parser();
+      if (waiting.size === 0) t.ref();
       waiting.set(id, { resolve, reject });
-      parser().postMessage({ id, text, fields, depthMax: JSON_DEPTH_MAX, large: LARGE });
+      t.postMessage({ id, text, fields, depthMax: JSON_DEPTH_MAX, large: LARGE });
     });
   } catch {
     answer = onLoop(text, fields);
