@@ -19,7 +19,6 @@ import { hostGuard } from "../http/host-check.js";
 import { exposureWarnings } from "../cli/exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
 import { VERSION } from "../version.js";
-import { waitForJob } from "./wait-for-job.js";
 import type { FaultRule } from "../domain/faults.js";
 import type { JobStatus, JobView } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "../domain/observability.js";
@@ -238,7 +237,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     snapshot: (name) => core.snapshots.save(name),
     restore: (name) => core.snapshots.restore(name),
     deleteSnapshot: (name) => core.snapshots.delete(name),
-    waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => waitForJob(core, endpointId, jobId, status, withinMs),
+    waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => core.waitForJob(endpointId, jobId, status, withinMs),
     runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
     app,
     startWorker: (spec) => workers.start(spec),
