@@ -10,6 +10,3 @@ def count(job):
     for i in range(job["input"]["n"]):
         yield {"i": i}
 
-
-def fails(job):
-    raise ValueError(f"no {job['input']['what']} here")
