@@ -6,6 +6,7 @@ import { parseCli, USAGE } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
 import { createEmulator } from "./compose/emulator.js";
 import { exportCommand } from "./cli/export-command.js";
+import { hubTestCommand } from "./cli/hub-test.js";
 import { workerCommand } from "./cli/worker-command.js";
 import { VERSION } from "./version.js";
 
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv[0] === "export") return exportCommand(argv.slice(1), process.env);
   if (argv[0] === "worker") process.exit(await workerCommand(argv.slice(1), process.env));
+  if (argv[0] === "hub-test") process.exit(await hubTestCommand(argv.slice(1), process.env));
   const cli = parseCli(argv);
   if (cli.help) {
     process.stdout.write(USAGE + "\n");

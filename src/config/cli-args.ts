@@ -97,6 +97,7 @@ ${options(EXPORT_FLAGS)}`;
 export const USAGE = `Usage: minipod [options]
        minipod export FILE [--url URL] [--control-key KEY]
        minipod worker [options] -- CMD [ARGS...]
+       minipod hub-test [DIR] [options] [-- CMD [ARGS...]]
 
 A local emulator of a serverless job-queue service (queue operations under /v2/{endpoint_id}).
 
@@ -107,6 +108,8 @@ Commands:
   export FILE          save a running emulator's state (secrets redacted) to FILE; see "minipod export --help"
   worker -- CMD        run a worker process (python3 handler.py) for an "external" endpoint of a
                        running minipod; see "minipod worker --help"
+  hub-test [DIR]       run a worker's .runpod/tests.json as the Hub does, against its handler; see
+                       "minipod hub-test --help"
 
 A flag wins over its environment variable.`;
 
