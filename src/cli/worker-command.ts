@@ -151,7 +151,15 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   const base = p.workerId ?? newWorkerId();
   const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
   await checkKey(p, endpoint, ids[0]!);
-  const write = (line: string, stream: "stdout" | "stderr") => (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
+  let hinted = false;
+  const write = (line: string, stream: "stdout" | "stderr") => {
+    (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
+    // The first thing a new Python user meets: the command's Python lacks the service's library.
+    if (!hinted && /No module named '?runpod'?/.test(line)) {
+      hinted = true;
+      process.stderr.write(`minipod worker: the command's Python cannot import runpod, the service's library: install it in that Python's environment (pip install runpod), or run the Python that has it (e.g. .venv/bin/python handler.py)\n`);
+    }
+  };
   /** minipod being told of exited processes: waited for before the launcher itself exits. */
   const exitNotices = new Set<Promise<void>>();
   const processes = ids.map(
