@@ -71,8 +71,12 @@ async function main(): Promise<void> {
   if (cli.watch) {
     watchServe({
       emulator: () => emulator,
-      configFile: cli.config ? resolve(cli.config) : undefined,
+      configFile: cli.config ? resolve(cli.config) : demo ? DEMO_CONFIG : undefined,
       durable: cli.db !== undefined,
+      check: async () => {
+        const probe = await createEmulator({ ...options(undefined, 0), db: undefined, logLevel: "silent", log: () => {} });
+        await probe.close();
+      },
       restart: async (importFile) => {
         const port = emulator.port;
         await emulator.close();

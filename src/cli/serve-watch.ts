@@ -21,6 +21,8 @@ export interface ServeWatchOptions {
    * `importFile` (the state before) when given; resolves with the new one.
    */
   restart: (importFile: string | undefined) => Promise<Emulator>;
+  /** Builds (and closes) an emulator of the config as it now reads, off to the side: throws what would stop its start. */
+  check: () => Promise<void>;
   /** Whether the state lives in a --db file (it then needs no carrying over). */
   durable: boolean;
   log: (line: string) => void;
@@ -66,6 +68,7 @@ export function watchServe(o: ServeWatchOptions): () => void {
     if (o.configFile && files.includes(o.configFile)) {
       try {
         loadConfigFile(o.configFile);
+        await o.check();
       } catch (e) {
         o.log(`minipod --watch: ${names} changed, but it does not load; still serving the previous config:\n${(e as Error).message}`);
         return;
@@ -85,7 +88,14 @@ export function watchServe(o: ServeWatchOptions): () => void {
         importFile = join(mkdtempSync(join(tmpdir(), "minipod-watch-")), "state.sqlite");
         writeFileSync(importFile, Buffer.from(await res.arrayBuffer()));
       }
-      const next = await o.restart(importFile);
+      let next: Emulator;
+      try {
+        next = await o.restart(importFile);
+      } catch (e) {
+        // It started a moment ago as a check: what failed now (the port taken?) leaves nothing serving.
+        o.log(`minipod --watch: the restart failed, and minipod stops: ${(e as Error).message}`);
+        process.exit(2);
+      }
       o.log(`minipod --watch: ${names} changed: config reloaded, ${next.endpoints().length} endpoint(s) on ${next.url}`);
       arm();
       return;

@@ -45,6 +45,10 @@ describe("minipod --watch", { timeout: 30_000 }, () => {
     // A broken config is refused, and the previous one still serves.
     writeFileSync(join(dir, "emulator.config.json"), "{ nope");
     await eventually(() => (/does not load; still serving the previous config/.test(running.stderr()) ? true : undefined), 10_000, "the refusal");
+    // So is one that parses but would not start (a handler module that is not there).
+    writeFileSync(join(dir, "emulator.config.json"), config([{ id: "ghost", handler: "./missing.mjs" }]));
+    await eventually(() => (/still serving the previous config:\n[^]*endpoints\[1\]\.handler: cannot load \.\/missing\.mjs: no such file/.test(running.stderr()) ? true : undefined), 10_000, "the second refusal");
+    expect((await status(running.url, "h", a)).status).toBe("COMPLETED");
     writeFileSync(join(dir, "emulator.config.json"), config([{ id: "added", handler: "echo" }]));
     await eventually(() => (/config reloaded, 2 endpoint\(s\) on /.test(running.stderr()) ? true : undefined), 10_000, "the config reload");
     const endpoints = (await (await fetch(`${running.url}/_emulator/endpoints`)).json()) as { endpoints: Array<{ id: string }> };
