@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { banner } from "./cli/banner.js";
 import { parseCli, USAGE } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
 import { createEmulator } from "./compose/emulator.js";
 import { exportCommand } from "./cli/export-command.js";
+import { hubTestCommand } from "./cli/hub-test.js";
+import { watchServe } from "./cli/serve-watch.js";
 import { workerCommand } from "./cli/worker-command.js";
 import { VERSION } from "./version.js";
 
@@ -21,6 +24,7 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv[0] === "export") return exportCommand(argv.slice(1), process.env);
   if (argv[0] === "worker") process.exit(await workerCommand(argv.slice(1), process.env));
+  if (argv[0] === "hub-test") process.exit(await hubTestCommand(argv.slice(1), process.env));
   const cli = parseCli(argv);
   if (cli.help) {
     process.stdout.write(USAGE + "\n");
@@ -31,17 +35,18 @@ async function main(): Promise<void> {
     return;
   }
   const demo = cli.config === undefined && existsSync(DEMO_CONFIG);
-  const emulator = await createEmulator({
-    port: cli.port,
+  const options = (importFile: string | undefined, port: number) => ({
+    port,
     host: cli.host,
     ...(cli.allowedHosts ? { allowedHosts: cli.allowedHosts } : {}),
     config: cli.config ?? (demo ? DEMO_CONFIG : {}),
     db: cli.db,
-    importFile: cli.importFile,
+    importFile,
     ...(cli.clock || cli.speed ? { clock: { mode: cli.clock ?? "real", ...(cli.speed ? { speed: cli.speed } : {}) } } : {}),
     ...(cli.logLevel ? { logLevel: cli.logLevel } : {}),
-    log: (line) => process.stderr.write(line + "\n"),
+    log: (line: string) => process.stderr.write(line + "\n"),
   });
+  let emulator = await createEmulator(options(cli.importFile, cli.port));
   // Handlers first: a signal that arrives before they exist kills the process at once, and a
   // client that saw the banner may send one straight away.
   let stopping = false;
@@ -63,6 +68,25 @@ async function main(): Promise<void> {
   process.stdout.write(
     banner(emulator, { version: VERSION, db: cli.db ?? ":memory: (state ends with the process; --db FILE keeps it)", configSource: cli.config ?? (demo ? `${DEMO_CONFIG}: the demo endpoints (no ./emulator.config.json here: write one, or pass --config FILE)` : "none (built-in defaults)"), endpoints: specs, recovered: emulator.recovered }),
   );
+  if (cli.watch) {
+    watchServe({
+      emulator: () => emulator,
+      configFile: cli.config ? resolve(cli.config) : demo ? DEMO_CONFIG : undefined,
+      durable: cli.db !== undefined,
+      check: async () => {
+        const probe = await createEmulator({ ...options(undefined, 0), db: undefined, logLevel: "silent", log: () => {} });
+        await probe.close();
+      },
+      restart: async (importFile) => {
+        const port = emulator.port;
+        await emulator.close();
+        emulator = await createEmulator(options(importFile, port));
+        return emulator;
+      },
+      log: (line) => process.stderr.write(line + "\n"),
+    });
+    process.stderr.write(`minipod --watch: watching ${cli.config ?? "the handler modules"} for edits\n`);
+  }
 }
 
 main().catch((e: unknown) => {

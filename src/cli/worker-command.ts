@@ -1,8 +1,10 @@
+import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { options, parseOptions, WORKER_FLAGS } from "../config/cli-args.js";
 import { ConfigError } from "../config/load.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "../launch/worker-process.js";
+import { watchFiles } from "./file-watch.js";
 
 export const WORKER_USAGE = `Usage: minipod worker [options] -- <command> [args...]
 
@@ -14,7 +16,8 @@ ${options(WORKER_FLAGS)}
 
 Each line the command writes is prefixed with [worker id]. Ctrl-C or SIGTERM stops the workers
 (SIGTERM, then SIGKILL after 10 s); so does minipod stopping. A worker that asks to be stopped
-after a job (refresh_worker) is replaced by a fresh one, as the platform does.`;
+after a job (refresh_worker) is replaced by a fresh one, as the platform does. With --watch, an
+edit of a file under the watched folders (the current one by default) restarts the workers.`;
 
 interface Parsed {
   help?: boolean;
@@ -24,6 +27,8 @@ interface Parsed {
   workers: number;
   key: string;
   restart: boolean;
+  /** Folders and files whose edits restart the workers (`--watch`); empty without it. */
+  watch: string[];
   controlKey: string | undefined;
   command: string[];
 }
@@ -44,6 +49,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   const workers = text("workers") === undefined ? 1 : Number(text("workers"));
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new ConfigError(`--workers must be an integer from 1 to 64, got "${values.workers}"`);
   const workerId = text("worker-id");
+  if (text("watch-path") !== undefined && values.watch !== true) throw new ConfigError("--watch-path needs --watch");
   if (workerId !== undefined && !/^[A-Za-z0-9_.-]{1,100}$/.test(workerId)) throw new ConfigError(`--worker-id must be letters, digits, '.', '_' or '-', got "${workerId}"`);
   return {
     url: (text("url") ?? env.MINIPOD_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, ""),
@@ -52,6 +58,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     workers,
     key: text("key") ?? env.RUNPOD_AI_API_KEY ?? "minipod-worker",
     restart: values.restart === true,
+    watch: values.watch === true ? (text("watch-path") ?? ".").split(",").map((w) => w.trim()).filter((w) => w !== "") : [],
     controlKey: text("control-key") ?? env.MINIPOD_CONTROL_KEY,
     command,
   };
@@ -144,7 +151,15 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   const base = p.workerId ?? newWorkerId();
   const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
   await checkKey(p, endpoint, ids[0]!);
-  const write = (line: string, stream: "stdout" | "stderr") => (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
+  let hinted = false;
+  const write = (line: string, stream: "stdout" | "stderr") => {
+    (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
+    // The first thing a new Python user meets: the command's Python lacks the service's library.
+    if (!hinted && /No module named '?runpod'?/.test(line)) {
+      hinted = true;
+      process.stderr.write(`minipod worker: the command's Python cannot import runpod, the service's library: install it in that Python's environment (pip install runpod), or run the Python that has it (e.g. .venv/bin/python handler.py)\n`);
+    }
+  };
   /** minipod being told of exited processes: waited for before the launcher itself exits. */
   const exitNotices = new Set<Promise<void>>();
   const processes = ids.map(
@@ -198,6 +213,16 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   process.on("SIGHUP", onSignal);
 
   for (const w of processes) w.start();
+  if (p.watch.length > 0) {
+    const unwatch = watchFiles(p.watch, (files) => {
+      if (stopping) return;
+      const names = files.map((f) => relative(process.cwd(), f) || f).join(", ");
+      process.stderr.write(`minipod worker: ${names} changed: restarting the worker(s)\n`);
+      for (const w of processes) w.refresh(`${names} changed`);
+    });
+    stopped.signal.addEventListener("abort", unwatch);
+    process.stderr.write(`minipod worker: watching ${p.watch.join(", ")} for edits\n`);
+  }
   const onWorker = (e: { endpointId: string; workerId: string }) => {
     if (e.endpointId === endpoint) processes.find((w) => w.workerId === e.workerId)?.refresh();
   };

@@ -19,7 +19,6 @@ import { hostGuard } from "../http/host-check.js";
 import { exposureWarnings } from "../cli/exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
 import { VERSION } from "../version.js";
-import { waitForJob } from "./wait-for-job.js";
 import type { FaultRule } from "../domain/faults.js";
 import type { JobStatus, JobView } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "../domain/observability.js";
@@ -111,6 +110,12 @@ export interface Emulator {
   waitForJob(endpointId: string, jobId: string, status: JobStatus, withinMs?: number): Promise<JobView>;
   /** Advances the manual clock until no job waits or runs and no webhook retry is due. */
   runUntilIdle(maxMs?: number): Promise<void>;
+  /**
+   * Loads every handler module again, with what it imports (what `minipod --watch` does on an
+   * edit): jobs starting from now run the new code, running ones finish on the code they started
+   * with; a module that fails to load keeps its previous handler and is listed in `failed`.
+   */
+  reloadHandlers(): Promise<{ reloaded: string[]; failed: Array<{ handler: string; error: string }> }>;
   /** Empties jobs and returns to the configured state. */
   reset(): Promise<void>;
   /**
@@ -238,8 +243,9 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     snapshot: (name) => core.snapshots.save(name),
     restore: (name) => core.snapshots.restore(name),
     deleteSnapshot: (name) => core.snapshots.delete(name),
-    waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => waitForJob(core, endpointId, jobId, status, withinMs),
+    waitForJob: (endpointId, jobId, status, withinMs = 3_600_000) => core.waitForJob(endpointId, jobId, status, withinMs),
     runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
+    reloadHandlers: () => core.handlers.reloadModules(),
     app,
     startWorker: (spec) => workers.start(spec),
     close() {

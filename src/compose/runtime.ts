@@ -27,6 +27,7 @@ import type { Core } from "../http/core.js";
 import { isStorageFull, logFailure } from "../http/problem.js";
 import { ServicePaths } from "../http/surfaces.js";
 import { SERVICES, type Services } from "../services/index.js";
+import { waitForJob } from "./wait-for-job.js";
 import type { EngineView, ServiceDef, ViewContext } from "../services/shared/service.js";
 import type { DocumentStore, StoredDocument } from "../services/shared/storage.js";
 import { boundMemoryDb, openDb, type Db } from "../store/db.js";
@@ -234,6 +235,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     bodies: new BodyBudget(config.memory.requestBodyBytes),
     snapshots,
     runUntilIdle: observed.runUntilIdle,
+    waitForJob: (endpointId, jobId, status, withinMs) => waitForJob({ clock, jobs, notifier }, endpointId, jobId, status, withinMs),
     async reset() {
       await runPhases("reset", parts, { cause: "reset" });
       log.info("reset: jobs emptied, endpoints back to the configuration");

@@ -15,6 +15,7 @@ export interface CliOptions {
   clock: "real" | "manual" | undefined;
   speed: number | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent" | undefined;
+  watch: boolean;
   help: boolean;
   version: boolean;
 }
@@ -49,6 +50,7 @@ export const FLAGS: readonly Flag[] = [
   { name: "clock", arg: "real|manual", env: "MINIPOD_CLOCK", default: "the config's, else real", text: "real: time follows the wall clock; manual: time moves only when told" },
   { name: "speed", arg: "X", env: "MINIPOD_SPEED", default: "the config's, else 1", text: "real clock: virtual ms per wall ms, above 0 and at most 1000000" },
   { name: "log-level", arg: "LEVEL", env: "MINIPOD_LOG_LEVEL", default: "the config's, else info", text: "debug, info, warn, error or silent" },
+  { name: "watch", default: "", text: "reload handler modules when edited (jobs running finish on their code), and the config file (restarting on the same port, state kept)" },
   { name: "help", short: "h", default: "", text: "this help" },
   { name: "version", short: "v", default: "", text: "the version" },
 ];
@@ -68,6 +70,8 @@ export const WORKER_FLAGS: readonly Flag[] = [
   { name: "workers", arg: "N", default: "1", text: "run N copies of the command, worker ids ID-1 .. ID-N (1 to 64)" },
   { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends (with the worker scope once auth.keys is set)" },
   { name: "restart", default: "", text: "start the command again when it exits (1 s later, doubling to 30 s while it keeps failing fast)" },
+  { name: "watch", default: "", text: "restart the command when a file under the watched folder changes" },
+  { name: "watch-path", arg: "PATHS", default: "the current folder", text: "with --watch: the files and folders watched, comma-separated" },
   { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },
   { name: "help", short: "h", default: "", text: "this help" },
 ];
@@ -97,6 +101,7 @@ ${options(EXPORT_FLAGS)}`;
 export const USAGE = `Usage: minipod [options]
        minipod export FILE [--url URL] [--control-key KEY]
        minipod worker [options] -- CMD [ARGS...]
+       minipod hub-test [DIR] [options] [-- CMD [ARGS...]]
 
 A local emulator of a serverless job-queue service (queue operations under /v2/{endpoint_id}).
 
@@ -107,6 +112,8 @@ Commands:
   export FILE          save a running emulator's state (secrets redacted) to FILE; see "minipod export --help"
   worker -- CMD        run a worker process (python3 handler.py) for an "external" endpoint of a
                        running minipod; see "minipod worker --help"
+  hub-test [DIR]       run a worker's .runpod/tests.json as the Hub does, against its handler; see
+                       "minipod hub-test --help"
 
 A flag wins over its environment variable.`;
 
@@ -169,6 +176,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     clock: clock as CliOptions["clock"],
     speed,
     logLevel: logLevel as CliOptions["logLevel"],
+    watch: values.watch === true,
     help: values.help === true,
     version: values.version === true,
   };

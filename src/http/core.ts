@@ -4,6 +4,7 @@ import type { VirtualClock } from "../domain/clock.js";
 import type { FaultRules } from "../domain/faults.js";
 import type { WorkerProtocol } from "../domain/worker-protocol.js";
 import type { ObservabilityStore } from "../domain/observability.js";
+import type { JobStatus, JobView } from "../domain/job.js";
 import type { JobService } from "../domain/jobs.js";
 import type { OpenAiRequests } from "../domain/openai/requests.js";
 import type { Logger } from "../domain/logger.js";
@@ -67,6 +68,8 @@ export interface Core {
   snapshots: SnapshotBook;
   /** Advances the manual clock until no job waits or runs (and no webhook retry is due). */
   runUntilIdle(maxMs?: number): Promise<void>;
+  /** The job's view once it reaches `status` (advancing the manual clock timer by timer); rejects with an EmulatorError otherwise. */
+  waitForJob(endpointId: string, jobId: string, status: JobStatus, withinMs: number): Promise<JobView>;
   /** Empties jobs and returns to the configured state. */
   reset(): Promise<void>;
 }

@@ -129,11 +129,12 @@ export class WorkerProcess {
 
   /**
    * Replaces the process with a fresh one (the worker asked to be stopped after a job: `stopPod`,
-   * the library's `refresh_worker`), whether or not it restarts on exit.
+   * the library's `refresh_worker`; or its files changed, under `minipod worker --watch`), whether
+   * or not it restarts on exit.
    */
-  refresh(): void {
+  refresh(why = "it asked to be stopped after its job: refresh_worker"): void {
     if (this.stopping || this.refreshing) return;
-    this.say("replacing the worker (it asked to be stopped after its job: refresh_worker)");
+    this.say(`replacing the worker (${why})`);
     this.refreshing = true;
     if (!this.terminate()) {
       this.refreshing = false;

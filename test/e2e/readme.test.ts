@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HUB_TEST_FLAGS } from "../../src/cli/hub-test.js";
 import { EXPORT_FLAGS, FLAGS, WORKER_FLAGS, flagSyntax, type Flag } from "../../src/config/cli-args.js";
 import { parseConfig } from "../../src/config/load.js";
 import { blocksOf, curlRequest, markdown, matchesShown, README, shellWords } from "../support/readme.js";
@@ -160,12 +161,12 @@ describe("the README's createEmulator example", () => {
   });
 });
 
-describe.skipIf(!available)("the README's Python example: a handler under minipod worker, and the client", { timeout: 90_000 }, () => {
+describe.skipIf(!available)("the Python example without pytest (docs/python.md): a handler under minipod worker, and the client", { timeout: 90_000 }, () => {
   it("prints what its comment says, with runpod.endpoint_url_base and with RUNPOD_ENDPOINT_BASE_URL", async () => {
     const dir = mkdtempSync(join(tmpdir(), "minipod-readme-python-"));
     const [config] = blocksOf("README.md", "From Python", "json");
-    const [handler, client] = blocksOf("README.md", "From Python", "python");
-    const [commands] = blocksOf("README.md", "From Python", "sh");
+    const [handler, client] = blocksOf("docs/python.md", "Without pytest", "python");
+    const [commands] = blocksOf("docs/python.md", "Without pytest", "sh");
     expect(handler!.text).toContain("runpod.serverless.start(");
     writeFileSync(join(dir, "emulator.config.json"), config!.text);
     writeFileSync(join(dir, "handler.py"), handler!.text);
@@ -285,6 +286,7 @@ describe("the flags", () => {
     ["minipod", FLAGS, ["--help"], "docs/configuration.md"],
     ["minipod export", EXPORT_FLAGS, ["export", "--help"], "docs/configuration.md"],
     ["minipod worker", WORKER_FLAGS, ["worker", "--help"], "docs/workers.md"],
+    ["minipod hub-test", HUB_TEST_FLAGS, ["hub-test", "--help"], "docs/python.md"],
   ] as const)("of %s: the table of the docs and --help list each of them, with its default and variable", (_command, flags, args, file) => {
     expect(markdown(file), `the table of ${file} is stale; it should read:\n${flagTable(flags)}`).toContain(flagTable(flags));
     const help = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8" });

@@ -12,15 +12,16 @@ export function isModuleRef(ref: string): boolean {
 
 /**
  * Loads a handler module (`.js` natively, `.ts` through tsx) relative to `baseDir`. The module
- * exports the handler as `default` or as `handler`.
+ * exports the handler as `default` or as `handler`. `fresh`: evaluated anew, with the modules it
+ * imports (through tsx, whose every import is a new instance), for a reload after an edit.
  */
-export async function loadHandlerModule(ref: string, baseDir: string): Promise<Handler> {
+export async function loadHandlerModule(ref: string, baseDir: string, fresh = false): Promise<Handler> {
   const file = resolve(baseDir, ref);
   if (!existsSync(file)) throw new Error(`cannot load ${ref}: no such file (looked for ${file})`);
   const url = pathToFileURL(file).href;
   let mod: Record<string, unknown>;
   try {
-    if ([".ts", ".mts", ".cts"].includes(extname(file))) {
+    if (fresh || [".ts", ".mts", ".cts"].includes(extname(file))) {
       const { tsImport } = await import("tsx/esm/api");
       mod = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
     } else {

@@ -67,6 +67,26 @@ export class HandlerRegistry {
     this.missing.set(typeof ref === "string" ? ref : ref.url, reason);
   }
 
+  /**
+   * Loads every module handler again (after an edit): jobs that start from now on run the new
+   * code, those running keep the function they started with. A module that fails to load keeps
+   * its previous handler and is reported.
+   */
+  async reloadModules(): Promise<{ reloaded: string[]; failed: Array<{ handler: string; error: string }> }> {
+    const reloaded: string[] = [];
+    const failed: Array<{ handler: string; error: string }> = [];
+    for (const ref of [...this.modules.keys()]) {
+      if (isHttpRef(ref)) continue;
+      try {
+        this.modules.set(ref, await loadHandlerModule(ref, this.baseDir, true));
+        reloaded.push(ref);
+      } catch (error) {
+        failed.push({ handler: ref, error: (error as Error).message });
+      }
+    }
+    return { reloaded, failed };
+  }
+
   /** The handler for a prepared reference. */
   resolve(ref: HandlerRef): Handler {
     if (typeof ref !== "string") ref = ref.url;

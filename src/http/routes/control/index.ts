@@ -8,6 +8,7 @@ import { ERROR_RESPONSES, int, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, ok } fro
 import { faultRoutes } from "./faults.js";
 import { observeRoutes } from "./observe.js";
 import { snapshotRoutes } from "./snapshots.js";
+import { waitRoutes } from "./wait.js";
 
 const TAG = "Emulator control";
 const CONTROL_BODY_LIMIT = 1024 * 1024;
@@ -94,4 +95,5 @@ export function controlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
   faultRoutes(core, router);
   observeRoutes(core, router);
   snapshotRoutes(core, router);
+  waitRoutes(core, router);
 }

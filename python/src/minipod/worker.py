@@ -1,0 +1,128 @@
+"""Worker processes: a user's handler under the service's worker runtime, started by `minipod worker`."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Union
+
+from .errors import MinipodError
+
+if TYPE_CHECKING:
+    from .emulator import Emulator
+
+#: A handler: a function (defined at the top level of an importable module) or "module:function".
+Handler = Union[Callable[..., Any], str, None]
+
+
+class Worker:
+    """A `minipod worker -- python ...` process of one endpoint; `output` holds the lines it wrote."""
+
+    def __init__(self, process: "subprocess.Popen[str]", endpoint: str, worker_id: str) -> None:
+        self.process = process
+        self.endpoint = endpoint
+        self.worker_id = worker_id
+        self.output: List[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line.rstrip("\n"))
+
+    @property
+    def running(self) -> bool:
+        """Whether the process is still running."""
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stops the worker as the platform does (SIGTERM; SIGKILL when it lingers). Safe to call twice."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+def handler_reference(handler: Handler) -> str:
+    """ "module:function" for a handler; raises MinipodError when a new process could not import it."""
+    if isinstance(handler, str):
+        if ":" not in handler:
+            raise MinipodError(f'handler {handler!r} must be "module:function", e.g. "my_worker.handler:handler"')
+        return handler
+    if not callable(handler):
+        raise MinipodError(f"handler must be a function or a 'module:function' string, got {handler!r}")
+    module = getattr(handler, "__module__", None)
+    qualname = getattr(handler, "__qualname__", "")
+    if not module or module == "__main__" or "<" in qualname:
+        raise MinipodError(
+            f"handler {qualname or handler!r} cannot be imported by the worker process: define it at the top level of a module "
+            f"(not in a function or in __main__), or pass script= a file that calls runpod.serverless.start"
+        )
+    return f"{module}:{qualname}"
+
+
+def _python_path(extra: Optional[str]) -> str:
+    """This process's import path, so the worker imports what the test does (its modules, runpod)."""
+    entries = [p for p in sys.path if p and Path(p).exists()]
+    if extra:
+        entries = extra.split(os.pathsep) + entries
+    return os.pathsep.join(dict.fromkeys(entries))
+
+
+def start_worker(
+    emulator: "Emulator",
+    *,
+    handler: Handler,
+    script: Optional[Union[str, "os.PathLike[str]"]],
+    endpoint: Optional[str],
+    options: Optional[Mapping[str, Any]],
+    env: Optional[Mapping[str, str]],
+    python: Optional[str],
+    worker_id: Optional[str],
+    timeout: float,
+) -> Worker:
+    """Starts `minipod worker` for one process and waits until the runtime polls for jobs."""
+    if (handler is None) == (script is None):
+        raise MinipodError("give the worker either handler= (a function or 'module:function') or script= (a file), not both or neither")
+    python = python or sys.executable
+    if script is not None:
+        path = Path(script).resolve()
+        if not path.is_file():
+            raise MinipodError(f"worker script {path} does not exist")
+        child = [python, "-u", str(path)]
+    else:
+        child = [python, "-u", "-m", "minipod._serve", handler_reference(handler)]
+    endpoints = [e for e in emulator._call("GET", "/_emulator/workers")["endpoints"]]
+    if endpoint is None:
+        if len(endpoints) != 1:
+            raise MinipodError(f'choose the endpoint with endpoint=; endpoints with "handler": "external": {", ".join(endpoints) or "none"}')
+        endpoint = endpoints[0]
+    elif endpoint not in endpoints:
+        raise MinipodError(f'endpoint {endpoint!r} is not served by worker processes; give it "handler": "external" in the config (those that are: {", ".join(endpoints) or "none"})')
+    worker_id = worker_id or f"py-{uuid.uuid4().hex[:10]}"
+    run_env = {**os.environ, **(env or {})}
+    run_env["PYTHONPATH"] = _python_path(run_env.get("PYTHONPATH"))
+    run_env["PYTHONUNBUFFERED"] = "1"
+    run_env["MINIPOD_HANDLER_OPTIONS"] = json.dumps(dict(options or {}))
+    cmd = [*emulator._launcher, "worker", "--url", emulator.url, "--endpoint", endpoint, "--worker-id", worker_id, "--", *child]
+    process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env)
+    worker = Worker(process, endpoint, worker_id)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not worker.running:
+            time.sleep(0.1)
+            raise MinipodError(f"the worker exited before it took jobs:\n" + "\n".join(worker.output[-30:]))
+        seen = [w for w in emulator.workers(endpoint) if w["id"] == worker_id]
+        if seen and seen[0]["state"] not in ("lost", "stopped") and (seen[0]["openPolls"] > 0 or seen[0]["jobIds"]):
+            return worker
+        time.sleep(0.05)
+    worker.stop()
+    raise MinipodError(f"the worker did not poll for jobs within {timeout} s:\n" + "\n".join(worker.output[-30:]))

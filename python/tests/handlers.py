@@ -1,0 +1,12 @@
+"""Handlers as a worker author writes them, run by the tests under the service's worker runtime."""
+import os
+
+
+def greet(job):
+    return {"greeting": f"hello, {job['input']['name']}", "pid": os.getpid()}
+
+
+def count(job):
+    for i in range(job["input"]["n"]):
+        yield {"i": i}
+

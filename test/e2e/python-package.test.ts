@@ -1,0 +1,75 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "vitest";
+import { pythonPackageAvailable, run, venvWithPackage } from "../support/python-package.js";
+import { pythonEnv } from "../support/python.js";
+import { blocksOf } from "../support/readme.js";
+
+/**
+ * The Python package (python/), installed from the clone with pip into a fresh venv, and its own
+ * pytest suite (python/tests) run there with the service's library (vendor/python) on the path:
+ * the fixture, the real runpod.Endpoint and worker runtime against one minipod per session. The
+ * suite runs once, as the file is collected; each pytest test is then one test here, so a failure
+ * names it and the suite's count includes them.
+ */
+const available = pythonPackageAvailable();
+
+interface Case {
+  name: string;
+  failure?: string;
+}
+
+async function runSuite(): Promise<{ cases: Case[]; output: string }> {
+  const python = await venvWithPackage();
+  const junit = join(mkdtempSync(join(tmpdir(), "minipod-pytest-")), "junit.xml");
+  // The package finds the CLI of the clone it was installed from (bin/minipod.js): no MINIPOD_CLI.
+  const env = pythonEnv({ PYTHONDONTWRITEBYTECODE: "1" });
+  const { code, output } = await run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", `--junitxml=${junit}`, "python/tests"], { env, wallMs: 240_000 });
+  let xml = "";
+  try {
+    xml = readFileSync(junit, "utf8");
+  } catch {
+    throw new Error(`pytest wrote no report (exit ${code}):\n${output}`);
+  }
+  const cases: Case[] = [];
+  for (const m of xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)) {
+    const body = m[4] ?? "";
+    const failed = /<(failure|error)\b/.test(body);
+    cases.push({ name: `${m[1]}.${m[2]}`, ...(failed ? { failure: body.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&") } : {}) });
+  }
+  if (cases.length === 0) throw new Error(`pytest ran no test (exit ${code}):\n${output}`);
+  cases.push(await readmeExample(python));
+  return { cases, output };
+}
+
+/**
+ * The README's "From Python": its three commands, and its config and pytest test written into an
+ * empty project and run there with `pytest`, as a user runs them.
+ */
+async function readmeExample(python: string): Promise<Case> {
+  const name = "the README's pytest example, in an empty project";
+  const [commands] = blocksOf("README.md", "From Python", "sh");
+  const lines = commands!.text.split("\n").map((l) => l.replace(/\s+#.*$/, ""));
+  if (JSON.stringify(lines) !== JSON.stringify(["npm ci", "pip install ./python runpod pytest", "pytest"])) return { name, failure: `the README's commands changed: ${lines.join(" / ")}` };
+  const [config] = blocksOf("README.md", "From Python", "json");
+  const test = blocksOf("README.md", "From Python", "python").find((b) => b.text.includes("def test_"));
+  if (!test) return { name, failure: "the README's From Python has no pytest test" };
+  const project = mkdtempSync(join(tmpdir(), "minipod-readme-pytest-"));
+  writeFileSync(join(project, "emulator.config.json"), config!.text);
+  writeFileSync(join(project, "test_greeting.py"), test.text);
+  const { code, output } = await run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: project, env: pythonEnv({ PYTHONDONTWRITEBYTECODE: "1" }), wallMs: 120_000 });
+  return code === 0 && /1 passed/.test(output) ? { name } : { name, failure: `pytest in ${project} exited ${code}:\n${output}` };
+}
+
+const suite = available ? await runSuite() : { cases: [], output: "" };
+
+describe.skipIf(!available)("the Python package: pip install ./python, then its pytest suite", () => {
+  // Skipped (the reason was printed above): one entry, so the skip shows in the count.
+  if (!available) it("runs the package's pytest suite", () => {});
+  for (const c of suite.cases) {
+    it(c.name, () => {
+      if (c.failure) throw new Error(`${c.failure}\n\npytest's output:\n${suite.output.slice(-4000)}`);
+    });
+  }
+});
