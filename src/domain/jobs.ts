@@ -196,7 +196,11 @@ export class JobService {
     this.requireEndpoint(endpointId);
     const pool = this.d.scheduler.pool(endpointId)!;
     const c = this.d.jobs.countByStatus(endpointId);
-    const w = pool.external && this.d.external ? { ...this.d.external.counts(endpointId), initializing: 0 } : { ...pool.counts(), unhealthy: 0 };
+    // Batch workers are the endpoint's workers too: /health counts them with the standard ones.
+    const batch = this.d.scheduler.batchPool(endpointId)?.counts() ?? { initializing: 0, idle: 0, running: 0 };
+    const own = pool.counts();
+    const sim = { initializing: own.initializing + batch.initializing, idle: own.idle + batch.idle, running: own.running + batch.running, unhealthy: 0 };
+    const w = pool.external && this.d.external ? { ...this.d.external.counts(endpointId), initializing: 0 } : sim;
     return {
       jobs: { completed: c.COMPLETED, failed: c.FAILED, inProgress: c.IN_PROGRESS, inQueue: c.IN_QUEUE, retried: this.d.jobs.sumRetries(endpointId) },
       workers: { idle: w.idle, initializing: w.initializing, ready: w.idle, running: w.running, throttled: pool.throttled ? 1 : 0, unhealthy: w.unhealthy },

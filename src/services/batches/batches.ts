@@ -216,8 +216,7 @@ export class BatchService {
 
   /** Follows the jobs of running batches: a request finished, went back to the queue, or was lost. */
   private onJobChange(c: JobChange): void {
-    const job = c.job ?? c.deleted;
-    const batchId = job?.batchId;
+    const batchId = (c.job ?? c.deleted)?.batchId ?? c.batchId;
     if (batchId === undefined || c.from === undefined) return;
     const wasOpen = !isFinal(c.from);
     const isOpen = c.job !== undefined && !isFinal(c.job.status);

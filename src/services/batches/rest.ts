@@ -118,7 +118,7 @@ export function batchRoutes(views: ViewContext, router: OpenAPIHono<AppEnv>): vo
   router.openapi(createBatchRoute, (c) => {
     const b = c.req.valid("json");
     const { endpoint_id } = c.req.valid("param");
-    const { batch, added } = Array.isArray(b) ? batches.create(endpoint_id, {}, b) : batches.create(endpoint_id, { name: b.name, webhook: b.webhook }, b.requests ?? []);
+    const { batch, added } = batches.create(endpoint_id, { name: b.name, webhook: b.webhook }, b.requests ?? []);
     return c.json({ ...show(batch), requestIds: added }, 200);
   });
   router.openapi(listBatchesRoute, (c) => c.json({ batches: batches.list(c.req.valid("param").endpoint_id).map(show) }, 200));
@@ -133,7 +133,7 @@ export function batchRoutes(views: ViewContext, router: OpenAPIHono<AppEnv>): vo
   router.openapi(appendRoute, (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");
-    const { batch, added } = batches.append(p.endpoint_id, p.batch_id, Array.isArray(b) ? b : b.requests);
+    const { batch, added } = batches.append(p.endpoint_id, p.batch_id, b.requests);
     return c.json({ ...show(batch), requestIds: added }, 200);
   });
   router.openapi(listRequestsRoute, (c) => {

@@ -26,12 +26,18 @@ const Name = z.string().min(1).max(256).openapi({ example: "nightly-embeddings-2
 const Requests = z.array(SubmissionSchema);
 
 /** The create body: a bare array of requests (the service's form), or an object that may also name the batch. */
+/**
+ * A bare array of requests is read as `{ "requests": [...] }`: one schema then checks both forms,
+ * so a bad request is named by its place (`$.requests[3].input`) rather than "no form matched".
+ */
+const asObject = (v: unknown) => (Array.isArray(v) ? { requests: v } : v);
+
 export const CreateBatchSchema = z
-  .union([Requests, z.strictObject({ name: Name.optional(), webhook: Webhook.optional(), requests: Requests.optional() })])
-  .openapi("CreateBatchRequest", { description: "`[]` or `[{ \"input\": ... }, ...]`; or `{ \"name\", \"webhook\", \"requests\" }`" });
+  .preprocess(asObject, z.strictObject({ name: Name.optional(), webhook: Webhook.optional(), requests: Requests.optional() }))
+  .openapi("CreateBatchRequest", { description: "`[]` or `[{ \"input\": ... }, ...]` (the service's form); or `{ \"name\", \"webhook\", \"requests\" }`" });
 
 export const AppendSchema = z
-  .union([z.strictObject({ requests: Requests }), Requests])
+  .preprocess(asObject, z.strictObject({ requests: Requests }))
   .openapi("AppendBatchRequests", { description: "`{ \"requests\": [{ \"input\": ... }, ...] }` (a bare array is taken too)" });
 
 export const UpdateBatchSchema = z
