@@ -1,6 +1,7 @@
 import type { ServiceDef } from "../shared/service.js";
 import { BatchService } from "./batches.js";
 import type { Batch, StoredRequest } from "./model.js";
+import { batchControlRoutes } from "./control.js";
 import { batchRoutes } from "./rest.js";
 
 export type { BatchService } from "./batches.js";
@@ -21,7 +22,10 @@ export const batches: ServiceDef<"batches", { batches: BatchService }, typeof co
   build: (ctx) => ({
     batches: new BatchService({ engine: ctx.engine, batches: ctx.documents<Batch>("batch"), requests: ctx.documents<StoredRequest>("batch-request") }),
   }),
-  routes: (app, views) => batchRoutes(views, app),
+  routes: (app, views) => {
+    batchRoutes(views, app);
+    batchControlRoutes(views, app);
+  },
   clear: ({ batches }) => batches.clear(),
   restored: ({ batches }) => batches.clear(),
   resume: ({ batches }) => batches.resume(),
