@@ -24,6 +24,7 @@ interface Parsed {
   workers: number;
   key: string;
   restart: boolean;
+  batch: boolean;
   controlKey: string | undefined;
   command: string[];
 }
@@ -52,6 +53,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     workers,
     key: text("key") ?? env.RUNPOD_AI_API_KEY ?? "minipod-worker",
     restart: values.restart === true,
+    batch: values.batch === true,
     controlKey: text("control-key") ?? env.MINIPOD_CONTROL_KEY,
     command,
   };
@@ -152,7 +154,7 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
       new WorkerProcess({
         command: p.command,
         workerId,
-        env: { ...env, ...workerEnv({ url: p.url, endpoint, workerId, key: p.key, pingIntervalMs: info.settings.pingIntervalMs }) },
+        env: { ...env, ...workerEnv({ url: p.url, endpoint, workerId, key: p.key, pingIntervalMs: info.settings.pingIntervalMs, batch: p.batch }) },
         restart: p.restart,
         output: write,
         onStopping: () => {
@@ -174,7 +176,7 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
         },
       }),
   );
-  process.stderr.write(`minipod worker: ${ids.length} worker(s) for endpoint ${endpoint} of ${p.url}: ${ids.join(", ")}${p.restart ? " (restarted when they exit)" : ""}; Ctrl-C stops them\n`);
+  process.stderr.write(`minipod worker: ${ids.length} ${p.batch ? "batch " : ""}worker(s) for endpoint ${endpoint} of ${p.url}: ${ids.join(", ")}${p.restart ? " (restarted when they exit)" : ""}; Ctrl-C stops them\n`);
 
   const stopped = new AbortController();
   let stopping = false;

@@ -68,6 +68,7 @@ export const WORKER_FLAGS: readonly Flag[] = [
   { name: "workers", arg: "N", default: "1", text: "run N copies of the command, worker ids ID-1 .. ID-N (1 to 64)" },
   { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends (with the worker scope once auth.keys is set)" },
   { name: "restart", default: "", text: "start the command again when it exits (1 s later, doubling to 30 s while it keeps failing fast)" },
+  { name: "batch", default: "", text: "run batch workers: they take the endpoint's batch requests, and only those" },
   { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },
   { name: "help", short: "h", default: "", text: "this help" },
 ];
