@@ -1,5 +1,5 @@
 import { customAlphabet } from "nanoid";
-import type { EndpointSpec } from "../../domain/endpoint.js";
+import { endpointNotFound, type EndpointSpec } from "../../domain/endpoint.js";
 import { EmulatorError } from "../../domain/errors.js";
 import { isFinal, type Job } from "../../domain/job.js";
 import type { Submission } from "../../domain/jobs.js";
@@ -21,7 +21,7 @@ export interface BatchAttributes {
   webhook?: string | null | undefined;
 }
 
-type Engine = Pick<EngineView, "clock" | "log" | "jobs" | "queue" | "webhooks" | "notifier" | "endpointOf">;
+type Engine = Pick<EngineView, "clock" | "log" | "jobs" | "queue" | "webhooks" | "notifier" | "endpointOf" | "scheduler">;
 
 /**
  * Batches of an endpoint: a DRAFT collects requests (added, changed, removed); `finalize` locks
@@ -262,7 +262,7 @@ export class BatchService {
 
   private requireEndpoint(endpointId: string): EndpointSpec {
     const spec = this.d.engine.endpointOf(endpointId);
-    if (!spec) throw new EmulatorError("ENDPOINT_NOT_FOUND", `endpoint "${endpointId}" not found`);
+    if (!spec) throw endpointNotFound(endpointId, this.d.engine.scheduler.specs().map((s) => s.id));
     return spec;
   }
 }
