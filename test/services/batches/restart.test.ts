@@ -58,3 +58,36 @@ describe("batches on a file database", () => {
     expect(await call(second, "GET", `/v2/ep/batch/${draft.id}`)).toMatchObject({ requestCompleted: 3, endedAt: expect.any(Number) });
   });
 });
+
+describe("a finalize whose jobs never reached the database", () => {
+  it("is completed at the next start: the batch's requests are queued from what it stored", async () => {
+    const { default: Database } = await import("better-sqlite3");
+    const { inProcess } = await import("../../support/in-process.js");
+    const dir = mkdtempSync(join(tmpdir(), "minipod-batch-"));
+    const db = join(dir, "state.db");
+    try {
+      const first = await inProcess({ db, config: CONFIG });
+      const b = (await first.post("/v2/ep/batch", [{ input: { a: 1, sleepMs: 1000 } }, { input: { a: 2, sleepMs: 1000 } }])).body;
+      await first.post(`/v2/ep/batch/${b.id}/finalize`);
+      first.close();
+      // As if the process had died after the batch was marked FINALIZED, before its jobs were written.
+      const raw = new Database(db);
+      raw.prepare("DELETE FROM jobs WHERE batch_id = ?").run(b.id);
+      raw.close();
+      const second = await inProcess({ db, config: CONFIG });
+      try {
+        await second.advance(1000);
+        expect((await second.get(`/v2/ep/batch/${b.id}`)).body).toMatchObject({ status: "FINALIZED", requestTotal: 2, requestCompleted: 2, endedAt: expect.any(Number) });
+        const page = (await second.get(`/v2/ep/batch/${b.id}/requests`)).body;
+        expect(page.requests.map((r: { id: string; output: unknown }) => [r.id, r.output])).toEqual([
+          [b.requestIds[0], { a: 1, sleepMs: 1000 }],
+          [b.requestIds[1], { a: 2, sleepMs: 1000 }],
+        ]);
+      } finally {
+        second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
