@@ -33,7 +33,7 @@ export interface JobStore {
   countScalingDemand(endpointId: string, limit: number, lane?: Lane): number;
   /** The batch's requests (jobs carrying its id), counted by status. */
   countByBatch(batchId: string): Record<JobStatus, number>;
-  /** One page of the batch's requests, in the order they were added (queue order). */
+  /** One page of the batch's requests, in the order they were added (whatever retries did to their queue positions). */
   listBatch(batchId: string, offset: number, limit: number): Job[];
   /** Every request of the batch, id and status only. */
   batchJobIds(batchId: string): { id: string; status: JobStatus }[];

@@ -90,7 +90,9 @@ export class SqliteJobStore implements JobStore {
         `SELECT id, queue_seq, low_priority FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND (batch_id IS NOT NULL) = ? ORDER BY queue_seq`,
       ),
       byBatch: p<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM jobs WHERE batch_id = ? GROUP BY status`),
-      batchPage: this.rawRows(`SELECT ${COLUMNS} FROM jobs WHERE batch_id = ? ORDER BY queue_seq LIMIT ? OFFSET ?`),
+      // In the order the batch's jobs were written, which is the order of its requests: a retry or
+      // a lost worker gives a job a new queue position, never a new row.
+      batchPage: this.rawRows(`SELECT ${COLUMNS} FROM jobs WHERE batch_id = ? ORDER BY rowid LIMIT ? OFFSET ?`),
       batchIds: p<{ id: string; status: string }>(`SELECT id, status FROM jobs WHERE batch_id = ?`),
       countByStatus: p<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM jobs WHERE endpoint_id = ? GROUP BY status`),
       active: p<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS')`),

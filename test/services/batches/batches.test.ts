@@ -226,6 +226,11 @@ describe("batch workers", () => {
     expect((await e.post(`/v2/ep/retry/${b.requestIds[0]}`)).status).toBe(200);
     await e.advance(0);
     expect((await e.get(`${B}/${b.id}`)).body).toMatchObject({ requestCompleted: 2, requestFailed: 0 });
+    // The retried request keeps its place in the listing.
+    expect((await e.get(`${B}/${b.id}/requests`)).body.requests.map((r: { id: string; retries?: number }) => [r.id, r.retries])).toEqual([
+      [b.requestIds[0], 1],
+      [b.requestIds[1], undefined],
+    ]);
   });
 });
 
