@@ -1,11 +1,13 @@
+import Database from "better-sqlite3";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../../support/cli.js";
+import { inProcess } from "../../support/in-process.js";
 
 const AUTH = { authorization: "Bearer test-key", "content-type": "application/json" };
-const CONFIG = { logLevel: "warn", rateLimits: { enabled: false }, endpoints: [{ id: "ep", handler: "scripted", workersMax: 1, batchWorkersMax: 2, coldStartMs: 0 }] };
+const CONFIG = { logLevel: "warn" as const, rateLimits: { enabled: false }, endpoints: [{ id: "ep", handler: "scripted", workersMax: 1, batchWorkersMax: 2, coldStartMs: 0 }] };
 
 describe("batches on a file database", () => {
   let dir: string;
@@ -61,8 +63,6 @@ describe("batches on a file database", () => {
 
 describe("a finalize whose jobs never reached the database", () => {
   it("is completed at the next start: the batch's requests are queued from what it stored", async () => {
-    const { default: Database } = await import("better-sqlite3");
-    const { inProcess } = await import("../../support/in-process.js");
     const dir = mkdtempSync(join(tmpdir(), "minipod-batch-"));
     const db = join(dir, "state.db");
     try {
