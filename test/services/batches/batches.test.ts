@@ -253,13 +253,20 @@ describe("the end of a batch", () => {
     }
   });
 
-  it("is FAILED when its requests are lost (their endpoint deleted)", async () => {
-    const created = await e.post("/v1/endpoints", { name: "tmp", templateId: "tpl" });
-    expect(created.status).toBe(200);
-    const epId = created.body.id as string;
-    const b = (await e.post(`/v2/${epId}/batch`, [{ input: { sleepMs: 1000 } }])).body;
-    await e.post(`/v2/${epId}/batch/${b.id}/finalize`);
-    expect((await e.request("DELETE", `/v1/endpoints/${epId}`)).status).toBe(204);
-    expect(e.core.services.batches.all().find((x) => x.id === b.id)).toMatchObject({ status: "FAILED", error: expect.stringContaining("lost") });
+  it("is FAILED when its requests are lost (their endpoint deleted), and says so to its webhook", async () => {
+    const hook = await startReceiver();
+    try {
+      const created = await e.post("/v1/endpoints", { name: "tmp", templateId: "tpl" });
+      expect(created.status).toBe(200);
+      const epId = created.body.id as string;
+      const b = (await e.post(`/v2/${epId}/batch`, { webhook: hook.url, requests: [{ input: { sleepMs: 1000 } }] })).body;
+      await e.post(`/v2/${epId}/batch/${b.id}/finalize`);
+      expect((await e.request("DELETE", `/v1/endpoints/${epId}`)).status).toBe(204);
+      expect(e.core.services.batches.all().find((x) => x.id === b.id)).toMatchObject({ status: "FAILED", error: expect.stringContaining("lost") });
+      await e.core.runUntilIdle();
+      expect(hook.calls.map((c) => c.body)).toEqual([expect.objectContaining({ event: "batch.failed", id: b.id, status: "FAILED" })]);
+    } finally {
+      await hook.close();
+    }
   });
 });
