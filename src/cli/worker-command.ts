@@ -29,6 +29,7 @@ interface Parsed {
   restart: boolean;
   /** Folders and files whose edits restart the workers (`--watch`); empty without it. */
   watch: string[];
+  batch: boolean;
   controlKey: string | undefined;
   command: string[];
 }
@@ -59,6 +60,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     key: text("key") ?? env.RUNPOD_AI_API_KEY ?? "minipod-worker",
     restart: values.restart === true,
     watch: values.watch === true ? (text("watch-path") ?? ".").split(",").map((w) => w.trim()).filter((w) => w !== "") : [],
+    batch: values.batch === true,
     controlKey: text("control-key") ?? env.MINIPOD_CONTROL_KEY,
     command,
   };
@@ -167,7 +169,7 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
       new WorkerProcess({
         command: p.command,
         workerId,
-        env: { ...env, ...workerEnv({ url: p.url, endpoint, workerId, key: p.key, pingIntervalMs: info.settings.pingIntervalMs }) },
+        env: { ...env, ...workerEnv({ url: p.url, endpoint, workerId, key: p.key, pingIntervalMs: info.settings.pingIntervalMs, batch: p.batch }) },
         restart: p.restart,
         output: write,
         onStopping: () => {
@@ -189,7 +191,7 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
         },
       }),
   );
-  process.stderr.write(`minipod worker: ${ids.length} worker(s) for endpoint ${endpoint} of ${p.url}: ${ids.join(", ")}${p.restart ? " (restarted when they exit)" : ""}; Ctrl-C stops them\n`);
+  process.stderr.write(`minipod worker: ${ids.length} ${p.batch ? "batch " : ""}worker(s) for endpoint ${endpoint} of ${p.url}: ${ids.join(", ")}${p.restart ? " (restarted when they exit)" : ""}; Ctrl-C stops them\n`);
 
   const stopped = new AbortController();
   let stopping = false;

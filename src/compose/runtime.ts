@@ -160,6 +160,8 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     log,
     endpoints,
     jobs: jobStore,
+    queue: jobs,
+    webhooks: observed.webhooks,
     notifier,
     handlers,
     scheduler,
@@ -197,6 +199,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
       },
       restored: (at) => def.restored?.(models, at),
       seed: () => def.seed?.(models, { config, atField, engine }),
+      resume: () => def.resume?.(models),
     });
   }
   const views: ViewContext = Object.assign(Object.create(null) as object, registry, { clock, scheduler, notifier, logs });

@@ -72,6 +72,7 @@ export const WORKER_FLAGS: readonly Flag[] = [
   { name: "restart", default: "", text: "start the command again when it exits (1 s later, doubling to 30 s while it keeps failing fast)" },
   { name: "watch", default: "", text: "restart the command when a file under the watched folder changes" },
   { name: "watch-path", arg: "PATHS", default: "the current folder", text: "with --watch: the files and folders watched, comma-separated" },
+  { name: "batch", default: "", text: "run batch workers: they take the endpoint's batch requests, and only those" },
   { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },
   { name: "help", short: "h", default: "", text: "this help" },
 ];

@@ -38,6 +38,12 @@ export const EndpointConfigSchema = z
       ),
     workersMin: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
     workersMax: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
+    batchWorkersMax: z
+      .int()
+      .min(0)
+      .max(ENDPOINT_WORKERS_LIMIT)
+      .optional()
+      .describe("Most batch workers: they run the endpoint's batch requests only, apart from its /run traffic; default workersMax"),
     idleTimeout: z.int().min(0).max(ENDPOINT_IDLE_TIMEOUT_MAX_S).default(ENDPOINT_IDLE_TIMEOUT_DEFAULT_S).describe("Seconds an idle worker lives before it is scaled down"),
     coldStartMs: z.int().min(0).max(ENDPOINT_COLD_START_MAX_MS).default(ENDPOINT_COLD_START_DEFAULT_MS).describe("Virtual ms a new worker takes to start"),
     executionTimeoutMs: z

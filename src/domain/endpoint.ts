@@ -17,10 +17,18 @@ export interface EndpointSpec {
   coldStartMs: number;
   /** Endpoint default for policy.executionTimeout; the specification's default when unset. */
   executionTimeoutMs: number | undefined;
+  /** Most batch workers (which run batch requests only, apart from `/run` traffic); workersMax when unset. */
+  batchWorkersMax?: number | undefined;
   createdAt: number;
   /** Management fields (templateId, gpuTypeIds, ...) kept as given. */
   extra: Record<string, unknown>;
 }
+
+/**
+ * The settings of an endpoint's batch workers: its handler and cold start, none kept warm, up to
+ * `batchWorkersMax` of them.
+ */
+export const batchSpecOf = (spec: EndpointSpec): EndpointSpec => ({ ...spec, workersMin: 0, workersMax: spec.batchWorkersMax ?? spec.workersMax });
 
 export const describeHandler = (h: HandlerRef): string => (typeof h === "string" ? h : `${h.type} ${h.url}`);
 

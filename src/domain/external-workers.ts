@@ -11,6 +11,7 @@
 import type { WallTime } from "./clock.js";
 import { WORKER_FORGET_AFTER_MS, WORKER_RECORDS_MAX } from "./limits.js";
 import { EmulatorError } from "./errors.js";
+import type { Lane } from "./job.js";
 
 export const EXTERNAL_HANDLER = "external";
 
@@ -54,6 +55,8 @@ export interface ExternalWorkerView {
 export interface ExternalWorker {
   readonly id: string;
   readonly endpointId: string;
+  /** Which of the endpoint's queues it takes from (its job-take's `pool`): `/run` traffic or batch requests. */
+  lane: Lane;
   readonly jobs: Set<string>;
   startedAt: number;
   lastSeenAt: number;
@@ -94,7 +97,7 @@ export class ExternalWorkers {
     let w = m.get(workerId);
     if (!w) {
       if (m.size >= WORKER_RECORDS_MAX) this.makeRoom(m, endpointId);
-      w = { id: workerId, endpointId, jobs: new Set(), startedAt: now, lastSeenAt: now, lastHeartbeatAt: undefined, runtimeVersion: undefined, reportedJobIds: undefined, lastWall: 0, openPolls: 0, status: "live", reason: undefined, timer: undefined };
+      w = { id: workerId, endpointId, lane: "standard", jobs: new Set(), startedAt: now, lastSeenAt: now, lastHeartbeatAt: undefined, runtimeVersion: undefined, reportedJobIds: undefined, lastWall: 0, openPolls: 0, status: "live", reason: undefined, timer: undefined };
       m.set(workerId, w);
     }
     w.lastSeenAt = now;

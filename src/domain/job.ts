@@ -74,7 +74,16 @@ export interface Job {
   retainUntil: number | undefined;
   /** How many stream chunks `/stream` has handed out. */
   streamCursor: number;
+  /**
+   * The batch this job is a request of (`/v2/{endpoint}/batch`): it waits in the endpoint's batch
+   * queue, runs on its batch workers, and worker processes receive the id with the job.
+   */
+  batchId?: string | undefined;
 }
+
+/** The two queues of an endpoint: `/run` traffic, and batch requests on workers of their own. */
+export type Lane = "standard" | "batch";
+export const laneOf = (job: Pick<Job, "batchId">): Lane => (job.batchId === undefined ? "standard" : "batch");
 
 /** The earliest moment something must happen to this job (expiry, timeout, retention end). */
 export function nextDeadline(job: Pick<Job, "expiresAt" | "timeoutAt" | "retainUntil">): number {

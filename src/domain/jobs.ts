@@ -3,7 +3,7 @@ import { endpointNotFound } from "./endpoint.js";
 import { EmulatorError } from "./errors.js";
 import { newJobId } from "./ids.js";
 import { isFinal, requeuedPatch, type HealthCounts, type Job, type JobInput, type JobKind, type S3Config, type StreamItem } from "./job.js";
-import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
+import { BATCH_TTL_MS, EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import { requeueLostJob } from "./lost-jobs.js";
 import type { JobNotifier } from "./notifier.js";
@@ -49,11 +49,32 @@ export class JobService {
 
   /** A new job in the queue; `cause` is what its timeline says (which route submitted it). */
   submit(endpointId: string, sub: Submission, kind: JobKind, cause = kind === "runsync" ? "submitted with /runsync" : "submitted with /run"): Job {
+    const job = this.newJob(endpointId, sub, kind, newJobId(kind, this.d.clock.now()), undefined);
+    this.d.transitions.insert(job, cause);
+    this.d.scheduler.pump(endpointId);
+    return job;
+  }
+
+  /**
+   * A finalized batch's requests, queued in order on the endpoint's batch lane under their request
+   * ids: each job carries the batch id, waits (and keeps its result) BATCH_TTL_MS unless its
+   * policy says otherwise, and runs on the endpoint's batch workers.
+   */
+  submitBatch(endpointId: string, batchId: string, requests: ReadonlyArray<{ id: string; sub: Submission }>): void {
+    this.requireEndpoint(endpointId);
+    for (const r of requests) {
+      const sub = { ...r.sub, policy: { ...r.sub.policy, ttl: r.sub.policy?.ttl ?? BATCH_TTL_MS } };
+      this.d.transitions.insert(this.newJob(endpointId, sub, "run", r.id, batchId), `submitted with batch ${batchId}`);
+    }
+    this.d.scheduler.pump(endpointId);
+  }
+
+  private newJob(endpointId: string, sub: Submission, kind: JobKind, id: string, batchId: string | undefined): Job {
     const spec = this.requireEndpoint(endpointId);
     const now = this.d.clock.now();
     const ttlMs = sub.policy?.ttl ?? TTL_DEFAULT_MS;
     const job: Job = {
-      id: newJobId(kind, now),
+      id,
       endpointId,
       kind,
       status: "IN_QUEUE",
@@ -78,8 +99,7 @@ export class JobService {
       retainUntil: undefined,
       streamCursor: 0,
     };
-    this.d.transitions.insert(job, cause);
-    this.d.scheduler.pump(endpointId);
+    if (batchId !== undefined) job.batchId = batchId;
     return job;
   }
 
@@ -176,7 +196,11 @@ export class JobService {
     this.requireEndpoint(endpointId);
     const pool = this.d.scheduler.pool(endpointId)!;
     const c = this.d.jobs.countByStatus(endpointId);
-    const w = pool.external && this.d.external ? { ...this.d.external.counts(endpointId), initializing: 0 } : { ...pool.counts(), unhealthy: 0 };
+    // Batch workers are the endpoint's workers too: /health counts them with the standard ones.
+    const batch = this.d.scheduler.batchPool(endpointId)?.counts() ?? { initializing: 0, idle: 0, running: 0 };
+    const own = pool.counts();
+    const sim = { initializing: own.initializing + batch.initializing, idle: own.idle + batch.idle, running: own.running + batch.running, unhealthy: 0 };
+    const w = pool.external && this.d.external ? { ...this.d.external.counts(endpointId), initializing: 0 } : sim;
     return {
       jobs: { completed: c.COMPLETED, failed: c.FAILED, inProgress: c.IN_PROGRESS, inQueue: c.IN_QUEUE, retried: this.d.jobs.sumRetries(endpointId) },
       workers: { idle: w.idle, initializing: w.initializing, ready: w.idle, running: w.running, throttled: pool.throttled ? 1 : 0, unhealthy: w.unhealthy },

@@ -38,6 +38,25 @@ export const RETENTION_RUN_MS = 30 * MINUTE;
 /** "result retention, `/runsync` | 1 minute (up to 5 minutes maximum)" */
 export const RETENTION_RUNSYNC_MS = 1 * MINUTE;
 
+// Batch jobs (docs.runpod.io/serverless/batch-jobs, "Limits" and "API walkthrough").
+/** "Active batches per endpoint | 10" (a DRAFT batch, or a FINALIZED one whose requests are not all done). */
+export const BATCH_ACTIVE_MAX = 10;
+/** "Requests per batch | 5,000" */
+export const BATCH_REQUESTS_MAX = 5_000;
+/** "Queued requests per endpoint | 50,000" (batch requests waiting in the endpoint's batch queue). */
+export const BATCH_QUEUED_PER_ENDPOINT_MAX = 50_000;
+/** "Request body size is limited to 10 MiB per call" (create and append). */
+export const BATCH_APPEND_MAX_BYTES = 10 * 1024 * 1024;
+/** A page of a batch's requests: 50 by default (the docs' example), at most 1,000 (not documented). */
+export const BATCH_PAGE_DEFAULT = 50;
+export const BATCH_PAGE_MAX = 1_000;
+/**
+ * How long a batch request waits, and its result is kept (not documented; the service promises a
+ * batch within 24 hours): the longest ttl, so a batch's results outlive a night's run.
+ */
+export const BATCH_TTL_MS = 7 * DAY;
+export const RETENTION_BATCH_MS = 7 * DAY;
+
 /**
  * Levels of arrays and objects a JSON body may nest (not in the specification). A job's input is
  * stored and copied as JSON text, and V8's `JSON.stringify` overflows its stack near 4,500 levels;

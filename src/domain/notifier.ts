@@ -9,6 +9,8 @@ export interface JobChange {
   from: JobStatus | undefined;
   /** On a deletion by `Transitions.delete`, the job as it was. */
   deleted?: Job | undefined;
+  /** On a deletion without the whole job (its endpoint deleted): the batch it was a request of. */
+  batchId?: string | undefined;
   /** Why: "submitted", "started on worker abc", "ttl expired", ... */
   cause: string;
   at: number;

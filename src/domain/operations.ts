@@ -5,7 +5,7 @@
  */
 
 /** Operations of an endpoint's queue, as fault rules and the journal name them. */
-export const QUEUE_OPERATIONS = ["run", "runsync", "status", "status-sync", "stream", "cancel", "retry", "purge-queue", "health", "requests", "openai"] as const;
+export const QUEUE_OPERATIONS = ["run", "runsync", "status", "status-sync", "stream", "cancel", "retry", "purge-queue", "health", "requests", "openai", "batch"] as const;
 export type QueueOperation = (typeof QUEUE_OPERATIONS)[number];
 
 /** Operations a worker process calls (real workers: job-take, job-stop, job-done, job-stream, ping). */

@@ -2,7 +2,7 @@
  * What the domain needs from storage. `store/` implements these with SQLite; the domain never
  * sees SQL.
  */
-import type { Job, JobStatus, StreamItem } from "./job.js";
+import type { Job, JobStatus, Lane, StreamItem } from "./job.js";
 import type { EndpointSpec } from "./endpoint.js";
 
 /** Which jobs a listing wants; newest first. */
@@ -27,15 +27,21 @@ export interface JobStore {
    */
   save(job: Job, changed?: readonly (keyof Job)[], from?: Job): void;
   delete(id: string): void;
-  /** The oldest queued job of the endpoint (FIFO by queueSeq). */
-  nextQueued(endpointId: string): Job | undefined;
-  /** Queued jobs that may trigger scaling (not lowPriority), counted up to `limit`. */
-  countScalingDemand(endpointId: string, limit: number): number;
+  /** The oldest queued job of the endpoint's lane (FIFO by queueSeq); `/run` traffic by default. */
+  nextQueued(endpointId: string, lane?: Lane): Job | undefined;
+  /** Queued jobs of the lane that may trigger scaling (not lowPriority), counted up to `limit`. */
+  countScalingDemand(endpointId: string, limit: number, lane?: Lane): number;
+  /** The batch's requests (jobs carrying its id), counted by status. */
+  countByBatch(batchId: string): Record<JobStatus, number>;
+  /** One page of the batch's requests, in the order they were added (whatever retries did to their queue positions). */
+  listBatch(batchId: string, offset: number, limit: number): Job[];
+  /** Every request of the batch, id and status only. */
+  batchJobIds(batchId: string): { id: string; status: JobStatus }[];
   countByStatus(endpointId: string): Record<JobStatus, number>;
   /** Jobs waiting or running, all endpoints. */
   countActive(): number;
   sumRetries(endpointId: string): number;
-  /** Deletes every queued job of the endpoint; returns their ids. */
+  /** Deletes every queued `/run` job of the endpoint (batch requests stay); returns their ids. */
   purgeQueued(endpointId: string): string[];
   /**
    * Up to `limit` jobs whose next deadline is at or before `now`, earliest first, and the deadline

@@ -1,11 +1,11 @@
 import type { TimerHandle, VirtualClock } from "./clock.js";
 import { jsonText } from "./json-text.js";
 import { RunStop } from "./run-stop.js";
-import type { EndpointSpec } from "./endpoint.js";
+import { batchSpecOf, type EndpointSpec } from "./endpoint.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
 import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
 import type { Fault } from "./faults.js";
-import type { Job } from "./job.js";
+import { laneOf, type Job, type Lane } from "./job.js";
 import { requeueLostJob } from "./lost-jobs.js";
 import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
@@ -17,6 +17,7 @@ import { RunContext, type WorkerLogSink } from "./run-context.js";
 interface Run {
   jobId: string;
   endpointId: string;
+  lane: Lane;
   workerId: string;
   stop: RunStop;
   hold: HoldSlot;
@@ -45,9 +46,14 @@ export interface ExternalRuns {
 /**
  * Decides what runs next, in one place: matches queued jobs (FIFO) to idle simulated workers,
  * scales the pools, runs handlers and records their outcome. Routes never move a job themselves.
+ *
+ * Each endpoint has two pools: its standard workers take `/run` traffic, its batch workers take
+ * batch requests only (sized by `batchWorkersMax`, none kept warm), so a batch of thousands never
+ * delays an interactive request.
  */
 export class Scheduler {
   private readonly pools = new Map<string, WorkerPool>();
+  private readonly batchPools = new Map<string, WorkerPool>();
   private readonly runs = new Map<string, Run>();
   private external: ExternalRuns | undefined;
 
@@ -88,11 +94,21 @@ export class Scheduler {
     return this.pools.get(endpointId);
   }
 
+  /** The endpoint's batch workers. */
+  batchPool(endpointId: string): WorkerPool | undefined {
+    return this.batchPools.get(endpointId);
+  }
+
+  private poolOf(endpointId: string, lane: Lane): WorkerPool | undefined {
+    return (lane === "batch" ? this.batchPools : this.pools).get(endpointId);
+  }
+
   /** Starts serving an endpoint; `warm` starts its minimum workers ready. */
   attach(spec: EndpointSpec, warm: boolean): void {
     this.detach(spec.id);
     const pool = new WorkerPool(spec, this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver);
     this.pools.set(spec.id, pool);
+    this.batchPools.set(spec.id, new WorkerPool(batchSpecOf(spec), this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver));
     pool.fillMinimum(warm);
     this.pump(spec.id);
   }
@@ -102,6 +118,7 @@ export class Scheduler {
     const pool = this.pools.get(spec.id);
     if (!pool) return this.attach(spec, false);
     pool.update(spec);
+    this.batchPools.get(spec.id)?.update(batchSpecOf(spec));
     this.pump(spec.id);
   }
 
@@ -111,7 +128,9 @@ export class Scheduler {
     if (!pool) return;
     for (const run of [...this.runs.values()]) if (run.endpointId === endpointId) this.stopRun(run.jobId, "endpoint deleted");
     pool.stopAll();
+    this.batchPools.get(endpointId)?.stopAll();
     this.pools.delete(endpointId);
+    this.batchPools.delete(endpointId);
     if (pool.external) this.external?.detach(endpointId);
   }
 
@@ -131,18 +150,27 @@ export class Scheduler {
   pump(endpointId: string): void {
     const pool = this.pools.get(endpointId);
     if (!pool) return;
-    pool.setThrottled(this.d.faults?.blocksWorkers(endpointId) ?? false);
+    const blocked = this.d.faults?.blocksWorkers(endpointId) ?? false;
+    pool.setThrottled(blocked);
     if (pool.external) return this.external?.wake(endpointId);
-    pool.fillMinimum(false);
-    this.assign(pool);
-    if (pool.scaleFor((limit) => this.d.jobs.countScalingDemand(endpointId, limit)) > 0) this.assign(pool);
+    this.pumpLane(pool, "standard");
+    const batch = this.batchPools.get(endpointId);
+    if (!batch) return;
+    batch.setThrottled(blocked);
+    this.pumpLane(batch, "batch");
   }
 
-  private assign(pool: WorkerPool): void {
+  private pumpLane(pool: WorkerPool, lane: Lane): void {
+    pool.fillMinimum(false);
+    this.assign(pool, lane);
+    if (pool.scaleFor((limit) => this.d.jobs.countScalingDemand(pool.endpointId, limit, lane)) > 0) this.assign(pool, lane);
+  }
+
+  private assign(pool: WorkerPool, lane: Lane): void {
     for (;;) {
       const worker = pool.takeIdle();
       if (!worker) return;
-      const job = this.d.jobs.nextQueued(pool.endpointId);
+      const job = this.d.jobs.nextQueued(pool.endpointId, lane);
       if (!job) return;
       this.start(job, pool, worker);
     }
@@ -164,7 +192,7 @@ export class Scheduler {
     run.hold.close();
     run.stop.stop(abortReason(reason));
     this.d.workerLogs?.write(run.workerId, "container", `job ${jobId} stopped: ${reason}`);
-    const pool = this.pools.get(run.endpointId);
+    const pool = this.poolOf(run.endpointId, run.lane);
     const worker = pool?.get(run.workerId);
     if (pool && worker) pool.markIdle(worker);
   }
@@ -189,7 +217,7 @@ export class Scheduler {
     this.d.workerLogs?.write(worker.id, "container", `job ${job.id} started (attempt ${started.attempt})`);
     const stop = new RunStop(clock);
     const hold = new HoldSlot(clock);
-    const run: Run = { jobId: job.id, endpointId: job.endpointId, workerId: worker.id, stop, hold };
+    const run: Run = { jobId: job.id, endpointId: job.endpointId, lane: laneOf(job), workerId: worker.id, stop, hold };
     this.runs.set(job.id, run);
 
     const rule = this.d.faults?.atStart(started);
@@ -255,7 +283,7 @@ export class Scheduler {
     this.d.clock.cancel(run.crash?.timer);
     run.hold.close();
     run.stop.stop(abortReason("worker crashed"));
-    const pool = this.pools.get(run.endpointId);
+    const pool = this.poolOf(run.endpointId, run.lane);
     const worker = pool?.get(run.workerId);
     if (pool && worker) pool.remove(worker);
     const job = this.d.jobs.get(run.jobId);
@@ -282,7 +310,7 @@ export class Scheduler {
       }
       this.d.workerLogs?.write(run.workerId, "container", outcome.ok ? `job ${run.jobId} completed in ${now - (job.startedAt ?? now)} ms` : `job ${run.jobId} failed: ${outcome.error}`);
     }
-    const pool = this.pools.get(run.endpointId);
+    const pool = this.poolOf(run.endpointId, run.lane);
     const worker = pool?.get(run.workerId);
     if (pool && worker) pool.markIdle(worker);
     this.pump(run.endpointId);

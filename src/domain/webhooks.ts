@@ -37,6 +37,14 @@ export function webhookBody(job: Job, now: number): Record<string, unknown> {
   return { ...toView(job, now), input: job.input, webhook: job.webhook };
 }
 
+/** Where a notification goes: the id its deliveries are recorded under, its endpoint, the URL, and what it is about (for the log). */
+export interface WebhookTarget {
+  id: string;
+  endpointId: string;
+  url: string;
+  what: string;
+}
+
 /**
  * Calls a job's webhook when it finishes (COMPLETED, FAILED, CANCELLED, TIMED_OUT). An answer
  * other than 200, or none, is tried again up to 2 more times, 10 s apart on the virtual clock.
@@ -54,8 +62,16 @@ export class Webhooks {
     return this.d.notifier.onAny((c) => {
       const job = c.job;
       if (!job?.webhook || !isFinal(job.status) || c.from === undefined || isFinal(c.from)) return;
-      this.attempt(job, webhookBody(job, c.at), 1);
+      this.attempt({ id: job.id, endpointId: job.endpointId, url: job.webhook, what: `job ${job.id} (${job.status})` }, webhookBody(job, c.at), 1);
     });
+  }
+
+  /**
+   * Sends one notification that is not a job's (a batch that ended), with the same retries and
+   * records as a job's; `target.id` is what its deliveries are listed under.
+   */
+  deliver(target: WebhookTarget, body: Record<string, unknown>): void {
+    this.attempt(target, body, 1);
   }
 
   /** Retries waiting on the clock (for runUntilIdle). */
@@ -63,9 +79,9 @@ export class Webhooks {
     return this.retriesPending;
   }
 
-  private attempt(job: Job, body: Record<string, unknown>, attempt: number): void {
+  private attempt(target: WebhookTarget, body: Record<string, unknown>, attempt: number): void {
     const { clock, store, send, log } = this.d;
-    const url = job.webhook!;
+    const { url, what } = target;
     const at = clock.now();
     const release = clock.hold();
     void send(url, body)
@@ -73,22 +89,22 @@ export class Webhooks {
       .then((result) => {
         const status = "status" in result ? result.status : undefined;
         const error = "error" in result ? result.error : undefined;
-        store.appendDelivery({ jobId: job.id, endpointId: job.endpointId, url: withoutPassword(url), attempt, status, error, at });
+        store.appendDelivery({ jobId: target.id, endpointId: target.endpointId, url: withoutPassword(url), attempt, status, error, at });
         const ok = status === 200;
         const outcome = ok ? "delivered" : status !== undefined ? `answered ${status}` : `failed: ${error}`;
-        if (ok) log.info(`webhook for job ${job.id} (${job.status}) ${outcome}, attempt ${attempt}`);
+        if (ok) log.info(`webhook for ${what} ${outcome}, attempt ${attempt}`);
         else if (attempt <= WEBHOOK_EXTRA_ATTEMPTS) {
-          log.warn(`webhook for job ${job.id} ${outcome} (attempt ${attempt}); trying again in ${WEBHOOK_RETRY_DELAY_MS / 1000} s`);
+          log.warn(`webhook for ${what} ${outcome} (attempt ${attempt}); trying again in ${WEBHOOK_RETRY_DELAY_MS / 1000} s`);
           this.retriesPending++;
           clock.after(
             WEBHOOK_RETRY_DELAY_MS,
             () => {
               this.retriesPending--;
-              this.attempt(job, body, attempt + 1);
+              this.attempt(target, body, attempt + 1);
             },
             "webhook-retry",
           );
-        } else log.warn(`webhook for job ${job.id} ${outcome} (attempt ${attempt}); giving up`);
+        } else log.warn(`webhook for ${what} ${outcome} (attempt ${attempt}); giving up`);
       })
       .finally(release);
   }

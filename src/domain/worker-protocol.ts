@@ -4,7 +4,7 @@ import { EmulatorError } from "./errors.js";
 import { EXTERNAL_HANDLER, ExternalWorkers, type Contact, type ExternalWorker, type ExternalWorkerSettings } from "./external-workers.js";
 import { HeldPolls } from "./held-polls.js";
 import { StopChannel } from "./stop-channel.js";
-import type { Job } from "./job.js";
+import type { Job, Lane } from "./job.js";
 import { WORKER_ERROR_DELAY_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
@@ -74,14 +74,16 @@ export class WorkerProtocol {
   }
 
   /**
-   * Up to `n` queued jobs, oldest first, now IN_PROGRESS on the worker; held up to the poll hold
+   * Up to `n` queued jobs of the worker's lane (`/run` traffic, or batch requests for a batch
+   * worker), oldest first, now IN_PROGRESS on the worker; held up to the poll hold
    * while there are none. `jobInProgress: false` (the library's `job_in_progress=0`) says the
    * worker holds no job: any minipod still counts on it were lost on the way (a restarted worker,
    * a result that never arrived) and go back to the queue first.
    */
-  async take(endpointId: string, workerId: string, n: number, jobInProgress: boolean | undefined, signal?: AbortSignal): Promise<Job[]> {
+  async take(endpointId: string, workerId: string, n: number, jobInProgress: boolean | undefined, signal?: AbortSignal, lane: Lane = "standard"): Promise<Job[]> {
     await this.requireExternalSlowly(endpointId, signal);
     const w = this.touch(endpointId, workerId, "take");
+    w.lane = lane;
     // A request of a process that has exited, arriving late: nothing for it.
     if (w.status === "lost") return [];
     if (jobInProgress === false && w.jobs.size > 0) this.dropHeldJobs(w);
@@ -238,7 +240,7 @@ export class WorkerProtocol {
     const now = this.d.clock.now();
     const taken: Job[] = [];
     for (let i = 0; i < n; i++) {
-      const job = this.d.jobs.nextQueued(w.endpointId);
+      const job = this.d.jobs.nextQueued(w.endpointId, w.lane);
       if (!job) break;
       const patch = { status: "IN_PROGRESS" as const, startedAt: now, workerId: w.id, attempt: job.attempt + 1, timeoutAt: now + job.executionTimeoutMs, output: undefined, error: undefined };
       taken.push(this.d.transitions.move(job, patch, `taken by worker ${w.id}`));

@@ -15,6 +15,8 @@ export interface WorkerSpec {
   key?: string;
   /** Start the command again when it exits. */
   restart?: boolean;
+  /** One of the endpoint's batch workers: it takes the endpoint's batch requests, and only those. */
+  batch?: boolean;
   cwd?: string;
   /** More environment for the process; it wins over minipod's RUNPOD_* variables. */
   env?: Record<string, string>;
@@ -45,7 +47,7 @@ export class EmulatorWorkers {
     if (endpoint.handler !== EXTERNAL_HANDLER) throw new Error(`startWorker: endpoint "${spec.endpoint}" runs simulated workers; give it "handler": "external"`);
     const workerId = spec.workerId ?? newWorkerId();
     const { protocol } = this;
-    const env = workerEnv({ url: this.url, endpoint: spec.endpoint, workerId, key: spec.key ?? "minipod-worker", pingIntervalMs: protocol.workers.settings.pingIntervalMs });
+    const env = workerEnv({ url: this.url, endpoint: spec.endpoint, workerId, key: spec.key ?? "minipod-worker", pingIntervalMs: protocol.workers.settings.pingIntervalMs, batch: spec.batch });
     const output = spec.output ?? this.defaultOutput;
     const proc = new WorkerProcess({
       command: spec.command,

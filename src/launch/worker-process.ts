@@ -9,6 +9,8 @@ export interface WorkerEnvOptions {
   /** The API key the worker sends (bare, as the platform gives it). */
   key: string;
   pingIntervalMs: number;
+  /** One of the endpoint's batch workers: it takes batch requests only. */
+  batch?: boolean | undefined;
 }
 
 /**
@@ -22,7 +24,7 @@ export function workerEnv(o: WorkerEnvOptions): Record<string, string> {
   const ep = `${base}/${encodeURIComponent(o.endpoint)}`;
   const gpu = "?gpu=minipod";
   return {
-    RUNPOD_WEBHOOK_GET_JOB: `${ep}/job-take/$ID${gpu}`,
+    RUNPOD_WEBHOOK_GET_JOB: `${ep}/job-take/$ID${gpu}${o.batch ? "&pool=batch" : ""}`,
     RUNPOD_WEBHOOK_POST_OUTPUT: `${ep}/job-done/$RUNPOD_POD_ID/$ID${gpu}`,
     RUNPOD_WEBHOOK_POST_STREAM: `${ep}/job-stream/$RUNPOD_POD_ID/$ID${gpu}`,
     RUNPOD_WEBHOOK_PING: `${ep}/ping/$RUNPOD_POD_ID`,

@@ -30,10 +30,11 @@ export interface JobRow {
   retain_until: number | null;
   deadline_at: number;
   stream_cursor: number;
+  batch_id: string | null;
 }
 
 export const COLUMNS =
-  "id, endpoint_id, kind, status, input, output, error, webhook, s3_config, execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at, worker_id, retries, attempt, queue_seq, expires_at, timeout_at, retain_until, deadline_at, stream_cursor";
+  "id, endpoint_id, kind, status, input, output, error, webhook, s3_config, execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at, worker_id, retries, attempt, queue_seq, expires_at, timeout_at, retain_until, deadline_at, stream_cursor, batch_id";
 /** The columns a listing reads: the payloads are left out, so a page stays cheap whatever their size. */
 export const SUMMARY_COLUMNS = COLUMNS.replace(/\b(input|output|error|s3_config)\b/g, (c) => (c === "input" ? "'{}' AS input" : `NULL AS ${c}`));
 /** Optional filters in one prepared statement: a NULL parameter matches everything. */
@@ -76,6 +77,7 @@ export const rowOf = (a: unknown[]): JobRow =>
     retain_until: a[22],
     deadline_at: a[23],
     stream_cursor: a[24],
+    batch_id: a[25],
   }) as JobRow;
 export const fromArray = (a: unknown[]): Job => fromRow(rowOf(a));
 /** Where `deadline_at` is in a row read as an array. */
@@ -115,6 +117,7 @@ export const WRITES: ReadonlyArray<readonly [column: string, field: keyof Job | 
   ["retain_until", "retainUntil", (j) => j.retainUntil ?? null],
   ["deadline_at", null, (j) => nextDeadline(j)],
   ["stream_cursor", "streamCursor", (j) => j.streamCursor],
+  ["batch_id", "batchId", (j) => j.batchId ?? null],
 ];
 export const WRITE_OF = new Map(WRITES.filter(([, field]) => field !== null).map(([column, field, write]) => [field!, { column, write }]));
 export const DEADLINE_WRITE = WRITES.find(([column]) => column === "deadline_at")![2];
@@ -147,6 +150,7 @@ export function fromRow(r: JobRow): Job {
     timeoutAt: opt(r.timeout_at),
     retainUntil: opt(r.retain_until),
     streamCursor: r.stream_cursor,
+    ...(r.batch_id === null ? {} : { batchId: r.batch_id }),
   };
 }
 

@@ -1,5 +1,5 @@
-import type { Job, JobStatus, StreamItem } from "../domain/job.js";
-import { JOB_STATUSES } from "../domain/job.js";
+import type { Job, JobStatus, Lane, StreamItem } from "../domain/job.js";
+import { JOB_STATUSES, laneOf } from "../domain/job.js";
 import type { JobFilter, JobStore, JobSummary } from "../domain/ports.js";
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db.js";
@@ -10,6 +10,9 @@ import { RawJson } from "../domain/json-text.js";
 import { weighs } from "../domain/payload-size.js";
 import { WriteBehind } from "./write-behind.js";
 import { COLUMNS, DEADLINE_AT, fromArray, fromRow, LIST_WHERE, SUMMARY_COLUMNS, WRITES, type JobRow } from "./job-rows.js";
+
+/** The key of an endpoint's queue of one lane (endpoint ids cannot hold a space). */
+const laneKey = (endpointId: string, lane: Lane): string => (lane === "standard" ? endpointId : `${endpointId} batch`);
 
 /** How many jobs the store keeps at hand in memory (see `recent`). */
 const RECENT_JOBS = 2_000;
@@ -65,9 +68,9 @@ export class SqliteJobStore implements JobStore {
   /** The job writes waiting for the end of the turn. */
   private readonly behind: JobWrites;
   /**
-   * The queued jobs of each endpoint, in queue order, read from SQLite the first time the
-   * scheduler asks and kept true by every write since: the scheduler looks for a next job after
-   * every submission and every finish.
+   * The queued jobs of each endpoint's lane (`/run` traffic, batch requests), in queue order,
+   * read from SQLite the first time the scheduler asks and kept true by every write since: the
+   * scheduler looks for a next job after every submission and every finish. Keyed by `laneKey`.
    */
   private readonly queues = new Map<string, QueueIndex>();
   private readonly s;
@@ -94,13 +97,19 @@ export class SqliteJobStore implements JobStore {
       get: rows(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`),
       deleteChunks: p(`DELETE FROM stream_chunks WHERE job_id = ?`),
       queued: p<{ id: string; queue_seq: number; low_priority: number }>(
-        `SELECT id, queue_seq, low_priority FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' ORDER BY queue_seq`,
+        `SELECT id, queue_seq, low_priority FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND (batch_id IS NOT NULL) = ? ORDER BY queue_seq`,
       ),
+      byBatch: p<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM jobs WHERE batch_id = ? GROUP BY status`),
+      // In the order the batch's jobs were written, which is the order of its requests: a retry or
+      // a lost worker gives a job a new queue position, never a new row.
+      batchPage: this.rawRows(`SELECT ${COLUMNS} FROM jobs WHERE batch_id = ? ORDER BY rowid LIMIT ? OFFSET ?`),
+      batchIds: p<{ id: string; status: string }>(`SELECT id, status FROM jobs WHERE batch_id = ?`),
       countByStatus: p<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM jobs WHERE endpoint_id = ? GROUP BY status`),
       active: p<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS')`),
       sumRetries: p<{ n: number | null }>(`SELECT SUM(retries) AS n FROM jobs WHERE endpoint_id = ?`),
-      queuedIds: p<{ id: string }>(`SELECT id FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
-      purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'`),
+      // Batch requests leave with their batch (its cancel), not with /purge-queue.
+      queuedIds: p<{ id: string }>(`SELECT id FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND batch_id IS NULL`),
+      purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND batch_id IS NULL`),
       nextDeadline: p<{ at: number | null }>(`SELECT MIN(deadline_at) AS at FROM jobs`),
       nextTwoDeadlines: db.prepare<[], [string, number]>(`SELECT id, deadline_at FROM jobs ORDER BY deadline_at LIMIT 2`).raw(true),
       list: p<JobRow>(`SELECT ${SUMMARY_COLUMNS} FROM jobs WHERE ${LIST_WHERE} ORDER BY created_at DESC, queue_seq DESC LIMIT @limit OFFSET @offset`),
@@ -183,25 +192,26 @@ export class SqliteJobStore implements JobStore {
 
   /** Keeps the endpoint's queue in memory (if read yet) true after a write of `job`. */
   private track(job: Job): void {
-    const q = this.queues.get(job.endpointId);
+    const q = this.queues.get(laneKey(job.endpointId, laneOf(job)));
     if (!q) return;
     if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, heavy(job) ? undefined : job);
     else q.remove(job.id);
   }
 
-  private queue(endpointId: string): QueueIndex {
-    let q = this.queues.get(endpointId);
+  private queue(endpointId: string, lane: Lane): QueueIndex {
+    const key = laneKey(endpointId, lane);
+    let q = this.queues.get(key);
     if (!q) {
       this.flush();
       q = new QueueIndex();
-      for (const r of this.s.queued.all(endpointId)) q.put(r.id, r.queue_seq, r.low_priority === 1);
-      this.queues.set(endpointId, q);
+      for (const r of this.s.queued.all(endpointId, lane === "batch" ? 1 : 0)) q.put(r.id, r.queue_seq, r.low_priority === 1);
+      this.queues.set(key, q);
     }
     return q;
   }
 
-  nextQueued(endpointId: string): Job | undefined {
-    const q = this.queue(endpointId);
+  nextQueued(endpointId: string, lane: Lane = "standard"): Job | undefined {
+    const q = this.queue(endpointId, lane);
     for (;;) {
       const id = q.first();
       if (id === undefined) return undefined;
@@ -214,8 +224,25 @@ export class SqliteJobStore implements JobStore {
     }
   }
 
-  countScalingDemand(endpointId: string, limit: number): number {
-    return Math.min(limit, this.queue(endpointId).demand);
+  countScalingDemand(endpointId: string, limit: number, lane: Lane = "standard"): number {
+    return Math.min(limit, this.queue(endpointId, lane).demand);
+  }
+
+  countByBatch(batchId: string): Record<JobStatus, number> {
+    this.flush();
+    const counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
+    for (const r of this.s.byBatch.all(batchId)) counts[r.status as JobStatus] = r.n;
+    return counts;
+  }
+
+  listBatch(batchId: string, offset: number, limit: number): Job[] {
+    this.flush();
+    return this.s.batchPage.all(batchId, limit, offset).map(fromArray);
+  }
+
+  batchJobIds(batchId: string): { id: string; status: JobStatus }[] {
+    this.flush();
+    return this.s.batchIds.all(batchId) as { id: string; status: JobStatus }[];
   }
 
   countByStatus(endpointId: string): Record<JobStatus, number> {
@@ -241,7 +268,7 @@ export class SqliteJobStore implements JobStore {
       const ids = this.s.queuedIds.all(endpointId).map((r) => r.id);
       this.s.purge.run(endpointId);
       for (const id of ids) this.recent.delete(id);
-      this.queues.delete(endpointId);
+      this.queues.delete(laneKey(endpointId, "standard"));
       return ids;
     });
   }
@@ -331,7 +358,8 @@ export class SqliteJobStore implements JobStore {
   deleteEndpointJobs(endpointId: string): void {
     this.flush();
     this.recent.clear();
-    this.queues.delete(endpointId);
+    this.queues.delete(laneKey(endpointId, "standard"));
+    this.queues.delete(laneKey(endpointId, "batch"));
     this.s.endpointJobs.run(endpointId); // with their stream chunks (trigger jobs_delete_chunks)
   }
 

@@ -250,4 +250,10 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE registry_auths;
   DROP TABLE endpoints;
   `,
+  // Batch requests are jobs that carry their batch's id: the batch's counters and its request
+  // listing read them by batch, and each endpoint's batch requests form a queue of their own.
+  `
+  ALTER TABLE jobs ADD COLUMN batch_id TEXT;
+  CREATE INDEX jobs_batch ON jobs (batch_id, status) WHERE batch_id IS NOT NULL;
+  `,
 ];

@@ -34,7 +34,7 @@ describe("/openapi.json", () => {
     const doc = (await e.get("/openapi.json")).body as { tags: Array<{ name: string; description?: string }>; paths: Record<string, Record<string, { tags?: string[] }>> };
     const names = doc.tags.map((t) => t.name);
     expect(names[0]).toBe("Queue");
-    expect(names.slice(0, 3)).toEqual(["Queue", "OpenAI-compatible", "Worker protocol"]);
+    expect(names.slice(0, 4)).toEqual(["Queue", "OpenAI-compatible", "Batches", "Worker protocol"]);
     expect(names.at(-1)).toBe("Emulator control");
     for (const t of doc.tags) expect(t.description, t.name).toBeTruthy();
     // Every group a route uses is placed in TAG_ORDER, and named once.

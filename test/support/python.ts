@@ -42,7 +42,7 @@ export interface PyWorker {
   waitForLine(re: RegExp, ms?: number): Promise<string>;
 }
 
-export function startPyWorker(emu: Emulator, o: { endpoint: string; workerId?: string; env?: Record<string, string>; restart?: boolean }): PyWorker {
+export function startPyWorker(emu: Emulator, o: { endpoint: string; workerId?: string; env?: Record<string, string>; restart?: boolean; batch?: boolean }): PyWorker {
   const lines: string[] = [];
   const waiters = new Set<() => void>();
   const proc = emu.startWorker({
@@ -50,6 +50,7 @@ export function startPyWorker(emu: Emulator, o: { endpoint: string; workerId?: s
     command: [PYTHON, HANDLER],
     ...(o.workerId ? { workerId: o.workerId } : {}),
     ...(o.restart ? { restart: true } : {}),
+    ...(o.batch ? { batch: true } : {}),
     env: pythonEnv(o.env),
     output: (line) => {
       lines.push(line);

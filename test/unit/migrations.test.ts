@@ -97,7 +97,8 @@ describe("migrations", () => {
     // filled newest first (the list order comes from created_at, not from the order of the rows).
     const file = join(dir, "previous.db");
     const old = new Database(file);
-    const previous = MIGRATIONS.length - 1;
+    // The version before the resources moved into documents (later migrations came after it).
+    const previous = MIGRATIONS.findIndex((m) => m.includes("DROP TABLE endpoints"));
     for (const sql of MIGRATIONS.slice(0, previous)) old.exec(sql);
     old.pragma(`user_version = ${previous}`);
     const insert = (table: string, row: Record<string, unknown>) =>

@@ -18,4 +18,10 @@ describe("the environment minipod worker gives a worker", () => {
       RUNPOD_ENDPOINT_BASE_URL: "http://127.0.0.1:8080/v2",
     });
   });
+
+  it("asks for the endpoint's batch requests when it is a batch worker (the library appends &job_in_progress after it)", () => {
+    const env = workerEnv({ url: "http://127.0.0.1:8080", endpoint: "gpu-box", workerId: "b1", key: "k", pingIntervalMs: 10_000, batch: true });
+    expect(env.RUNPOD_WEBHOOK_GET_JOB).toBe("http://127.0.0.1:8080/v2/gpu-box/job-take/$ID?gpu=minipod&pool=batch");
+    expect(env.RUNPOD_WEBHOOK_POST_OUTPUT).toBe("http://127.0.0.1:8080/v2/gpu-box/job-done/$RUNPOD_POD_ID/$ID?gpu=minipod");
+  });
 });

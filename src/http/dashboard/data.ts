@@ -89,3 +89,20 @@ export function pickQuery(query: Readonly<Record<string, string | undefined>>, k
   const s = params.toString();
   return s ? `?${s}` : "";
 }
+
+/** `GET /_emulator/batches`: a batch with its counters and its first requests. */
+export interface BatchOverview {
+  id: string;
+  endpointId: string;
+  name?: string;
+  status: string;
+  requestTotal: number;
+  requestInProgress: number;
+  requestCompleted: number;
+  requestFailed: number;
+  cancelRequested?: boolean;
+  error?: string;
+  createdAt: number;
+  endedAt?: number;
+  requests: Array<{ id: string; status: string; error?: string }>;
+}

@@ -62,6 +62,9 @@ export function DashboardPage({ version, assets, endpointIds, bodies }: PageProp
               {bodies.job}
             </Card>
           </div>
+          <Card id="batches" title="Batches">
+            {bodies.batches}
+          </Card>
           <Card id="faults" title="Fault rules" tools={<button type="button" data-action="clear-faults">clear all</button>}>
             <FaultForm />
             <div id="faults-body">{bodies.faults}</div>

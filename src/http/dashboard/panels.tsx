@@ -3,7 +3,8 @@ import { JOB_STATUSES, type JobStatus } from "../../domain/job.js";
 import type { Core } from "../core.js";
 import { endpointStates } from "../routes/control/endpoints.js";
 import { JOB_LIST_DEFAULT, jobDetail, jobSummary } from "../routes/control/jobs.js";
-import { fetchControl, pickQuery, type FaultRule, type InProcess, type JobEvent, type JournalEntry, type WebhookDelivery } from "./data.js";
+import { fetchControl, pickQuery, type BatchOverview, type FaultRule, type InProcess, type JobEvent, type JournalEntry, type WebhookDelivery } from "./data.js";
+import { BatchesBody } from "./panels/batches.js";
 import { ClockBody } from "./panels/clock.js";
 import { EndpointsBody } from "./panels/endpoints.js";
 import { FaultsBody } from "./panels/faults.js";
@@ -12,7 +13,7 @@ import { JobsBody } from "./panels/jobs.js";
 import { JOURNAL_ROWS_MAX, RequestsBody, WebhooksBody } from "./panels/journal.js";
 
 /** The parts of the dashboard the client script refreshes on its own. */
-export const PANELS = ["clock", "endpoints", "jobs", "job", "faults", "webhooks", "requests"] as const;
+export const PANELS = ["clock", "endpoints", "jobs", "job", "batches", "faults", "webhooks", "requests"] as const;
 export type PanelName = (typeof PANELS)[number];
 
 /** Query parameters a panel may receive (the client sends each panel its own filters). */
@@ -45,6 +46,8 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
       const events = query.id ? await fetchControl<{ events: JobEvent[] }>(app, `/_emulator/jobs/${encodeURIComponent(query.id)}/events`) : undefined;
       return <JobDetailBody id={query.id} job={job ? jobDetail(core, job) : undefined} events={events} />;
     }
+    case "batches":
+      return <BatchesBody batches={await fetchControl<{ batches: BatchOverview[] }>(app, "/_emulator/batches")} />;
     case "faults":
       return <FaultsBody faults={await fetchControl<{ faults: FaultRule[] }>(app, "/_emulator/faults")} />;
     case "webhooks":

@@ -188,7 +188,7 @@ export class EndpointManager {
     this.d.releases.forget(id);
     if (fields.templateBound) this.dropTemplate(fields.templateId);
     const at = this.d.clock.now();
-    for (const job of gone) this.d.notifier.emit({ id: job.id, endpointId: id, job: undefined, from: job.status, cause: "endpoint deleted", at });
+    for (const job of gone) this.d.notifier.emit({ id: job.id, endpointId: id, job: undefined, from: job.status, batchId: job.batchId, cause: "endpoint deleted", at });
   }
 
   /** Ids of the endpoints made from a template. */
@@ -246,12 +246,12 @@ export class EndpointManager {
     if (templateId !== undefined && this.d.templates.find(templateId)) this.d.templates.delete(templateId);
   }
 
-  private jobsOf(endpointId: string): Array<{ id: string; status: JobChange["from"] }> {
+  private jobsOf(endpointId: string): Array<{ id: string; status: JobChange["from"]; batchId: string | undefined }> {
     const page = 1000;
-    const out: Array<{ id: string; status: JobChange["from"] }> = [];
+    const out: Array<{ id: string; status: JobChange["from"]; batchId: string | undefined }> = [];
     for (let offset = 0; ; offset += page) {
       const { jobs } = this.d.jobs.list({ endpointId, limit: page, offset });
-      out.push(...jobs.map((j) => ({ id: j.id, status: j.status })));
+      out.push(...jobs.map((j) => ({ id: j.id, status: j.status, batchId: j.batchId })));
       if (jobs.length < page) return out;
     }
   }

@@ -55,6 +55,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
         idleTimeout: e.idleTimeout,
         coldStartMs: e.coldStartMs,
         executionTimeoutMs: e.executionTimeoutMs,
+        ...(e.batchWorkersMax === undefined ? {} : { batchWorkersMax: e.batchWorkersMax }),
         createdAt: existing?.createdAt ?? now,
         extra: endpointManager.configExtra(e, existing),
       });

@@ -6,7 +6,9 @@ import type { EndpointSpec } from "../../domain/endpoint.js";
 import type { HandlerRegistry } from "../../domain/handlers/registry.js";
 import type { LogBook } from "../../domain/logbook.js";
 import type { Logger } from "../../domain/logger.js";
+import type { JobService } from "../../domain/jobs.js";
 import type { JobNotifier } from "../../domain/notifier.js";
+import type { Webhooks } from "../../domain/webhooks.js";
 import type { EndpointStore, JobStore } from "../../domain/ports.js";
 import type { Scheduler } from "../../domain/scheduler.js";
 import type { WorkerEvent } from "../../domain/simulated-workers.js";
@@ -48,6 +50,8 @@ export interface ServiceDef<Name extends string = string, Models extends object 
   clear?(models: Models): void;
   /** After a snapshot was restored into the database, taken at virtual time `at`. */
   restored?(models: Models, at: number): void;
+  /** Once the engine runs again (start, reset, restore): picks up what was under way in the database. */
+  resume?(models: Models): void;
 }
 
 /** The REST collections of a service, by version (see `ServiceDef.collections`). */
@@ -62,7 +66,11 @@ export interface EngineView {
   log: Logger;
   /** The endpoints the scheduler serves (documents of kind "endpoint", read at start-up). */
   endpoints: EndpointStore;
-  jobs: Pick<JobStore, "list" | "deleteEndpointJobs">;
+  jobs: Pick<JobStore, "list" | "deleteEndpointJobs" | "get" | "countByBatch" | "listBatch" | "batchJobIds">;
+  /** The queue operations (batch requests are submitted and cancelled through them). */
+  queue: Pick<JobService, "submitBatch" | "cancel">;
+  /** Sends a notification with the retries and records of a job's webhook. */
+  webhooks: Pick<Webhooks, "deliver">;
   notifier: JobNotifier;
   handlers: HandlerRegistry;
   scheduler: Scheduler;

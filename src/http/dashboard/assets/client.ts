@@ -8,7 +8,7 @@ export const DASHBOARD_JS = String.raw`
   "use strict";
   var byId = function (id) { return document.getElementById(id); };
   var state = { job: null, offset: 0, seq: {}, timers: {}, clockLoadedAt: Date.now() };
-  var ALL = ["clock", "endpoints", "jobs", "job", "faults", "webhooks", "requests"];
+  var ALL = ["clock", "endpoints", "jobs", "job", "batches", "faults", "webhooks", "requests"];
 
   function formQuery(id) {
     var form = byId(id);
@@ -276,7 +276,7 @@ export const DASHBOARD_JS = String.raw`
       var change = JSON.parse(ev.data);
       schedule("jobs"); schedule("endpoints"); schedule("clock");
       if (change.id === state.job) schedule("job");
-      schedule("webhooks", 500); schedule("requests", 500); schedule("faults", 500);
+      schedule("webhooks", 500); schedule("requests", 500); schedule("faults", 500); schedule("batches", 500);
     });
     feed.addEventListener("worker", function () { schedule("endpoints"); });
     feed.addEventListener("tick", function () { ALL.forEach(function (p) { if (p !== "job") schedule(p, 0); }); });

@@ -1,13 +1,14 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { EmulatorError } from "../../../domain/errors.js";
-import type { Job } from "../../../domain/job.js";
+import type { Job, Lane } from "../../../domain/job.js";
 import { stringify } from "../../../domain/json-text.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { doneQueryRoute, doneRoute, pingRoute, stopRoute, streamQueryRoute, streamRoute, takeBatchRoute, takeRoute } from "./routes.js";
 
-const shape = (j: Job) => ({ id: j.id, input: j.input, ...(j.webhook ? { webhook: j.webhook } : {}) });
+const shape = (j: Job) => ({ id: j.id, input: j.input, ...(j.webhook ? { webhook: j.webhook } : {}), ...(j.batchId ? { batchId: j.batchId } : {}) });
+const laneOfPool = (pool: string | undefined): Lane => (pool === "batch" ? "batch" : "standard");
 const JSON_TYPE = { "content-type": "application/json" } as const;
 const flag = (v: string | undefined) => (v === undefined ? undefined : v === "true" || v === "1");
 
@@ -30,7 +31,8 @@ export function workerRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
 
   router.openapi(takeRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
-    const [job] = await w.take(endpoint_id, worker_id, 1, flag(c.req.valid("query").job_in_progress), c.req.raw.signal);
+    const q = c.req.valid("query");
+    const [job] = await w.take(endpoint_id, worker_id, 1, flag(q.job_in_progress), c.req.raw.signal, laneOfPool(q.pool));
     polled(c);
     // `stringify`: a large input goes out as the text it came in, never parsed here.
     return job ? (c.body(stringify(shape(job)), 200, JSON_TYPE) as never) : c.body(null, 204);
@@ -38,7 +40,7 @@ export function workerRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
   router.openapi(takeBatchRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const jobs = await w.take(endpoint_id, worker_id, q.batch_size ?? 1, flag(q.job_in_progress), c.req.raw.signal);
+    const jobs = await w.take(endpoint_id, worker_id, q.batch_size ?? 1, flag(q.job_in_progress), c.req.raw.signal, laneOfPool(q.pool));
     polled(c);
     return jobs.length ? (c.body(stringify(jobs.map(shape)), 200, JSON_TYPE) as never) : c.body(null, 204);
   });

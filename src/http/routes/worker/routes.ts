@@ -22,7 +22,9 @@ const Params = z.object({
 });
 const JobParams = Params.extend({ job_id: z.string().min(1).openapi({ param: { name: "job_id", in: "path" }, example: "019aab3e-5c21-0000-9f00-112233445566-u1" }) });
 
-const TakenJob = z.object({ id: z.string(), input: z.record(z.string(), z.unknown()), webhook: z.string().optional() }).openapi("TakenJob");
+const TakenJob = z
+  .object({ id: z.string(), input: z.record(z.string(), z.unknown()), webhook: z.string().optional(), batchId: z.string().optional().openapi({ description: "The batch this job is a request of (batch workers only)" }) })
+  .openapi("TakenJob");
 const Ack = z.object({ id: z.string(), status: z.string() }).openapi("WorkerResultAck");
 // Loose: the domain refuses other keys itself (resultProblem), failing the job it ends.
 const Result = z
@@ -39,6 +41,10 @@ const boolFlag = (name: string, description: string) =>
   lastQuery(z.enum(["true", "false", "0", "1"], { error: () => "expected true, false, 0 or 1" }).optional()).openapi({ param: { name, in: "query" }, description });
 const isStream = boolFlag("isStream", "job-done: `true` ends a job whose chunks went to job-stream (its output is what this post sends: the aggregate, or `[]`; the chunks stay on /stream); repeated, the last counts");
 const jobInProgress = boolFlag("job_in_progress", "`0`: the worker holds no job (jobs minipod still counts on it go back to the queue)");
+const pool = lastQuery(z.enum(["standard", "batch"], { error: () => "expected standard or batch" }).optional()).openapi({
+  param: { name: "pool", in: "query" },
+  description: "`batch`: the worker is one of the endpoint's batch workers and takes batch requests only (minipod gives a worker started with `batch: true` this in its RUNPOD_WEBHOOK_GET_JOB); default: `/run` traffic",
+});
 const held = "Held open (wall time, `externalWorkers.pollHoldMs`, default 20 s) while there is nothing, and answered at once when something comes.";
 
 export const takeRoute = createRoute({
@@ -48,7 +54,7 @@ export const takeRoute = createRoute({
   tags: [TAG],
   summary: "Take the next job (worker processes)",
   description: `Only endpoints with \`"handler": "external"\`. The job moves to IN_PROGRESS on this worker; its execution timeout starts. ${held}`,
-  request: { params: Params, query: z.object({ job_in_progress: jobInProgress }) },
+  request: { params: Params, query: z.object({ job_in_progress: jobInProgress, pool }) },
   responses: { 200: json(TakenJob, "The job"), ...none, ...ERROR_RESPONSES },
 });
 
@@ -64,6 +70,7 @@ export const takeBatchRoute = createRoute({
     query: z.object({
       batch_size: lastQuery(intQuery().pipe(z.int().min(1).max(WORKER_BATCH_MAX)).optional()).openapi({ param: { name: "batch_size", in: "query" }, example: 4 }),
       job_in_progress: jobInProgress,
+      pool,
     }),
   },
   responses: { 200: json(z.array(TakenJob), "The jobs, oldest first"), ...none, ...ERROR_RESPONSES },

@@ -1,0 +1,171 @@
+import { stringify } from "../../domain/json-text.js";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { BATCH_APPEND_MAX_BYTES, BATCH_PAGE_DEFAULT } from "../../domain/limits.js";
+import { jsonBody } from "../../http/body.js";
+import type { AppEnv } from "../../http/env.js";
+import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, json, problem } from "../../http/schemas.js";
+import type { ViewContext } from "../shared/service.js";
+import type { BatchService } from "./batches.js";
+import type { Batch, BatchRequestView } from "./model.js";
+import {
+  AppendSchema,
+  BatchCreatedSchema,
+  BatchParams,
+  BatchRequestSchema,
+  BatchSchema,
+  CreateBatchSchema,
+  EndpointParams,
+  PageQuery,
+  RequestPageSchema,
+  RequestParams,
+  UpdateBatchSchema,
+} from "./schemas.js";
+import { SubmissionSchema } from "../../http/routes/queue/routes.js";
+
+const TAG = "Batches";
+/** A name and a webhook URL. */
+const ATTRIBUTES_MAX_BYTES = 64 * 1024;
+const base = "/v2/{endpoint_id}/batch";
+const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+const appendLimit = jsonBody(BATCH_APPEND_MAX_BYTES);
+const notFound = { 404: problem("No such endpoint, batch or request") };
+const conflict = { 409: problem("The batch is not in a state that allows this (only a DRAFT takes changes; an ended batch cannot be cancelled)") };
+const limits = { 429: problem("The endpoint has its most active batches (10)") };
+
+const route = <const M extends "get" | "post" | "put" | "delete", const P extends string>(method: M, path: P, operationId: string, summary: string) => ({ method, path, operationId, tags: [TAG], summary });
+
+export const createBatchRoute = createRoute({
+  ...route("post", base, "createBatch", "Create a batch (DRAFT), optionally with its first requests"),
+  middleware: [appendLimit] as const,
+  request: { params: EndpointParams, body: body(CreateBatchSchema) },
+  responses: { 200: json(BatchCreatedSchema, "The new DRAFT batch"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...limits },
+});
+export const listBatchesRoute = createRoute({
+  ...route("get", base, "listBatches", "The endpoint's batches, newest first"),
+  request: { params: EndpointParams },
+  responses: { 200: json(z.object({ batches: z.array(BatchSchema) }).openapi("BatchList"), "Its batches"), ...ERROR_RESPONSES, ...notFound },
+});
+export const getBatchRoute = createRoute({
+  ...route("get", `${base}/{batch_id}`, "getBatch", "A batch and its counters"),
+  description: "A FINALIZED batch is done when `requestCompleted + requestFailed == requestTotal` (it has no RUNNING or COMPLETED status).",
+  request: { params: BatchParams },
+  responses: { 200: json(BatchSchema, "The batch"), ...ERROR_RESPONSES, ...notFound },
+});
+export const updateBatchRoute = createRoute({
+  ...route("put", `${base}/{batch_id}`, "updateBatch", "Change a batch's name or webhook"),
+  middleware: [jsonBody(ATTRIBUTES_MAX_BYTES)] as const,
+  request: { params: BatchParams, body: body(UpdateBatchSchema) },
+  responses: { 200: json(BatchSchema, "The batch"), ...ERROR_RESPONSES, ...notFound },
+});
+export const appendRoute = createRoute({
+  ...route("post", `${base}/{batch_id}/requests`, "appendBatchRequests", "Append requests to a DRAFT batch"),
+  description: "At most 10 MiB per call and 5,000 requests per batch.",
+  middleware: [appendLimit] as const,
+  request: { params: BatchParams, body: body(AppendSchema) },
+  responses: { 200: json(BatchCreatedSchema, "The batch, and the new requests' ids"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...conflict },
+});
+export const listRequestsRoute = createRoute({
+  ...route("get", `${base}/{batch_id}/requests`, "listBatchRequests", "A page of a batch's requests, in the order they were added"),
+  request: { params: BatchParams, query: PageQuery },
+  responses: { 200: json(RequestPageSchema, "One page"), ...ERROR_RESPONSES, ...notFound },
+});
+export const getRequestRoute = createRoute({
+  ...route("get", `${base}/{batch_id}/requests/{request_id}`, "getBatchRequest", "One request of a batch, with its input"),
+  request: { params: RequestParams },
+  responses: { 200: json(BatchRequestSchema, "The request"), ...ERROR_RESPONSES, ...notFound },
+});
+export const replaceRequestRoute = createRoute({
+  ...route("put", `${base}/{batch_id}/requests/{request_id}`, "replaceBatchRequest", "Change one request of a DRAFT batch"),
+  middleware: [appendLimit] as const,
+  request: { params: RequestParams, body: body(SubmissionSchema) },
+  responses: { 200: json(BatchRequestSchema, "The request"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...conflict },
+});
+export const removeRequestRoute = createRoute({
+  ...route("delete", `${base}/{batch_id}/requests/{request_id}`, "removeBatchRequest", "Remove one request of a DRAFT batch"),
+  request: { params: RequestParams },
+  responses: { 200: json(BatchSchema, "The batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
+});
+export const finalizeRoute = createRoute({
+  ...route("post", `${base}/{batch_id}/finalize`, "finalizeBatch", "Lock a DRAFT batch and queue its requests on the batch workers"),
+  request: { params: BatchParams },
+  responses: { 200: json(BatchSchema, "The FINALIZED batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
+});
+export const cancelRoute = createRoute({
+  ...route("post", `${base}/{batch_id}/cancel`, "cancelBatch", "Cancel a batch"),
+  description: "Queued requests are cancelled at once; running ones finish, then the batch is CANCELLED.",
+  request: { params: BatchParams },
+  responses: { 200: json(BatchSchema, "The batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
+});
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+const JSON_TYPE = { "content-type": "application/json" } as const;
+
+/** A batch as the API shows it: the stored batch and its counters. */
+export function showBatch(batches: BatchService, b: Batch): z.infer<typeof BatchSchema> {
+  const { requestTotal: _t, ...rest } = b;
+  return { ...rest, ...batches.counts(b) };
+}
+
+/** A request as the API shows it (times in ISO 8601, as the service's examples). */
+export function showRequest(r: BatchRequestView): z.infer<typeof BatchRequestSchema> {
+  const { startedAt, completedAt, input, ...rest } = r;
+  // A large input or output is kept as its text (RawJson): `stringify` writes it as its value.
+  return { ...rest, ...(input === undefined ? {} : { input: input as Record<string, unknown> }), ...(startedAt === undefined ? {} : { startedAt: iso(startedAt) }), ...(completedAt === undefined ? {} : { completedAt: iso(completedAt) }) };
+}
+
+/** The batch routes of the queue surface (`/v2/{endpoint_id}/batch...`). */
+export function batchRoutes(views: ViewContext, router: OpenAPIHono<AppEnv>): void {
+  const batches = views.batches;
+  const show = (b: Batch) => showBatch(batches, b);
+
+  router.openapi(createBatchRoute, (c) => {
+    const b = c.req.valid("json");
+    const { endpoint_id } = c.req.valid("param");
+    const { batch, added } = batches.create(endpoint_id, { name: b.name, webhook: b.webhook }, b.requests ?? []);
+    return c.json({ ...show(batch), requestIds: added }, 200);
+  });
+  router.openapi(listBatchesRoute, (c) => c.json({ batches: batches.list(c.req.valid("param").endpoint_id).map(show) }, 200));
+  router.openapi(getBatchRoute, (c) => {
+    const p = c.req.valid("param");
+    return c.json(show(batches.get(p.endpoint_id, p.batch_id)), 200);
+  });
+  router.openapi(updateBatchRoute, (c) => {
+    const p = c.req.valid("param");
+    return c.json(show(batches.update(p.endpoint_id, p.batch_id, c.req.valid("json"))), 200);
+  });
+  router.openapi(appendRoute, (c) => {
+    const p = c.req.valid("param");
+    const b = c.req.valid("json");
+    const { batch, added } = batches.append(p.endpoint_id, p.batch_id, b.requests);
+    return c.json({ ...show(batch), requestIds: added }, 200);
+  });
+  router.openapi(listRequestsRoute, (c) => {
+    const p = c.req.valid("param");
+    const q = c.req.valid("query");
+    const offset = q.offset ?? 0;
+    const limit = q.limit ?? BATCH_PAGE_DEFAULT;
+    const page = batches.requests(p.endpoint_id, p.batch_id, offset, limit);
+    return c.body(stringify({ requests: page.requests.map(showRequest), total: page.total, offset, limit, hasMore: offset + page.requests.length < page.total }), 200, JSON_TYPE) as never;
+  });
+  router.openapi(getRequestRoute, (c) => {
+    const p = c.req.valid("param");
+    return c.body(stringify(showRequest(batches.request(p.endpoint_id, p.batch_id, p.request_id))), 200, JSON_TYPE) as never;
+  });
+  router.openapi(replaceRequestRoute, (c) => {
+    const p = c.req.valid("param");
+    return c.json(showRequest(batches.replaceRequest(p.endpoint_id, p.batch_id, p.request_id, c.req.valid("json"))), 200);
+  });
+  router.openapi(removeRequestRoute, (c) => {
+    const p = c.req.valid("param");
+    return c.json(show(batches.removeRequest(p.endpoint_id, p.batch_id, p.request_id)), 200);
+  });
+  router.openapi(finalizeRoute, (c) => {
+    const p = c.req.valid("param");
+    return c.json(show(batches.finalize(p.endpoint_id, p.batch_id)), 200);
+  });
+  router.openapi(cancelRoute, (c) => {
+    const p = c.req.valid("param");
+    return c.json(show(batches.cancel(p.endpoint_id, p.batch_id)), 200);
+  });
+}
