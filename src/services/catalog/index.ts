@@ -1,3 +1,4 @@
+import { catalogGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { catalogRoutes } from "./rest.js";
 
@@ -7,6 +8,7 @@ const collections = { v2: ["catalog"] } as const;
 export const catalog: ServiceDef<"catalog", object, typeof collections> = {
   name: "catalog",
   collections,
+  graphql: catalogGraphQL,
   build: () => ({}),
   routes: (app, views) => catalogRoutes(views, app),
 };
