@@ -3,12 +3,13 @@ import { GPU_POOLS, GPU_TYPES, poolTypes, type GpuTypeInfo } from "../shared/cat
 import type { GraphQLPart } from "../shared/graphql.js";
 import { gpuHourly } from "../shared/pricing.js";
 import { gpuAvailability } from "./availability.js";
+import { hubIds, type HubListingConfig } from "./config.js";
 
 /**
  * The catalog as the GraphQL API shows it, public (no key needed, as on the service): `gpuTypes`
  * with prices and `lowestPrice` stock, `dataCenters`, `serverlessGpuPools`, from the same tables
- * and the same availability rule as `/v2/catalog`. The Hub (`listings`) and the public endpoints
- * catalogue (`allAiApiPublicConfigs`) exist on the service only: here they are empty lists.
+ * and the same availability rule as `/v2/catalog`; the Hub's `listings` are those the config's `hub`
+ * declares; the public endpoints catalogue (`allAiApiPublicConfigs`) is empty here.
  */
 const typeDefs = /* GraphQL */ `
 type GpuTypeCudaVersion { cudaVersion: String!  availability: String! }
@@ -55,12 +56,36 @@ extend type Query {
   gpuTypes(input: GpuTypeFilter): [GpuType!]!
   dataCenters: [DataCenter!]!
   serverlessGpuPools: [ServerlessGpuPool!]!
-  """The Hub's listings: none here."""
+  """The Hub's listings: those of the config's hub."""
   listings(input: ListingsInput): [Listing!]!
   """The public endpoints catalogue: none here."""
   allAiApiPublicConfigs: [AiApiPublicConfig!]!
 }
 `;
+
+/** A configured Hub listing as the service's `listings` shows it. */
+function listing(l: HubListingConfig) {
+  const ids = hubIds(l);
+  const [owner, name] = l.repo.split("/") as [string, string];
+  return {
+    id: ids.listing,
+    repoId: ids.listing,
+    title: l.title ?? name,
+    description: l.description,
+    repoName: name,
+    repoOwner: owner,
+    createdAt: null,
+    updatedAt: null,
+    views: 0,
+    stars: 0,
+    deploys: l.deploys,
+    language: null,
+    category: l.category,
+    tags: l.tags,
+    type: l.type,
+    listedRelease: { id: ids.release, name: l.tagName, tagName: l.tagName, createdAt: null, config: JSON.stringify(l.config), build: { id: ids.release, imageName: l.imageName } },
+  };
+}
 
 interface LowestPriceInput {
   gpuCount?: number | null;
@@ -73,7 +98,7 @@ interface LowestPriceInput {
 /** The catalog's part of the GraphQL API. */
 export const catalogGraphQL: GraphQLPart = {
   typeDefs,
-  resolvers: ({ prices }) => {
+  resolvers: ({ prices, hub }) => {
     const lowest = (g: GpuTypeInfo, i: LowestPriceInput = {}) => {
       const count = i.gpuCount ?? 1;
       // Without secureCloud, either cloud may have it, as the service looks at both.
@@ -144,7 +169,7 @@ export const catalogGraphQL: GraphQLPart = {
             gpuAvailability: GPU_TYPES.map((g) => ({ gpuTypeId: g.id, displayName: g.name, stockStatus: "High", available: true })),
           })),
         serverlessGpuPools: () => GPU_POOLS.map((id) => ({ id, gpuTypeIds: poolTypes(id) })),
-        listings: () => [],
+        listings: () => hub.map(listing),
         allAiApiPublicConfigs: () => [],
       },
       GpuType: { lowestPrice: (parent, a) => lowest((parent as { info: GpuTypeInfo }).info, (a as { input?: LowestPriceInput | null }).input ?? {}) },

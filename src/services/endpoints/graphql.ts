@@ -112,6 +112,7 @@ function gpuTypesOf(gpuIds: string): string[] {
 function fieldsOf(i: EndpointInput): EndpointChange {
   if (i.type && i.type !== "QB") throw badInput([`type: minipod serves queue-based endpoints (QB) only, not "${i.type}"`]);
   const volumes = i.networkVolumeIds?.map((v) => v.networkVolumeId);
+  const allowed = commaList(i.allowedCudaVersions);
   return {
     name: given(i.name),
     gpuTypeIds: given(i.gpuIds) ? gpuTypesOf(i.gpuIds!) : undefined,
@@ -124,8 +125,9 @@ function fieldsOf(i: EndpointInput): EndpointChange {
     scalerValue: num(i.scalerValue),
     workersMin: num(i.workersMin),
     workersMax: num(i.workersMax),
-    allowedCudaVersions: commaList(i.allowedCudaVersions),
-    minCudaVersion: given(i.minCudaVersion),
+    allowedCudaVersions: allowed,
+    // The Hub's deploy sends both; they exclude each other in the model (the set is the finer one).
+    minCudaVersion: allowed ? undefined : given(i.minCudaVersion),
     flashboot: (given(i.flashBootType) as EndpointChange["flashboot"]) ?? undefined,
     executionTimeoutMs: num(i.executionTimeoutMs),
   };
