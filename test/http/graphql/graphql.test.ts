@@ -151,3 +151,23 @@ describe("GET /graphql", () => {
     expect(mutation.headers.get("allow")).toBe("POST");
   });
 });
+
+describe("GET /docs/graphql", () => {
+  it("serves GraphiQL from the installed packages, under a policy that keeps it on the emulator", async () => {
+    const page = await e.app.request("http://minipod.test/docs/graphql");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("connect-src 'self'");
+    const html = await page.text();
+    const scripts = [...html.matchAll(/src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts).toEqual(["/docs/graphql/assets/react.production.min.js", "/docs/graphql/assets/react-dom.production.min.js", "/docs/graphql/assets/graphiql.min.js", "/docs/graphql/assets/init.js"]);
+    for (const src of [...scripts, "/docs/graphql/assets/graphiql.min.css"]) {
+      const asset = await e.app.request(`http://minipod.test${src}`);
+      expect(asset.status, src).toBe(200);
+      expect((await asset.text()).length, src).toBeGreaterThan(100);
+    }
+    // Every URL the page loads is the emulator's own.
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(await e.app.request("http://minipod.test/docs/graphql/assets/init.js").then((r) => r.text())).toContain('url: "/graphql"');
+    expect((await e.app.request("http://minipod.test/docs/graphql/assets/nope.js")).status).toBe(404);
+  });
+});
