@@ -1,3 +1,4 @@
+import { buildClientSchema, getIntrospectionQuery } from "graphql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GRAPHQL_LIMITS } from "../../../src/http/routes/graphql/execute.js";
 import { API_KEY, inProcess, type InProcess } from "../../support/in-process.js";
@@ -45,6 +46,10 @@ describe("POST /graphql", () => {
     expect(res.status).toBe(200);
     expect(res.body.data.__schema).toEqual({ queryType: { name: "Query" }, mutationType: { name: "Mutation" } });
     expect(res.body.data.__type.fields.map((f: { name: string }) => f.name)).toEqual(expect.arrayContaining(["id", "desiredStatus", "runtime", "machine", "env"]));
+    // The full introspection query explorers send fits the bounds, and builds a client schema.
+    const full = await gql(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }));
+    expect(full.status).toBe(200);
+    expect(buildClientSchema(full.body.data).getQueryType()?.getFields().gpuTypes).toBeDefined();
   });
 
   it("a resolver's refusal is 200 with errors[] (message, path, extensions) beside the data", async () => {
@@ -159,6 +164,7 @@ describe("GET /docs/graphql", () => {
     expect(page.headers.get("content-security-policy")).toContain("connect-src 'self'");
     const html = await page.text();
     const scripts = [...html.matchAll(/src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(html).toContain('rel="icon"');
     expect(scripts).toEqual(["/docs/graphql/assets/react.production.min.js", "/docs/graphql/assets/react-dom.production.min.js", "/docs/graphql/assets/graphiql.min.js", "/docs/graphql/assets/init.js"]);
     for (const src of [...scripts, "/docs/graphql/assets/graphiql.min.css"]) {
       const asset = await e.app.request(`http://minipod.test${src}`);
@@ -167,7 +173,7 @@ describe("GET /docs/graphql", () => {
     }
     // Every URL the page loads is the emulator's own.
     expect(html).not.toMatch(/https?:\/\//);
-    expect(await e.app.request("http://minipod.test/docs/graphql/assets/init.js").then((r) => r.text())).toContain('url: "/graphql"');
+    expect(await (await e.app.request("http://minipod.test/docs/graphql/assets/init.js")).text()).toContain('url: "/graphql"');
     expect((await e.app.request("http://minipod.test/docs/graphql/assets/nope.js")).status).toBe(404);
   });
 });

@@ -11,8 +11,11 @@ export const GRAPHQL_LIMITS = {
   queryChars: 100_000,
   /** Tokens the parser reads before it gives up. */
   tokens: 20_000,
-  /** Nested selection sets, fragments followed (`myself { pods { machine { ... } } }` is 4). */
-  depth: 12,
+  /**
+   * Nested selection sets, fragments followed (`myself { pods { machine { ... } } }` is 3). The
+   * standard introspection query (graphql-js's, GraphiQL's) nests 13 deep with its type references.
+   */
+  depth: 20,
   /** Fields selected in all, aliases and fragment spreads counted each time they are used. */
   fields: 2_000,
 } as const;

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { EmulatorError } from "../../../domain/errors.js";
+import { assetUrl } from "../../dashboard/index.js";
 import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES } from "../../schemas.js";
 
@@ -22,7 +23,9 @@ const PACKAGE_FILES: Record<string, { pkg: string; path: string }> = {
 };
 
 const DEFAULT_QUERY = `# minipod's GraphQL API: the service's, for its Python library, CLI and MCP server.
-# Put your API key in the Headers tab below. The docs (top left) list every type.
+# The public catalog needs no key; for your account put one in the Headers tab below:
+#   { "Authorization": "Bearer <your API key>" }
+# The docs (top left) list every type.
 query MyPods {
   myself {
     id
@@ -38,7 +41,6 @@ const INIT_JS = `(function () {
   root.render(React.createElement(GraphiQL, {
     fetcher: fetcher,
     defaultQuery: ${JSON.stringify(DEFAULT_QUERY)},
-    defaultHeaders: ${JSON.stringify(JSON.stringify({ Authorization: "Bearer <your API key>" }, null, 2))},
     defaultEditorToolsVisibility: "headers"
   }));
 })();
@@ -50,6 +52,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>minipod GraphQL explorer</title>
+<link rel="icon" href="${assetUrl("icon.svg")}" type="image/svg+xml">
 <link rel="stylesheet" href="/docs/graphql/assets/graphiql.min.css">
 <style>html, body, #graphiql { height: 100%; margin: 0; }</style>
 </head>
