@@ -26,11 +26,11 @@ describe.skipIf(!available)("the GraphQL explorer in Chromium", { timeout: 60_00
     });
     // The key as a user puts it: GraphiQL keeps the headers tab in localStorage.
     await page.goto(`${emu.url}/docs/graphql`);
-    await page.evaluate((key) => localStorage.setItem("graphiql:headers", JSON.stringify({ Authorization: `Bearer ${key}` })), KEY);
+    await page.evaluate(`localStorage.setItem("graphiql:headers", ${JSON.stringify(JSON.stringify({ Authorization: `Bearer ${KEY}` }))})`);
     await page.reload();
     await page.waitForSelector(".graphiql-execute-button");
     await page.click(".graphiql-execute-button");
-    await page.waitForFunction(() => document.querySelector(".result-window")?.textContent?.includes("explored"), undefined, { timeout: 15_000 }).catch(async (e) => {
+    await page.waitForFunction(`document.querySelector(".result-window")?.textContent?.includes("explored")`, undefined, { timeout: 15_000 }).catch(async (e) => {
       throw new Error(`${(e as Error).message}\nresult: ${await page.locator(".result-window").textContent()}\nproblems: ${log.problems.join("\n")}\nrequests: ${log.requests.join("\n")}`);
     });
     const result = await page.locator(".result-window").textContent();

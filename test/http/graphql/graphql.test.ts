@@ -39,6 +39,14 @@ describe("POST /graphql", () => {
     expect(res.status).toBe(200);
     const pod = { id: created.body.id, desiredStatus: "RUNNING", gpuCount: 1, machine: { gpuDisplayName: "A40" } };
     expect(res.body).toEqual({ data: { me: { id: "user_minipod", pods: [pod], networkVolumes: [{ id: "vol", dataCenterId: "US-KS-2" }] }, one: pod, again: { name: "p1" } } });
+    // The same text again (its parsed document is kept), with other variables and an operation to pick.
+    const second = await e.post("/v2/pods", { name: "p2", image: "me/x:1", gpu: { id: "NVIDIA L4", count: 2 } });
+    const byName = (id: string) => e.request("POST", "/graphql", { query: "query A($id: String!) { pod(input: { podId: $id }) { name } } query B { myself { id } }", operationName: "A", variables: { id } });
+    expect((await byName(created.body.id)).body).toEqual({ data: { pod: { name: "p1" } } });
+    expect((await byName(second.body.id)).body).toEqual({ data: { pod: { name: "p2" } } });
+    const unnamed = await e.request("POST", "/graphql", { query: "query A($id: String!) { pod(input: { podId: $id }) { name } } query B { myself { id } }" });
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.body.errors[0].message).toContain("operationName");
   });
 
   it("answers introspection", async () => {

@@ -46,9 +46,26 @@ export function prepare(schema: GraphQLSchema, req: GraphQLRequest): Prepared {
   if (req.variables !== undefined && req.variables !== null && (typeof req.variables !== "object" || Array.isArray(req.variables))) return refuse('"variables" must be an object', "BAD_REQUEST");
   if (req.operationName !== undefined && req.operationName !== null && typeof req.operationName !== "string") return refuse('"operationName" must be a string', "BAD_REQUEST");
   if (req.query.length > GRAPHQL_LIMITS.queryChars) return refuse(`the query is ${req.query.length} characters; minipod takes at most ${GRAPHQL_LIMITS.queryChars}`, "QUERY_TOO_LARGE");
+  const known = checked.get(schema);
+  const document = known?.get(req.query) ?? parsedAndValid(schema, req.query, known);
+  if ("refused" in document) return document;
+  const operation = getOperationAST(document, (req.operationName as string | null | undefined) ?? undefined);
+  if (!operation) return refuse(req.operationName ? `no operation named "${String(req.operationName)}" in the document` : "the document has several operations: name the one to run (operationName)", "BAD_REQUEST");
+  return { document, operation };
+}
+
+/**
+ * Documents that parsed and validated, by their text, per schema: a client sends the same few
+ * queries again and again, and parsing and validating cost more than running them. Bounded; the
+ * oldest entry goes first.
+ */
+const checked = new WeakMap<GraphQLSchema, Map<string, DocumentNode>>();
+const CHECKED_MAX = 200;
+
+function parsedAndValid(schema: GraphQLSchema, query: string, known: Map<string, DocumentNode> | undefined): DocumentNode | { refused: GraphQLAnswer } {
   let document: DocumentNode;
   try {
-    document = parse(req.query, { maxTokens: GRAPHQL_LIMITS.tokens });
+    document = parse(query, { maxTokens: GRAPHQL_LIMITS.tokens });
   } catch (e) {
     return refuse((e as Error).message, "GRAPHQL_PARSE_FAILED", e instanceof GraphQLError ? [e] : []);
   }
@@ -57,9 +74,11 @@ export function prepare(schema: GraphQLSchema, req: GraphQLRequest): Prepared {
   if (bounds.length) return refuse(bounds[0]!.message, "QUERY_TOO_COMPLEX", bounds);
   const errors = validate(schema, document, undefined, { maxErrors: 20 });
   if (errors.length) return refuse(errors[0]!.message, "GRAPHQL_VALIDATION_FAILED", errors);
-  const operation = getOperationAST(document, (req.operationName as string | null | undefined) ?? undefined);
-  if (!operation) return refuse(req.operationName ? `no operation named "${String(req.operationName)}" in the document` : "the document has several operations: name the one to run (operationName)", "BAD_REQUEST");
-  return { document, operation };
+  const cache = known ?? new Map<string, DocumentNode>();
+  if (!known) checked.set(schema, cache);
+  if (cache.size >= CHECKED_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(query, document);
+  return document;
 }
 
 /**
