@@ -1,4 +1,5 @@
-import { argsOf, argsText, authed, commaList, envRecord, given, nameScalar, type GraphQLPart } from "../shared/graphql.js";
+import { argsOf, argsText, authed, badInput, commaList, conforms, envRecord, given, nameScalar, type GraphQLPart } from "../shared/graphql.js";
+import { PodCreateSchema } from "./schemas.js";
 import type { ViewContext } from "../shared/service.js";
 import { POD_DEFAULTS, type Pod, type PodCreate } from "./pod.js";
 
@@ -103,7 +104,9 @@ function podCreate(i: DeployInput, compute: "GPU" | "CPU", interruptible: boolea
   const cloud = i.cloudType === "SECURE" || i.cloudType === "COMMUNITY" ? i.cloudType : undefined;
   const gpuTypeIds = i.gpuTypeIdList?.length ? i.gpuTypeIdList : given(i.gpuTypeId) ? [i.gpuTypeId!] : undefined;
   // `cpu3c-2-4`: a flavor, its vCPU count and its memory.
-  const [flavor, vcpus] = (given(i.instanceId) ?? "").split("-");
+  const instance = given(i.instanceId);
+  const [, flavor, vcpus] = instance === undefined ? [] : (/^([a-z0-9]+)-(\d+)(?:-\d+)?$/.exec(instance) ?? []);
+  if (instance !== undefined && !flavor) throw badInput([`instanceId: expected <flavor>-<vCPUs>[-<memory GB>], as cpu3c-2-4; got "${instance}"`]);
   return {
     name: given(i.name),
     imageName: given(i.imageName),
@@ -192,7 +195,11 @@ export const podsGraphQL: GraphQLPart = {
   resolvers: (core) => {
     const show = (pod: Pod) => toGraphQLPod(core, pod);
     const deploy = (compute: "GPU" | "CPU", interruptible: boolean) =>
-      authed<{ input?: DeployInput | null }, unknown>(({ input }) => show(core.pods.create(podCreate(input ?? {}, compute, interruptible))));
+      authed<{ input?: DeployInput | null }, unknown>(({ input }) => {
+        const create = podCreate(input ?? {}, compute, interruptible);
+        conforms(PodCreateSchema, { ...create });
+        return show(core.pods.create(create));
+      });
     return {
       User: { pods: authed(() => core.pods.list().map(show)) },
       Query: { pod: authed<PodIdInput, unknown>((a) => show(core.pods.get(podIdOf(a)))) },

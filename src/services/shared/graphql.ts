@@ -1,4 +1,5 @@
 import { GraphQLError, GraphQLScalarType, Kind, buildSchema, isObjectType, type GraphQLFieldResolver, type GraphQLSchema, type ValueNode } from "graphql";
+import type { z } from "@hono/zod-openapi";
 import { EmulatorError } from "../../domain/errors.js";
 import type { ViewContext } from "./service.js";
 import { EMULATOR_USER_ID } from "./user.js";
@@ -98,6 +99,20 @@ export const authed =
 /** An input the resolver refuses, as the models word their own refusals (`$.field: ...`). */
 export function badInput(errors: string[]): EmulatorError {
   return new EmulatorError("VALIDATION_FAILED", `the input is invalid: ${errors.join("; ")}`, { errors });
+}
+
+/**
+ * Checks an input, once in the models' terms, against the REST body schema that takes the same
+ * fields (v1's): the bounds and enums of a field are written once, there, and refuse a GraphQL
+ * input as they refuse a REST body. Fields REST does not know are left to the model.
+ */
+export function conforms(schema: z.ZodType, value: Record<string, unknown>): void {
+  const defined = Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null));
+  const result = schema.safeParse(defined);
+  if (!result.success) {
+    const errors = result.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "input"}: ${i.message}`);
+    throw badInput(errors);
+  }
 }
 
 /** `""` and null as the service's clients send for "not given". */

@@ -1,6 +1,7 @@
 import { EmulatorError } from "../../domain/errors.js";
-import { argsOf, argsText, authed, badInput, commaList, envList, envRecord, given, type GraphQLPart } from "../shared/graphql.js";
-import { TEMPLATE_CATEGORIES, type Template, type TemplateCategory, type TemplateChange } from "./templates.js";
+import { argsOf, argsText, authed, badInput, commaList, conforms, envList, envRecord, given, type GraphQLPart } from "../shared/graphql.js";
+import { CreateTemplateSchema, UpdateTemplateSchema } from "./schemas.js";
+import type { Template, TemplateCategory, TemplateChange } from "./templates.js";
 
 /**
  * Templates as the GraphQL API shows them (`myself { podTemplates }`, `saveTemplate`,
@@ -88,7 +89,6 @@ const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefin
 
 /** The input in the model's terms; `""` for the registry auth means none, as the Python library sends it. */
 function changeOf(i: SaveTemplateInput): TemplateChange {
-  if (i.category && !TEMPLATE_CATEGORIES.includes(i.category as TemplateCategory)) throw badInput([`category: expected one of ${TEMPLATE_CATEGORIES.join(", ")}`]);
   return {
     name: given(i.name),
     imageName: opt(i.imageName),
@@ -119,6 +119,7 @@ export const templatesGraphQL: GraphQLPart = {
       saveTemplate: authed<{ input?: SaveTemplateInput | null }, unknown>(({ input }) => {
         const i = input ?? {};
         const change = changeOf(i);
+        conforms(given(i.id) ? UpdateTemplateSchema : CreateTemplateSchema, { ...change });
         if (given(i.id)) return toGraphQLTemplate(templates.update(i.id!, change));
         if (change.name === undefined || change.imageName === undefined) throw badInput(["name, imageName: a new template needs both"]);
         const defined = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined && v !== null));

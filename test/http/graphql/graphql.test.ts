@@ -73,6 +73,24 @@ describe("POST /graphql", () => {
     expect(invalid.body.errors[0].message).toContain('unknown GPU pool "NO_SUCH_POOL"');
   });
 
+  it("refuses what the REST bodies refuse, naming the field (the same schema checks both)", async () => {
+    const refused = async (mutation: string) => {
+      const res = await gql(`mutation { ${mutation} }`);
+      expect(res.status).toBe(200);
+      expect(res.body.errors?.[0]?.extensions.code, JSON.stringify(res.body)).toBe("VALIDATION_FAILED");
+      return res.body.errors[0].extensions.errors as string[];
+    };
+    expect(await refused(`podFindAndDeployOnDemand(input: { imageName: "x", gpuTypeId: "NVIDIA GeForce RTX 9999" }) { id }`)).toEqual([expect.stringMatching(/^gpuTypeIds\.0: /)]);
+    expect(await refused(`podFindAndDeployOnDemand(input: { imageName: "x", gpuTypeId: "NVIDIA A40", gpuCount: 0 }) { id }`)).toEqual([expect.stringMatching(/^gpuCount: /)]);
+    expect(await refused(`deployCpuPod(input: { imageName: "x", instanceId: "big" }) { id }`)).toEqual([expect.stringContaining("instanceId: expected <flavor>-<vCPUs>")]);
+    expect(await refused(`saveEndpoint(input: { name: "e", templateId: "tpl", workersMax: 100000 }) { id }`)).toEqual([expect.stringMatching(/^workersMax: /)]);
+    expect(await refused(`saveTemplate(input: { name: "t", imageName: "x", containerDiskInGb: -1 }) { id }`)).toEqual([expect.stringMatching(/^containerDiskInGb: /)]);
+    expect(await refused(`saveRegistryAuth(input: { name: "r", username: "", password: "p" }) { id }`)).toEqual(["username: expected a non-empty string"]);
+    // Nothing of it was made.
+    expect((await e.get("/v2/pods")).body.pods).toEqual([]);
+    expect((await e.get("/v1/endpoints")).body).toEqual([]);
+  });
+
   it("400 for a document that does not parse or validate, for variables of the wrong type, and for a body that is not a query", async () => {
     const parse = await gql("{ myself { id ");
     expect(parse.status).toBe(400);
