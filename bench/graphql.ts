@@ -9,7 +9,7 @@
  *   npm run build && npx tsx bench/graphql.ts [--pods 50] [--rounds 5] [--seconds 3] [--clients 8]
  */
 import { writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { benchConfig, ECHO } from "./lib/config.js";
@@ -120,7 +120,7 @@ const report = `# GraphQL beside REST: the list of pods
 Written by \`npx tsx bench/graphql.ts\` (after \`npm run build\`). Do not edit by hand.
 
 - date: ${new Date().toISOString()}
-- machine: ${cpus()[0]?.model ?? "?"} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM; node ${process.version}
+- machine: ${cpus()[0]?.model ?? "?"} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM; node ${process.version}; load average ${loadavg()[0]!.toFixed(1)} at the end (shared with whatever else ran: the ratios matter more than the rates)
 - one minipod process from dist/ (logs at warn, rate limits off), ${pods} RUNNING GPU pods; all traffic on 127.0.0.1
 - ${rounds} rounds; in each, the three requests one after the other, each for ${seconds} s with ${clients} in flight; req/s is the median of the rounds, latencies over every request
 

@@ -31,7 +31,7 @@ function arbitraryOf(type: GraphQLInputType, ids: () => string[], depth = 0): fc
       return fc.record(Object.fromEntries(fields.map((f) => [f.name, arbitraryOf(f.type, ids, depth + 1)])), { requiredKeys: fields.filter((f) => f.type !== getNullableType(f.type)).map((f) => f.name) });
     }
     if (isEnumType(inner)) return fc.constantFrom(...inner.getValues().map((v) => v.name));
-    const name = isScalarType(inner) ? inner.name : getNamedType(inner).name;
+    const name = isScalarType(inner) ? inner.name : (getNamedType(inner) as unknown as { name: string }).name;
     if (name === "Int") return fc.oneof(fc.integer({ min: -2, max: 10 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }));
     if (name === "Float") return fc.oneof(fc.integer({ min: -1, max: 10 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
     if (name === "Boolean") return fc.boolean();
