@@ -138,6 +138,22 @@ describe("who may ask", () => {
     expect(await ok.json()).toEqual({ data: { myself: { id: "user_minipod" } } });
   });
 
+  it("writes no key of the URL and no password of an input into the log", async () => {
+    const lines: string[] = [];
+    const logged = await inProcess({ config, logLevel: "debug", log: (line) => lines.push(line) });
+    try {
+      const url = `http://minipod.test/graphql?api_key=${API_KEY}`;
+      const res = await logged.app.request(url, { method: "POST", body: JSON.stringify({ query: 'mutation { saveRegistryAuth(input: { name: "r", username: "u", password: "hunter2-secret" }) { id name } }' }) });
+      expect(await res.json()).toEqual({ data: { saveRegistryAuth: { id: expect.any(String), name: "r" } } });
+      await logged.app.request(url, { method: "POST", body: JSON.stringify({ query: 'mutation { saveRegistryAuth(input: { name: "r", username: "u", password: "hunter2-secret" }) { id } }' }) });
+      expect(lines.some((l) => l.includes("POST /graphql"))).toBe(true);
+      expect(lines.join("\n")).not.toContain(API_KEY);
+      expect(lines.join("\n")).not.toContain("hunter2");
+    } finally {
+      logged.close();
+    }
+  });
+
   it("without a key, the public catalog answers and the account is refused in errors[]", async () => {
     const res = await anonymous(`{ serverlessGpuPools { id } myself { id } }`);
     expect(res.status).toBe(200);
