@@ -84,7 +84,7 @@ describe("GraphQL resolvers under any well-typed input", () => {
         for (const r of Array.isArray(made1) ? made1.slice(0, 2) : [made1]) if (r?.id) made.unshift(r.id);
         made.splice(8);
       }),
-      { numRuns: Number(process.env.FUZZ_RUNS ?? 300), interruptAfterTimeLimit: 8_000 },
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 200), interruptAfterTimeLimit: 5_000 },
     );
   });
 });
