@@ -67,12 +67,15 @@ input EndpointInput {
   gpuIds: String  gpuCount: Int  instanceIds: [String!]  networkVolumeId: String  networkVolumeIds: [EndpointNetworkVolumeInput!]
   locations: String  idleTimeout: Int  scalerType: String  scalerValue: Float  workersMin: Int  workersMax: Int
   workersStandby: Int  allowedCudaVersions: String  minCudaVersion: String  flashBootType: FlashBootType
-  executionTimeoutMs: Int  compliance: [String!]  modelReferences: [String!]
+  executionTimeoutMs: Int  compliance: [String!]  modelReferences: [String!]  env: [EnvironmentVariableInput!]
 }
 
 input UpdateEndpointTemplateInput { endpointId: String!  templateId: String! }
 
-extend type User { endpoints: [Endpoint!]! }
+extend type User {
+  endpoints: [Endpoint!]!
+  endpoint(id: String!): Endpoint
+}
 extend type Mutation {
   saveEndpoint(input: EndpointInput): Endpoint
   updateEndpointTemplate(input: UpdateEndpointTemplateInput): Endpoint
@@ -87,6 +90,7 @@ interface EndpointInput {
   allowedCudaVersions?: string | null; minCudaVersion?: string | null; flashBootType?: string | null; executionTimeoutMs?: number | null;
   template?: { imageName?: string | null; containerDiskInGb?: number | null; dockerArgs?: string | null; env?: Array<{ key: string; value?: string | null }> | null; containerRegistryAuthId?: string | null; ports?: string | null } | null;
   type?: string | null;
+  env?: Array<{ key: string; value?: string | null }> | null;
 }
 
 const num = (n: number | null | undefined): number | undefined => (n === null ? undefined : n);
@@ -131,6 +135,7 @@ function fieldsOf(i: EndpointInput): EndpointChange {
     minCudaVersion: allowed ? undefined : given(i.minCudaVersion),
     flashboot: (given(i.flashBootType) as EndpointChange["flashboot"]) ?? undefined,
     executionTimeoutMs: num(i.executionTimeoutMs),
+    env: envRecord(i.env),
   };
 }
 
@@ -191,7 +196,10 @@ export const endpointsGraphQL: GraphQLPart = {
     const show = (e: ManagedEndpoint) => toGraphQLEndpoint(core, e);
     const manager = core.endpointManager;
     return {
-      User: { endpoints: authed(() => manager.list().map(show)) },
+      User: {
+        endpoints: authed(() => manager.list().map(show)),
+        endpoint: authed<{ id: string }, unknown>(({ id }) => show(manager.get(id))),
+      },
       Mutation: {
         // With an id, a change of that endpoint (the service's saveEndpoint does both).
         saveEndpoint: authed<{ input?: EndpointInput | null }, Promise<unknown>>(async ({ input }) => {

@@ -65,10 +65,13 @@ describe("the CLI's operations", () => {
 
     // saveEndpoint with an id changes that endpoint, as the CLI's update does.
     const changed = await cli(`mutation SaveEndpoint($input: EndpointInput!) { saveEndpoint(input: $input) { id workersMax networkVolumeIds { networkVolumeId } executionTimeoutMs } }`, {
-      input: { id, name: "cli-ep", templateId: other, gpuIds: "AMPERE_24", workersMax: 5, networkVolumeIds: [], executionTimeoutMs: 120000 },
+      input: { id, name: "cli-ep", templateId: other, gpuIds: "AMPERE_24", workersMax: 5, networkVolumeIds: [], executionTimeoutMs: 120000, env: [{ key: "MODE", value: "fast" }] },
     });
     expect(changed.saveEndpoint).toEqual({ id, workersMax: 5, networkVolumeIds: [], executionTimeoutMs: 120000 });
     expect((await e.get(`/v2/serverless/${id}`)).body).toMatchObject({ workers: { max: 5 }, timeout: 120000 });
+    const one = await cli(`{ myself { endpoint(id: "${id}") { id workersMax env { key value } } } }`);
+    expect(one.myself.endpoint).toEqual({ id, workersMax: 5, env: [{ key: "MODE", value: "fast" }] });
+    expect((await e.get(`/v1/endpoints/${id}`)).body.env).toEqual({ MODE: "fast" });
   });
 
   it("podFindAndDeployOnDemand, podStop, podResume, podTerminate with variables", async () => {
