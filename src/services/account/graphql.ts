@@ -18,8 +18,8 @@ extend type User {
   notifyPodsGeneral: Boolean
   notifyLowBalance: Boolean
 }
-input UserSettingsInput { pubKey: String }
-extend type Mutation { updateUserSettings(input: UserSettingsInput): User }
+input UpdateUserSettingsInput { pubKey: String }
+extend type Mutation { updateUserSettings(input: UpdateUserSettingsInput): User }
 `;
 
 /** The account's part of the GraphQL API. */

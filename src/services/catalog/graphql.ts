@@ -46,7 +46,9 @@ type Listing {
   updatedAt: String  views: Int  stars: Int  deploys: Int  language: String  category: String  tags: [String!]  type: String
   listedRelease: ListingRelease
 }
-input ListingsInput { searchTerm: String  category: String  type: String  repoOwner: String }
+input ListingsInput {
+  searchQuery: String  category: String  owner: String  limit: Int  offset: Int  orderBy: String  orderDirection: String
+}
 type AiApiPublicConfig {
   id: String!  aiApiId: String  modelName: String  displayName: String  description: String  metadata: String
   isLive: Boolean  createdAt: String  updatedAt: String
@@ -85,6 +87,26 @@ function listing(l: HubListingConfig) {
     type: l.type,
     listedRelease: { id: ids.release, name: l.tagName, tagName: l.tagName, createdAt: null, config: JSON.stringify(l.config), build: { id: ids.release, imageName: l.imageName } },
   };
+}
+
+interface ListingsInput {
+  searchQuery?: string | null;
+  category?: string | null;
+  owner?: string | null;
+  limit?: number | null;
+  offset?: number | null;
+}
+
+/** The listings a search asks for: words of the title, description, repo or tags; then a page. */
+function listings(hub: readonly HubListingConfig[], i: ListingsInput) {
+  const term = i.searchQuery?.toLowerCase();
+  const kept = hub
+    .map(listing)
+    .filter((l) => !term || [l.title, l.description, l.repoName, l.repoOwner, ...l.tags].some((f) => f.toLowerCase().includes(term)))
+    .filter((l) => !i.category || l.category.toLowerCase() === i.category.toLowerCase())
+    .filter((l) => !i.owner || l.repoOwner.toLowerCase() === i.owner.toLowerCase());
+  const offset = Math.max(0, i.offset ?? 0);
+  return kept.slice(offset, i.limit !== null && i.limit !== undefined && i.limit >= 0 ? offset + i.limit : undefined);
 }
 
 interface LowestPriceInput {
@@ -169,7 +191,7 @@ export const catalogGraphQL: GraphQLPart = {
             gpuAvailability: GPU_TYPES.map((g) => ({ gpuTypeId: g.id, displayName: g.name, stockStatus: "High", available: true })),
           })),
         serverlessGpuPools: () => GPU_POOLS.map((id) => ({ id, gpuTypeIds: poolTypes(id) })),
-        listings: () => hub.map(listing),
+        listings: (_p, a) => listings(hub, (a as { input?: ListingsInput | null }).input ?? {}),
         allAiApiPublicConfigs: () => [],
       },
       GpuType: { lowestPrice: (parent, a) => lowest((parent as { info: GpuTypeInfo }).info, (a as { input?: LowestPriceInput | null }).input ?? {}) },

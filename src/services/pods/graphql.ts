@@ -58,6 +58,7 @@ input PodFindAndDeployOnDemandInput {
   volumeMountPath: String  env: [EnvironmentVariableInput!]  templateId: String  networkVolumeId: String
   allowedCudaVersions: [String!]  minCudaVersion: String  cudaVersion: String  minDownload: Int  minUpload: Int  deployCost: Float
   containerRegistryAuthId: String  bidPerGpu: Float  globalNetwork: Boolean  instanceId: String  interruptible: Boolean
+  stopAfter: String  terminateAfter: String  compliance: [String!]
 }
 
 input DeployCpuPodInput {

@@ -31,7 +31,10 @@ type PodTemplate {
   startJupyter: Boolean
   startScript: String
   advancedStart: Boolean
+  """Each port of ports, as a number (names are not kept here)."""
+  portsConfig: [TemplatePortConfig!]
 }
+type TemplatePortConfig { port: Int!  name: String }
 
 input SaveTemplateInput {
   id: String  name: String  imageName: String  dockerArgs: String  containerDiskInGb: Int  volumeInGb: Int
@@ -46,6 +49,8 @@ extend type User { podTemplates: [PodTemplate!]! }
 extend type Query {
   """The public template catalog (none here: your own are myself { podTemplates })."""
   podTemplates(input: PodTemplateInput): [PodTemplate!]!
+  """One of your templates."""
+  podTemplate(id: String!): PodTemplate
 }
 extend type Mutation {
   saveTemplate(input: SaveTemplateInput): PodTemplate
@@ -71,6 +76,7 @@ export function toGraphQLTemplate(t: Template): Record<string, unknown> {
     volumeInGb: t.volumeInGb,
     volumeMountPath: t.volumeMountPath,
     ports: t.ports.join(","),
+    portsConfig: t.ports.map((p) => ({ port: Number(p.split("/")[0]), name: null })),
     env: envList(t.env),
     isServerless: t.isServerless,
     isPublic: t.isPublic,
@@ -113,7 +119,10 @@ export const templatesGraphQL: GraphQLPart = {
   typeDefs,
   resolvers: ({ templates }) => ({
     User: { podTemplates: authed(() => templates.list({ includeBound: false }).map(toGraphQLTemplate)) },
-    Query: { podTemplates: () => [] },
+    Query: {
+      podTemplates: () => [],
+      podTemplate: authed<{ id: string }, unknown>(({ id }) => toGraphQLTemplate(templates.get(id))),
+    },
     Mutation: {
       // With an id, a change of that template (the service's saveTemplate does both).
       saveTemplate: authed<{ input?: SaveTemplateInput | null }, unknown>(({ input }) => {

@@ -75,7 +75,7 @@ describe("the CLI's operations", () => {
   });
 
   it("podFindAndDeployOnDemand, podStop, podResume, podTerminate with variables", async () => {
-    const input = { cloudType: "SECURE", containerDiskInGb: 20, dockerArgs: "", env: [{ key: "X", value: "1" }], gpuCount: 1, gpuTypeId: "NVIDIA L4", imageName: "me/pod:1", minMemoryInGb: 16, minVcpuCount: 4, name: "cli-pod", ports: "8888/http", templateId: "", volumeInGb: 10, volumeMountPath: "/workspace" };
+    const input = { stopAfter: "", terminateAfter: "", compliance: [], cloudType: "SECURE", containerDiskInGb: 20, dockerArgs: "", env: [{ key: "X", value: "1" }], gpuCount: 1, gpuTypeId: "NVIDIA L4", imageName: "me/pod:1", minMemoryInGb: 16, minVcpuCount: 4, name: "cli-pod", ports: "8888/http", templateId: "", volumeInGb: 10, volumeMountPath: "/workspace" };
     const created = await cli(`mutation createPod($input: PodFindAndDeployOnDemandInput!) { podFindAndDeployOnDemand(input: $input) { id costPerHr desiredStatus lastStatusChange } }`, { input });
     const id = created.podFindAndDeployOnDemand.id;
     const v1 = (await e.get(`/v1/pods/${id}`)).body;
@@ -94,6 +94,30 @@ describe("the CLI's operations", () => {
 
     expect(await cli(`mutation terminatePod($podId: String!) { podTerminate(input: {podId: $podId}) }`, { podId: id })).toEqual({ podTerminate: null });
     expect((await e.get(`/v2/pods/${id}`)).status).toBe(404);
+  });
+
+  it("ssh keys through updateUserSettings, a template by id, Hub listings by search", async () => {
+    const keys = "ssh-ed25519 AAAAC3Nza one@cli\n\nssh-rsa AAAAB3Nza two@cli";
+    await cli(`mutation Mutation($input: UpdateUserSettingsInput) { updateUserSettings(input: $input) { id } }`, { input: { pubKey: keys } });
+    expect((await e.get("/v2/account/ssh-keys")).body).toEqual({ keys: ["ssh-ed25519 AAAAC3Nza one@cli", "ssh-rsa AAAAB3Nza two@cli"] });
+
+    const tpl = (await e.post("/v2/templates", { name: "ports", image: "me/p:1", ports: ["8888/http", "22/tcp"], env: { A: "1" } })).body.id;
+    const one = await cli(`query GetTemplate($id: String!) { podTemplate(id: $id) { id name imageName isServerless isPublic isRunpod category ports portsConfig { port name } env { key value } containerDiskInGb containerRegistryAuthId volumeInGb volumeMountPath readme } }`, { id: tpl });
+    expect(one.podTemplate).toMatchObject({ id: tpl, name: "ports", ports: "8888/http,22/tcp", portsConfig: [{ port: 8888, name: null }, { port: 22, name: null }], env: [{ key: "A", value: "1" }], isRunpod: false });
+
+    const hub = await inProcess({ config: { auth: { keys: [{ key: API_KEY }] }, hub: [{ repo: "acme/llm", imageName: "acme/llm:1", tags: ["vllm"] }, { repo: "acme/tts", imageName: "acme/tts:1", category: "audio" }, { repo: "other/sd", imageName: "o/sd:1", category: "image" }] } });
+    try {
+      const search = async (input: Record<string, unknown>) => {
+        const res = await hub.request("POST", "/graphql", { query: `query Listings($input: ListingsInput!) { listings(input: $input) { id title repoName repoOwner description category type tags stars views deploys language createdAt updatedAt } }`, variables: { input } });
+        return (res.body.data.listings as Array<{ repoName: string }>).map((l) => l.repoName);
+      };
+      expect(await search({})).toEqual(["llm", "tts", "sd"]);
+      expect(await search({ searchQuery: "VLLM" })).toEqual(["llm"]);
+      expect(await search({ owner: "acme", limit: 1, offset: 1 })).toEqual(["tts"]);
+      expect(await search({ category: "image" })).toEqual(["sd"]);
+    } finally {
+      hub.close();
+    }
   });
 
   it("shows what REST created: an endpoint and a pod of /v2 in myself", async () => {
