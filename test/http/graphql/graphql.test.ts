@@ -217,5 +217,7 @@ describe("GET /docs/graphql", () => {
     expect(html).not.toMatch(/https?:\/\//);
     expect(await (await e.app.request("http://minipod.test/docs/graphql/assets/init.js")).text()).toContain('url: "/graphql"');
     expect((await e.app.request("http://minipod.test/docs/graphql/assets/nope.js")).status).toBe(404);
+    // The API reference links to it.
+    expect(await (await e.app.request("http://minipod.test/docs")).text()).toContain('<a href="/docs/graphql">');
   });
 });
