@@ -1,3 +1,4 @@
+import type { GraphQLSchema } from "graphql";
 import { atConfigField } from "../config/load.js";
 import { type Config } from "../config/schema.js";
 import { openAiSettingsOf } from "../config/openai-schema.js";
@@ -27,6 +28,7 @@ import type { Core } from "../http/core.js";
 import { isStorageFull, logFailure } from "../http/problem.js";
 import { ServicePaths } from "../http/surfaces.js";
 import { SERVICES, type Services } from "../services/index.js";
+import { assembleSchema } from "../services/shared/graphql.js";
 import { waitForJob } from "./wait-for-job.js";
 import type { EngineView, ServiceDef, ViewContext } from "../services/shared/service.js";
 import type { DocumentStore, StoredDocument } from "../services/shared/storage.js";
@@ -204,6 +206,8 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   }
   const views: ViewContext = Object.assign(Object.create(null) as object, registry, { clock, scheduler, notifier, logs });
   const paths = new ServicePaths(defs.flatMap((d) => d.collections.v2 ?? []));
+  // Built on the first GraphQL request: most runs never make one.
+  let schema: GraphQLSchema | undefined;
 
   await runPhases("start", parts);
   const startRecovered = recovered;
@@ -227,6 +231,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     auth,
     rateLimits,
     paths,
+    graphqlSchema: () => (schema ??= assembleSchema(defs, views)),
     mountServices(app) {
       for (const { def } of built) def.routes?.(app, views);
     },

@@ -16,6 +16,7 @@ import { OpenAiConfigSchema } from "./openai-schema.js";
 import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schema.js";
 import { ENDPOINT_MANAGEMENT_CONFIG, MANAGEMENT_CONFIG, checkManagementConfig, configVolumeId, resolveEndpointHandlers } from "./management-schema.js";
 import { PODS_CONFIG, checkPodsConfig } from "../services/pods/config.js";
+import { CATALOG_CONFIG } from "../services/catalog/config.js";
 import { SECURITY_CONFIG } from "./security-schema.js";
 import { WORKERS_CONFIG } from "./workers-schema.js";
 
@@ -79,6 +80,7 @@ export const ConfigSchema = z
     endpoints: z.array(EndpointConfigSchema).default([]).describe("Queue-based endpoints served at /v2/{id}"),
     ...MANAGEMENT_CONFIG,
     ...PODS_CONFIG,
+    ...CATALOG_CONFIG,
     ...OBSERVE_CONFIG,
     ...SECURITY_CONFIG,
     ...WORKERS_CONFIG,

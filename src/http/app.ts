@@ -19,6 +19,8 @@ import { logFailure, problemResponse, validationError } from "./problem.js";
 import { dashboardRoutes } from "./dashboard/index.js";
 import { controlRoutes } from "./routes/control/index.js";
 import { docsRoutes } from "./routes/control/docs.js";
+import { graphqlRoutes } from "./routes/graphql/index.js";
+import { graphqlExplorerRoutes } from "./routes/graphql/explorer.js";
 import { endpointControlRoutes } from "./routes/control/endpoints.js";
 import { feedControlRoutes } from "./routes/control/feed.js";
 import { workerControlRoutes } from "./routes/control/workers.js";
@@ -83,6 +85,8 @@ export function createApp(core: Core, info: AppInfo): App {
   workerControlRoutes(core, app);
   dashboardRoutes(core, app, info);
   docsRoutes(app);
+  graphqlRoutes(core, app);
+  graphqlExplorerRoutes(app);
 
   serveOpenApi(app, info.version);
 

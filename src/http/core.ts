@@ -1,5 +1,6 @@
 import type { BodyBudget } from "./body.js";
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { GraphQLSchema } from "graphql";
 import type { VirtualClock } from "../domain/clock.js";
 import type { FaultRules } from "../domain/faults.js";
 import type { WorkerProtocol } from "../domain/worker-protocol.js";
@@ -50,6 +51,8 @@ export interface Core {
   rateLimits: RateLimits;
   /** Which surface a service path is on (REST collections come from the list of services). */
   paths: ServicePaths;
+  /** The GraphQL API's schema, assembled from the services' parts (see services/shared/graphql.ts). */
+  graphqlSchema(): GraphQLSchema;
   /** Registers the REST views of every management resource (before the queue's routes). */
   mountServices(app: OpenAPIHono<AppEnv>): void;
   /** The worker side of the queue (job-take, job-done) for endpoints served by worker processes. */

@@ -24,6 +24,7 @@ export const TAG_ORDER: ReadonlyArray<{ name: string; description: string }> = [
   { name: "Catalog", description: "GPU types, CPU flavors, data centers and public templates (v2)." },
   { name: "Billing", description: "Billing records by bucket (v2 and v1)." },
   { name: "Account", description: "The account's SSH keys (v2)." },
+  { name: "GraphQL", description: "The service's GraphQL API, `/graphql`, which its Python library, CLI and MCP server call: the same resources as REST (explorer: `/docs/graphql`)." },
   { name: "Dashboard", description: "The dashboard and these API docs: emulator-only pages." },
   { name: "Emulator control", description: "The emulator's own control API, `/_emulator/*`: clock, reset, faults, journal, timelines, snapshots, worker processes." },
 ];

@@ -87,6 +87,10 @@ describe("fuzzing every route of the app", () => {
           // The OpenAI routes answer OpenAI's error object, which the OpenAI SDKs read.
           expect(res.headers.get("content-type"), where).toContain("application/json");
           expect(res.body, where).toEqual({ error: { message: expect.any(String), type: expect.any(String), param: expect.toBeOneOf([null, expect.any(String)]), code: expect.toBeOneOf([null, expect.any(String), expect.any(Number)]) } });
+        } else if (res.status === 400 && c.method !== "HEAD" && new URL(`http://minipod.test${c.path}`).pathname === "/graphql") {
+          // GraphQL's own error shape, which GraphQL clients read: errors[] of { message, extensions }.
+          expect(res.headers.get("content-type"), where).toContain("application/json");
+          expect(res.body.errors, where).toEqual(expect.arrayContaining([expect.objectContaining({ message: expect.any(String), extensions: { code: expect.any(String) } })]));
         } else if (res.status >= 400 && c.method !== "HEAD") {
           expect(res.headers.get("content-type"), where).toContain("application/problem+json");
           expect(res.body, where).toEqual(expect.objectContaining({ title: expect.any(String), status: res.status, detail: expect.any(String) }));

@@ -59,6 +59,15 @@ const widgets: ServiceDef<"widgets", { widgets: Widgets }, typeof collections> =
   collections,
   build: (ctx) => ({ widgets: new Widgets(ctx.documents<Widget>("widget"), () => ctx.engine.clock.now()) }),
   routes: (app, views) => serveResource(views, app, widgetRoutes),
+  graphql: {
+    typeDefs: `type Widget { id: String!  name: String }
+      extend type User { widgets: [Widget!]! }
+      extend type Mutation { saveWidget(name: String!): Widget }`,
+    resolvers: (v) => ({
+      User: { widgets: () => widgetsOf(v).list() },
+      Mutation: { saveWidget: (_p, args) => widgetsOf(v).create(String(args.name)) },
+    }),
+  },
   seed: ({ widgets }) => {
     if (!widgets.list().some((w) => w.id === "w-seeded")) widgets.create("declared at start", "w-seeded");
   },
@@ -75,7 +84,7 @@ const names = async (version: "v1" | "v2") => {
 };
 
 describe("a resource declared in a test alone, added to the list", () => {
-  it("is served on v1 and v2, classified as REST, seeded, reset and snapshotted", async () => {
+  it("is served on v1, v2 and GraphQL, classified as REST, seeded, reset and snapshotted", async () => {
     e = await inProcess({}, { services: [...SERVICES, widgets] });
     expect(await names("v2")).toEqual(["declared at start"]);
 
@@ -95,6 +104,13 @@ describe("a resource declared in a test alone, added to the list", () => {
     const doc = (await e.get("/openapi.json")).body as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v2/widgets", "/v2/widgets/{id}", "/v1/widgets", "/v1/widgets/{id}"]));
 
+    // Its GraphQL part joins the schema: the same widgets, either way.
+    const saved = await e.post("/graphql", { query: 'mutation { saveWidget(name: "made on GraphQL") { id } }' });
+    expect((await e.get(`/v2/widgets/${saved.body.data.saveWidget.id}`)).body.name).toBe("made on GraphQL");
+    const listed = await e.post("/graphql", { query: "{ myself { widgets { name } } }" });
+    expect(listed.body).toEqual({ data: { myself: { widgets: [{ name: "declared at start" }, { name: "made on v2" }, { name: "made on v1" }, { name: "made on GraphQL" }] } } });
+    await e.request("DELETE", `/v2/widgets/${saved.body.data.saveWidget.id}`);
+
     // Snapshotted: a restore brings back what the snapshot held, and nothing of the config over it.
     expect((await e.post("/_emulator/snapshots/two")).status).toBe(200);
     await e.post("/v2/widgets", { name: "after the snapshot" });
@@ -111,5 +127,6 @@ describe("a resource declared in a test alone, added to the list", () => {
     e = await inProcess();
     expect(e.core.paths.classify("GET", "/v2/widgets").surface).toBe("queue");
     expect((await e.get("/v1/widgets")).status).toBe(404);
+    expect((await e.post("/graphql", { query: "{ myself { widgets { name } } }" })).status).toBe(400);
   });
 });

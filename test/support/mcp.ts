@@ -6,12 +6,16 @@ import { dirname, join } from "node:path";
 /** The service's MCP server as its users run it (`npx @runpod/mcp-server`: the package's stdio bin). */
 const MCP_BIN = join(dirname(createRequire(import.meta.url).resolve("@runpod/mcp-server/package.json")), "dist", "stdio.mjs");
 
-/** Connects the MCP server over stdio, pointed at the emulator at `url` with the API key `key`. */
-export async function connectMcp(url: string, key: string, home: string): Promise<{ client: Client; stderr: () => string }> {
+/**
+ * Connects the MCP server over stdio, pointed at the emulator at `url` with the API key `key`;
+ * with `graphql`, its GraphQL tools too (the server reads their URL from variables of their own).
+ */
+export async function connectMcp(url: string, key: string, home: string, o: { graphql?: boolean } = {}): Promise<{ client: Client; stderr: () => string }> {
+  const graphql: Record<string, string> = o.graphql ? { RUNPOD_PUBLIC_GRAPHQL_URL: `${url}/graphql`, RUNPOD_AUTHED_GRAPHQL_URL: `${url}/graphql` } : {};
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MCP_BIN],
-    env: { PATH: process.env.PATH ?? "", HOME: home, RUNPOD_API_BASE_URL: url, RUNPOD_SERVERLESS_API_URL: `${url}/v2`, RUNPOD_API_KEY: key },
+    env: { PATH: process.env.PATH ?? "", HOME: home, RUNPOD_API_BASE_URL: url, RUNPOD_SERVERLESS_API_URL: `${url}/v2`, RUNPOD_API_KEY: key, ...graphql },
     stderr: "pipe",
   });
   let err = "";

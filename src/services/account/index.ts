@@ -1,3 +1,4 @@
+import { accountGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { accountRoutes } from "./rest.js";
 import { SshKeys } from "./ssh-keys.js";
@@ -8,6 +9,7 @@ const collections = { v2: ["account"] } as const;
 export const account: ServiceDef<"account", { sshKeys: SshKeys }, typeof collections> = {
   name: "account",
   collections,
+  graphql: accountGraphQL,
   build: (ctx) => ({ sshKeys: new SshKeys({ store: ctx.documents("ssh-keys"), clock: ctx.engine.clock }) }),
   routes: (app, views) => accountRoutes(views, app),
 };

@@ -4,15 +4,15 @@ import { jsonBody } from "../../http/body.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { jsonRequest } from "../shared/rest.js";
+import { SSH_KEY, SSH_KEY_EXPECTED } from "./ssh-keys.js";
 import { ERROR_RESPONSES, json } from "../../http/schemas.js";
 
 const TAG = "Account";
 const { 404: _notFound, ...errors } = ERROR_RESPONSES;
 
 const SshKeysSchema = z.object({ keys: z.array(z.string()) }).openapi("SshKeys");
-const SSH_KEY = /^(ssh|ecdsa|sk)-[^\s]+ [^\s]+([ \t][^\n\r]*)?$/;
 const UpdateSshKeysSchema = z
-  .strictObject({ keys: z.array(z.string().regex(SSH_KEY, "expected an authorized_keys line: <type> <base64 key> [comment], such as the content of ~/.ssh/id_ed25519.pub")) })
+  .strictObject({ keys: z.array(z.string().regex(SSH_KEY, SSH_KEY_EXPECTED)) })
   .openapi("UpdateSshKeysRequest");
 
 const getKeys = createRoute({

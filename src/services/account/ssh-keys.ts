@@ -1,5 +1,9 @@
 import type { DocumentStore } from "../shared/storage.js";
 
+/** An authorized_keys line, as the account accepts it. */
+export const SSH_KEY = /^(ssh|ecdsa|sk)-[^\s]+ [^\s]+([ \t][^\n\r]*)?$/;
+export const SSH_KEY_EXPECTED = "expected an authorized_keys line: <type> <base64 key> [comment], such as the content of ~/.ssh/id_ed25519.pub";
+
 interface SshKeysDocument {
   id: "account";
   createdAt: number;

@@ -1,12 +1,15 @@
+import { catalogGraphQL } from "./graphql.js";
+import type { HubListingConfig } from "./config.js";
 import type { ServiceDef } from "../shared/service.js";
 import { catalogRoutes } from "./rest.js";
 
 const collections = { v2: ["catalog"] } as const;
 
 /** The catalog (`/v2/catalog`): GPU types, CPU flavors, data centers and their availability, with the prices in effect. */
-export const catalog: ServiceDef<"catalog", object, typeof collections> = {
+export const catalog: ServiceDef<"catalog", { hub: readonly HubListingConfig[] }, typeof collections> = {
   name: "catalog",
   collections,
-  build: () => ({}),
+  graphql: catalogGraphQL,
+  build: (ctx) => ({ hub: ctx.config.hub }),
   routes: (app, views) => catalogRoutes(views, app),
 };

@@ -1,6 +1,7 @@
 import { INLINE_PREFIX } from "../../config/inline-handlers.js";
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import { newResourceId } from "../../domain/ids.js";
+import { endpointsGraphQL } from "./graphql.js";
 import type { ServiceDef, EngineView } from "../shared/service.js";
 import { EndpointManager } from "./endpoints.js";
 import { externalWorkerReader } from "./external-worker-reader.js";
@@ -20,6 +21,7 @@ const collections = { v1: ["endpoints"], v2: ["serverless"] } as const;
 export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManager; externalWorkers: ExternalWorkerReader }, typeof collections> = {
   name: "endpoints",
   collections,
+  graphql: endpointsGraphQL,
   build: (ctx) => {
     const { engine, services } = ctx;
     const releases = new ReleaseLog({ store: ctx.documents<Release>("release"), newId: newResourceId });

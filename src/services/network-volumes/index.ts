@@ -1,5 +1,6 @@
 import { configVolumeId } from "../../config/management-schema.js";
 import { newResourceId } from "../../domain/ids.js";
+import { networkVolumesGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { NetworkVolumeService, type NetworkVolume } from "./network-volumes.js";
 import { networkVolumeRoutes } from "./rest.js";
@@ -13,6 +14,7 @@ const collections = { v1: ["networkvolumes"], v2: ["network-volumes"] } as const
 export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: NetworkVolumeService }, typeof collections> = {
   name: "network-volumes",
   collections,
+  graphql: networkVolumesGraphQL,
   build: (ctx) => ({
     networkVolumes: new NetworkVolumeService({
       store: ctx.documents<NetworkVolume>("network-volume"),

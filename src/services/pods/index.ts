@@ -1,3 +1,4 @@
+import { podsGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { configPodId } from "./config.js";
 import type { Pod } from "./pod.js";
@@ -18,6 +19,7 @@ const collections = { v1: ["pods"], v2: ["pods"] } as const;
 export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections> = {
   name: "pods",
   collections,
+  graphql: podsGraphQL,
   build: (ctx) => {
     const { engine, services } = ctx;
     const { usage, prices, templates, networkVolumes, registryAuths, sshKeys } = services;

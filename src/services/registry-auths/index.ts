@@ -1,5 +1,6 @@
 import { configRegistryAuthId } from "../pods/index.js";
 import { newResourceId } from "../../domain/ids.js";
+import { registryAuthsGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";
 import { RegistryAuthService, type RegistryAuth } from "./registry-auths.js";
@@ -15,6 +16,7 @@ const collections = { v1: ["containerregistryauth"], v2: ["registries"] } as con
 export const registryAuths: ServiceDef<"registry-auths", { registryAuths: RegistryAuthService; delegations: DelegationService }, typeof collections> = {
   name: "registry-auths",
   collections,
+  graphql: registryAuthsGraphQL,
   build: (ctx) => {
     const { services, engine } = ctx;
     const registryAuths = new RegistryAuthService({

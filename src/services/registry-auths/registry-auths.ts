@@ -58,6 +58,13 @@ export class RegistryAuthService {
     return view(auth);
   }
 
+  /** Replaces the credentials of an auth (its name stays): what the GraphQL API's updateRegistryAuth does. */
+  changeCredentials(id: string, creds: { username: string; password: string }): RegistryAuthView {
+    const auth = { ...this.require(id), username: creds.username, password: creds.password };
+    this.d.store.save(auth);
+    return view(auth);
+  }
+
   delete(id: string): void {
     this.require(id);
     const user = this.d.usedBy(id);

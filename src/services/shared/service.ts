@@ -14,6 +14,7 @@ import type { Scheduler } from "../../domain/scheduler.js";
 import type { WorkerEvent } from "../../domain/simulated-workers.js";
 import type { WorkerProtocol } from "../../domain/worker-protocol.js";
 import type { AppEnv } from "../../http/env.js";
+import type { GraphQLPart } from "./graphql.js";
 import type { DocumentStore, StoredDocument } from "./storage.js";
 
 /**
@@ -41,6 +42,8 @@ export interface ServiceDef<Name extends string = string, Models extends object 
   build(ctx: ServiceContext): Models;
   /** Mounts its REST views (v1, v2) on the app. */
   routes?(app: OpenAPIHono<AppEnv>, views: ViewContext): void;
+  /** Its part of the GraphQL API (`/graphql`): SDL and resolvers over its models (see graphql.ts). */
+  readonly graphql?: GraphQLPart;
   /** Writes what the config declares (start and reset, after every service is built and cleared). */
   seed?(models: Models, ctx: SeedContext): void | Promise<void>;
   /**

@@ -1,4 +1,5 @@
 import { newResourceId } from "../../domain/ids.js";
+import { templatesGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { templateRoutes } from "./rest.js";
 import { TemplateService, type Template } from "./templates.js";
@@ -7,6 +8,7 @@ import { TemplateService, type Template } from "./templates.js";
 export { TemplateSchema, flagQuery, toTemplateView } from "./schemas.js";
 export { TEMPLATE_CATEGORIES, type NewTemplate, type Template, type TemplateChange, type TemplateEvent, type TemplateService } from "./templates.js";
 export { TemplateV2Schema } from "./v2.js";
+export { toGraphQLTemplate } from "./graphql.js";
 
 const collections = { v1: ["templates"], v2: ["templates"] } as const;
 
@@ -14,6 +16,7 @@ const collections = { v1: ["templates"], v2: ["templates"] } as const;
 export const templates: ServiceDef<"templates", { templates: TemplateService }, typeof collections> = {
   name: "templates",
   collections,
+  graphql: templatesGraphQL,
   build: (ctx) => ({
     templates: new TemplateService({
       store: ctx.documents<Template>("template"),

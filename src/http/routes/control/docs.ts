@@ -95,7 +95,7 @@ export function docsRoutes(router: OpenAPIHono<AppEnv>): void {
 <link rel="stylesheet" href="/docs/assets/docs.css${v}">
 </head>
 <body>
-<header class="docs-top"><strong>minipod</strong><a href="/">dashboard</a><a href="/openapi.json">openapi.json</a></header>
+<header class="docs-top"><strong>minipod</strong><a href="/">dashboard</a><a href="/openapi.json">openapi.json</a><a href="/docs/graphql">GraphQL explorer</a></header>
 <div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js${v}"></script>
 <script src="/docs/assets/init.js${v}"></script>
