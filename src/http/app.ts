@@ -27,6 +27,7 @@ import { queueRoutes } from "./routes/queue/index.js";
 import { requestsRoutes } from "./routes/queue/request-listing.js";
 import { openAiRoutes } from "./routes/openai/index.js";
 import { workerRoutes } from "./routes/worker/index.js";
+import { loadBalancerRoutes } from "./load-balancer/routes.js";
 
 export interface AppInfo {
   version: string;
@@ -75,6 +76,7 @@ export function createApp(core: Core, info: AppInfo): App {
   const direct = queueRoutes(core, app);
   requestsRoutes(core, app);
   openAiRoutes(core, app);
+  loadBalancerRoutes(core, app);
   controlRoutes(core, app);
   endpointControlRoutes(core, app);
   jobControlRoutes(core, app);

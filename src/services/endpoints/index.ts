@@ -1,6 +1,7 @@
 import { INLINE_PREFIX } from "../../config/inline-handlers.js";
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import { newResourceId } from "../../domain/ids.js";
+import { ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
 import type { ServiceDef, EngineView } from "../shared/service.js";
 import { EndpointManager } from "./endpoints.js";
 import { externalWorkerReader } from "./external-worker-reader.js";
@@ -46,8 +47,12 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
       // A handler inherited from a template or defaultHandler was prepared, under its own field.
       await atField(`endpoints[${i}].handler`, () => handlers.prepare(e.handler));
       const existing = endpoints.get(e.id);
+      const extra = endpointManager.configExtra(e, existing);
+      // A load-balancing endpoint scales on requests in flight (REQUEST_COUNT), as the service's do.
+      if (e.type === "LOAD_BALANCER") Object.assign(extra, { scalerType: "REQUEST_COUNT", scalerValue: e.requestCount ?? ENDPOINT_SCALER_VALUE_DEFAULT });
       endpoints.save({
         id: e.id,
+        ...(e.type === "LOAD_BALANCER" ? { type: e.type } : {}),
         name: e.name ?? e.id,
         handler: e.handler,
         workersMin: e.workersMin,
@@ -56,7 +61,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
         coldStartMs: e.coldStartMs,
         executionTimeoutMs: e.executionTimeoutMs,
         createdAt: existing?.createdAt ?? now,
-        extra: endpointManager.configExtra(e, existing),
+        extra,
       });
     }
     const configured = new Set(config.endpoints.map((e) => e.id));
