@@ -16,6 +16,8 @@ import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
 import { hostGuard } from "../http/host-check.js";
+import { endpointOfHost, routeByHost } from "../http/load-balancer/host-route.js";
+import { HealthPoller } from "../http/load-balancer/health-poller.js";
 import { exposureWarnings } from "../cli/exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
 import { VERSION } from "../version.js";
@@ -190,10 +192,13 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   // Requests for a host that is not minipod's are refused first (DNS rebinding), then the app on
   // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the
   // app would answer them (see DirectRoutes).
-  const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts) }, log);
+  // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
+  const lbHost = (name: string) => endpointOfHost(name, core.loadBalancers) !== undefined;
+  const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost }, log);
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (refused(req, res)) return;
+    if (routeByHost(req, core.loadBalancers)) return void listener(req, res);
     if (!app.direct.handle(req, res)) void listener(req, res);
   });
   // Keep idle connections longer than any client keeps them in its pool: a client reusing one the
@@ -215,6 +220,8 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   let closed: Promise<void> | undefined;
   const url = `http://${urlHost}:${address.port}`;
   const workers = new EmulatorWorkers(core, url, options.log ?? ((line) => process.stderr.write(line + "\n")));
+  // Worker processes of load-balancing endpoints are in the pool once their health check says so.
+  const health = new HealthPoller(core.loadBalancers, log).start();
   for (const spec of options.workers ?? []) workers.start(spec);
   return {
     url,
@@ -244,6 +251,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     startWorker: (spec) => workers.start(spec),
     close() {
       // Worker processes first (their held polls are answered as they stop), then the server.
+      health.stop();
       closed ??= workers.stopAll().then(
         () =>
           new Promise<void>((resolve) => {

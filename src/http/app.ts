@@ -28,6 +28,7 @@ import { requestsRoutes } from "./routes/queue/request-listing.js";
 import { openAiRoutes } from "./routes/openai/index.js";
 import { workerRoutes } from "./routes/worker/index.js";
 import { loadBalancerRoutes } from "./load-balancer/routes.js";
+import { loadBalancerControlRoutes } from "./load-balancer/control.js";
 
 export interface AppInfo {
   version: string;
@@ -82,6 +83,7 @@ export function createApp(core: Core, info: AppInfo): App {
   jobControlRoutes(core, app);
   feedControlRoutes(core, app);
   workerControlRoutes(core, app);
+  loadBalancerControlRoutes(core, app);
   dashboardRoutes(core, app, info);
   docsRoutes(app);
 

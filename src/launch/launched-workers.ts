@@ -2,8 +2,13 @@ import type { EmulatorRuntime } from "../compose/runtime.js";
 import { EXTERNAL_HANDLER } from "../domain/external-workers.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "./worker-process.js";
+import { freePort, healthPathOf, lbWorkerEnv } from "./lb-worker.js";
 
-/** A worker process for an "external" endpoint, started by the emulator (what `minipod worker` runs). */
+/**
+ * A worker process for an "external" endpoint, started by the emulator (what `minipod worker`
+ * runs): on a queue endpoint it takes jobs with the worker library; on a load-balancing endpoint it
+ * serves HTTP on the free port given in `PORT`.
+ */
 export interface WorkerSpec {
   /** The endpoint (its handler must be "external"). */
   endpoint: string;
@@ -40,6 +45,8 @@ export class EmulatorWorkers {
   }
 
   start(spec: WorkerSpec): WorkerProcess {
+    const lb = this.core.loadBalancers.spec(spec.endpoint);
+    if (lb) return this.startServer(spec, lb.handler === EXTERNAL_HANDLER);
     const endpoint = this.core.scheduler.spec(spec.endpoint);
     if (!endpoint) throw new Error(`startWorker: no endpoint "${spec.endpoint}"`);
     if (endpoint.handler !== EXTERNAL_HANDLER) throw new Error(`startWorker: endpoint "${spec.endpoint}" runs simulated workers; give it "handler": "external"`);
@@ -68,6 +75,43 @@ export class EmulatorWorkers {
       if (this.byWorker.get(key) === proc) this.byWorker.delete(key);
     });
     return proc.start();
+  }
+
+  /**
+   * A load-balancing endpoint's worker: its command gets a free port, and joins the pool once its
+   * health check answers 200; an exit takes it out at once; gone for good, it is removed.
+   */
+  private startServer(spec: WorkerSpec, external: boolean): WorkerProcess {
+    if (!external) throw new Error(`startWorker: load-balancing endpoint "${spec.endpoint}" is served in minipod's process; give it "handler": "external" to serve it with worker processes`);
+    const lb = this.core.loadBalancers;
+    const workerId = spec.workerId ?? newWorkerId();
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    const output = spec.output ?? this.defaultOutput;
+    const proc = new WorkerProcess({
+      command: spec.command,
+      workerId,
+      env,
+      cwd: spec.cwd,
+      restart: spec.restart,
+      output: (line) => output(line),
+      graceMs: EMULATOR_WORKER_GRACE_MS,
+      onExit: () => lb.health(spec.endpoint, workerId, "unhealthy"),
+    });
+    let gone = false;
+    this.running.add(proc);
+    void proc.exited.then(() => {
+      gone = true;
+      this.running.delete(proc);
+      lb.remove(spec.endpoint, workerId);
+    });
+    void freePort().then((port) => {
+      if (gone) return;
+      const healthPath = healthPathOf(spec.env);
+      Object.assign(env, lbWorkerEnv({ url: this.url, endpoint: spec.endpoint, workerId, key: spec.key ?? "minipod-worker", port, healthPath }), spec.env);
+      lb.register(spec.endpoint, workerId, { url: `http://127.0.0.1:${port}`, healthUrl: `http://127.0.0.1:${port}${healthPath}` });
+      proc.start();
+    });
+    return proc;
   }
 
   /** Stops every worker process it started; resolves when they are gone. */
