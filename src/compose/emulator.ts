@@ -232,7 +232,8 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     warnings,
     clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
     reset: () => core.reset(),
-    endpoints: () => core.scheduler.specs(),
+    // Queue and load-balancing endpoints, in the order they were made.
+    endpoints: () => core.endpoints.list().map((s) => core.scheduler.spec(s.id) ?? core.loadBalancers.spec(s.id) ?? s),
     faults: {
       add: (rule) => core.faults.add(parseFaultRule(rule)),
       list: () => core.faults.list(),
