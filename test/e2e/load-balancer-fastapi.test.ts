@@ -4,7 +4,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { eventually, FIXTURES, PYTHON } from "../support/python.js";
+import { blocksOf, shellWords } from "../support/readme.js";
 
 /**
  * A FastAPI worker as the service's template writes one (Debian's python3-fastapi and
@@ -119,5 +122,30 @@ describe.skipIf(!available)("a FastAPI load-balancing worker through minipod wor
     const again = await fetch(`${emu.url}/lb/api/stats`, { headers: AUTH, signal: AbortSignal.timeout(20_000) });
     expect(again.status).toBe(200);
     expect(((await again.json()) as { requests: number }).requests).toBe(0);
+  }, 30_000);
+});
+
+describe.skipIf(!available)("docs/load-balancing.md: the FastAPI worker, run as the page shows it", () => {
+  it("serves app.py through minipod worker, and answers both curl examples with the greeting", async () => {
+    const [app] = blocksOf("docs/load-balancing.md", "A FastAPI worker, unchanged", "python");
+    const [setup, calls] = blocksOf("docs/load-balancing.md", "A FastAPI worker, unchanged", "sh");
+    const dir = mkdtempSync(join(tmpdir(), "minipod-lb-doc-"));
+    writeFileSync(join(dir, "app.py"), app!.text);
+    const config = JSON.parse(/echo '(.*)' > lb\.json/.exec(setup!.text)![1]!);
+    const docEmu = await createEmulator({ clock: "manual", config });
+    const command = shellWords(setup!.text.split("\n").find((l) => l.includes("minipod worker"))!).slice(2);
+    const worker = spawn(process.execPath, [BIN, ...command.slice(0, 1), "--url", docEmu.url, ...command.slice(1).map((w) => (w === "python3" ? PYTHON : w))], { cwd: dir, stdio: "ignore" });
+    try {
+      for (const line of calls!.text.split("\n").filter((l) => l.startsWith("curl "))) {
+        const args = shellWords(line.replaceAll(":8080", `:${docEmu.port}`)).slice(1);
+        const { stdout } = await promisify(execFile)("curl", ["-s", "--max-time", "20", ...args], { encoding: "utf8" });
+        expect(JSON.parse(stdout), line).toEqual({ generated_text: "Hello, minipod" });
+      }
+    } finally {
+      const exited = new Promise((r) => worker.once("exit", r));
+      worker.kill("SIGTERM");
+      await exited;
+      await docEmu.close();
+    }
   }, 30_000);
 });
