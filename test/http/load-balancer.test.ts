@@ -213,3 +213,43 @@ describe("load-balancing endpoints: the built-in openai handler", () => {
     expect(streamed.text.trim().endsWith("data: [DONE]")).toBe(true);
   });
 });
+
+describe("load-balancing endpoints and the control surface", () => {
+  it("injected faults, the journal and /_emulator/load-balancers cover them", async () => {
+    const { emu } = await boot({ coldStartMs: 0, workersMin: 1 });
+    await emu.advance(0);
+    await emu.post("/_emulator/faults", { endpoint: "api", fault: { type: "http", status: 503, message: "worker pool down" }, times: 1 });
+    const faulted = await emu.get("/lb/api/hello");
+    expect(faulted.status).toBe(503);
+    expect(emu.core.loadBalancers.status("api")!.requests.served).toBe(0);
+    expect((await emu.get("/lb/api/hello")).status).toBe(200);
+    const journal = await emu.get("/_emulator/requests?endpoint=api");
+    expect(journal.body.requests.map((r: { path: string; operation: string; status: number }) => [r.path, r.operation, r.status])).toEqual([
+      ["/lb/api/hello", "lb", 503],
+      ["/lb/api/hello", "lb", 200],
+    ]);
+    const listed = await emu.get("/_emulator/load-balancers");
+    expect(listed.body.endpoints).toEqual([
+      expect.objectContaining({ id: "api", status: expect.objectContaining({ workers: expect.objectContaining({ ready: 1 }), requests: { inFlight: 0, waiting: 0, served: 1 } }), workers: [expect.objectContaining({ kind: "simulated", state: "ready", served: 1 })] }),
+    ]);
+    // A worker process cannot join an endpoint served in process.
+    expect((await emu.post("/_emulator/load-balancers/api/workers", { workerId: "w1", port: 9 })).status).toBe(404);
+  });
+
+  it("a reset and a snapshot restore bring back the configured endpoint and forget the ones made since", async () => {
+    const { emu } = await boot({ coldStartMs: 0, workersMin: 1 });
+    await emu.post("/_emulator/snapshots/start");
+    const made = await emu.post("/v2/serverless", { name: "later", type: "LOAD_BALANCER", image: "me/x:1", scaling: { type: "REQUEST_COUNT", requestCount: 1 }, gpu: { pools: ["ADA_24"] } });
+    const id = body(made).id as string;
+    expect(emu.core.loadBalancers.has(id)).toBe(true);
+    await emu.post("/_emulator/snapshots/start/restore");
+    expect((await emu.get(`/lb/${id}/x`)).status).toBe(404);
+    await emu.advance(0);
+    expect((await emu.get("/lb/api/hello")).status).toBe(200);
+    await emu.post("/v2/serverless", { name: "later", type: "LOAD_BALANCER", image: "me/x:1", scaling: { type: "REQUEST_COUNT", requestCount: 1 }, gpu: { pools: ["ADA_24"] } });
+    await emu.post("/_emulator/reset");
+    expect(emu.core.loadBalancers.specs().map((s) => s.id)).toEqual(["api"]);
+    await emu.advance(0);
+    expect((await emu.get("/lb/api/hello")).status).toBe(200);
+  });
+});
