@@ -15,9 +15,10 @@ import type { EndpointSpec } from "../domain/endpoint.js";
 import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
-import { hostGuard } from "../http/host-check.js";
+import { HostCheck, hostGuard } from "../http/host-check.js";
 import { endpointOfHost, routeByHost } from "../http/load-balancer/host-route.js";
 import { HealthPoller } from "../http/load-balancer/health-poller.js";
+import { loadBalancerUpgrade } from "../http/load-balancer/upgrade.js";
 import { exposureWarnings } from "../cli/exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
 import { VERSION } from "../version.js";
@@ -200,6 +201,14 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     if (refused(req, res)) return;
     if (routeByHost(req, core.loadBalancers)) return void listener(req, res);
     if (!app.direct.handle(req, res)) void listener(req, res);
+  });
+  // WebSocket upgrades to load-balancing endpoints go to the worker's server; any other is refused.
+  const upgrade = loadBalancerUpgrade(core);
+  const upgradeHosts = new HostCheck({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost });
+  server.on("upgrade", (req, socket, head) => {
+    routeByHost(req, core.loadBalancers);
+    if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return;
+    socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
   });
   // Keep idle connections longer than any client keeps them in its pool: a client reusing one the
   // server has just closed gets a broken pipe, and the service's Python worker runtime (aiohttp,

@@ -2,6 +2,7 @@ import { execFile, spawn, spawnSync, type ChildProcess } from "node:child_proces
 import { promisify } from "node:util";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { WebSocket } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -101,6 +102,28 @@ describe.skipIf(!available)("a FastAPI load-balancing worker through minipod wor
     expect(rest).toBe("data: 1\n\ndata: 2\n\n");
     // The first event arrived before the worker had written the others (0.8 s later).
     expect(Date.now() - started - firstAt).toBeGreaterThan(500);
+  });
+
+  it("joins a WebSocket to the worker's server, both ways, until it closes", async () => {
+    const socket = new WebSocket(`ws://127.0.0.1:${emu.port}/lb/api/ws`, { headers: AUTH } as never);
+    const messages: string[] = [];
+    const closed = new Promise<number>((resolve) => socket.addEventListener("close", (e) => resolve(e.code)));
+    await new Promise<void>((resolve, reject) => {
+      socket.addEventListener("open", () => resolve());
+      socket.addEventListener("error", () => reject(new Error(`the WebSocket did not open:\n${out}`)));
+    });
+    const next = () => new Promise<string>((resolve) => socket.addEventListener("message", (e) => resolve(String(e.data)), { once: true }));
+    for (const word of ["hello", "again"]) {
+      const reply = next();
+      socket.send(word);
+      messages.push(await reply);
+    }
+    socket.send("bye");
+    expect(await closed).toBe(1000);
+    expect(messages).toEqual(["fastapi1:HELLO", "fastapi1:AGAIN"]);
+    // Without a key, no upgrade.
+    const refused = new WebSocket(`ws://127.0.0.1:${emu.port}/lb/api/ws`);
+    expect(await new Promise((resolve) => refused.addEventListener("error", () => resolve("refused")))).toBe("refused");
   });
 
   it("cancels the worker's request when the client goes away", async () => {
