@@ -232,6 +232,11 @@ describe("load-balancing endpoints and the control surface", () => {
     expect(listed.body.endpoints).toEqual([
       expect.objectContaining({ id: "api", status: expect.objectContaining({ workers: expect.objectContaining({ ready: 1 }), requests: { inFlight: 0, waiting: 0, served: 1 } }), workers: [expect.objectContaining({ kind: "simulated", state: "ready", served: 1 })] }),
     ]);
+    // /health in the queue's shape: workers by state, requests answered, in flight, waiting.
+    expect((await emu.get("/v2/api/health")).body).toEqual({
+      jobs: { completed: 1, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
+      workers: { idle: 1, initializing: 0, ready: 1, running: 0, throttled: 0, unhealthy: 0 },
+    });
     // A worker process cannot join an endpoint served in process.
     expect((await emu.post("/_emulator/load-balancers/api/workers", { workerId: "w1", port: 9 })).status).toBe(404);
   });

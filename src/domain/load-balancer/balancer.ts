@@ -91,6 +91,21 @@ export class LoadBalancers {
     return this.pools.get(endpointId)?.status();
   }
 
+  /**
+   * `/v2/{endpoint_id}/health` of a load-balancing endpoint, in the queue's shape: its workers by
+   * state, its requests in flight (`inProgress`), waiting for a worker (`inQueue`) and answered
+   * (`completed`); undefined for any other endpoint.
+   */
+  healthCounts(endpointId: string): { jobs: Record<"completed" | "failed" | "inProgress" | "inQueue" | "retried", number>; workers: Record<"idle" | "initializing" | "ready" | "running" | "throttled" | "unhealthy", number> } | undefined {
+    const s = this.status(endpointId);
+    if (!s) return undefined;
+    const { workers: w, requests: r } = s;
+    return {
+      jobs: { completed: r.served, failed: 0, inProgress: r.inFlight, inQueue: r.waiting, retried: 0 },
+      workers: { idle: w.idle, initializing: w.initializing, ready: w.ready, running: w.running, throttled: 0, unhealthy: w.unhealthy },
+    };
+  }
+
   /** A worker process of an `external` endpoint starts listening; false when the endpoint takes none. */
   register(endpointId: string, workerId: string, target: LbTarget): boolean {
     const pool = this.pools.get(endpointId);
