@@ -199,16 +199,21 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (refused(req, res)) return;
-    if (routeByHost(req, core.loadBalancers)) return void listener(req, res);
+    routeByHost(req, core.loadBalancers);
+    if (app.loadBalancerDirect.handle(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);
   });
   // WebSocket upgrades to load-balancing endpoints go to the worker's server; any other is refused.
   const upgrade = loadBalancerUpgrade(core);
   const upgradeHosts = new HostCheck({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost });
+  // Upgraded connections are no longer the server's to close: they are ended with it.
+  const upgraded = new Set<import("node:stream").Duplex>();
   server.on("upgrade", (req, socket, head) => {
+    upgraded.add(socket);
+    socket.once("close", () => upgraded.delete(socket));
     routeByHost(req, core.loadBalancers);
     if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return;
-    socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", () => socket.destroy());
   });
   // Keep idle connections longer than any client keeps them in its pool: a client reusing one the
   // server has just closed gets a broken pipe, and the service's Python worker runtime (aiohttp,
@@ -262,6 +267,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     close() {
       // Worker processes first (their held polls are answered as they stop), then the server.
       health.stop();
+      for (const socket of upgraded) socket.destroy();
       closed ??= workers.stopAll().then(
         () =>
           new Promise<void>((resolve) => {

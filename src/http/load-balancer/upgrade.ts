@@ -13,7 +13,8 @@ import { WORKER_ID_HEADER } from "./serve.js";
 function answer(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}): void {
   const lines = [`HTTP/1.1 ${status} ${status === 404 ? "Not Found" : status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 501 ? "Not Implemented" : "Error"}`];
   for (const [k, v] of Object.entries({ "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), connection: "close", ...headers })) lines.push(`${k}: ${v}`);
-  socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
+  // Closed once written: a client that keeps its end open does not keep the server from closing.
+  socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
 }
 
 /**
