@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { mkdtempSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,6 +75,51 @@ describe("load-balancing endpoints with real clients", () => {
     // No key, no request: the worker never sees it.
     const hits = nodeHits;
     expect((await fetch(`${emu.url}/lb/node/items/1`)).status).toBe(401);
+    expect(nodeHits).toBe(hits);
+  });
+
+  it("answers alike before the app and through it: the journal, a chunked body, a fault, 413", async () => {
+    const auth = { authorization: `Bearer ${KEY}` };
+    // Relayed before the app: recorded in the journal as any request.
+    expect((await fetch(`${emu.url}/lb/node/direct?x=1`, { headers: auth })).status).toBe(200);
+    const journal = (await (await fetch(`${emu.url}/_emulator/requests?endpoint=node`)).json()) as { requests: Array<{ path: string; query?: string; operation: string; status: number }> };
+    expect(journal.requests.at(-1)).toMatchObject({ path: "/lb/node/direct", query: "x=1", operation: "lb", status: 200 });
+    // A body of unknown length (chunked) goes through the app, read first.
+    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${emu.url}/lb/node/upload`, { method: "POST", headers: { ...auth, "transfer-encoding": "chunked" } }, (res) => {
+        let body = "";
+        res.on("data", (d: Buffer) => (body += d.toString()));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on("error", reject);
+      req.write("part1-");
+      req.end("part2");
+    });
+    expect(chunked.status).toBe(200);
+    expect(JSON.parse(chunked.body)).toMatchObject({ method: "POST", url: "/upload", body: "part1-part2" });
+    // With a request fault armed the app answers; the fault fires on this endpoint, then the worker does.
+    const fault = await (await fetch(`${emu.url}/_emulator/faults`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ endpoint: "node", fault: { type: "http", status: 429, retryAfter: 1 }, times: 1 }) })).json();
+    expect((await fetch(`${emu.url}/lb/node/a`, { headers: auth })).status).toBe(429);
+    const through = await fetch(`${emu.url}/lb/node/a`, { headers: auth });
+    expect(through.status).toBe(200);
+    expect(through.headers.get("x-served-by")).toBe("node");
+    await fetch(`${emu.url}/_emulator/faults/${(fault as { id: string }).id}`, { method: "DELETE" });
+    // A declared body above 30 MB is refused before it is sent on.
+    const hits = nodeHits;
+    const big = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${emu.url}/lb/node/upload`, { method: "POST", headers: { ...auth, "content-length": String(30 * 1024 * 1024 + 1) } }, (res) => {
+        let body = "";
+        res.on("data", (d: Buffer) => (body += d.toString()));
+        res.on("end", () => {
+          resolve({ status: res.statusCode!, body });
+          req.destroy();
+        });
+      });
+      req.on("error", (e) => (e.message.includes("socket hang up") ? undefined : reject(e)));
+      req.flushHeaders();
+    });
+    expect(big.status).toBe(413);
+    expect(JSON.parse(big.body).error).toMatch(/30 MB/);
     expect(nodeHits).toBe(hits);
   });
 
