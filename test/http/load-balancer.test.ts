@@ -237,6 +237,11 @@ describe("load-balancing endpoints and the control surface", () => {
       jobs: { completed: 1, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
       workers: { idle: 1, initializing: 0, ready: 1, running: 0, throttled: 0, unhealthy: 0 },
     });
+    // The dashboard's endpoints panel shows it, its worker and its requests.
+    const panel = await emu.get("/_dashboard/panels/endpoints");
+    expect(panel.text).toMatch(/data-endpoint="api" data-type="LOAD_BALANCER"/);
+    expect(panel.text).toMatch(/data-count="served">1</);
+    expect(panel.text).toMatch(/class="worker w-idle"/);
     // A worker process cannot join an endpoint served in process.
     expect((await emu.post("/_emulator/load-balancers/api/workers", { workerId: "w1", port: 9 })).status).toBe(404);
   });

@@ -6,6 +6,7 @@ import { JOB_LIST_DEFAULT, jobDetail, jobSummary } from "../routes/control/jobs.
 import { fetchControl, pickQuery, type FaultRule, type InProcess, type JobEvent, type JournalEntry, type WebhookDelivery } from "./data.js";
 import { ClockBody } from "./panels/clock.js";
 import { EndpointsBody } from "./panels/endpoints.js";
+import { LoadBalancersBody } from "./panels/load-balancers.js";
 import { FaultsBody } from "./panels/faults.js";
 import { JobDetailBody } from "./panels/job-detail.js";
 import { JobsBody } from "./panels/jobs.js";
@@ -29,8 +30,16 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
   switch (name) {
     case "clock":
       return <ClockBody clock={core.clock} />;
-    case "endpoints":
-      return <EndpointsBody endpoints={endpointStates(core)} />;
+    case "endpoints": {
+      const queues = endpointStates(core);
+      const balanced = core.loadBalancers.specs().length > 0;
+      return (
+        <>
+          {queues.length > 0 || !balanced ? <EndpointsBody endpoints={queues} /> : null}
+          <LoadBalancersBody loadBalancers={core.loadBalancers} />
+        </>
+      );
+    }
     case "jobs": {
       const offset = query.offset ? Number(query.offset) : 0;
       if (!Number.isSafeInteger(offset) || offset < 0) throw new EmulatorError("BAD_REQUEST", `offset must be a non-negative integer, got "${query.offset}"`);
