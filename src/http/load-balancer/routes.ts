@@ -46,7 +46,6 @@ export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
           502: error("The worker's server answered nothing"),
           524: error("The worker took longer than 5.5 minutes"),
         },
-        ...(suffix ? { hide: true } : {}),
       });
       app.openapi(route, (c) => serve(c, c.req.valid("param").endpoint_id) as never);
     }
