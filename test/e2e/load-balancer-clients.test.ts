@@ -123,6 +123,26 @@ describe("load-balancing endpoints with real clients", () => {
     expect(nodeHits).toBe(hits);
   });
 
+  it("a worker process registered on an external endpoint stays in its pool through a reset", async () => {
+    const { port } = server.address() as AddressInfo;
+    const local = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "ext", type: "LOAD_BALANCER", handler: "external" }] } });
+    try {
+      const registered = await fetch(`${local.url}/_emulator/load-balancers/ext/workers`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ workerId: "proc1", port }) });
+      expect(registered.status).toBe(200);
+      const call = () => fetch(`${local.url}/lb/ext/x`, { headers: { authorization: `Bearer ${KEY}` }, signal: AbortSignal.timeout(10_000) });
+      expect((await call()).headers.get("x-runpod-worker-id")).toBe("proc1");
+      await fetch(`${local.url}/_emulator/reset`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect((await call()).headers.get("x-runpod-worker-id")).toBe("proc1");
+      // Gone for good (its launcher says it stopped): strict affinity to it answers 404.
+      await fetch(`${local.url}/_emulator/load-balancers/ext/workers/proc1/exited`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ stopped: true }) });
+      const gone = await fetch(`${local.url}/lb/ext/x`, { headers: { authorization: `Bearer ${KEY}`, "x-runpod-worker-id": "strict proc1" } });
+      expect(gone.status).toBe(404);
+      expect(await gone.json()).toEqual({ error: "affinity_worker_gone" });
+    } finally {
+      await local.close();
+    }
+  });
+
   it("the service's MCP server creates and reads a LOAD_BALANCER endpoint, whose base URL reaches it", async () => {
     let client: Client | undefined;
     try {

@@ -29,6 +29,11 @@ export function lbHandlerOf(ref: HandlerRef): LbHandler {
  */
 export class LoadBalancers {
   private readonly pools = new Map<string, LbPool>();
+  /**
+   * Worker processes that registered, by endpoint: they outlive their pool (a reset or a restore
+   * attaches the endpoint anew while the processes run on), and join the new pool at once.
+   */
+  private readonly processes = new Map<string, Map<string, LbTarget>>();
 
   constructor(private readonly d: { clock: VirtualClock; newWorkerId: () => string }) {}
 
@@ -56,6 +61,7 @@ export class LoadBalancers {
     this.pools.set(spec.id, pool);
     // A server at a fixed URL is the endpoint's one worker, health-checked like a process.
     if (handler.kind === "url") pool.register(this.d.newWorkerId(), { url: handler.url, healthUrl: `${handler.url}${LB_HEALTH_PATH_DEFAULT}` });
+    if (handler.kind === "process") for (const [workerId, target] of this.processes.get(spec.id) ?? []) pool.register(workerId, target);
     pool.start(warm);
   }
 
@@ -110,6 +116,9 @@ export class LoadBalancers {
   register(endpointId: string, workerId: string, target: LbTarget): boolean {
     const pool = this.pools.get(endpointId);
     if (!pool || lbHandlerOf(pool.settings.handler).kind !== "process") return false;
+    let known = this.processes.get(endpointId);
+    if (!known) this.processes.set(endpointId, (known = new Map()));
+    known.set(workerId, target);
     pool.register(workerId, target);
     return true;
   }
@@ -119,6 +128,7 @@ export class LoadBalancers {
   }
 
   remove(endpointId: string, workerId: string): void {
+    this.processes.get(endpointId)?.delete(workerId);
     this.pools.get(endpointId)?.remove(workerId);
   }
 
