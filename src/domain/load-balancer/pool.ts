@@ -108,7 +108,10 @@ export class LbPool {
   /** What a health check said of a worker; a change to ready hands it waiting requests. */
   health(workerId: string, state: LbWorkerState): void {
     const w = this.workers.get(workerId);
-    if (!w || w.state === state) return;
+    if (!w) return;
+    // Its cold start counts from its first 204, though it was "initializing" since it registered.
+    if (state === "initializing") w.initializingAt ??= this.d.clock.now();
+    if (w.state === state) return;
     this.setState(w, state);
     if (state === "ready") this.dispatch();
   }
