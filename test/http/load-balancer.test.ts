@@ -246,6 +246,20 @@ describe("load-balancing endpoints and the control surface", () => {
     expect((await emu.post("/_emulator/load-balancers/api/workers", { workerId: "w1", port: 9 })).status).toBe(404);
   });
 
+  it("a worker-crash fault fells the worker a request reaches (502), and the pool starts another", async () => {
+    const { emu } = await boot({ coldStartMs: 0, workersMin: 1 });
+    await emu.advance(0);
+    const [first] = emu.core.loadBalancers.workers("api").map((w) => w.id);
+    await emu.post("/_emulator/faults", { endpoint: "api", fault: { type: "worker-crash" }, times: 1 });
+    const crashed = await emu.get("/lb/api/hello");
+    expect(crashed.status).toBe(502);
+    expect(crashed.headers.get("x-runpod-worker-id")).toBe(first);
+    expect(body(crashed).error).toMatch(/crashed/);
+    const next = await emu.get("/lb/api/hello");
+    expect(next.status).toBe(200);
+    expect(next.headers.get("x-runpod-worker-id")).not.toBe(first);
+  });
+
   it("a reset and a snapshot restore bring back the configured endpoint and forget the ones made since", async () => {
     const { emu } = await boot({ coldStartMs: 0, workersMin: 1 });
     await emu.post("/_emulator/snapshots/start");

@@ -8,7 +8,7 @@ import { requestLogLine, type Admission } from "../gate.js";
 import type { RequestJournal } from "../journal.js";
 import { routeInfo } from "../route-info.js";
 import { HOP_BY_HOP, workerAgent } from "./proxy.js";
-import { WORKER_ID_HEADER } from "./serve.js";
+import { LB_WORKER_FAULTS, WORKER_ID_HEADER } from "./serve.js";
 
 /**
  * Requests to worker processes (and servers given by URL) relayed between node's request and
@@ -36,7 +36,7 @@ export class LoadBalancerDirect {
     const lb = this.core.loadBalancers;
     const handler = lb.handlerOf(endpointId);
     if (handler?.kind !== "process" && handler?.kind !== "url") return false;
-    if (this.core.faults.armed(REQUEST_FAULTS)) return false;
+    if (this.core.faults.armed(REQUEST_FAULTS) || this.core.faults.armed(LB_WORKER_FAULTS)) return false;
     const length = req.headers["content-length"];
     const chunked = req.headers["transfer-encoding"] !== undefined;
     if (chunked || (length !== undefined && !(Number(length) <= LB_PAYLOAD_MAX_BYTES))) return false;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { EmulatorError } from "../../domain/errors.js";
+import type { FaultType } from "../../domain/faults.js";
 import type { LbHandler } from "../../domain/load-balancer/balancer.js";
 import { LB_PATH_PREFIX, LbRefusal, parseAffinity, type Lease, type LbWorker } from "../../domain/load-balancer/types.js";
 import { LB_PAYLOAD_MAX_BYTES } from "../../domain/limits.js";
@@ -8,6 +9,9 @@ import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
 import { echoHandler, openAiFetchHandler, type FetchHandler } from "./in-process.js";
 import { forward } from "./proxy.js";
+
+/** The fault that fells a load-balancing endpoint's worker as a request reaches it. */
+export const LB_WORKER_FAULTS: ReadonlySet<FaultType> = new Set(["worker-crash"]);
 
 /** The header that names the worker of an answer, and pins the next request to it. */
 export const WORKER_ID_HEADER = "x-runpod-worker-id";
@@ -65,6 +69,16 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
       throw e;
     }
     const worker = lease.worker;
+    // A worker-crash rule: the worker dies as the request reaches it (502); a simulated one is
+    // gone (the pool scales a new one), a process is out of the pool until its health says ready.
+    const crash = core.faults.fire(LB_WORKER_FAULTS, { endpoint: endpointId, operation: undefined });
+    if (crash) {
+      log.warn(`fault ${crash.id} fired: worker-crash of worker ${worker.id} (${endpointId})`);
+      lease.release();
+      if (worker.target) loadBalancers.health(endpointId, worker.id, "unhealthy");
+      else loadBalancers.remove(endpointId, worker.id);
+      return refusal(502, `bad gateway: worker ${worker.id} crashed (fault rule ${crash.id})`, worker.id);
+    }
     const upstream = new AbortController();
     const onClientGone = () => upstream.abort(new Error("the client went away"));
     if (req.signal.aborted) onClientGone();
