@@ -71,10 +71,15 @@ export class LoadBalancerDirect {
     };
     let gone = false;
     res.once("close", () => (gone = true));
-    lb.acquire(endpointId, parseAffinity(req.headers[WORKER_ID_HEADER] as string | undefined)).then(
-      (lease) => (gone ? lease.release() : this.relay(req, res, rest, lease, headers, refuse, finish)),
-      (e: unknown) => (e instanceof LbRefusal ? refuse(e.status, e.error) : refuse(500, (e as Error).message)),
-    );
+    lb.acquire(endpointId, parseAffinity(req.headers[WORKER_ID_HEADER] as string | undefined))
+      .then(
+        (lease) => (gone ? lease.release() : this.relay(req, res, rest, lease, headers, refuse, finish)),
+        (e: unknown) => (e instanceof LbRefusal ? refuse(e.status, e.error) : refuse(500, (e as Error).message)),
+      )
+      .catch((e: unknown) => {
+        this.core.log.error(`load balancer: ${method} ${path} failed: ${(e as Error).stack ?? String(e)}`);
+        res.destroy();
+      });
     return true;
   }
 

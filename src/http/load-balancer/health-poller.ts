@@ -40,7 +40,13 @@ export class HealthPoller {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick().finally(() => this.schedule()), this.intervalMs);
+    this.timer = setTimeout(
+      () =>
+        void this.tick()
+          .catch((e: unknown) => this.log.error(`load balancer: a health check round failed: ${(e as Error).message}`))
+          .finally(() => this.schedule()),
+      this.intervalMs,
+    );
     this.timer.unref();
   }
 

@@ -48,10 +48,13 @@ export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: 
       answer(socket, 501, JSON.stringify({ error: "WebSocket upgrades reach worker processes and servers given by URL; this endpoint's handler runs in minipod's process" }));
       return true;
     }
-    void lb.acquire(endpointId, parseAffinity(req.headers[WORKER_ID_HEADER] as string | undefined)).then(
-      (lease) => join(req, socket, head, rest, lease),
-      (e: unknown) => answer(socket, e instanceof LbRefusal ? e.status : 500, JSON.stringify({ error: (e as Error).message })),
-    );
+    void lb
+      .acquire(endpointId, parseAffinity(req.headers[WORKER_ID_HEADER] as string | undefined))
+      .then(
+        (lease) => join(req, socket, head, rest, lease),
+        (e: unknown) => answer(socket, e instanceof LbRefusal ? e.status : 500, JSON.stringify({ error: (e as Error).message })),
+      )
+      .catch(() => socket.destroy());
     return true;
   };
 }
