@@ -73,7 +73,12 @@ export class LoadBalancerDirect {
     res.once("close", () => (gone = true));
     lb.acquire(endpointId, parseAffinity(req.headers[WORKER_ID_HEADER] as string | undefined))
       .then(
-        (lease) => (gone ? lease.release() : this.relay(req, res, rest, lease, headers, refuse, finish)),
+        (lease) => {
+          if (!gone) return this.relay(req, res, rest, lease, headers, refuse, finish);
+          // The client went away while it waited for a worker.
+          lease.release();
+          finish(499);
+        },
         (e: unknown) => (e instanceof LbRefusal ? refuse(e.status, e.error) : refuse(500, (e as Error).message)),
       )
       .catch((e: unknown) => {
