@@ -7,7 +7,7 @@ import type { Core } from "../core.js";
 import { requestLogLine, type Admission } from "../gate.js";
 import type { RequestJournal } from "../journal.js";
 import { routeInfo } from "../route-info.js";
-import { HOP_BY_HOP, workerAgent } from "./proxy.js";
+import { HOP_BY_HOP, workerConnections } from "./proxy.js";
 import { LB_WORKER_FAULTS, WORKER_ID_HEADER } from "./serve.js";
 
 /**
@@ -96,7 +96,7 @@ export class LoadBalancerDirect {
     out.host = target.host;
     let answered = false;
     let timedOut = false;
-    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: rest, headers: out, agent: workerAgent }, (up) => {
+    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: rest, headers: out, agent: workerConnections }, (up) => {
       answered = true;
       const headers: OutgoingHttpHeaders = { ...extra };
       for (const [name, value] of Object.entries(up.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;

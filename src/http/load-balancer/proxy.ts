@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 export const HOP_BY_HOP: ReadonlySet<string> = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
 
 /** Connections to workers are kept open between requests, as the service's load balancer keeps them. */
-export const workerAgent = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 1000, noDelay: true } as ConstructorParameters<typeof Agent>[0]);
+export const workerConnections = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 1000, noDelay: true } as ConstructorParameters<typeof Agent>[0]);
 
 /** The request's headers as a worker gets them: hop-by-hop ones dropped, the Host its own. */
 export function forwardedHeaders(headers: Headers, host: string): OutgoingHttpHeaders {
@@ -41,7 +41,7 @@ const NO_BODY = new Set([204, 205, 304]);
 export function forward(base: URL, method: string, pathAndQuery: string, headers: Headers, body: ReadableStream<Uint8Array> | Uint8Array | null, signal: AbortSignal): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     const out = request(
-      { host: base.hostname, port: base.port, method, path: pathAndQuery, headers: forwardedHeaders(headers, base.host), agent: workerAgent, signal },
+      { host: base.hostname, port: base.port, method, path: pathAndQuery, headers: forwardedHeaders(headers, base.host), agent: workerConnections, signal },
       (res) => {
         const status = res.statusCode ?? 502;
         const noBody = method === "HEAD" || NO_BODY.has(status);
