@@ -121,6 +121,11 @@ export interface Emulator {
    * worker library reads (what `minipod worker` does); `close()` stops it.
    */
   startWorker(spec: WorkerSpec): WorkerProcess;
+  /**
+   * Worker processes of a load-balancing `external` endpoint, started and stopped as its pool
+   * scales (REQUEST_COUNT, workersMin..workersMax, idleTimeout); `stop()` ends them, as `close()` does.
+   */
+  scaleWorkers(spec: WorkerSpec): { stop(): Promise<void> };
   /** Stops the worker processes it started, then the server, and closes the database. */
   close(): Promise<void>;
   /** The Hono app, for in-process requests (`app.request(...)`). */
@@ -236,7 +241,10 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   const workers = new EmulatorWorkers(core, url, options.log ?? ((line) => process.stderr.write(line + "\n")));
   // Worker processes of load-balancing endpoints are in the pool once their health check says so.
   const health = new HealthPoller(core.loadBalancers, log).start();
-  for (const spec of options.workers ?? []) workers.start(spec);
+  for (const spec of options.workers ?? []) {
+    if (spec.scaled) workers.scale(spec);
+    else workers.start(spec);
+  }
   return {
     url,
     port: address.port,
@@ -264,6 +272,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     runUntilIdle: (maxMs) => core.runUntilIdle(maxMs),
     app,
     startWorker: (spec) => workers.start(spec),
+    scaleWorkers: (spec) => workers.scale(spec),
     close() {
       // Worker processes first (their held polls are answered as they stop), then the server.
       health.stop();

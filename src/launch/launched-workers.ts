@@ -21,6 +21,12 @@ export interface WorkerSpec {
   /** Start the command again when it exits. */
   restart?: boolean;
   cwd?: string;
+  /**
+   * Load-balancing endpoints: start and stop processes of this command as the endpoint's pool
+   * scales (between workersMin and workersMax, on REQUEST_COUNT, idle ones stopped after
+   * idleTimeout) instead of starting one (`createEmulator({ workers })`; see `scale`).
+   */
+  scaled?: boolean;
   /** More environment for the process; it wins over minipod's RUNPOD_* variables. */
   env?: Record<string, string>;
   /** Each line it writes, prefixed with `[workerId] `; default: the emulator's `log` option, else stderr. */
@@ -34,6 +40,8 @@ const EMULATOR_WORKER_GRACE_MS = 3000;
 export class EmulatorWorkers {
   private readonly running = new Set<WorkerProcess>();
   private readonly byWorker = new Map<string, WorkerProcess>();
+  /** Endpoints whose processes are started as their pool scales. */
+  private readonly scaling = new Set<string>();
 
   constructor(
     private readonly core: EmulatorRuntime,
@@ -114,8 +122,38 @@ export class EmulatorWorkers {
     return proc;
   }
 
+  /**
+   * Worker processes of a load-balancing `external` endpoint, started and stopped as its pool
+   * scales; `stop` ends the scaling and the processes.
+   */
+  scale(spec: WorkerSpec): { stop(): Promise<void> } {
+    const lb = this.core.loadBalancers;
+    const endpoint = lb.spec(spec.endpoint);
+    if (!endpoint || endpoint.handler !== EXTERNAL_HANDLER) throw new Error(`scaleWorkers: "${spec.endpoint}" is not a load-balancing endpoint with "handler": "external"`);
+    const procs = new Map<string, WorkerProcess>();
+    this.scaling.add(spec.endpoint);
+    lb.setLauncher(spec.endpoint, {
+      start: () => {
+        const proc = this.startServer({ ...spec, workerId: undefined, restart: false }, true);
+        procs.set(proc.workerId, proc);
+        void proc.exited.then(() => procs.delete(proc.workerId));
+      },
+      stop: (workerId) => void procs.get(workerId)?.stop(),
+    });
+    return {
+      stop: async () => {
+        this.scaling.delete(spec.endpoint);
+        lb.setLauncher(spec.endpoint, undefined);
+        await Promise.all([...procs.values()].map((p) => p.stop()));
+      },
+    };
+  }
+
   /** Stops every worker process it started; resolves when they are gone. */
   async stopAll(): Promise<void> {
+    // No process is started again for the ones that stop now.
+    for (const endpoint of this.scaling) this.core.loadBalancers.setLauncher(endpoint, undefined);
+    this.scaling.clear();
     await Promise.all([...this.running].map((p) => p.stop()));
   }
 

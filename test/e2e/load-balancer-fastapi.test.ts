@@ -178,3 +178,23 @@ describe.skipIf(!available)("docs/load-balancing.md: the FastAPI worker, run as 
     }
   }, 30_000);
 });
+
+describe.skipIf(!available)("FastAPI worker processes started and stopped as the pool scales", () => {
+  it("starts a process per request in flight up to workersMax, and stops idle ones after idleTimeout", async () => {
+    const scaled = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "scaled", type: "LOAD_BALANCER", handler: "external", workersMin: 0, workersMax: 2, requestCount: 1, idleTimeout: 5 }] } });
+    const workers = () => scaled.app.request("/_emulator/load-balancers").then(async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; state: string }> }> }).endpoints[0]!.workers);
+    try {
+      scaled.scaleWorkers({ endpoint: "scaled", command: [PYTHON, WORKER], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LOADING_PINGS: "1" }, output: () => {} });
+      expect(await workers()).toEqual([]);
+      const call = () => fetch(`${scaled.url}/lb/scaled/stream?n=2&delay=0.5`, { headers: AUTH, signal: AbortSignal.timeout(20_000) }).then(async (r) => ({ status: r.status, worker: r.headers.get("x-runpod-worker-id"), text: await r.text() }));
+      const answers = await Promise.all([call(), call()]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      expect(new Set(answers.map((a) => a.worker)).size).toBe(2);
+      expect(await workers()).toHaveLength(2);
+      await scaled.clock.advance(5_000);
+      await eventually(async () => ((await workers()).length === 0 ? true : undefined), 15_000, "the idle processes stopping");
+    } finally {
+      await scaled.close();
+    }
+  }, 40_000);
+});

@@ -4,7 +4,7 @@ import { EXTERNAL_HANDLER } from "../external-workers.js";
 import { isHttpRef } from "../handlers/http-handler.js";
 import { LB_HEALTH_PATH_DEFAULT } from "../limits.js";
 import { LbPool } from "./pool.js";
-import { LbRefusal, type Affinity, type Lease, type LbStatus, type LbTarget, type LbWorker, type LbWorkerState } from "./types.js";
+import { LbRefusal, type LbLauncher, type Affinity, type Lease, type LbStatus, type LbTarget, type LbWorker, type LbWorkerState } from "./types.js";
 
 /**
  * What answers a load-balancing endpoint's requests: worker processes (`external`), one HTTP
@@ -34,6 +34,8 @@ export class LoadBalancers {
    * attaches the endpoint anew while the processes run on), and join the new pool at once.
    */
   private readonly processes = new Map<string, Map<string, LbTarget>>();
+  /** Who starts and stops an endpoint's worker processes as it scales, when someone does. */
+  private readonly launchers = new Map<string, LbLauncher>();
 
   constructor(private readonly d: { clock: VirtualClock; newWorkerId: () => string }) {}
 
@@ -62,6 +64,7 @@ export class LoadBalancers {
     // A server at a fixed URL is the endpoint's one worker, health-checked like a process.
     if (handler.kind === "url") pool.register(this.d.newWorkerId(), { url: handler.url, healthUrl: `${handler.url}${LB_HEALTH_PATH_DEFAULT}` });
     if (handler.kind === "process") for (const [workerId, target] of this.processes.get(spec.id) ?? []) pool.register(workerId, target);
+    if (handler.kind === "process") pool.setLauncher(this.launchers.get(spec.id));
     pool.start(warm);
   }
 
@@ -69,6 +72,14 @@ export class LoadBalancers {
     const pool = this.pools.get(spec.id);
     if (!pool || describeHandler(pool.settings.handler) !== describeHandler(spec.handler)) return this.attach(spec, false);
     pool.update(spec);
+  }
+
+  /** Worker processes of an `external` endpoint started and stopped by `launcher` as its pool scales. */
+  setLauncher(endpointId: string, launcher: LbLauncher | undefined): void {
+    if (launcher) this.launchers.set(endpointId, launcher);
+    else this.launchers.delete(endpointId);
+    const pool = this.pools.get(endpointId);
+    if (pool?.kind === "process" && lbHandlerOf(pool.settings.handler).kind === "process") pool.setLauncher(launcher);
   }
 
   detach(endpointId: string, why = "endpoint deleted"): void {

@@ -2,7 +2,7 @@ import type { TimerHandle, VirtualClock } from "../clock.js";
 import type { EndpointSpec } from "../endpoint.js";
 import { ENDPOINT_SCALER_VALUE_DEFAULT, LB_AFFINITY_WAIT_MS, LB_NO_WORKER_WAIT_MS, LB_REQUEST_TIMEOUT_MS } from "../limits.js";
 import { RecentMap } from "../recent-map.js";
-import { AFFINITY_GONE, AFFINITY_TIMEOUT, LbRefusal, NO_WORKERS, type Affinity, type Lease, type LbStatus, type LbTarget, type LbWorker, type LbWorkerKind, type LbWorkerState } from "./types.js";
+import { AFFINITY_GONE, AFFINITY_TIMEOUT, LbRefusal, NO_WORKERS, type Affinity, type Lease, type LbStatus, type LbLauncher, type LbTarget, type LbWorker, type LbWorkerKind, type LbWorkerState } from "./types.js";
 
 interface Waiter {
   affinity: Affinity;
@@ -21,7 +21,8 @@ const RETIRED_KEPT = 256;
  * worker (REQUEST_COUNT); beyond that, or with no ready worker, it waits (2 minutes, then 400).
  * Simulated workers are scaled on the same count: enough for what is in flight and waiting,
  * between workersMin and workersMax, each after its cold start; idle ones leave after idleTimeout.
- * Process workers are a fixed set, in the pool once their health check answers 200.
+ * Process workers are a fixed set, in the pool once their health check answers 200, unless a
+ * launcher starts and stops them: then they are scaled as simulated ones are.
  */
 export class LbPool {
   private readonly workers = new Map<string, LbWorker>();
@@ -30,6 +31,9 @@ export class LbPool {
   private readonly retired = new RecentMap<string, true>(RETIRED_KEPT);
   private served = 0;
   private closed = false;
+  /** Process workers started and not registered yet. */
+  private launching = 0;
+  private launcher: LbLauncher | undefined;
 
   constructor(
     private spec: EndpointSpec,
@@ -55,9 +59,15 @@ export class LbPool {
     return this.workers.get(workerId);
   }
 
+  /** Worker processes are started and stopped by `launcher` from now on, as the pool scales. */
+  setLauncher(launcher: LbLauncher | undefined): void {
+    this.launcher = launcher;
+    this.scale();
+  }
+
   /** Starts the minimum of simulated workers (`warm`: ready at once, as after a restart). */
   start(warm: boolean): void {
-    if (this.kind !== "simulated") return;
+    if (this.kind !== "simulated") return this.scale();
     while (this.workers.size < this.spec.workersMin) this.startWorker(undefined, warm);
   }
 
@@ -100,6 +110,7 @@ export class LbPool {
       existing.target = target;
       return existing;
     }
+    if (this.launching > 0) this.launching--;
     const w = this.newWorker(workerId, "initializing");
     w.target = target;
     return w;
@@ -113,7 +124,9 @@ export class LbPool {
     if (state === "initializing") w.initializingAt ??= this.d.clock.now();
     if (w.state === state) return;
     this.setState(w, state);
-    if (state === "ready") this.dispatch();
+    if (state !== "ready") return;
+    this.dispatch();
+    if (w.inFlight === 0) this.idle(w);
   }
 
   /** A worker is gone: requests pinned to it strictly are answered 404 at once. */
@@ -215,15 +228,22 @@ export class LbPool {
 
   /** Simulated workers for what is in flight and waiting, between the endpoint's minimum and maximum. */
   private scale(): void {
-    if (this.kind !== "simulated" || this.closed) return;
+    if ((this.kind !== "simulated" && !this.launcher) || this.closed) return;
     let demand = this.waiters.length;
-    let live = 0;
+    let live = this.launching;
     for (const w of this.workers.values()) {
       demand += w.inFlight;
       if (w.state !== "unhealthy") live++;
     }
     const wanted = Math.min(this.spec.workersMax, Math.max(this.spec.workersMin, Math.ceil(demand / this.capacity)));
     let readyNow = false;
+    if (this.launcher) {
+      for (; live < wanted; live++) {
+        this.launching++;
+        this.launcher.start();
+      }
+      return;
+    }
     for (; live < wanted; live++) readyNow = this.startWorker(undefined, false) || readyNow;
     // A worker without a cold start takes what waits at once.
     if (readyNow && this.waiters.length > 0) this.dispatch();
@@ -252,14 +272,15 @@ export class LbPool {
 
   /** An idle simulated worker above the minimum leaves after idleTimeout (and may be resumed by id). */
   private idle(w: LbWorker): void {
-    if (this.kind !== "simulated") return;
+    if (this.kind !== "simulated" && !this.launcher) return;
     this.d.clock.cancel(this.timers.get(w.id));
     this.timers.set(
       w.id,
       this.d.clock.after(this.spec.idleTimeout * 1000, () => {
         this.timers.delete(w.id);
         if (w.inFlight > 0 || this.workers.size <= this.spec.workersMin || this.waiters.length > 0) return;
-        this.retired.set(w.id, true);
+        if (this.launcher) this.launcher.stop(w.id);
+        else this.retired.set(w.id, true);
         this.remove(w.id);
       }, "load-balancer idle"),
     );

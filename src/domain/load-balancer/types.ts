@@ -16,6 +16,15 @@ export type LbWorkerState = "initializing" | "ready" | "unhealthy";
  */
 export type LbWorkerKind = "simulated" | "process";
 
+/**
+ * Starts and stops worker processes of an endpoint as its pool scales: `start` launches one (it
+ * joins the pool when it registers), `stop` ends one the pool let go.
+ */
+export interface LbLauncher {
+  start(): void;
+  stop(workerId: string): void;
+}
+
 /** Where a process worker listens. */
 export interface LbTarget {
   /** Its HTTP server, e.g. http://127.0.0.1:41234 (no trailing slash). */
