@@ -182,7 +182,7 @@ describe.skipIf(!available)("docs/load-balancing.md: the FastAPI worker, run as 
 describe.skipIf(!available)("FastAPI worker processes started and stopped as the pool scales", () => {
   it("starts a process per request in flight up to workersMax, and stops idle ones after idleTimeout", async () => {
     const scaled = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "scaled", type: "LOAD_BALANCER", handler: "external", workersMin: 0, workersMax: 2, requestCount: 1, idleTimeout: 5 }] } });
-    const workers = () => scaled.app.request("/_emulator/load-balancers").then(async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; state: string }> }> }).endpoints[0]!.workers);
+    const workers = () => Promise.resolve(scaled.app.request("/_emulator/load-balancers")).then(async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; state: string }> }> }).endpoints[0]!.workers);
     try {
       scaled.scaleWorkers({ endpoint: "scaled", command: [PYTHON, WORKER], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LOADING_PINGS: "1" }, output: () => {} });
       expect(await workers()).toEqual([]);
