@@ -60,7 +60,11 @@ export const EndpointConfigSchema = z
     ...ENDPOINT_MANAGEMENT_CONFIG,
   })
   .refine((e) => e.workersMin <= e.workersMax, { message: "workersMin must not exceed workersMax", path: ["workersMin"] })
-  .refine((e) => e.type === "LOAD_BALANCER" || e.requestCount === undefined, { message: "requestCount is for LOAD_BALANCER endpoints; queue endpoints scale on their queue", path: ["requestCount"] });
+  .refine((e) => e.type === "LOAD_BALANCER" || e.requestCount === undefined, { message: "requestCount is for LOAD_BALANCER endpoints; queue endpoints scale on their queue", path: ["requestCount"] })
+  .refine((e) => e.type !== "LOAD_BALANCER" || e.handler !== "scripted", {
+    message: 'the scripted handler answers queue jobs; a LOAD_BALANCER endpoint takes "external" (worker processes), a worker\'s URL, "openai", "echo" or a function (a fetch handler)',
+    path: ["handler"],
+  });
 
 export type EndpointConfig = z.infer<typeof EndpointConfigSchema>;
 

@@ -191,6 +191,10 @@ describe("load-balancing endpoints on the REST surface", () => {
     expect((await emu.request("PATCH", `/v1/endpoints/${body(v1).id}`, { type: "QUEUE" })).status).toBe(400);
   });
 
+  it("refuses the queue-only scripted handler on a load-balancing endpoint in the config, saying what it takes", async () => {
+    await expect(inProcess({ config: { endpoints: [{ id: "lb", type: "LOAD_BALANCER", handler: "scripted" }] } })).rejects.toThrow(/scripted handler answers queue jobs/);
+  });
+
   it("answers 404 naming the load-balancing endpoints for an unknown one", async () => {
     await boot();
     const r = await emu!.get("/lb/nope/x");

@@ -38,6 +38,7 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
     if (handler.kind === "echo") return echoHandler(() => worker.id);
     if (handler.kind === "openai") return openAiFetchHandler(endpointId, clock, core.openAiSettings, () => `lb-${randomUUID()}`);
     if (handler.kind === "function") {
+      if (handler.name === "scripted") throw new Error('the scripted handler answers queue jobs, not HTTP requests; give the endpoint "external", a worker\'s URL, "openai", "echo" or a fetch handler');
       let fn = inProcess.get(handler.name);
       if (!fn) inProcess.set(handler.name, (fn = core.handlers.resolve(handler.name) as unknown as FetchHandler));
       return fn;
