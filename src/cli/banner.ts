@@ -1,6 +1,6 @@
 import type { Emulator } from "../compose/emulator.js";
 import type { EndpointSpec } from "../domain/endpoint.js";
-import { describeHandler } from "../domain/endpoint.js";
+import { describeHandler, isLoadBalancer } from "../domain/endpoint.js";
 
 /** The startup banner: where everything is. */
 export function banner(e: Emulator, o: { version: string; db: string; configSource: string; endpoints: EndpointSpec[]; recovered: number }): string {
@@ -9,6 +9,7 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
     "",
     `  queue API   ${e.url}/v2/{endpoint_id}/run   (runpod-sdk: baseUrl "${e.url}/v2")`,
     `  OpenAI API  ${e.url}/v2/{endpoint_id}/openai/v1   (the openai SDK's baseURL)`,
+    `  load-balancing endpoints  ${e.url}/lb/{endpoint_id}/{path}   ·   http://{endpoint_id}.localhost:${e.port}/{path}`,
     `  dashboard   ${e.url}/${e.config.controlKey ? "?key=<controlKey>" : ""}`,
     `  docs        ${e.url}/docs   ·   OpenAPI ${e.url}/openapi.json`,
     `  control     ${e.url}/_emulator/clock   ·   POST /_emulator/clock/advance {"ms":N}`,
@@ -26,7 +27,11 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
   lines.push("", o.endpoints.length ? "  endpoints" : "  endpoints   none configured (add some to emulator.config.json)");
   const width = Math.max(0, ...o.endpoints.map((s) => s.id.length));
   for (const s of o.endpoints) {
-    lines.push(`    ${s.id.padEnd(width)}  ${e.url}/v2/${s.id}   handler ${describeHandler(s.handler)}, workers ${s.workersMin}..${s.workersMax}`);
+    if (isLoadBalancer(s)) {
+      lines.push(`    ${s.id.padEnd(width)}  ${e.url}/lb/${s.id}   ·   http://${s.id.toLowerCase()}.localhost:${e.port}   load balancer, handler ${describeHandler(s.handler)}, workers ${s.workersMin}..${s.workersMax}`);
+    } else {
+      lines.push(`    ${s.id.padEnd(width)}  ${e.url}/v2/${s.id}   handler ${describeHandler(s.handler)}, workers ${s.workersMin}..${s.workersMax}`);
+    }
   }
   return lines.join("\n") + "\n";
 }

@@ -5,11 +5,15 @@ import { ConfigError } from "../config/load.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "../launch/worker-process.js";
 import { watchFiles } from "./file-watch.js";
+import { freePort, healthPathOf, lbWorkerEnv } from "../launch/lb-worker.js";
 
 export const WORKER_USAGE = `Usage: minipod worker [options] -- <command> [args...]
 
 Runs a worker process (the service's worker runtime: python handler.py) against a running minipod,
 with every RUNPOD_* variable the platform sets on a worker, pointed at one "external" endpoint.
+On a load-balancing endpoint ("type": "LOAD_BALANCER"), the command is an HTTP server: it gets a
+free port in PORT (and PORT_HEALTH, HEALTH_CHECK_PATH=/ping), and minipod routes requests to it
+once its health check answers 200.
 
 Options:
 ${options(WORKER_FLAGS)}
@@ -69,6 +73,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
 interface WorkersInfo {
   settings: { pingIntervalMs: number };
   endpoints: string[];
+  loadBalancers?: string[];
 }
 
 async function readWorkersInfo(p: Parsed, headers: Record<string, string>): Promise<WorkersInfo> {
@@ -96,12 +101,13 @@ async function checkKey(p: Parsed, endpoint: string, workerId: string): Promise<
 }
 
 function chooseEndpoint(p: Parsed, info: WorkersInfo): string {
-  const listed = info.endpoints.length ? info.endpoints.join(", ") : 'none (give an endpoint "handler": "external" in the config)';
+  const all = [...info.endpoints, ...(info.loadBalancers ?? [])];
+  const listed = all.length ? all.join(", ") : 'none (give an endpoint "handler": "external" in the config)';
   if (p.endpoint !== undefined) {
-    if (!info.endpoints.includes(p.endpoint)) throw new ConfigError(`endpoint "${p.endpoint}" is not served by worker processes at ${p.url}; endpoints with "handler": "external": ${listed}`);
+    if (!all.includes(p.endpoint)) throw new ConfigError(`endpoint "${p.endpoint}" is not served by worker processes at ${p.url}; endpoints with "handler": "external": ${listed}`);
     return p.endpoint;
   }
-  if (info.endpoints.length === 1) return info.endpoints[0]!;
+  if (all.length === 1) return all[0]!;
   throw new ConfigError(`choose the endpoint with --endpoint; endpoints with "handler": "external" at ${p.url}: ${listed}`);
 }
 
@@ -152,7 +158,8 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   const endpoint = chooseEndpoint(p, info);
   const base = p.workerId ?? newWorkerId();
   const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
-  await checkKey(p, endpoint, ids[0]!);
+  const servers = info.loadBalancers?.includes(endpoint) ? await serverEnvs(p, endpoint, ids, env, headers) : undefined;
+  if (!servers) await checkKey(p, endpoint, ids[0]!);
   let hinted = false;
   const write = (line: string, stream: "stdout" | "stderr") => {
     (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
@@ -169,15 +176,17 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
       new WorkerProcess({
         command: p.command,
         workerId,
-        env: { ...env, ...workerEnv({ url: p.url, endpoint, workerId, key: p.key, pingIntervalMs: info.settings.pingIntervalMs, batch: p.batch }) },
+        env: servers?.get(workerId) ?? { ...env, ...workerEnv({ url: p.url, endpoint, workerId, key: p.key, pingIntervalMs: info.settings.pingIntervalMs, batch: p.batch }) },
         restart: p.restart,
         output: write,
         onStopping: () => {
+          if (servers) return;
           void fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/stop`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" }).catch(() => {});
         },
         onExit: (reason) => {
-          const body = JSON.stringify({ reason });
-          const told = fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/exited`, {
+          const body = JSON.stringify(servers ? { reason, stopped: stopping || !p.restart } : { reason });
+          const route = servers ? `load-balancers/${encodeURIComponent(endpoint)}/workers/${encodeURIComponent(workerId)}` : `workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}`;
+          const told = fetch(`${p.url}/_emulator/${route}/exited`, {
             method: "POST",
             headers: { ...headers, "content-type": "application/json" },
             body,
@@ -235,6 +244,26 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   await Promise.all(exitNotices);
   stopped.abort();
   return stopping ? 0 : codes.reduce<number>((worst, c) => Math.max(worst, c ?? 1), 0);
+}
+
+/**
+ * Load-balancing workers: a free port each, registered with minipod (which checks their health and
+ * routes to them once ready); the environment each process gets.
+ */
+async function serverEnvs(p: Parsed, endpoint: string, ids: string[], env: NodeJS.ProcessEnv, headers: Record<string, string>): Promise<Map<string, NodeJS.ProcessEnv>> {
+  const out = new Map<string, NodeJS.ProcessEnv>();
+  const healthPath = healthPathOf(env);
+  for (const workerId of ids) {
+    const port = await freePort();
+    const res = await fetch(`${p.url}/_emulator/load-balancers/${encodeURIComponent(endpoint)}/workers`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ workerId, port, healthPath }),
+    });
+    if (!res.ok) throw new ConfigError(`minipod at ${p.url} refused worker ${workerId} of endpoint ${endpoint}: ${res.status} ${await res.text()}`);
+    out.set(workerId, { ...env, ...lbWorkerEnv({ url: p.url, endpoint, workerId, key: p.key, port, healthPath }) });
+  }
+  return out;
 }
 
 function killQuietly(pid: number): void {

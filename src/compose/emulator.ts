@@ -15,7 +15,10 @@ import type { EndpointSpec } from "../domain/endpoint.js";
 import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
-import { hostGuard } from "../http/host-check.js";
+import { HostCheck, hostGuard } from "../http/host-check.js";
+import { endpointOfHost, routeByHost } from "../http/load-balancer/host-route.js";
+import { HealthPoller } from "../http/load-balancer/health-poller.js";
+import { loadBalancerUpgrade } from "../http/load-balancer/upgrade.js";
 import { exposureWarnings } from "../cli/exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
 import { VERSION } from "../version.js";
@@ -123,6 +126,11 @@ export interface Emulator {
    * worker library reads (what `minipod worker` does); `close()` stops it.
    */
   startWorker(spec: WorkerSpec): WorkerProcess;
+  /**
+   * Worker processes of a load-balancing `external` endpoint, started and stopped as its pool
+   * scales (REQUEST_COUNT, workersMin..workersMax, idleTimeout); `stop()` ends them, as `close()` does.
+   */
+  scaleWorkers(spec: WorkerSpec): { stop(): Promise<void> };
   /** Stops the worker processes it started, then the server, and closes the database. */
   close(): Promise<void>;
   /** The Hono app, for in-process requests (`app.request(...)`). */
@@ -195,11 +203,27 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   // Requests for a host that is not minipod's are refused first (DNS rebinding), then the app on
   // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the
   // app would answer them (see DirectRoutes).
-  const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts) }, log);
+  // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
+  const lbHost = (name: string) => endpointOfHost(name, core.loadBalancers) !== undefined;
+  const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost }, log);
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (refused(req, res)) return;
+    routeByHost(req, core.loadBalancers);
+    if (app.loadBalancerDirect.handle(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);
+  });
+  // WebSocket upgrades to load-balancing endpoints go to the worker's server; any other is refused.
+  const upgrade = loadBalancerUpgrade(core);
+  const upgradeHosts = new HostCheck({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost });
+  // Upgraded connections are no longer the server's to close: they are ended with it.
+  const upgraded = new Set<import("node:stream").Duplex>();
+  server.on("upgrade", (req, socket, head) => {
+    upgraded.add(socket);
+    socket.once("close", () => upgraded.delete(socket));
+    routeByHost(req, core.loadBalancers);
+    if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return;
+    socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", () => socket.destroy());
   });
   // Keep idle connections longer than any client keeps them in its pool: a client reusing one the
   // server has just closed gets a broken pipe, and the service's Python worker runtime (aiohttp,
@@ -220,7 +244,12 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   let closed: Promise<void> | undefined;
   const url = `http://${urlHost}:${address.port}`;
   const workers = new EmulatorWorkers(core, url, options.log ?? ((line) => process.stderr.write(line + "\n")));
-  for (const spec of options.workers ?? []) workers.start(spec);
+  // Worker processes of load-balancing endpoints are in the pool once their health check says so.
+  const health = new HealthPoller(core.loadBalancers, log).start();
+  for (const spec of options.workers ?? []) {
+    if (spec.scaled) workers.scale(spec);
+    else workers.start(spec);
+  }
   return {
     url,
     port: address.port,
@@ -230,7 +259,8 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     warnings,
     clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
     reset: () => core.reset(),
-    endpoints: () => core.scheduler.specs(),
+    // Queue and load-balancing endpoints, in the order they were made.
+    endpoints: () => core.endpoints.list().map((s) => core.scheduler.spec(s.id) ?? core.loadBalancers.spec(s.id) ?? s),
     faults: {
       add: (rule) => core.faults.add(parseFaultRule(rule)),
       list: () => core.faults.list(),
@@ -248,8 +278,11 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     reloadHandlers: () => core.handlers.reloadModules(),
     app,
     startWorker: (spec) => workers.start(spec),
+    scaleWorkers: (spec) => workers.scale(spec),
     close() {
       // Worker processes first (their held polls are answered as they stop), then the server.
+      health.stop();
+      for (const socket of upgraded) socket.destroy();
       closed ??= workers.stopAll().then(
         () =>
           new Promise<void>((resolve) => {

@@ -10,6 +10,7 @@ import type { Handler } from "../domain/handlers/types.js";
 import { newWorkerId } from "../domain/ids.js";
 import type { Job } from "../domain/job.js";
 import { JobService } from "../domain/jobs.js";
+import { LoadBalancers } from "../domain/load-balancer/balancer.js";
 import { Listeners } from "../domain/listeners.js";
 import { LogBook } from "../domain/logbook.js";
 import type { Logger } from "../domain/logger.js";
@@ -98,7 +99,8 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   // endpoints), listing them all at start-up, a get and a save took no longer as documents.
   const endpoints: EndpointStore = new SqliteDocumentStore<EndpointSpec>(db, "endpoint");
   const notifier = new JobNotifier();
-  const handlers = new HandlerRegistry(o.baseDir, o.handlers, openAiSettingsOf(config.endpoints));
+  const openAiSettings = openAiSettingsOf(config.endpoints);
+  const handlers = new HandlerRegistry(o.baseDir, o.handlers, openAiSettings);
   let service: JobService | undefined;
   const deadlines = new Deadlines(clock, jobStore, (job: Job, now: number) => service!.onDeadline(job, now));
   const transitions = new Transitions(clock, jobStore, deadlines, notifier);
@@ -112,6 +114,8 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: (e) => workerEvents.emit(e), workerLogs });
   const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions, settings: workerSettings(config.externalWorkers), log });
   scheduler.attachExternal(workerProtocol);
+  const loadBalancers = new LoadBalancers({ clock, newWorkerId });
+  scheduler.attachLoadBalancers(loadBalancers);
   service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
   const jobs = service;
   const openai = new OpenAiRequests({ clock, jobs, store: jobStore, notifier });
@@ -219,6 +223,8 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     jobs,
     scheduler,
     openai,
+    loadBalancers,
+    openAiSettings,
     log,
     db,
     notifier,

@@ -27,6 +27,16 @@ export const EndpointConfigSchema = z
   .strictObject({
     id: z.string().min(1).max(64).regex(ID_PATTERN, "expected letters, digits, '_' or '-'").describe("Endpoint id: the {endpoint_id} of /v2/{endpoint_id}/run"),
     name: z.string().min(1).optional().describe("Human-readable name; defaults to the id"),
+    type: z
+      .enum(["QUEUE", "LOAD_BALANCER"])
+      .default("QUEUE")
+      .describe("QUEUE: jobs through /v2/{id}/run; LOAD_BALANCER: any request to /lb/{id}/... (or http://{id}.localhost:PORT/...) goes to a worker's HTTP server"),
+    requestCount: z
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe("LOAD_BALANCER: requests one worker takes at once, and the scaler's target (REQUEST_COUNT); default 4"),
     handler: z
       .union([
         z.string().min(1),
@@ -35,7 +45,7 @@ export const EndpointConfigSchema = z
       ])
       .optional()
       .describe(
-        '"echo", "scripted", "openai" (OpenAI-compatible answers, see `openai`), "external" (worker processes take jobs over HTTP), a name registered with createEmulator({ handlers }), a module path ("./fixtures/handlers/x.ts") relative to this file, or an HTTP worker ({ "type": "http", "url": "http://127.0.0.1:8000" } or the URL alone); default: the template\'s handler, else defaultHandler',
+        '"echo", "scripted", "openai" (OpenAI-compatible answers, see `openai`), "external" (worker processes take jobs over HTTP; on a LOAD_BALANCER endpoint, worker processes started by minipod worker serve its requests), a function (on a LOAD_BALANCER endpoint, a fetch handler: Request to Response), a name registered with createEmulator({ handlers }), a module path ("./fixtures/handlers/x.ts") relative to this file, or an HTTP worker ({ "type": "http", "url": "http://127.0.0.1:8000" } or the URL alone); default: the template\'s handler, else defaultHandler',
       ),
     workersMin: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
     workersMax: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
@@ -56,7 +66,12 @@ export const EndpointConfigSchema = z
     openai: OpenAiConfigSchema.optional(),
     ...ENDPOINT_MANAGEMENT_CONFIG,
   })
-  .refine((e) => e.workersMin <= e.workersMax, { message: "workersMin must not exceed workersMax", path: ["workersMin"] });
+  .refine((e) => e.workersMin <= e.workersMax, { message: "workersMin must not exceed workersMax", path: ["workersMin"] })
+  .refine((e) => e.type === "LOAD_BALANCER" || e.requestCount === undefined, { message: "requestCount is for LOAD_BALANCER endpoints; queue endpoints scale on their queue", path: ["requestCount"] })
+  .refine((e) => e.type !== "LOAD_BALANCER" || e.handler !== "scripted", {
+    message: 'the scripted handler answers queue jobs; a LOAD_BALANCER endpoint takes "external" (worker processes), a worker\'s URL, "openai", "echo" or a function (a fetch handler)',
+    path: ["handler"],
+  });
 
 export type EndpointConfig = z.infer<typeof EndpointConfigSchema>;
 

@@ -5,8 +5,13 @@ import { EmulatorError } from "./errors.js";
 /** A handler by name (`echo`, `scripted`, a registered name, a module path) or an HTTP worker. */
 export type HandlerRef = string | { type: "http"; url: string };
 
+/** Queue-based (the job queue) or load-balancing (requests go to the HTTP server a worker runs). */
+export type EndpointType = "QUEUE" | "LOAD_BALANCER";
+
 export interface EndpointSpec {
   id: string;
+  /** Absent on queue endpoints (and on every endpoint stored before the type existed). */
+  type?: EndpointType | undefined;
   name: string;
   handler: HandlerRef;
   workersMin: number;
@@ -29,6 +34,9 @@ export interface EndpointSpec {
  * `batchWorkersMax` of them.
  */
 export const batchSpecOf = (spec: EndpointSpec): EndpointSpec => ({ ...spec, workersMin: 0, workersMax: spec.batchWorkersMax ?? spec.workersMax });
+
+/** Whether requests to the endpoint go to its workers' HTTP servers rather than through the queue. */
+export const isLoadBalancer = (spec: Pick<EndpointSpec, "type">): boolean => spec.type === "LOAD_BALANCER";
 
 export const describeHandler = (h: HandlerRef): string => (typeof h === "string" ? h : `${h.type} ${h.url}`);
 

@@ -191,3 +191,16 @@ export const QUEUE_RATE_LIMITS: Readonly<Record<string, { method: "GET" | "POST"
  * default is the emulator's choice (per 10 s window), configurable as `rateLimits.queue.requestsPerWorker`.
  */
 export const QUEUE_REQUESTS_PER_WORKER_DEFAULT = 10;
+
+/**
+ * Load-balancing endpoints (the service's load-balancing overview): a request that finds no ready
+ * worker waits up to 2 minutes, then gets 400 `{"error": "no workers available"}`; a request
+ * processed longer than 5.5 minutes gets 524; payloads above 30 MB are refused.
+ */
+export const LB_NO_WORKER_WAIT_MS = 2 * 60 * SECOND;
+export const LB_REQUEST_TIMEOUT_MS = 330 * SECOND;
+export const LB_PAYLOAD_MAX_BYTES = 30 * 1024 * 1024;
+/** Worker affinity: a strict request waits "up to ~5 minutes" for its worker to free up. */
+export const LB_AFFINITY_WAIT_MS = 5 * 60 * SECOND;
+/** Where a load-balancing worker answers health when `HEALTH_CHECK_PATH` is not set. */
+export const LB_HEALTH_PATH_DEFAULT = "/ping";

@@ -12,6 +12,9 @@ export type QueueOperation = (typeof QUEUE_OPERATIONS)[number];
 export const WORKER_OPERATIONS = ["job-take", "job-take-batch", "job-stop", "job-done", "job-stream", "ping"] as const;
 export type WorkerOperation = (typeof WORKER_OPERATIONS)[number];
 
+/** The operation of every request to a load-balancing endpoint, `/lb/{endpoint_id}/...`, as the journal and fault rules name it. */
+export const LOAD_BALANCER_OPERATION = "lb";
+
 /** The operation of the OpenAI-compatible routes, `/v2/{endpoint_id}/openai/...`. */
 export const OPENAI_OPERATION = "openai";
 

@@ -1,7 +1,8 @@
 import type { TimerHandle, VirtualClock } from "./clock.js";
 import { jsonText } from "./json-text.js";
 import { RunStop } from "./run-stop.js";
-import { batchSpecOf, type EndpointSpec } from "./endpoint.js";
+import { batchSpecOf, isLoadBalancer, type EndpointSpec } from "./endpoint.js";
+import type { LoadBalancers } from "./load-balancer/balancer.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
 import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
 import type { Fault } from "./faults.js";
@@ -56,6 +57,7 @@ export class Scheduler {
   private readonly batchPools = new Map<string, WorkerPool>();
   private readonly runs = new Map<string, Run>();
   private external: ExternalRuns | undefined;
+  private loadBalancers: LoadBalancers | undefined;
 
   constructor(
     private readonly d: {
@@ -76,6 +78,14 @@ export class Scheduler {
   /** The worker side of "external" endpoints (made after the scheduler, which it needs). */
   attachExternal(external: ExternalRuns): void {
     this.external = external;
+  }
+
+  /**
+   * Load-balancing endpoints: attached, updated and detached here like queue endpoints, and served
+   * there (they have no queue). `spec` and `specs` stay the queue's.
+   */
+  attachLoadBalancers(loadBalancers: LoadBalancers): void {
+    this.loadBalancers = loadBalancers;
   }
 
   has(endpointId: string): boolean {
@@ -106,6 +116,7 @@ export class Scheduler {
   /** Starts serving an endpoint; `warm` starts its minimum workers ready. */
   attach(spec: EndpointSpec, warm: boolean): void {
     this.detach(spec.id);
+    if (isLoadBalancer(spec)) return this.loadBalancers?.attach(spec, warm);
     const pool = new WorkerPool(spec, this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver);
     this.pools.set(spec.id, pool);
     this.batchPools.set(spec.id, new WorkerPool(batchSpecOf(spec), this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver));
@@ -115,6 +126,7 @@ export class Scheduler {
 
   /** New endpoint settings take effect on its workers at once. */
   update(spec: EndpointSpec): void {
+    if (isLoadBalancer(spec)) return this.loadBalancers?.update(spec);
     const pool = this.pools.get(spec.id);
     if (!pool) return this.attach(spec, false);
     pool.update(spec);
@@ -124,6 +136,7 @@ export class Scheduler {
 
   /** Stops serving an endpoint: its running handlers are aborted, its workers gone. */
   detach(endpointId: string): void {
+    this.loadBalancers?.detach(endpointId);
     const pool = this.pools.get(endpointId);
     if (!pool) return;
     for (const run of [...this.runs.values()]) if (run.endpointId === endpointId) this.stopRun(run.jobId, "endpoint deleted");
@@ -135,6 +148,7 @@ export class Scheduler {
   }
 
   detachAll(): void {
+    this.loadBalancers?.detachAll();
     for (const id of [...this.pools.keys()]) this.detach(id);
   }
 

@@ -29,6 +29,9 @@ import { queueRoutes } from "./routes/queue/index.js";
 import { requestsRoutes } from "./routes/queue/request-listing.js";
 import { openAiRoutes } from "./routes/openai/index.js";
 import { workerRoutes } from "./routes/worker/index.js";
+import { loadBalancerRoutes } from "./load-balancer/routes.js";
+import { loadBalancerControlRoutes } from "./load-balancer/control.js";
+import { LoadBalancerDirect } from "./load-balancer/direct.js";
 
 export interface AppInfo {
   version: string;
@@ -36,8 +39,8 @@ export interface AppInfo {
   controlKey?: string | undefined;
 }
 
-/** The app, and the requests answered before it (see `DirectRoutes`). */
-export type App = OpenAPIHono<AppEnv> & { direct: DirectRoutes };
+/** The app, and the requests answered before it (see `DirectRoutes`, `LoadBalancerDirect`). */
+export type App = OpenAPIHono<AppEnv> & { direct: DirectRoutes; loadBalancerDirect: LoadBalancerDirect };
 
 /**
  * The whole HTTP surface. Every route is declared with `createRoute`, so `/openapi.json`
@@ -78,11 +81,13 @@ export function createApp(core: Core, info: AppInfo): App {
   const direct = queueRoutes(core, app);
   requestsRoutes(core, app);
   openAiRoutes(core, app);
+  loadBalancerRoutes(core, app);
   controlRoutes(core, app);
   endpointControlRoutes(core, app);
   jobControlRoutes(core, app);
   feedControlRoutes(core, app);
   workerControlRoutes(core, app);
+  loadBalancerControlRoutes(core, app);
   dashboardRoutes(core, app, info);
   docsRoutes(app);
   graphqlRoutes(core, app);
@@ -108,7 +113,7 @@ export function createApp(core: Core, info: AppInfo): App {
     if (matches[0]?.[0][1].handler !== gate) return { paths: [], params: {} };
     return { paths: matches.map(([[, route]]) => route.path), params: matches[matches.length - 1]![1] as Record<string, string> };
   };
-  return Object.assign(app, { direct: new DirectRoutes(core, journal, admission, matched, direct) });
+  return Object.assign(app, { direct: new DirectRoutes(core, journal, admission, matched, direct), loadBalancerDirect: new LoadBalancerDirect(core, journal, admission) });
 }
 
 function targetName(target: string): "body" | "query" | "path" | "header" {

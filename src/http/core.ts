@@ -13,6 +13,9 @@ import type { RateLimits } from "../domain/rate-limit.js";
 import type { JobNotifier } from "../domain/notifier.js";
 import type { JobStore } from "../domain/ports.js";
 import type { Scheduler } from "../domain/scheduler.js";
+import type { LoadBalancers } from "../domain/load-balancer/balancer.js";
+import type { HandlerRegistry } from "../domain/handlers/registry.js";
+import type { OpenAiSettingsOf } from "../domain/openai/settings.js";
 import type { ApiKeys } from "./auth.js";
 import type { AppEnv } from "./env.js";
 import type { ServicePaths } from "./surfaces.js";
@@ -40,6 +43,12 @@ export interface Core {
   scheduler: Scheduler;
   /** Requests to /v2/{endpoint_id}/openai/*, run as jobs. */
   openai: OpenAiRequests;
+  /** Load-balancing endpoints: their workers and the requests waiting for them. */
+  loadBalancers: LoadBalancers;
+  /** Handlers by name: a load-balancing endpoint's in-process fetch handler is one. */
+  handlers: Pick<HandlerRegistry, "resolve">;
+  /** Each endpoint's settings of the built-in OpenAI answers. */
+  openAiSettings: OpenAiSettingsOf;
   log: Logger;
   /** Every job change, for live views (the dashboard's feed). */
   notifier: JobNotifier;

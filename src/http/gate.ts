@@ -70,7 +70,7 @@ export function requestGate(core: Core, onError: ErrorHandler<AppEnv>, journal: 
   const gate = (c: Context<AppEnv>, next: () => unknown): void | Promise<void> => {
     const startedMs = performance.now();
     const path = c.req.path;
-    if (!path.startsWith("/v1/") && !path.startsWith("/v2/")) {
+    if (!path.startsWith("/v1/") && !path.startsWith("/v2/") && !path.startsWith("/lb/")) {
       return after(
         after(next(), () => durable(c)),
         () => {

@@ -20,6 +20,11 @@ export interface HostCheckOptions {
   bound: string;
   /** `allowedHosts`: names (".example.test" for a domain and its subdomains), or "all" for no check. */
   allowed: readonly string[] | "all";
+  /**
+   * Names answered besides, decided at each request (not kept): `{endpoint_id}.localhost` of a
+   * load-balancing endpoint that exists now. Loopback-only names, so no rebinding reaches them.
+   */
+  dynamic?: ((name: string) => boolean) | undefined;
 }
 
 /** The host name of a Host header, lower-cased, without its port (IPv6 addresses keep their brackets); undefined when malformed. */
@@ -45,8 +50,10 @@ export class HostCheck {
   private readonly anyAddress: boolean;
   private readonly off: boolean;
   private readonly verdicts = new RecentMap<string, boolean>(HOSTS_KEPT);
+  private readonly dynamic: ((name: string) => boolean) | undefined;
 
   constructor(options: HostCheckOptions) {
+    this.dynamic = options.dynamic;
     this.off = options.allowed === "all";
     const bound = options.bound.toLowerCase();
     this.anyAddress = WILDCARD_ADDRESSES.has(bound);
@@ -61,6 +68,10 @@ export class HostCheck {
     if (this.off || header === undefined) return true;
     let verdict = this.verdicts.get(header);
     if (verdict === undefined) this.verdicts.set(header, (verdict = this.decide(header)));
+    if (!verdict && this.dynamic) {
+      const name = hostName(header);
+      return name !== undefined && this.dynamic(name);
+    }
     return verdict;
   }
 

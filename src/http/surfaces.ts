@@ -1,9 +1,11 @@
-import { OPENAI_OPERATION, WORKER_OPERATIONS, type Scope } from "../domain/operations.js";
+import { LOAD_BALANCER_OPERATION, OPENAI_OPERATION, WORKER_OPERATIONS, type Scope } from "../domain/operations.js";
+import { LB_PATH_PREFIX } from "../domain/load-balancer/types.js";
 
 /**
  * The service's surfaces as the paths show them: `/v1/*` and the resource collections of `/v2`
  * are the REST surface; every other `/v2/{endpoint_id}/{operation}` is a queue operation, or a
- * worker route when a worker process fetches jobs. Which permission scope each needs is decided
+ * worker route when a worker process fetches jobs; `/lb/{endpoint_id}/...` is a request to a
+ * load-balancing endpoint, on the queue's scopes. Which permission scope each needs is decided
  * here, in one place, so authentication, rate limits and fault rules agree. The REST collections
  * come from the list of services (`src/services/index.ts`), given when the app is built.
  */
@@ -20,6 +22,7 @@ export interface ServiceRoute {
   operation: string | undefined;
 }
 
+const LB_PREFIX = `${LB_PATH_PREFIX}/`;
 const READ_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 const WORKER: ReadonlySet<string> = new Set(WORKER_OPERATIONS);
 
@@ -40,6 +43,12 @@ export class ServicePaths {
     // Request methods arrive upper-case (fetch normalises them). Slicing by index, not split():
     // this runs on every /run.
     const read = READ_METHODS.has(method);
+    if (path.startsWith(LB_PREFIX)) {
+      // A load-balancing endpoint's request: the queue's scopes, the endpoint, one operation.
+      const end = path.indexOf("/", LB_PREFIX.length);
+      const endpointId = path.slice(LB_PREFIX.length, end === -1 ? undefined : end);
+      return { surface: "queue", scope: read ? "queue:read" : "queue:write", endpointId, operation: LOAD_BALANCER_OPERATION };
+    }
     const firstEnd = path.startsWith("/v2/") ? path.indexOf("/", 4) : -2;
     const first = firstEnd === -2 ? "" : path.slice(4, firstEnd === -1 ? undefined : firstEnd);
     if (first === "" || this.restV2.has(first)) {

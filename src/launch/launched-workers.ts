@@ -2,8 +2,13 @@ import type { EmulatorRuntime } from "../compose/runtime.js";
 import { EXTERNAL_HANDLER } from "../domain/external-workers.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "./worker-process.js";
+import { freePort, healthPathOf, lbWorkerEnv } from "./lb-worker.js";
 
-/** A worker process for an "external" endpoint, started by the emulator (what `minipod worker` runs). */
+/**
+ * A worker process for an "external" endpoint, started by the emulator (what `minipod worker`
+ * runs): on a queue endpoint it takes jobs with the worker library; on a load-balancing endpoint it
+ * serves HTTP on the free port given in `PORT`.
+ */
 export interface WorkerSpec {
   /** The endpoint (its handler must be "external"). */
   endpoint: string;
@@ -18,6 +23,12 @@ export interface WorkerSpec {
   /** One of the endpoint's batch workers: it takes the endpoint's batch requests, and only those. */
   batch?: boolean;
   cwd?: string;
+  /**
+   * Load-balancing endpoints: start and stop processes of this command as the endpoint's pool
+   * scales (between workersMin and workersMax, on REQUEST_COUNT, idle ones stopped after
+   * idleTimeout) instead of starting one (`createEmulator({ workers })`; see `scale`).
+   */
+  scaled?: boolean;
   /** More environment for the process; it wins over minipod's RUNPOD_* variables. */
   env?: Record<string, string>;
   /** Each line it writes, prefixed with `[workerId] `; default: the emulator's `log` option, else stderr. */
@@ -31,6 +42,8 @@ const EMULATOR_WORKER_GRACE_MS = 3000;
 export class EmulatorWorkers {
   private readonly running = new Set<WorkerProcess>();
   private readonly byWorker = new Map<string, WorkerProcess>();
+  /** Endpoints whose processes are started as their pool scales. */
+  private readonly scaling = new Set<string>();
 
   constructor(
     private readonly core: EmulatorRuntime,
@@ -42,6 +55,8 @@ export class EmulatorWorkers {
   }
 
   start(spec: WorkerSpec): WorkerProcess {
+    const lb = this.core.loadBalancers.spec(spec.endpoint);
+    if (lb) return this.startServer(spec, lb.handler === EXTERNAL_HANDLER);
     const endpoint = this.core.scheduler.spec(spec.endpoint);
     if (!endpoint) throw new Error(`startWorker: no endpoint "${spec.endpoint}"`);
     if (endpoint.handler !== EXTERNAL_HANDLER) throw new Error(`startWorker: endpoint "${spec.endpoint}" runs simulated workers; give it "handler": "external"`);
@@ -72,8 +87,75 @@ export class EmulatorWorkers {
     return proc.start();
   }
 
+  /**
+   * A load-balancing endpoint's worker: its command gets a free port, and joins the pool once its
+   * health check answers 200; an exit takes it out at once; gone for good, it is removed.
+   */
+  private startServer(spec: WorkerSpec, external: boolean): WorkerProcess {
+    if (!external) throw new Error(`startWorker: load-balancing endpoint "${spec.endpoint}" is served in minipod's process; give it "handler": "external" to serve it with worker processes`);
+    const lb = this.core.loadBalancers;
+    const workerId = spec.workerId ?? newWorkerId();
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    const output = spec.output ?? this.defaultOutput;
+    const proc = new WorkerProcess({
+      command: spec.command,
+      workerId,
+      env,
+      cwd: spec.cwd,
+      restart: spec.restart,
+      output: (line) => output(line),
+      graceMs: EMULATOR_WORKER_GRACE_MS,
+      onExit: () => lb.health(spec.endpoint, workerId, "unhealthy"),
+    });
+    let gone = false;
+    this.running.add(proc);
+    void proc.exited.then(() => {
+      gone = true;
+      this.running.delete(proc);
+      lb.remove(spec.endpoint, workerId);
+    });
+    void freePort().then((port) => {
+      if (gone) return;
+      const healthPath = healthPathOf(spec.env);
+      Object.assign(env, lbWorkerEnv({ url: this.url, endpoint: spec.endpoint, workerId, key: spec.key ?? "minipod-worker", port, healthPath }), spec.env);
+      lb.register(spec.endpoint, workerId, { url: `http://127.0.0.1:${port}`, healthUrl: `http://127.0.0.1:${port}${healthPath}` });
+      proc.start();
+    });
+    return proc;
+  }
+
+  /**
+   * Worker processes of a load-balancing `external` endpoint, started and stopped as its pool
+   * scales; `stop` ends the scaling and the processes.
+   */
+  scale(spec: WorkerSpec): { stop(): Promise<void> } {
+    const lb = this.core.loadBalancers;
+    const endpoint = lb.spec(spec.endpoint);
+    if (!endpoint || endpoint.handler !== EXTERNAL_HANDLER) throw new Error(`scaleWorkers: "${spec.endpoint}" is not a load-balancing endpoint with "handler": "external"`);
+    const procs = new Map<string, WorkerProcess>();
+    this.scaling.add(spec.endpoint);
+    lb.setLauncher(spec.endpoint, {
+      start: () => {
+        const proc = this.startServer({ ...spec, workerId: undefined, restart: false }, true);
+        procs.set(proc.workerId, proc);
+        void proc.exited.then(() => procs.delete(proc.workerId));
+      },
+      stop: (workerId) => void procs.get(workerId)?.stop(),
+    });
+    return {
+      stop: async () => {
+        this.scaling.delete(spec.endpoint);
+        lb.setLauncher(spec.endpoint, undefined);
+        await Promise.all([...procs.values()].map((p) => p.stop()));
+      },
+    };
+  }
+
   /** Stops every worker process it started; resolves when they are gone. */
   async stopAll(): Promise<void> {
+    // No process is started again for the ones that stop now.
+    for (const endpoint of this.scaling) this.core.loadBalancers.setLauncher(endpoint, undefined);
+    this.scaling.clear();
     await Promise.all([...this.running].map((p) => p.stop()));
   }
 

@@ -24,7 +24,7 @@ describe("config", () => {
     expect(message).toContain("my.json is invalid");
     expect(message).toContain("endpoints[0].id: expected letters, digits, '_' or '-'");
     expect(message).toContain("endpoints[0].workersMax");
-    expect(message).toMatch(/endpoints\[0\]: unknown key "colds" Valid: id, name, handler/);
+    expect(message).toMatch(/endpoints\[0\]: unknown key "colds" Valid: id, name, type, requestCount, handler/);
     expect(message).toContain("endpoints[1].workersMin: workersMin must not exceed workersMax");
     expect(message).toContain("clock.mode");
   });

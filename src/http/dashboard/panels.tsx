@@ -7,6 +7,7 @@ import { fetchControl, pickQuery, type BatchOverview, type FaultRule, type InPro
 import { BatchesBody } from "./panels/batches.js";
 import { ClockBody } from "./panels/clock.js";
 import { EndpointsBody } from "./panels/endpoints.js";
+import { LoadBalancersBody } from "./panels/load-balancers.js";
 import { FaultsBody } from "./panels/faults.js";
 import { JobDetailBody } from "./panels/job-detail.js";
 import { JobsBody } from "./panels/jobs.js";
@@ -30,8 +31,16 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
   switch (name) {
     case "clock":
       return <ClockBody clock={core.clock} />;
-    case "endpoints":
-      return <EndpointsBody endpoints={endpointStates(core)} />;
+    case "endpoints": {
+      const queues = endpointStates(core);
+      const balanced = core.loadBalancers.specs().length > 0;
+      return (
+        <>
+          {queues.length > 0 || !balanced ? <EndpointsBody endpoints={queues} /> : null}
+          <LoadBalancersBody loadBalancers={core.loadBalancers} />
+        </>
+      );
+    }
     case "jobs": {
       const offset = query.offset ? Number(query.offset) : 0;
       if (!Number.isSafeInteger(offset) || offset < 0) throw new EmulatorError("BAD_REQUEST", `offset must be a non-negative integer, got "${query.offset}"`);

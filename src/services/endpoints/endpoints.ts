@@ -1,4 +1,4 @@
-import type { EndpointSpec, HandlerRef } from "../../domain/endpoint.js";
+import type { EndpointSpec, EndpointType, HandlerRef } from "../../domain/endpoint.js";
 import { ENDPOINT_COLD_START_DEFAULT_MS, ENDPOINT_IDLE_TIMEOUT_DEFAULT_S, ENDPOINT_WORKERS_MAX_DEFAULT, ENDPOINT_WORKERS_MIN_DEFAULT } from "../../domain/limits.js";
 import type { JobChange } from "../../domain/notifier.js";
 import type { EndpointStore, JobStore } from "../../domain/ports.js";
@@ -30,7 +30,7 @@ export interface EndpointQueueSettings {
 
 /** A new endpoint: v1 names its template; v2 gives container settings (and maybe a template to start from) instead. */
 export type NewEndpoint = Partial<Omit<EndpointFields, "version" | "templateId" | "templateBound">> &
-  Partial<Omit<EndpointQueueSettings, "name">> & { name: string; templateId?: string | undefined };
+  Partial<Omit<EndpointQueueSettings, "name">> & { name: string; templateId?: string | undefined; type?: EndpointType | undefined };
 
 /** Only the fields given change; `null` clears an optional one (a CUDA floor, the single network volume). */
 export type EndpointChange = Partial<Omit<EndpointFields, "version" | "templateBound" | "minCudaVersion" | "networkVolumeId">> &
@@ -105,8 +105,13 @@ export class EndpointManager {
    * template of its own with those settings, copied from `container.fromTemplate` if given.
    */
   async create(input: NewEndpoint, container?: ContainerChange): Promise<ManagedEndpoint> {
-    const { name, templateId, workersMin, workersMax, idleTimeout, executionTimeoutMs, ...rest } = input;
+    const { name, templateId, workersMin, workersMax, idleTimeout, executionTimeoutMs, type, ...rest } = input;
     const id = this.d.newId();
+    // A load-balancing endpoint scales on requests in flight: REQUEST_COUNT is its one scaler.
+    if (type === "LOAD_BALANCER") {
+      if (rest.scalerType === "QUEUE_DELAY") throw invalidBody(["$.scalerType: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
+      rest.scalerType = "REQUEST_COUNT";
+    }
     const source = container ? sourceTemplate(this.d.templates, container.fromTemplate) : undefined;
     const template = container ? undefined : templateId === undefined ? undefined : this.d.templates.find(templateId);
     const fields: EndpointFields = { ...ENDPOINT_FIELD_DEFAULTS, ...defined(rest), templateId, templateBound: false, version: 0 };
@@ -130,7 +135,7 @@ export class EndpointManager {
     }
     await this.d.handlers.prepare(handler);
     const now = this.d.clock.now();
-    const spec: EndpointSpec = { id, ...settings, handler, coldStartMs: ENDPOINT_COLD_START_DEFAULT_MS, createdAt: now, extra: toExtra(fields) };
+    const spec: EndpointSpec = { id, ...(type === "LOAD_BALANCER" ? { type } : {}), ...settings, handler, coldStartMs: ENDPOINT_COLD_START_DEFAULT_MS, createdAt: now, extra: toExtra(fields) };
     this.d.store.save(spec);
     // The first release lists what the endpoint starts with (empty values left out).
     const initial = configDiff({}, releaseConfig(spec, fields, this.template(managed(spec)))).filter((d) => !isEmpty(d.new));
@@ -162,6 +167,7 @@ export class EndpointManager {
       idleTimeout: idleTimeout ?? current.idleTimeout,
       executionTimeoutMs: executionTimeoutMs ?? current.executionTimeoutMs,
     };
+    if (current.type === "LOAD_BALANCER" && fields.scalerType !== "REQUEST_COUNT") throw invalidBody(["$.scalerType: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
     const templateChanged = fields.templateId !== before.fields.templateId;
     const template = this.template({ spec: current, fields });
     this.check(settings, fields, template, change.templateId !== undefined && change.templateId !== was.templateId);

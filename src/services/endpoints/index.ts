@@ -1,6 +1,7 @@
 import { INLINE_PREFIX } from "../../config/inline-handlers.js";
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import { newResourceId } from "../../domain/ids.js";
+import { ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
 import { endpointsGraphQL } from "./graphql.js";
 import type { ServiceDef, EngineView } from "../shared/service.js";
 import { EndpointManager } from "./endpoints.js";
@@ -48,8 +49,12 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
       // A handler inherited from a template or defaultHandler was prepared, under its own field.
       await atField(`endpoints[${i}].handler`, () => handlers.prepare(e.handler));
       const existing = endpoints.get(e.id);
+      const extra = endpointManager.configExtra(e, existing);
+      // A load-balancing endpoint scales on requests in flight (REQUEST_COUNT), as the service's do.
+      if (e.type === "LOAD_BALANCER") Object.assign(extra, { scalerType: "REQUEST_COUNT", scalerValue: e.requestCount ?? ENDPOINT_SCALER_VALUE_DEFAULT });
       endpoints.save({
         id: e.id,
+        ...(e.type === "LOAD_BALANCER" ? { type: e.type } : {}),
         name: e.name ?? e.id,
         handler: e.handler,
         workersMin: e.workersMin,
@@ -59,7 +64,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
         executionTimeoutMs: e.executionTimeoutMs,
         ...(e.batchWorkersMax === undefined ? {} : { batchWorkersMax: e.batchWorkersMax }),
         createdAt: existing?.createdAt ?? now,
-        extra: endpointManager.configExtra(e, existing),
+        extra,
       });
     }
     const configured = new Set(config.endpoints.map((e) => e.id));

@@ -9,6 +9,7 @@ import { serverlessV2Routes } from "./v2-routes.js";
 import { CreateEndpointV2Schema, EndpointV2Schema, UpdateEndpointV2Schema } from "./v2-schemas.js";
 import { endpointChangeFromV2, newEndpointFromV2, toEndpointV2 } from "./v2-view.js";
 import { flagQuery } from "../templates/index.js";
+import { invalidBody } from "../shared/invalid.js";
 import { CreateEndpointSchema, EndpointSchema, TAG, UpdateEndpointSchema } from "./schemas.js";
 import { toEndpointView, type EndpointIncludes } from "./v1-view.js";
 
@@ -84,7 +85,13 @@ export const endpointsResource: ResourceRoutes<ManagedEndpoint> = {
       query: { list: IncludesQuery, get: IncludesQuery },
       show: (core, e, c) => toEndpointView(core, e, includes((c.req.valid as (t: "query") => z.infer<typeof IncludesQuery> | undefined)("query"))),
       create: withBody(CreateEndpointSchema, (core, body) => core.endpointManager.create(fromV1(body, undefined))),
-      update: withBody(UpdateEndpointSchema, (core, body, _c, id) => core.endpointManager.update(id, fromV1(body, core.endpointManager.get(id).fields.cpu))),
+      update: withBody(UpdateEndpointSchema, (core, body, _c, id) => {
+        const { type, ...change } = body;
+        if (type !== undefined && (type === "LOAD_BALANCER") !== (core.endpointManager.get(id).spec.type === "LOAD_BALANCER")) {
+          throw invalidBody(["$.type: an endpoint's type cannot change; create another endpoint of the other type"]);
+        }
+        return core.endpointManager.update(id, fromV1(change, core.endpointManager.get(id).fields.cpu));
+      }),
     },
   ],
 };

@@ -34,6 +34,7 @@ export const EndpointSchema = z
   .object({
     id: z.string().openapi({ example: "jpnw0v75y3qoql" }),
     name: z.string(),
+    type: z.literal("LOAD_BALANCER").optional().openapi({ description: "minipod: present on load-balancing endpoints (absent: queue-based)" }),
     templateId: z.string().optional(),
     template: TemplateSchema.optional().openapi({ description: "With includeTemplate=true" }),
     gpuTypeIds: z.array(z.string()),
@@ -61,6 +62,7 @@ export const EndpointSchema = z
 
 const fields = {
   name: z.string().min(1).max(ENDPOINT_NAME_MAX_LENGTH).openapi({ example: "my endpoint" }),
+  type: z.enum(["QUEUE", "LOAD_BALANCER"]).openapi({ description: "minipod: default QUEUE; LOAD_BALANCER routes requests to a worker's HTTP server (scalerType REQUEST_COUNT)" }),
   templateId: z.string().min(1).openapi({ example: "30zmvf89kd" }),
   gpuTypeIds: z.array(z.enum(GPU_TYPE_IDS)).openapi({ description: "In priority order; workers get the first available (here: always the first)" }),
   gpuCount: int().min(1).openapi({ description: "Default 1" }),

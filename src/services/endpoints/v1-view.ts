@@ -33,6 +33,7 @@ export function toEndpointView(core: ViewContext, { spec, fields }: ManagedEndpo
     userId: EMULATOR_USER_ID,
     version: fields.version,
   };
+  if (spec.type === "LOAD_BALANCER") view.type = spec.type;
   if (fields.templateId !== undefined) view.templateId = fields.templateId;
   if (fields.networkVolumeId !== undefined) view.networkVolumeId = fields.networkVolumeId;
   if (fields.networkVolumeIds !== undefined) view.networkVolumeIds = fields.networkVolumeIds;

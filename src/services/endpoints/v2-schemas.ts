@@ -56,7 +56,7 @@ export const CreateEndpointV2Schema = z
   .strictObject({
     ...common,
     name: z.string().min(1),
-    type: EndpointType.openapi({ description: "minipod serves queue-based endpoints: LOAD_BALANCER is refused with 400" }),
+    type: EndpointType.openapi({ description: "QUEUE: jobs through /v2/{id}/run; LOAD_BALANCER: requests go to a worker's HTTP server at requestUrls.base (scaling must be REQUEST_COUNT)" }),
     scaling: ScalingSchema,
     gpu: CreateEndpointGpuSchema.optional(),
     templateId: z.string().min(1).optional(),
@@ -79,12 +79,17 @@ const QueueUrls = z.object({
   health: z.string(),
 });
 
+const LoadBalancerUrls = z.object({
+  base: z.string().openapi({ description: "minipod: http://127.0.0.1:PORT/lb/{id}; http://{id}.localhost:PORT is the same endpoint" }),
+  health: z.string(),
+});
+
 export const EndpointV2Schema = z
   .object({
     id: z.string(),
     name: z.string(),
     type: EndpointType,
-    requestUrls: QueueUrls,
+    requestUrls: z.union([QueueUrls, LoadBalancerUrls]),
     args: containerResponse.args.optional(),
     disk: containerResponse.disk.optional(),
     env: containerResponse.env.optional(),

@@ -6,7 +6,9 @@ import { cpuMemoryGb, vcpuProblem } from "../shared/catalog/cpu-catalog.js";
 import { gpuSelection, typesOf } from "../shared/catalog/gpu-catalog.js";
 import { invalidBody } from "../shared/invalid.js";
 import { DEFAULT_GPU_TYPE_ID } from "../shared/pricing.js";
-import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../domain/limits.js";
+import { EXECUTION_TIMEOUT_DEFAULT_MS, LB_HEALTH_PATH_DEFAULT } from "../../domain/limits.js";
+import { isLoadBalancer } from "../../domain/endpoint.js";
+import { LB_PATH_PREFIX } from "../../domain/load-balancer/types.js";
 import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import type { ViewContext } from "../shared/service.js";
 import { argsOf, containerFromV2, iso } from "../shared/container-v2.js";
@@ -30,19 +32,31 @@ function requestUrls(origin: string, id: string): EndpointV2["requestUrls"] {
   };
 }
 
+/**
+ * Where a load-balancing endpoint is reached on this host: a path of its own, which needs no name
+ * resolution (`http://{id}.localhost:PORT` is the same endpoint); health is the workers' check.
+ */
+function loadBalancerUrls(origin: string, id: string): EndpointV2["requestUrls"] {
+  const base = `${origin}${LB_PATH_PREFIX}/${id}`;
+  return { base, health: `${base}${LB_HEALTH_PATH_DEFAULT}` };
+}
+
 /** An endpoint as v2 shows it: its template's container settings, its GPU pools or CPU configurations, its scaling. */
 export function toEndpointV2(core: ViewContext, e: ManagedEndpoint, c: Context): EndpointV2 {
   const { spec, fields: f } = e;
   const template = core.endpointManager.template(e);
-  const requestCount = f.scalerType === "REQUEST_COUNT";
+  const lb = isLoadBalancer(spec);
+  // Queue endpoints scaling on REQUEST_COUNT have no idle timeout; load-balancing ones do.
+  const requestCount = f.scalerType === "REQUEST_COUNT" && !lb;
+  const origin = new URL(c.req.url).origin;
   const view: EndpointV2 = {
     id: spec.id,
     name: spec.name,
-    type: "QUEUE",
-    requestUrls: requestUrls(new URL(c.req.url).origin, spec.id),
+    type: lb ? "LOAD_BALANCER" : "QUEUE",
+    requestUrls: lb ? loadBalancerUrls(origin, spec.id) : requestUrls(origin, spec.id),
     gpu: null,
     workers: { min: spec.workersMin, max: spec.workersMax, ...(requestCount ? {} : { idleTimeout: spec.idleTimeout }) },
-    scaling: requestCount ? { type: "REQUEST_COUNT", requestCount: Math.max(1, Math.round(f.scalerValue)) } : { type: "QUEUE_DELAY", queueDelay: f.scalerValue },
+    scaling: f.scalerType === "REQUEST_COUNT" ? { type: "REQUEST_COUNT", requestCount: Math.max(1, Math.round(f.scalerValue)) } : { type: "QUEUE_DELAY", queueDelay: f.scalerValue },
     dataCenterIds: f.dataCenterIds,
     networkVolumes: f.networkVolumeIds ?? (f.networkVolumeId === undefined ? [] : [f.networkVolumeId]),
     timeout: spec.executionTimeoutMs ?? EXECUTION_TIMEOUT_DEFAULT_MS,
@@ -94,25 +108,26 @@ function gpuTypes(pools: readonly string[], excluded: readonly string[] = []): s
 }
 
 /** Rules of the v2 body that v1 does not have: a CPU selection that fits its flavors, CUDA set or floor, idle timeout and scaler. */
-function check(b: Body, computeType: "GPU" | "CPU", scalerType: EndpointFields["scalerType"], allowed: string[] | undefined, min: string | undefined): void {
+function check(b: Body, computeType: "GPU" | "CPU", scalerType: EndpointFields["scalerType"], allowed: string[] | undefined, min: string | undefined, lb: boolean): void {
   const errors: string[] = [];
   b.cpu?.forEach((s, i) => {
     const problem = vcpuProblem(s.id, s.vcpuCount);
     if (problem) errors.push(`$.cpu[${i}]: ${problem}`);
   });
   if (computeType === "GPU" && allowed?.length && min) errors.push("$.gpu: allowedCudaVersions (non-empty) and minCudaVersion exclude each other; send one of them ([] clears the set, \"\" the floor)");
-  if (scalerType === "REQUEST_COUNT" && b.workers?.idleTimeout !== undefined) errors.push("$.workers.idleTimeout: queue endpoints scaling on REQUEST_COUNT have no idle timeout; leave it out");
+  if (scalerType === "REQUEST_COUNT" && !lb && b.workers?.idleTimeout !== undefined) errors.push("$.workers.idleTimeout: queue endpoints scaling on REQUEST_COUNT have no idle timeout; leave it out");
   if (errors.length) throw invalidBody(errors);
 }
 
 /** A v2 create body as a new endpoint and its container settings. */
 export function newEndpointFromV2(b: CreateEndpointV2): { input: NewEndpoint; container: ContainerChange } {
-  if (b.type === "LOAD_BALANCER") throw invalidBody(["$.type: minipod serves queue-based endpoints only; LOAD_BALANCER endpoints route to worker HTTP servers it does not run"]);
+  if (b.type === "LOAD_BALANCER" && b.scaling.type !== "REQUEST_COUNT") throw invalidBody(["$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
   if ((b.gpu === undefined) === (b.cpu === undefined)) throw invalidBody(["$: expected exactly one of gpu and cpu"]);
   const computeType = b.gpu ? "GPU" : "CPU";
-  check(b, computeType, b.scaling.type, b.gpu?.allowedCudaVersions, b.gpu?.minCudaVersion);
+  check(b, computeType, b.scaling.type, b.gpu?.allowedCudaVersions, b.gpu?.minCudaVersion, b.type === "LOAD_BALANCER");
   const input: NewEndpoint = {
     name: b.name,
+    type: b.type,
     computeType,
     workersMin: b.workers?.min,
     workersMax: b.workers?.max,
@@ -144,7 +159,9 @@ export function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): {
   if (b.cpu && f.computeType === "GPU") throw invalidBody(["$.cpu: this is a GPU endpoint; its compute family cannot change (send gpu)"]);
   const allowed = b.gpu?.allowedCudaVersions ?? f.allowedCudaVersions;
   const min = b.gpu?.minCudaVersion === undefined ? f.minCudaVersion : b.gpu.minCudaVersion || undefined;
-  check(b, f.computeType, b.scaling?.type ?? f.scalerType, allowed, min);
+  const lb = isLoadBalancer(e.spec);
+  if (lb && b.scaling?.type === "QUEUE_DELAY") throw invalidBody(["$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
+  check(b, f.computeType, b.scaling?.type ?? f.scalerType, allowed, min, lb);
   const change: EndpointChange = {
     name: b.name,
     workersMin: b.workers?.min,

@@ -122,7 +122,7 @@ describe("/v2/serverless", () => {
       [{ image: undefined }, "$.image: expected image, or a templateId to take it from"],
       [{ cpu: [{ id: "cpu3c", vcpuCount: 2 }] }, "$: expected exactly one of gpu and cpu"],
       [{ gpu: undefined }, "$: expected exactly one of gpu and cpu"],
-      [{ type: "LOAD_BALANCER", scaling: { type: "REQUEST_COUNT", requestCount: 1 } }, "$.type: minipod serves queue-based endpoints only; LOAD_BALANCER endpoints route to worker HTTP servers it does not run"],
+      [{ type: "LOAD_BALANCER", scaling: { type: "QUEUE_DELAY", queueDelay: 2 } }, "$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"],
       [{ gpu: { pools: ["NO_SUCH_POOL"] } }, '$.gpu.pools[0]: unknown GPU pool "NO_SUCH_POOL"; the pools are the pool field of GET /v2/catalog/gpus'],
       [{ gpu: { pools: ["ADA_24"], excludedTypes: ["NVIDIA A40"] } }, '$.gpu.excludedTypes: "NVIDIA A40" is not a GPU type of the selected pools'],
       [{ gpu: { pools: ["ADA_24"], excludedTypes: ["NVIDIA GeForce RTX 4090"] } }, "$.gpu.excludedTypes: the exclusions leave no GPU type in the selected pools; keep at least one"],

@@ -34,6 +34,7 @@ const WorkersSchema = z
       })
       .openapi({ description: "config `externalWorkers`, defaults resolved" }),
     endpoints: z.array(z.string()).openapi({ description: 'Endpoints served by worker processes (`"handler": "external"`)' }),
+    loadBalancers: z.array(z.string()).openapi({ description: 'Load-balancing endpoints served by worker processes (`"type": "LOAD_BALANCER"`, `"handler": "external"`): `minipod worker` gives their processes PORT and registers them' }),
     workers: z.array(ExternalWorkerSchema),
   })
   .openapi("ExternalWorkers");
@@ -99,7 +100,11 @@ export function workerControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): vo
       .specs()
       .filter((s) => s.handler === EXTERNAL_HANDLER)
       .map((s) => s.id);
-    return c.json({ settings: { pingIntervalMs, lostAfterMs, pollHoldMs }, endpoints, workers: protocol.workers.list(endpoint || undefined) }, 200);
+    const loadBalancers = core.loadBalancers
+      .specs()
+      .filter((s) => s.handler === EXTERNAL_HANDLER)
+      .map((s) => s.id);
+    return c.json({ settings: { pingIntervalMs, lostAfterMs, pollHoldMs }, endpoints, loadBalancers, workers: protocol.workers.list(endpoint || undefined) }, 200);
   });
   router.openapi(workerExited, (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");

@@ -96,7 +96,11 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
     return c.json({ removed, status: "completed" as const }, 200);
   });
 
-  router.openapi(healthRoute, (c) => c.json(jobs.health(c.req.valid("param").endpoint_id), 200));
+  router.openapi(healthRoute, (c) => {
+    const id = c.req.valid("param").endpoint_id;
+    // A load-balancing endpoint has no queue: its workers and requests, in the same shape.
+    return c.json(core.loadBalancers.healthCounts(id) ?? jobs.health(id), 200);
+  });
 
   return [
     { config: runRoute, answer: (p, body) => JSON.stringify(run(p.endpoint_id!, body as Submission)) },

@@ -1,0 +1,57 @@
+import { Agent, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
+import { Readable } from "node:stream";
+
+/** Headers of one connection, not of the request: never passed on (RFC 9110 §7.6.1). */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
+
+/** Connections to workers are kept open between requests, as the service's load balancer keeps them. */
+export const workerConnections = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 1000, noDelay: true } as ConstructorParameters<typeof Agent>[0]);
+
+/** The request's headers as a worker gets them: hop-by-hop ones dropped, the Host its own. */
+export function forwardedHeaders(headers: Headers, host: string): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  headers.forEach((value, name) => {
+    if (HOP_BY_HOP.has(name) || name === "host") return;
+    out[name] = value;
+  });
+  out.host = host;
+  return out;
+}
+
+/** A worker's answer headers as the client gets them (hop-by-hop ones dropped). */
+function answerHeaders(raw: IncomingHttpHeaders): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    if (Array.isArray(value)) for (const v of value) out.append(name, v);
+    else out.set(name, value);
+  }
+  return out;
+}
+
+/** Statuses whose answers have no body (RFC 9110 §6.4.1). */
+const NO_BODY = new Set([204, 205, 304]);
+
+/**
+ * Sends a request to a worker's HTTP server and resolves with its answer as it starts, the body a
+ * stream that flows as the worker writes it (SSE, chunked), bytes unchanged. Rejects when the
+ * worker answers nothing (refused, reset before an answer); `signal` aborts the exchange either way
+ * (the client went away, the time limit).
+ */
+export function forward(base: URL, method: string, pathAndQuery: string, headers: Headers, body: ReadableStream<Uint8Array> | Uint8Array | null, signal: AbortSignal): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    const out = request(
+      { host: base.hostname, port: base.port, method, path: pathAndQuery, headers: forwardedHeaders(headers, base.host), agent: workerConnections, signal },
+      (res) => {
+        const status = res.statusCode ?? 502;
+        const noBody = method === "HEAD" || NO_BODY.has(status);
+        if (noBody) res.resume();
+        resolve(new Response(noBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status, statusText: res.statusMessage, headers: answerHeaders(res.headers) }));
+      },
+    );
+    out.on("error", reject);
+    if (body === null) out.end();
+    else if (body instanceof Uint8Array) out.end(body);
+    else Readable.fromWeb(body as import("node:stream/web").ReadableStream<Uint8Array>).on("error", (e) => out.destroy(e)).pipe(out);
+  });
+}

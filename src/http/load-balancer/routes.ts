@@ -1,0 +1,53 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Core } from "../core.js";
+import type { AppEnv } from "../env.js";
+import { loadBalancerServer } from "./serve.js";
+
+const TAG = "Load balancing";
+
+const Params = z.object({
+  endpoint_id: z.string().min(1).openapi({ param: { name: "endpoint_id", in: "path" }, example: "api" }),
+});
+
+const ErrorBody = z.object({ error: z.string() }).openapi("LoadBalancerError", { description: "An answer of the load balancer itself, not the worker's" });
+const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+
+const HOW = [
+  "A request to a load-balancing endpoint goes to one of its ready workers' HTTP servers as it came (method, path after `/lb/{endpoint_id}`, query, headers, body), and the worker's answer comes back as it is written (SSE and chunked answers stream); `http://{endpoint_id}.localhost:PORT/{path}` is the same request. Every answer names its worker in `X-Runpod-Worker-Id`; send that header back (`<id>`, `strict <id>` or `strict-resume <id>`) to pin the next request to the worker.",
+  "With no ready worker with room (REQUEST_COUNT requests each), a request waits: 400 `no workers available` after 2 minutes of virtual time. A request processed longer than 5.5 minutes is cut: 524. A body above 30 MB: 413. A worker whose server answers nothing: 502.",
+].join("\n\n");
+
+const METHODS = ["get", "post", "put", "patch", "delete", "options"] as const;
+
+/**
+ * `/lb/{endpoint_id}/*`: every method and path of a load-balancing endpoint, answered by a worker
+ * (see `loadBalancerServer`).
+ */
+export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
+  const serve = loadBalancerServer(core);
+  for (const method of METHODS) {
+    for (const [path, suffix] of [
+      ["/lb/{endpoint_id}/*", ""],
+      ["/lb/{endpoint_id}", "Root"],
+    ] as const) {
+      const route = createRoute({
+        method,
+        path,
+        operationId: `loadBalancer${method[0]!.toUpperCase()}${method.slice(1)}${suffix}`,
+        tags: [TAG],
+        summary: `Any ${method.toUpperCase()} request to a load-balancing endpoint, answered by one of its workers`,
+        description: HOW,
+        request: { params: Params },
+        responses: {
+          200: { description: "The worker's answer (any status, any body)" },
+          400: error("No worker became available in 2 minutes (`no workers available`), or a strictly pinned worker did not free up in 5 minutes (`timed out waiting for worker`)"),
+          404: error("The strictly pinned worker is gone (`affinity_worker_gone`)"),
+          413: error("The body is above 30 MB"),
+          502: error("The worker's server answered nothing"),
+          524: error("The worker took longer than 5.5 minutes"),
+        },
+      });
+      app.openapi(route, (c) => serve(c, c.req.valid("param").endpoint_id) as never);
+    }
+  }
+}

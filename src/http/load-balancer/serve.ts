@@ -1,0 +1,195 @@
+import { randomUUID } from "node:crypto";
+import type { Context } from "hono";
+import { EmulatorError } from "../../domain/errors.js";
+import type { FaultType } from "../../domain/faults.js";
+import type { LbHandler } from "../../domain/load-balancer/balancer.js";
+import { LB_PATH_PREFIX, LbRefusal, parseAffinity, type Lease, type LbWorker } from "../../domain/load-balancer/types.js";
+import { LB_PAYLOAD_MAX_BYTES } from "../../domain/limits.js";
+import type { Core } from "../core.js";
+import type { AppEnv } from "../env.js";
+import { echoHandler, openAiFetchHandler, type FetchHandler } from "./in-process.js";
+import { forward } from "./proxy.js";
+
+/** The fault that fells a load-balancing endpoint's worker as a request reaches it. */
+export const LB_WORKER_FAULTS: ReadonlySet<FaultType> = new Set(["worker-crash"]);
+
+/** The header that names the worker of an answer, and pins the next request to it. */
+export const WORKER_ID_HEADER = "x-runpod-worker-id";
+
+const MB = 1024 * 1024;
+
+/** The service's answers that come from the load balancer rather than a worker: `{"error": "..."}`. */
+export const refusal = (status: number, error: string, workerId?: string): Response =>
+  new Response(JSON.stringify({ error }), { status, headers: { "content-type": "application/json", ...(workerId ? { [WORKER_ID_HEADER]: workerId } : {}) } });
+
+/**
+ * Answers a request to a load-balancing endpoint: refuses a body above 30 MB (413), waits for a
+ * worker as the balancer decides (400 after 2 minutes, affinity's 400 and 404), hands the request
+ * to the worker (its HTTP server, or its handler in this process), and relays the answer as it
+ * comes, the worker named in `X-Runpod-Worker-Id`. The worker's slot is held until the answer has
+ * ended; past 5.5 minutes of virtual time the exchange is cut (524). A worker that answers nothing
+ * gives 502; a client that goes away aborts the request to the worker.
+ */
+export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId: string) => Promise<Response> {
+  const { loadBalancers, clock, log } = core;
+  const inProcess = new Map<string, FetchHandler>();
+
+  const handlerFor = (endpointId: string, handler: LbHandler, worker: LbWorker): FetchHandler => {
+    if (handler.kind === "echo") return echoHandler(() => worker.id);
+    if (handler.kind === "openai") return openAiFetchHandler(endpointId, clock, core.openAiSettings, () => `lb-${randomUUID()}`);
+    if (handler.kind === "function") {
+      if (handler.name === "scripted") throw new Error('the scripted handler answers queue jobs, not HTTP requests; give the endpoint "external", a worker\'s URL, "openai", "echo" or a fetch handler');
+      let fn = inProcess.get(handler.name);
+      if (!fn) inProcess.set(handler.name, (fn = core.handlers.resolve(handler.name) as unknown as FetchHandler));
+      return fn;
+    }
+    throw new Error(`no in-process handler for ${handler.kind}`);
+  };
+
+  return async (c, endpointId) => {
+    const handler = loadBalancers.handlerOf(endpointId);
+    if (!handler) throw notLoadBalancer(endpointId, loadBalancers.specs().map((s) => s.id));
+    const req = c.req.raw;
+    const url = new URL(req.url);
+    const rest = url.pathname.slice(LB_PATH_PREFIX.length + 1 + endpointId.length) || "/";
+    const declared = Number(req.headers.get("content-length") ?? Number.NaN);
+    if (declared > LB_PAYLOAD_MAX_BYTES) return tooLarge(declared);
+    let body: ReadableStream<Uint8Array> | Uint8Array | null = req.body;
+    // A body of unknown length is read first, up to the limit.
+    if (body !== null && !Number.isFinite(declared)) {
+      const read = await readUpTo(body, LB_PAYLOAD_MAX_BYTES);
+      if (read === undefined) return tooLarge(undefined);
+      body = read;
+    }
+
+    let lease: Lease;
+    try {
+      lease = await loadBalancers.acquire(endpointId, parseAffinity(req.headers.get(WORKER_ID_HEADER)));
+    } catch (e) {
+      if (e instanceof LbRefusal) return refusal(e.status, e.error);
+      throw e;
+    }
+    const worker = lease.worker;
+    // A worker-crash rule: the worker dies as the request reaches it (502); a simulated one is
+    // gone (the pool scales a new one), a process is out of the pool until its health says ready.
+    const crash = core.faults.fire(LB_WORKER_FAULTS, { endpoint: endpointId, operation: undefined });
+    if (crash) {
+      log.warn(`fault ${crash.id} fired: worker-crash of worker ${worker.id} (${endpointId})`);
+      lease.release();
+      if (worker.target) loadBalancers.health(endpointId, worker.id, "unhealthy");
+      else loadBalancers.remove(endpointId, worker.id);
+      return refusal(502, `bad gateway: worker ${worker.id} crashed (fault rule ${crash.id})`, worker.id);
+    }
+    const upstream = new AbortController();
+    const onClientGone = () => upstream.abort(new Error("the client went away"));
+    if (req.signal.aborted) onClientGone();
+    req.signal.addEventListener("abort", onClientGone, { once: true });
+    let timedOut = false;
+    lease.onTimeout(() => {
+      timedOut = true;
+      upstream.abort(new Error("processing took longer than 5.5 minutes"));
+    });
+    const done = () => {
+      req.signal.removeEventListener("abort", onClientGone);
+      lease.release();
+    };
+
+    let answer: Response;
+    try {
+      if (worker.target) {
+        answer = await forward(new URL(worker.target.url), req.method, rest + url.search, req.headers, body, upstream.signal);
+      } else {
+        const fn = handlerFor(endpointId, handler, worker);
+        const inner = new Request(new URL(rest + url.search, url.origin), { method: req.method, headers: req.headers, body, signal: upstream.signal, duplex: "half" } as RequestInit);
+        answer = await raceAbort(Promise.resolve(fn(inner)), upstream.signal);
+        if (!(answer instanceof Response)) throw new Error(`the handler of endpoint ${endpointId} returned ${typeof answer}, not a Response`);
+      }
+    } catch (e) {
+      done();
+      if (timedOut) return refusal(524, "request timed out: processing took longer than 5.5 minutes", worker.id);
+      if (req.signal.aborted) return refusal(499, "the client went away", worker.id);
+      if (worker.target) {
+        log.warn(`load balancer: worker ${worker.id} of ${endpointId} answered nothing to ${req.method} ${rest}: ${(e as Error).message}`);
+        return refusal(502, `bad gateway: worker ${worker.id} answered nothing (${causeOf(e)})`, worker.id);
+      }
+      log.warn(`load balancer: the handler of ${endpointId} failed on ${req.method} ${rest}: ${(e as Error).stack ?? String(e)}`);
+      return refusal(500, `the endpoint's handler failed: ${(e as Error).message}`, worker.id);
+    }
+    return relay(answer, worker.id, done, upstream);
+  };
+}
+
+/** The worker's answer with its id, whose end (or the client's going away) frees the worker. */
+function relay(answer: Response, workerId: string, done: () => void, upstream: AbortController): Response {
+  const headers = new Headers(answer.headers);
+  headers.set(WORKER_ID_HEADER, workerId);
+  if (!answer.body) {
+    done();
+    return new Response(null, { status: answer.status, statusText: answer.statusText, headers });
+  }
+  const reader = answer.body.getReader();
+  // The time limit cuts an answer in the middle too (a handler in this process may not heed the signal).
+  upstream.signal.addEventListener("abort", () => void reader.cancel(upstream.signal.reason).catch(() => {}), { once: true });
+  let ended = false;
+  const end = () => {
+    if (!ended) {
+      ended = true;
+      done();
+    }
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await reader.read();
+        if (next.done) {
+          end();
+          controller.close();
+        } else {
+          controller.enqueue(next.value);
+        }
+      } catch (e) {
+        end();
+        controller.error(e);
+      }
+    },
+    cancel(reason) {
+      end();
+      upstream.abort(reason);
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
+  return new Response(body, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+function tooLarge(bytes: number | undefined): Response {
+  const size = bytes === undefined ? "more than 30 MB" : `${(bytes / MB).toFixed(1)} MB`;
+  return refusal(413, `payload too large: the request body is ${size}; a load-balancing endpoint takes at most 30 MB`);
+}
+
+/** The whole body, or undefined once it passes `limit` bytes. */
+async function readUpTo(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const part of body as unknown as AsyncIterable<Uint8Array>) {
+    size += part.byteLength;
+    if (size > limit) return undefined;
+    parts.push(part);
+  }
+  return Buffer.concat(parts);
+}
+
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+const causeOf = (e: unknown): string => (e as { code?: string }).code ?? (e as Error).message;
+
+function notLoadBalancer(endpointId: string, known: string[]): EmulatorError {
+  const listed = known.length ? `the load-balancing endpoints are ${known.map((k) => `"${k}"`).join(", ")}` : "no load-balancing endpoint exists";
+  return new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found; ${listed} (give an endpoint "type": "LOAD_BALANCER" in the config, or create one with POST /v2/serverless)`);
+}

@@ -1,0 +1,105 @@
+import type { IncomingMessage } from "node:http";
+import { connect, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { EmulatorError } from "../../domain/errors.js";
+import { LB_PATH_PREFIX, LbRefusal, parseAffinity, type Lease } from "../../domain/load-balancer/types.js";
+import { authenticate, authorize, type HeaderSink } from "../auth.js";
+import type { Core } from "../core.js";
+import { problemAnswer } from "../problem.js";
+import { HOP_BY_HOP } from "./proxy.js";
+import { WORKER_ID_HEADER } from "./serve.js";
+
+/** Writes a plain HTTP answer on a socket that asked to upgrade, and closes it. */
+function answer(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}): void {
+  const lines = [`HTTP/1.1 ${status} ${status === 404 ? "Not Found" : status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 501 ? "Not Implemented" : "Error"}`];
+  for (const [k, v] of Object.entries({ "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), connection: "close", ...headers })) lines.push(`${k}: ${v}`);
+  // Closed once written: a client that keeps its end open does not keep the server from closing.
+  socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+}
+
+/**
+ * WebSocket upgrades to a load-balancing endpoint (`/lb/{endpoint_id}/...`, or by host): after
+ * the same authentication as its other requests, a worker is chosen as for any request (affinity
+ * included) and the connection is joined to the worker's server as it is, bytes both ways, until
+ * either side closes; the worker's slot is held meanwhile. Workers in minipod's process (a
+ * function, the built-ins) take no upgrades: 501. Returns false for a path that is no endpoint's.
+ */
+export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
+  const lb = core.loadBalancers;
+  return (req, socket, head) => {
+    const url = req.url ?? "/";
+    if (!url.startsWith(`${LB_PATH_PREFIX}/`)) return false;
+    const end = url.slice(LB_PATH_PREFIX.length + 1).search(/[/?]/);
+    const endpointId = end === -1 ? url.slice(LB_PATH_PREFIX.length + 1) : url.slice(LB_PATH_PREFIX.length + 1, LB_PATH_PREFIX.length + 1 + end);
+    const rest = url.slice(LB_PATH_PREFIX.length + 1 + endpointId.length) || "/";
+    socket.on("error", () => {});
+    const sink: HeaderSink & { headers: Record<string, string> } = { headers: {}, header: (k, v) => void (sink.headers[k] = v) };
+    try {
+      const route = core.paths.classify("GET", url.split("?")[0]!);
+      authorize("GET", url, authenticate(req.headers.authorization, sink, core.auth, route));
+      if (!lb.has(endpointId)) throw new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found`);
+    } catch (e) {
+      const p = problemAnswer(e);
+      answer(socket, p.status, p.body, { ...sink.headers, "content-type": p.headers["content-type"] ?? "application/problem+json" });
+      return true;
+    }
+    const handler = lb.handlerOf(endpointId)!;
+    if (handler.kind !== "process" && handler.kind !== "url") {
+      answer(socket, 501, JSON.stringify({ error: "WebSocket upgrades reach worker processes and servers given by URL; this endpoint's handler runs in minipod's process" }));
+      return true;
+    }
+    void lb
+      .acquire(endpointId, parseAffinity(req.headers[WORKER_ID_HEADER] as string | undefined))
+      .then(
+        (lease) => join(req, socket, head, rest, lease),
+        (e: unknown) => answer(socket, e instanceof LbRefusal ? e.status : 500, JSON.stringify({ error: (e as Error).message })),
+      )
+      .catch(() => socket.destroy());
+    return true;
+  };
+}
+
+/** Joins the client's connection to the worker's: the upgrade request as it came, then bytes both ways. */
+function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, lease: Lease): void {
+  const target = new URL(lease.worker.target!.url);
+  const upstream: Socket = connect({ host: target.hostname, port: Number(target.port) });
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    lease.release();
+    if (!client.writableEnded) client.destroy();
+    upstream.destroy();
+  };
+  upstream.on("connect", () => {
+    const lines = [`${req.method} ${path} HTTP/1.1`, `host: ${target.host}`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!;
+      const lower = name.toLowerCase();
+      // The upgrade's own headers go through; other connection headers and the Host do not.
+      if (lower === "host" || (HOP_BY_HOP.has(lower) && lower !== "upgrade" && lower !== "connection")) continue;
+      lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+    }
+    upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+    if (head.length) upstream.write(head);
+    // The worker's answer (101 and its headers) goes to the client with the worker named, then the frames as they are.
+    let headBytes = Buffer.alloc(0);
+    const onHead = (chunk: Buffer) => {
+      headBytes = Buffer.concat([headBytes, chunk]);
+      const at = headBytes.indexOf("\r\n");
+      if (at === -1 || headBytes.indexOf("\r\n\r\n") === -1) return;
+      upstream.off("data", onHead);
+      client.write(Buffer.concat([headBytes.subarray(0, at + 2), Buffer.from(`${WORKER_ID_HEADER}: ${lease.worker.id}\r\n`), headBytes.subarray(at + 2)]));
+      upstream.pipe(client);
+      client.pipe(upstream);
+    };
+    upstream.on("data", onHead);
+  });
+  upstream.on("error", () => {
+    if (!client.writableEnded && upstream.bytesRead === 0) answer(client, 502, JSON.stringify({ error: `bad gateway: worker ${lease.worker.id} answered nothing` }), { [WORKER_ID_HEADER]: lease.worker.id });
+    release();
+  });
+  upstream.on("close", release);
+  client.on("close", release);
+  client.on("error", release);
+}
