@@ -21,7 +21,9 @@ export class Transitions {
   insert(job: Job, cause: string): void {
     this.jobs.insert(job);
     this.deadlines.schedule(nextDeadline(job));
-    this.announce(job.id, job.endpointId, job, undefined, cause);
+    // At the job's own creation time: on the real clock, a later reading of it could be a
+    // millisecond on, and the timeline would put the submission after the job's createdAt.
+    this.announce(job.id, job.endpointId, job, undefined, cause, job.createdAt);
   }
 
   /** Moves a job to `patch.status` (which must be allowed) with the other fields of `patch`. */
@@ -79,7 +81,7 @@ export class Transitions {
     this.notifier.emit({ id: job.id, endpointId: job.endpointId, job: undefined, deleted: job, from: job.status, cause, at: this.clock.now() });
   }
 
-  private announce(id: string, endpointId: string, job: Job | undefined, from: Job["status"] | undefined, cause: string): void {
-    this.notifier.emit({ id, endpointId, job, from, cause, at: this.clock.now() });
+  private announce(id: string, endpointId: string, job: Job | undefined, from: Job["status"] | undefined, cause: string, at = this.clock.now()): void {
+    this.notifier.emit({ id, endpointId, job, from, cause, at });
   }
 }
