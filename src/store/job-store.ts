@@ -35,12 +35,15 @@ const heavy = (job: Job) => weight(job.input) + (job.output === undefined ? 0 : 
 const weights = new WeakMap<object, number>();
 const WEIGHT_KEPT_FROM = 4 * 1024;
 function weight(value: unknown): number {
-  if (value instanceof RawJson) return value.text.length;
   if (typeof value !== "object" || value === null) return weighs(value, JOB_KEPT_BYTES_MAX);
+  if (value instanceof RawJson) return value.text.length;
+  // A small payload is weighed whole in fewer steps than a WeakMap look-up takes.
+  const small = weighs(value, WEIGHT_KEPT_FROM);
+  if (small <= WEIGHT_KEPT_FROM) return small;
   const known = weights.get(value);
   if (known !== undefined) return known;
   const w = weighs(value, JOB_KEPT_BYTES_MAX);
-  if (w >= WEIGHT_KEPT_FROM) weights.set(value, w);
+  weights.set(value, w);
   return w;
 }
 

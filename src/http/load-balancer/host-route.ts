@@ -5,6 +5,7 @@ import { hostName } from "../host-check.js";
 
 /** The name under which each load-balancing endpoint is reached by host: `{endpoint_id}.localhost`. */
 export const LB_HOST_SUFFIX = ".localhost";
+const BY_HOST = /\.localhost(?::\d*)?\s*$/i;
 
 /**
  * The load-balancing endpoint a Host header names (`{endpoint_id}.localhost[:port]`, which curl and
@@ -12,7 +13,8 @@ export const LB_HOST_SUFFIX = ".localhost";
  * Host names are case-insensitive; endpoint ids are matched so.
  */
 export function endpointOfHost(header: string | undefined, loadBalancers: Pick<LoadBalancers, "specs">): string | undefined {
-  if (header === undefined) return undefined;
+  // Every request passes here: most name 127.0.0.1 or localhost, and leave at this first test.
+  if (header === undefined || !BY_HOST.test(header)) return undefined;
   const name = hostName(header);
   if (name === undefined || !name.endsWith(LB_HOST_SUFFIX)) return undefined;
   const label = name.slice(0, -LB_HOST_SUFFIX.length);
