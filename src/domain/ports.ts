@@ -31,6 +31,8 @@ export interface JobStore {
   nextQueued(endpointId: string, lane?: Lane): Job | undefined;
   /** Queued jobs of the lane that may trigger scaling (not lowPriority), counted up to `limit`. */
   countScalingDemand(endpointId: string, limit: number, lane?: Lane): number;
+  /** Whether any job waits in the endpoint's lane. */
+  hasQueued(endpointId: string, lane: Lane): boolean;
   /** The batch's requests (jobs carrying its id), counted by status. */
   countByBatch(batchId: string): Record<JobStatus, number>;
   /** One page of the batch's requests, in the order they were added (whatever retries did to their queue positions). */

@@ -169,7 +169,8 @@ export class Scheduler {
     if (pool.external) return this.external?.wake(endpointId);
     this.pumpLane(pool, "standard");
     const batch = this.batchPools.get(endpointId);
-    if (!batch) return;
+    // Most endpoints never see a batch: nothing to do in that lane (this runs on every /run).
+    if (!batch || (batch.workerCount === 0 && !this.d.jobs.hasQueued(endpointId, "batch"))) return;
     batch.setThrottled(blocked);
     this.pumpLane(batch, "batch");
   }

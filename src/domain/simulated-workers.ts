@@ -92,6 +92,11 @@ export class WorkerPool {
     return this.spec.handler === EXTERNAL_HANDLER;
   }
 
+  /** Workers of the pool, in every state. */
+  get workerCount(): number {
+    return this.workers.size;
+  }
+
   get throttled(): boolean {
     return this.blocked;
   }

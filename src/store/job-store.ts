@@ -12,7 +12,6 @@ import { WriteBehind } from "./write-behind.js";
 import { COLUMNS, DEADLINE_AT, fromArray, fromRow, LIST_WHERE, SUMMARY_COLUMNS, WRITES, type JobRow } from "./job-rows.js";
 
 /** The key of an endpoint's queue of one lane (endpoint ids cannot hold a space). */
-const laneKey = (endpointId: string, lane: Lane): string => (lane === "standard" ? endpointId : `${endpointId} batch`);
 
 /** How many jobs the store keeps at hand in memory (see `recent`). */
 const RECENT_JOBS = 2_000;
@@ -73,9 +72,10 @@ export class SqliteJobStore implements JobStore {
   /**
    * The queued jobs of each endpoint's lane (`/run` traffic, batch requests), in queue order,
    * read from SQLite the first time the scheduler asks and kept true by every write since: the
-   * scheduler looks for a next job after every submission and every finish. Keyed by `laneKey`.
+   * scheduler looks for a next job after every submission and every finish. By lane, then
+   * endpoint id (no key made per look-up: this runs on every /run).
    */
-  private readonly queues = new Map<string, QueueIndex>();
+  private readonly lanes: Record<Lane, Map<string, QueueIndex>> = { standard: new Map(), batch: new Map() };
   private readonly s;
   private readonly dueByLimit = new Map<number, Statement<[], unknown[]>>();
   /** One transaction wrapper, made once: better-sqlite3 builds several functions per wrapper. */
@@ -90,7 +90,8 @@ export class SqliteJobStore implements JobStore {
     // so a job refused with 507 neither shows nor runs.
     this.behind = new JobWrites(db, writes, () => {
       this.recent.clear();
-      this.queues.clear();
+      this.lanes.standard.clear();
+      this.lanes.batch.clear();
     });
     if (WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
@@ -140,9 +141,11 @@ export class SqliteJobStore implements JobStore {
     if (waiting !== undefined) return waiting ?? undefined;
     const hit = this.recent.get(id);
     if (hit) return hit;
-    for (const q of this.queues.values()) {
-      const queued = q.jobOf(id);
-      if (queued) return queued;
+    for (const queues of [this.lanes.standard, this.lanes.batch]) {
+      for (const q of queues.values()) {
+        const queued = q.jobOf(id);
+        if (queued) return queued;
+      }
     }
     const r = this.s.get.get(id);
     if (!r) return undefined;
@@ -169,7 +172,8 @@ export class SqliteJobStore implements JobStore {
   delete(id: string): void {
     this.behind.deleted(id);
     this.recent.delete(id);
-    for (const q of this.queues.values()) q.remove(id);
+    for (const q of this.lanes.standard.values()) q.remove(id);
+    for (const q of this.lanes.batch.values()) q.remove(id);
   }
 
   whenDurable(): Promise<void> | undefined {
@@ -185,7 +189,8 @@ export class SqliteJobStore implements JobStore {
   forget(): void {
     this.behind.clear();
     this.recent.clear();
-    this.queues.clear();
+    this.lanes.standard.clear();
+    this.lanes.batch.clear();
   }
 
   private remember(job: Job): void {
@@ -195,20 +200,20 @@ export class SqliteJobStore implements JobStore {
 
   /** Keeps the endpoint's queue in memory (if read yet) true after a write of `job`. */
   private track(job: Job): void {
-    const q = this.queues.get(laneKey(job.endpointId, laneOf(job)));
+    const q = this.lanes[laneOf(job)].get(job.endpointId);
     if (!q) return;
     if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, heavy(job) ? undefined : job);
     else q.remove(job.id);
   }
 
   private queue(endpointId: string, lane: Lane): QueueIndex {
-    const key = laneKey(endpointId, lane);
-    let q = this.queues.get(key);
+    const queues = this.lanes[lane];
+    let q = queues.get(endpointId);
     if (!q) {
       this.flush();
       q = new QueueIndex();
       for (const r of this.s.queued.all(endpointId, lane === "batch" ? 1 : 0)) q.put(r.id, r.queue_seq, r.low_priority === 1);
-      this.queues.set(key, q);
+      queues.set(endpointId, q);
     }
     return q;
   }
@@ -225,6 +230,10 @@ export class SqliteJobStore implements JobStore {
       }
       q.remove(id); // cannot happen while every write goes through this store
     }
+  }
+
+  hasQueued(endpointId: string, lane: Lane): boolean {
+    return this.queue(endpointId, lane).first() !== undefined;
   }
 
   countScalingDemand(endpointId: string, limit: number, lane: Lane = "standard"): number {
@@ -271,7 +280,7 @@ export class SqliteJobStore implements JobStore {
       const ids = this.s.queuedIds.all(endpointId).map((r) => r.id);
       this.s.purge.run(endpointId);
       for (const id of ids) this.recent.delete(id);
-      this.queues.delete(laneKey(endpointId, "standard"));
+      this.lanes.standard.delete(endpointId);
       return ids;
     });
   }
@@ -361,8 +370,8 @@ export class SqliteJobStore implements JobStore {
   deleteEndpointJobs(endpointId: string): void {
     this.flush();
     this.recent.clear();
-    this.queues.delete(laneKey(endpointId, "standard"));
-    this.queues.delete(laneKey(endpointId, "batch"));
+    this.lanes.standard.delete(endpointId);
+    this.lanes.batch.delete(endpointId);
     this.s.endpointJobs.run(endpointId); // with their stream chunks (trigger jobs_delete_chunks)
   }
 
