@@ -1,25 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/domain/clock.js";
-import { Deadlines } from "../../src/domain/deadlines.js";
-import { queuedJob } from "../support/jobs.js";
+import { jobWorld, queuedJob } from "../support/jobs.js";
 import type { Job } from "../../src/domain/job.js";
 import { WORKER_LOST_REQUEUES_MAX } from "../../src/domain/limits.js";
 import { lostJobError, requeueLostJob } from "../../src/domain/lost-jobs.js";
-import { JobNotifier, type JobChange } from "../../src/domain/notifier.js";
-import { Transitions } from "../../src/domain/transitions.js";
-import { openDb } from "../../src/store/db.js";
-import { SqliteJobStore } from "../../src/store/job-store.js";
 
-/** A job store and the only writer of job state, as the core wires them, with the causes each change announced. */
-function world() {
-  const clock = new VirtualClock({ mode: "manual", start: 10_000 });
-  const jobs = new SqliteJobStore(openDb(":memory:"));
-  const notifier = new JobNotifier();
-  const changes: JobChange[] = [];
-  notifier.onAny((c) => changes.push(c));
-  const transitions = new Transitions(clock, jobs, new Deadlines(clock, jobs, () => {}), notifier);
-  return { clock, jobs, transitions, causes: () => changes.map((c) => c.cause) };
-}
+const world = jobWorld;
 
 const running = (over: Partial<Job> = {}): Job =>
   queuedJob("job-1", { endpointId: "ep", status: "IN_PROGRESS", output: { partial: true }, startedAt: 2000, workerId: "w1", attempt: 1, queueSeq: 7, timeoutAt: 602_000, streamCursor: 2, ...over });
