@@ -28,12 +28,16 @@ type Answer = { id: number; value: unknown; texts: Record<string, string> } | { 
  */
 const THREAD = `
 const { parentPort } = require("node:worker_threads");
+// What a parse leaves behind is collected at once: the thread does nothing else, and V8 would let
+// the garbage of many large bodies grow its heap to the process's limit first.
+require("node:v8").setFlagsFromString("--expose-gc");
+const collect = require("node:vm").runInNewContext("gc");
 const nestsDeeperThan = ${nestsDeeperThan.toString()};
 const empty = (v) => (Array.isArray(v) ? [] : v === null ? null : typeof v === "object" ? {} : typeof v === "string" ? "" : typeof v === "number" ? 0 : false);
-parentPort.on("message", ({ id, text, fields, depthMax, large }) => {
+const answer = ({ id, text, fields, depthMax, large }) => {
   let value;
-  try { value = JSON.parse(text); } catch { return parentPort.postMessage({ id, error: "syntax" }); }
-  if (nestsDeeperThan(value, depthMax)) return parentPort.postMessage({ id, error: "depth" });
+  try { value = JSON.parse(text); } catch { return { id, error: "syntax" }; }
+  if (nestsDeeperThan(value, depthMax)) return { id, error: "depth" };
   const texts = {};
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
     for (const field of fields) {
@@ -42,7 +46,11 @@ parentPort.on("message", ({ id, text, fields, depthMax, large }) => {
       if (t.length > large) { texts[field] = t; value[field] = empty(value[field]); }
     }
   }
-  parentPort.postMessage({ id, value, texts });
+  return { id, value, texts };
+};
+parentPort.on("message", (message) => {
+  parentPort.postMessage(answer(message));
+  collect();
 });
 `;
 

@@ -13,6 +13,9 @@ import { COLUMNS, DEADLINE_AT, fromArray, fromRow, LIST_WHERE, SUMMARY_COLUMNS, 
 
 /** The key of an endpoint's queue of one lane (endpoint ids cannot hold a space). */
 
+/** Payload bytes of the due jobs read at once (see `due`). */
+const DUE_BYTES_MAX = 32 * 1024 * 1024;
+
 /** How many jobs the store keeps at hand in memory (see `recent`). */
 const RECENT_JOBS = 2_000;
 /**
@@ -78,6 +81,7 @@ export class SqliteJobStore implements JobStore {
   private readonly lanes: Record<Lane, Map<string, QueueIndex>> = { standard: new Map(), batch: new Map() };
   private readonly s;
   private readonly dueByLimit = new Map<number, Statement<[], unknown[]>>();
+  private readonly dueSized = new Map<number, Statement<[], unknown[]>>();
   /** One transaction wrapper, made once: better-sqlite3 builds several functions per wrapper. */
   private readonly inTx: (fn: () => unknown) => unknown;
 
@@ -301,20 +305,56 @@ export class SqliteJobStore implements JobStore {
       const job = this.get(first[0]);
       if (job) return { jobs: [job], next: rows[1]?.[1] };
     }
-    let st = this.dueByLimit.get(n);
-    if (!st) {
-      st = this.rawRows(`SELECT ${COLUMNS} FROM jobs ORDER BY deadline_at LIMIT ${n + 1}`) as Statement<[], unknown[]>;
-      this.dueByLimit.set(n, st);
+    // Ids and payload sizes first (from the rows' headers: their payloads are not read), so that
+    // the due jobs are read whole only up to DUE_BYTES_MAX of payloads (at least one): a day of
+    // retention ending at once over 10 MB jobs is a bounded part at a time, not hundreds of them
+    // in the heap together.
+    let sized = this.dueSized.get(n);
+    if (!sized) {
+      sized = this.db.prepare<[], unknown[]>(`SELECT id, deadline_at, octet_length(input) + ifnull(octet_length(output), 0) FROM jobs ORDER BY deadline_at LIMIT ${n + 1}`).raw(true);
+      this.dueSized.set(n, sized);
+    }
+    const ids: string[] = [];
+    let bytes = 0;
+    let next: number | undefined;
+    let cut = false;
+    for (const [id, at, size] of sized.all() as [string, number, number][]) {
+      if (at > now || ids.length === n) {
+        next = at;
+        break;
+      }
+      if (ids.length > 0 && bytes + size > DUE_BYTES_MAX) {
+        next = at;
+        cut = true;
+        break;
+      }
+      ids.push(id);
+      bytes += size;
     }
     const jobs: Job[] = [];
+    if (cut) {
+      for (const id of ids) {
+        const job = this.get(id);
+        if (job) jobs.push(job);
+      }
+      for (const job of jobs) this.remember(job);
+      return { jobs, next };
+    }
+    if (ids.length === 0) return { jobs, next };
+    // The due rows alone, whole, in one read (the rows after them stay unread).
+    const k = ids.length;
+    let st = this.dueByLimit.get(k);
+    if (!st) {
+      st = this.rawRows(`SELECT ${COLUMNS} FROM jobs ORDER BY deadline_at LIMIT ${k}`) as Statement<[], unknown[]>;
+      this.dueByLimit.set(k, st);
+    }
     for (const row of st.all()) {
-      const at = row[DEADLINE_AT] as number;
-      if (at > now || jobs.length === n) return { jobs, next: at };
+      if ((row[DEADLINE_AT] as number) > now) return { jobs, next: row[DEADLINE_AT] as number };
       const job = fromArray(row);
       this.remember(job); // the deadline timer's transitions read it again
       jobs.push(job);
     }
-    return { jobs, next: undefined };
+    return { jobs, next };
   }
 
   nextDeadline(): number | undefined {

@@ -1,3 +1,4 @@
+import { RawJson } from "../../src/domain/json-text.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -391,5 +392,18 @@ describe("job store: due deadlines", () => {
     expect([limited.jobs.map((j) => j.id), limited.next]).toEqual([["a", "b", "c"], 400]); // d is due too: a next round reads it
     const all = store.due(1000, 10);
     expect([all.jobs.length, all.next]).toEqual([4, undefined]);
+  });
+
+  it("reads due jobs of large payloads a bounded part at a time (32 MB of payloads, at least one job)", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
+    const large = () => new RawJson(`{"image":"${"x".repeat(12 * 1024 * 1024)}"}`);
+    for (const [id, at] of [["a", 100], ["b", 200], ["c", 300], ["d", 400]] as const) store.insert(job(id, { expiresAt: at, input: large() }));
+    store.flush();
+    // Two of 12 MB fit the bound; the third waits for the next round, which the deadline timer runs at once.
+    const first = store.due(1000, 500);
+    expect([first.jobs.map((j) => j.id), first.next]).toEqual([["a", "b"], 300]);
+    expect(first.jobs[0]!.input).toBeInstanceOf(RawJson);
+    for (const j of first.jobs) store.delete(j.id);
+    expect(store.due(1000, 500).jobs.map((j) => j.id)).toEqual(["c", "d"]);
   });
 });
