@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../support/cli.js";
 import { PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
-import { blocksOf, curlRequest } from "../support/readme.js";
+import { blocksOf, curlRequest, runUntilIdle } from "../support/readme.js";
 
 const DOC_URL = "http://127.0.0.1:8080";
 const available = pythonAvailable();
@@ -21,10 +21,7 @@ describe("docs/batches.md, run as written against npm start", { timeout: 60_000 
   afterAll(async () => {
     expect(await cli.stop()).toBe(0);
   });
-  const settle = async () => {
-    const res = await fetch(`${cli.url}/_emulator/run-until-idle`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-    expect(res.status).toBe(200);
-  };
+  const settle = () => runUntilIdle(cli.url);
 
   it("answers each curl example with the fields it shows", async () => {
     const [example] = blocksOf("docs/batches.md", "With curl", "sh");

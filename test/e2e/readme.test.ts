@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HUB_TEST_FLAGS } from "../../src/cli/hub-test.js";
 import { EXPORT_FLAGS, FLAGS, WORKER_FLAGS, flagSyntax, type Flag } from "../../src/config/cli-args.js";
 import { parseConfig } from "../../src/config/load.js";
-import { blocksOf, curlRequest, markdown, matchesShown, README, shellWords } from "../support/readme.js";
+import { blocksOf, curlRequest, markdown, matchesShown, README, runUntilIdle, shellWords } from "../support/readme.js";
 import { workerEnv } from "../../src/launch/worker-process.js";
 import { startCli, type RunningCli } from "../support/cli.js";
 import { PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
@@ -57,10 +57,7 @@ describe("the README and docs/, run as written against npm start", () => {
     expect(await cli.stop()).toBe(0);
   });
 
-  const settle = async () => {
-    const res = await fetch(`${cli.url}/_emulator/run-until-idle`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-    expect(res.status).toBe(200);
-  };
+  const settle = () => runUntilIdle(cli.url);
   const send = async (line: string) => {
     const { url, init } = curlRequest(line.replaceAll(DOC_URL, cli.url));
     return (await fetch(url, init)).text();

@@ -92,3 +92,9 @@ export function matchesShown(shown: string, answer: string, id: string | undefin
     .replaceAll("<n>", "\\d+");
   return new RegExp(`^${pattern}$`).test(answer);
 }
+
+/** Runs a started minipod's manual clock until no job waits or runs (the control API's run-until-idle). */
+export async function runUntilIdle(url: string): Promise<void> {
+  const res = await fetch(`${url}/_emulator/run-until-idle`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+  if (res.status !== 200) throw new Error(`run-until-idle answered ${res.status}: ${await res.text()}`);
+}
