@@ -17,7 +17,17 @@ const texts = new WeakMap<object, string>();
  * `JSON.stringify` parses it (see `toJSON`), so a place that misses it is slow, never wrong.
  */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(private readonly raw: string) {}
+
+  /** The JSON text. */
+  get text(): string {
+    return this.raw;
+  }
+
+  /** The text's length, known without reading it where the text is elsewhere (a stored payload's). */
+  get size(): number {
+    return this.raw.length;
+  }
 
   /** The value, parsed: what `JSON.stringify` writes for it outside `stringify`. */
   toJSON(): unknown {

@@ -1,5 +1,6 @@
 import type { TimerHandle, VirtualClock } from "./clock.js";
 import { jsonText } from "./json-text.js";
+import { parseInSlices, SLICE } from "./json-slices.js";
 import { RunStop } from "./run-stop.js";
 import { batchSpecOf, isLoadBalancer, type EndpointSpec } from "./endpoint.js";
 import type { LoadBalancers } from "./load-balancer/balancer.js";
@@ -281,7 +282,10 @@ export class Scheduler {
     // An input is JSON (it is stored as JSON), so a JSON round trip copies it exactly, in a
     // fraction of structuredClone's time (and a large input's text is made once, for this and
     // for its row).
-    void runHandler(handler, JSON.parse(jsonText(job.input)) as Record<string, unknown>, ctx, onChunk).then((outcome) => {
+    // A large one is parsed a slice at a time (json-slices.ts), the handler called once it is whole.
+    const text = jsonText(job.input);
+    const input = (text.length > SLICE ? parseInSlices(text) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
+    void runHandler(handler, input, ctx, onChunk).then((outcome) => {
       hold.close();
       this.finish(run, outcome);
     });

@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { Job } from "../domain/job.js";
 import type { Db } from "./db.js";
-import { COLUMNS, DEADLINE_AT, fromArray } from "./job-rows.js";
+import { COLUMNS, DEADLINE_AT, fromArray, type PayloadRead } from "./job-rows.js";
 
 /** Payload bytes of the due jobs read whole at once (at least one job is read). */
 const DUE_BYTES_MAX = 32 * 1024 * 1024;
@@ -25,6 +25,7 @@ export class DueJobs {
     private readonly db: Db,
     /** A statement returning rows as arrays in COLUMNS order. */
     private readonly rawRows: (sql: string) => Statement<unknown[], unknown[]>,
+    private readonly read: PayloadRead,
   ) {}
 
   /** At most `n` due jobs and the deadline after them (undefined when none is left); `get` reads a job by id. */
@@ -70,7 +71,7 @@ export class DueJobs {
     }
     for (const row of st.all()) {
       if ((row[DEADLINE_AT] as number) > now) return { jobs, next: row[DEADLINE_AT] as number };
-      jobs.push(fromArray(row));
+      jobs.push(fromArray(row, this.read));
     }
     return { jobs, next };
   }

@@ -79,7 +79,7 @@ export const rowOf = (a: unknown[]): JobRow =>
     stream_cursor: a[24],
     batch_id: a[25],
   }) as JobRow;
-export const fromArray = (a: unknown[]): Job => fromRow(rowOf(a));
+export const fromArray = (a: unknown[], read?: PayloadRead): Job => fromRow(rowOf(a), read);
 /** Where `deadline_at` is in a row read as an array. */
 export const DEADLINE_AT = COLUMNS.split(", ").indexOf("deadline_at");
 
@@ -87,51 +87,72 @@ const json = (v: unknown): string | null => (v === undefined ? null : jsonText(v
 const parse = (v: string | null): unknown => (v === null ? undefined : JSON.parse(v));
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
-/**
- * Each field of a job, its column and how it is written: the one mapping from jobs to rows, in
- * COLUMNS order (the constructor checks), with `deadline_at` derived from the job.
- */
-export const WRITES: ReadonlyArray<readonly [column: string, field: keyof Job | null, write: (j: Job) => unknown]> = [
-  ["id", "id", (j) => j.id],
-  ["endpoint_id", "endpointId", (j) => j.endpointId],
-  ["kind", "kind", (j) => j.kind],
-  ["status", "status", (j) => j.status],
-  ["input", "input", (j) => jsonText(j.input)],
-  ["output", "output", (j) => json(j.output)],
-  ["error", "error", (j) => j.error ?? null],
-  ["webhook", "webhook", (j) => j.webhook ?? null],
-  ["s3_config", "s3Config", (j) => json(j.s3Config)],
-  ["execution_timeout_ms", "executionTimeoutMs", (j) => j.executionTimeoutMs],
-  ["ttl_ms", "ttlMs", (j) => j.ttlMs],
-  ["low_priority", "lowPriority", (j) => (j.lowPriority ? 1 : 0)],
-  ["created_at", "createdAt", (j) => j.createdAt],
-  ["queued_at", "queuedAt", (j) => j.queuedAt],
-  ["started_at", "startedAt", (j) => j.startedAt ?? null],
-  ["completed_at", "completedAt", (j) => j.completedAt ?? null],
-  ["worker_id", "workerId", (j) => j.workerId ?? null],
-  ["retries", "retries", (j) => j.retries],
-  ["attempt", "attempt", (j) => j.attempt],
-  ["queue_seq", "queueSeq", (j) => j.queueSeq],
-  ["expires_at", "expiresAt", (j) => j.expiresAt],
-  ["timeout_at", "timeoutAt", (j) => j.timeoutAt ?? null],
-  ["retain_until", "retainUntil", (j) => j.retainUntil ?? null],
-  ["deadline_at", null, (j) => nextDeadline(j)],
-  ["stream_cursor", "streamCursor", (j) => j.streamCursor],
-  ["batch_id", "batchId", (j) => j.batchId ?? null],
-];
-export const WRITE_OF = new Map(WRITES.filter(([, field]) => field !== null).map(([column, field, write]) => [field!, { column, write }]));
-export const DEADLINE_WRITE = WRITES.find(([column]) => column === "deadline_at")![2];
-export const values = (j: Job): unknown[] => WRITES.map(([, , write]) => write(j));
+/** What a job's row holds for a payload (`input`, `output`): its JSON text, or a reference to where it is. */
+export type PayloadColumn = (job: Job, field: "input" | "output", value: unknown) => string;
+/** The payload's JSON text itself. */
+export const inlinePayload: PayloadColumn = (_job, _field, value) => jsonText(value);
 
-export function fromRow(r: JobRow): Job {
+/** How a job is written to its row: each field, its column and how it is written. */
+export interface JobColumns {
+  /** In COLUMNS order (the store checks), with `deadline_at` derived from the job. */
+  readonly WRITES: ReadonlyArray<readonly [column: string, field: keyof Job | null, write: (j: Job) => unknown]>;
+  readonly WRITE_OF: ReadonlyMap<keyof Job, { column: string; write: (j: Job) => unknown }>;
+  readonly DEADLINE_WRITE: (j: Job) => unknown;
+  /** A row's values, in COLUMNS order. */
+  readonly values: (j: Job) => unknown[];
+}
+
+/** The one mapping from jobs to rows, with payloads written by `payload`. */
+export function jobColumns(payload: PayloadColumn = inlinePayload): JobColumns {
+  const WRITES: JobColumns["WRITES"] = [
+    ["id", "id", (j) => j.id],
+    ["endpoint_id", "endpointId", (j) => j.endpointId],
+    ["kind", "kind", (j) => j.kind],
+    ["status", "status", (j) => j.status],
+    ["input", "input", (j) => payload(j, "input", j.input)],
+    ["output", "output", (j) => (j.output === undefined ? null : payload(j, "output", j.output))],
+    ["error", "error", (j) => j.error ?? null],
+    ["webhook", "webhook", (j) => j.webhook ?? null],
+    ["s3_config", "s3Config", (j) => json(j.s3Config)],
+    ["execution_timeout_ms", "executionTimeoutMs", (j) => j.executionTimeoutMs],
+    ["ttl_ms", "ttlMs", (j) => j.ttlMs],
+    ["low_priority", "lowPriority", (j) => (j.lowPriority ? 1 : 0)],
+    ["created_at", "createdAt", (j) => j.createdAt],
+    ["queued_at", "queuedAt", (j) => j.queuedAt],
+    ["started_at", "startedAt", (j) => j.startedAt ?? null],
+    ["completed_at", "completedAt", (j) => j.completedAt ?? null],
+    ["worker_id", "workerId", (j) => j.workerId ?? null],
+    ["retries", "retries", (j) => j.retries],
+    ["attempt", "attempt", (j) => j.attempt],
+    ["queue_seq", "queueSeq", (j) => j.queueSeq],
+    ["expires_at", "expiresAt", (j) => j.expiresAt],
+    ["timeout_at", "timeoutAt", (j) => j.timeoutAt ?? null],
+    ["retain_until", "retainUntil", (j) => j.retainUntil ?? null],
+    ["deadline_at", null, (j) => nextDeadline(j)],
+    ["stream_cursor", "streamCursor", (j) => j.streamCursor],
+    ["batch_id", "batchId", (j) => j.batchId ?? null],
+  ];
+  return {
+    WRITES,
+    WRITE_OF: new Map(WRITES.filter(([, field]) => field !== null).map(([column, field, write]) => [field!, { column, write }])),
+    DEADLINE_WRITE: WRITES.find(([column]) => column === "deadline_at")![2],
+    values: (j) => WRITES.map(([, , write]) => write(j)),
+  };
+}
+
+/** How a payload column is read: its text parsed when small, a `RawJson` when large (see `fromText`). */
+export type PayloadRead = (jobId: string, column: string, small: (text: string) => unknown) => unknown;
+const inlineRead: PayloadRead = (_id, column, small) => small(column);
+
+export function fromRow(r: JobRow, read: PayloadRead = inlineRead): Job {
   return {
     id: r.id,
     endpointId: r.endpoint_id,
     kind: r.kind as Job["kind"],
     status: r.status as JobStatus,
     // A large input stays its text: it is parsed only where a handler in this process needs it.
-    input: fromText(r.input) as Job["input"],
-    output: r.output === null ? undefined : fromText(r.output),
+    input: read(r.id, r.input, fromText) as Job["input"],
+    output: r.output === null ? undefined : read(r.id, r.output, fromText),
     error: opt(r.error),
     webhook: opt(r.webhook),
     s3Config: parse(r.s3_config) as Job["s3Config"],

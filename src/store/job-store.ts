@@ -10,7 +10,8 @@ import { RecentMap } from "../domain/recent-map.js";
 import { RawJson } from "../domain/json-text.js";
 import { weighs } from "../domain/payload-size.js";
 import { WriteBehind } from "./write-behind.js";
-import { COLUMNS, fromArray, fromRow, LIST_WHERE, SUMMARY_COLUMNS, WRITES, type JobRow } from "./job-rows.js";
+import { COLUMNS, fromArray, fromRow, jobColumns, LIST_WHERE, SUMMARY_COLUMNS, type JobRow, type PayloadRead } from "./job-rows.js";
+import { PayloadParts } from "./payload-parts.js";
 
 /** The key of an endpoint's queue of one lane (endpoint ids cannot hold a space). */
 
@@ -36,7 +37,7 @@ const weights = new WeakMap<object, number>();
 const WEIGHT_KEPT_FROM = 4 * 1024;
 function weight(value: unknown): number {
   if (typeof value !== "object" || value === null) return weighs(value, JOB_KEPT_BYTES_MAX);
-  if (value instanceof RawJson) return value.text.length;
+  if (value instanceof RawJson) return value.size;
   // A small payload is weighed whole in fewer steps than a WeakMap look-up takes.
   const small = weighs(value, WEIGHT_KEPT_FROM);
   if (small <= WEIGHT_KEPT_FROM) return small;
@@ -81,6 +82,11 @@ export class SqliteJobStore implements JobStore {
   private readonly dueReader: DueJobs;
   /** One transaction wrapper, made once: better-sqlite3 builds several functions per wrapper. */
   private readonly inTx: (fn: () => unknown) => unknown;
+  /** Large payloads, written a part at a time beside the rows (payload-parts.ts). */
+  private readonly parts: PayloadParts;
+  private readonly read: PayloadRead;
+  /** Jobs changed at start by putting right a payload left half-written by a process stopped meanwhile. */
+  readonly repaired: number;
 
   /** @param writes commits this store's writes at the end of each turn (with the other stores' of the database). */
   constructor(
@@ -89,13 +95,17 @@ export class SqliteJobStore implements JobStore {
   ) {
     // A rolled-back turn (a full disk): the jobs it held in memory are read again from SQLite,
     // so a job refused with 507 neither shows nor runs.
-    this.dueReader = new DueJobs(db, (sql) => this.rawRows(sql));
-    this.behind = new JobWrites(db, writes, () => {
+    this.parts = new PayloadParts(db, writes);
+    this.repaired = this.parts.repair();
+    this.read = (id, column, small) => this.parts.read(id, column, small);
+    const columns = jobColumns((job, field, value) => this.parts.column(job.id, field, value));
+    this.dueReader = new DueJobs(db, (sql) => this.rawRows(sql), this.read);
+    this.behind = new JobWrites(db, writes, columns, () => {
       this.recent.clear();
       this.lanes.standard.clear();
       this.lanes.batch.clear();
     });
-    if (WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
+    if (columns.WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
     const rows = (sql: string) => this.rawRows(sql);
@@ -151,7 +161,7 @@ export class SqliteJobStore implements JobStore {
     }
     const r = this.s.get.get(id);
     if (!r) return undefined;
-    const job = fromArray(r);
+    const job = fromArray(r, this.read);
     this.remember(job);
     return job;
   }
@@ -179,7 +189,9 @@ export class SqliteJobStore implements JobStore {
   }
 
   whenDurable(): Promise<void> | undefined {
-    return this.behind.whenDurable();
+    // The rows first: a large payload's parts are begun as its row is written, then waited for.
+    const rows = this.behind.whenDurable();
+    return rows ? rows.then(() => this.parts.whenWritten()) : this.parts.whenWritten();
   }
 
   /** Writes every change still waiting for the end of the turn (with the other stores' of the database). */
@@ -190,6 +202,7 @@ export class SqliteJobStore implements JobStore {
   /** Drops every job kept in memory: the database changed under the store (a snapshot was restored). */
   forget(): void {
     this.behind.clear();
+    this.parts.clear();
     this.recent.clear();
     this.lanes.standard.clear();
     this.lanes.batch.clear();
@@ -251,7 +264,7 @@ export class SqliteJobStore implements JobStore {
 
   listBatch(batchId: string, offset: number, limit: number): Job[] {
     this.flush();
-    return this.s.batchPage.all(batchId, limit, offset).map(fromArray);
+    return this.s.batchPage.all(batchId, limit, offset).map((r) => fromArray(r, this.read));
   }
 
   batchJobIds(batchId: string): { id: string; status: JobStatus }[] {
@@ -324,7 +337,7 @@ export class SqliteJobStore implements JobStore {
 
   listByStatus(status: JobStatus): Job[] {
     this.flush();
-    return this.s.byStatus.all(status).map(fromArray);
+    return this.s.byStatus.all(status).map((r) => fromArray(r, this.read));
   }
 
   maxQueueSeq(): number {
@@ -365,7 +378,7 @@ export class SqliteJobStore implements JobStore {
 
   deleteAll(): void {
     this.forget();
-    this.db.exec("DELETE FROM stream_chunks; DELETE FROM jobs;");
+    this.db.exec("DELETE FROM stream_chunks; DELETE FROM payload_parts; DELETE FROM jobs;");
   }
 
   /** A statement returning rows as arrays in COLUMNS order (checked here, once). */

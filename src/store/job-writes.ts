@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { Job } from "../domain/job.js";
 import type { Db } from "./db.js";
-import { COLUMNS, DEADLINE_WRITE, PARAMS, UPDATES, values, WRITE_OF } from "./job-rows.js";
+import { COLUMNS, PARAMS, UPDATES, type JobColumns } from "./job-rows.js";
 import { RowInserter } from "./row-inserter.js";
 import type { WriteBehind } from "./write-behind.js";
 
@@ -37,10 +37,11 @@ export class JobWrites {
   constructor(
     private readonly db: Db,
     private readonly writes: WriteBehind,
+    private readonly columns: JobColumns,
     private readonly onFailed: () => void = () => {},
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
-    this.inserts = new RowInserter(db, "jobs", COLUMNS, values, 8);
+    this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.values, 8);
     this.s = {
       // An upsert changes the row in place: only the indexes whose columns changed are touched,
       // where INSERT OR REPLACE deletes and re-inserts the row in every index.
@@ -137,7 +138,7 @@ export class JobWrites {
   private write(id: string, w: Exclude<PendingWrite, { op: "insert" }>): void {
     switch (w.op) {
       case "upsert":
-        this.s.upsert.run(values(w.job));
+        this.s.upsert.run(this.columns.values(w.job));
         return;
       case "delete":
         this.s.delete.run(id); // its stream chunks go too (trigger jobs_delete_chunks)
@@ -147,7 +148,7 @@ export class JobWrites {
         const args = new Array<unknown>(st.writes.length);
         for (let i = 0; i < args.length; i++) args[i] = st.writes[i]!(w.job);
         // A row deleted meanwhile (purged, expired) is written whole again, as before.
-        if (st.statement.run(args).changes === 0) this.s.upsert.run(values(w.job));
+        if (st.statement.run(args).changes === 0) this.s.upsert.run(this.columns.values(w.job));
       }
     }
   }
@@ -157,9 +158,9 @@ export class JobWrites {
     const key = changed.join(",");
     let st = this.updates.get(key);
     if (!st) {
-      const fields = [...new Set(changed)].flatMap((f) => WRITE_OF.get(f) ?? []);
+      const fields = [...new Set(changed)].flatMap((f) => this.columns.WRITE_OF.get(f) ?? []);
       const sets = [...fields.map((f) => `${f.column} = ?`), "deadline_at = ?"].join(", ");
-      st = { statement: this.db.prepare(`UPDATE jobs SET ${sets} WHERE id = ?`), writes: [...fields.map((f) => f.write), DEADLINE_WRITE, (j: Job) => j.id] };
+      st = { statement: this.db.prepare(`UPDATE jobs SET ${sets} WHERE id = ?`), writes: [...fields.map((f) => f.write), this.columns.DEADLINE_WRITE, (j: Job) => j.id] };
       this.updates.set(key, st);
     }
     return st;

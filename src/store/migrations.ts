@@ -256,4 +256,23 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN batch_id TEXT;
   CREATE INDEX jobs_batch ON jobs (batch_id, status) WHERE batch_id IS NOT NULL;
   `,
+  // Large payloads in parts beside their job's row (store/payload-parts.ts): a row holds
+  // '#parts:{name}:{length}' for one. Its parts go with the row, or with the output they held when
+  // another replaces it (a retry).
+  `
+  CREATE TABLE payload_parts (
+    job_id TEXT NOT NULL,
+    name   TEXT NOT NULL,
+    part   INTEGER NOT NULL,
+    text   TEXT NOT NULL,
+    PRIMARY KEY (job_id, name, part)
+  );
+  CREATE TRIGGER jobs_delete_parts AFTER DELETE ON jobs BEGIN
+    DELETE FROM payload_parts WHERE job_id = old.id;
+  END;
+  CREATE TRIGGER jobs_output_parts AFTER UPDATE OF output ON jobs
+    WHEN old.output LIKE '#parts:%' AND old.output IS NOT new.output BEGIN
+    DELETE FROM payload_parts WHERE job_id = old.id AND name = substr(old.output, 8, instr(substr(old.output, 8), ':') - 1);
+  END;
+  `,
 ];

@@ -6,6 +6,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { Job } from "../../src/domain/job.js";
 import { queuedJob as job } from "../support/jobs.js";
 import { openDb } from "../../src/store/db.js";
+import { StoredJson } from "../../src/store/payload-parts.js";
 import { SqliteJobStore } from "../../src/store/job-store.js";
 import { SqliteObservabilityStore } from "../../src/store/observability-store.js";
 import { LATER_MS, WriteBehind } from "../../src/store/write-behind.js";
@@ -396,14 +397,25 @@ describe("job store: due deadlines", () => {
 
   it("reads due jobs of large payloads a bounded part at a time (32 MB of payloads, at least one job)", () => {
     const store = new SqliteJobStore(openDb(":memory:"));
+    // Payloads kept in their rows (up to 1 MiB each): 2 MB a job.
+    const payload = () => new RawJson(`{"image":"${"x".repeat(1_000_000)}"}`);
+    for (let i = 0; i < 40; i++) store.insert(job(`j${String(i).padStart(2, "0")}`, { expiresAt: 100 + i, input: payload(), status: "COMPLETED", output: payload() }));
+    store.flush();
+    const fit = Math.floor((32 * 1024 * 1024) / (2 * payload().text.length));
+    const first = store.due(1000, 500);
+    expect([first.jobs.length, first.next]).toEqual([fit, 100 + fit]);
+    expect(first.jobs[0]!.input).toBeInstanceOf(RawJson);
+    for (const j of first.jobs) store.delete(j.id);
+    expect(store.due(1000, 500).jobs.length).toBe(fit);
+  });
+
+  it("reads due jobs whose payloads are in parts without reading the parts", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
     const large = () => new RawJson(`{"image":"${"x".repeat(12 * 1024 * 1024)}"}`);
     for (const [id, at] of [["a", 100], ["b", 200], ["c", 300], ["d", 400]] as const) store.insert(job(id, { expiresAt: at, input: large() }));
     store.flush();
-    // Two of 12 MB fit the bound; the third waits for the next round, which the deadline timer runs at once.
-    const first = store.due(1000, 500);
-    expect([first.jobs.map((j) => j.id), first.next]).toEqual([["a", "b"], 300]);
-    expect(first.jobs[0]!.input).toBeInstanceOf(RawJson);
-    for (const j of first.jobs) store.delete(j.id);
-    expect(store.due(1000, 500).jobs.map((j) => j.id)).toEqual(["c", "d"]);
+    const due = store.due(1000, 500);
+    expect(due.jobs.map((j) => j.id)).toEqual(["a", "b", "c", "d"]);
+    expect(due.jobs.every((j) => j.input instanceof StoredJson)).toBe(true);
   });
 });

@@ -1,6 +1,8 @@
 import type { Handler, HandlerContext } from "./types.js";
 import { jsonText, keptText, LARGE, RawJson } from "../json-text.js";
 import { RUNSYNC_PAYLOAD_MAX_BYTES } from "../limits.js";
+import { SLICE, stringifyInSlices } from "../json-slices.js";
+import { weighs } from "../payload-size.js";
 
 export type RunOutcome = { ok: true; output: unknown } | { ok: false; error: string };
 
@@ -33,12 +35,15 @@ export function outputTooLarge(output: unknown): string | undefined {
  */
 export async function runHandler(
   fn: Handler,
-  input: Record<string, unknown>,
+  input: Record<string, unknown> | Promise<Record<string, unknown>>,
   ctx: HandlerContext,
   onChunk: (output: unknown) => void,
 ): Promise<RunOutcome> {
   try {
-    const result = await fn(input, ctx);
+    // A large input comes as it is being parsed, a slice at a time: the job may stop meanwhile.
+    const value = input instanceof Promise ? await input : input;
+    if (ctx.signal.aborted) return { ok: false, error: errorMessage(ctx.signal.reason) };
+    const result = await fn(value, ctx);
     let output: unknown = result;
     if (isAsyncIterable(result)) {
       const iterator = result[Symbol.asyncIterator]();
@@ -59,7 +64,8 @@ export async function runHandler(
         // The job keeps a copy, never the handler's own value (which it may change later): a
         // large one as its text alone, which is all the job needs of it (it is written to SQLite
         // and into answers as text), sparing the event loop a parse of it.
-        const text = JSON.stringify(output);
+        // A large one is written a slice at a time (json-slices.ts).
+        const text = weighs(output, SLICE) > SLICE ? await stringifyInSlices(output) : JSON.stringify(output);
         output = text === undefined ? undefined : text.length > LARGE ? new RawJson(text) : JSON.parse(text);
       } catch (e) {
         return { ok: false, error: `handler output is not JSON-serialisable: ${errorMessage(e)}` };
