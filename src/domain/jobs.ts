@@ -1,3 +1,4 @@
+import { afterStaging } from "./payload-staging.js";
 import type { VirtualClock } from "./clock.js";
 import { endpointNotFound } from "./endpoint.js";
 import { EmulatorError } from "./errors.js";
@@ -53,6 +54,15 @@ export class JobService {
     this.d.transitions.insert(job, cause);
     this.d.scheduler.pump(endpointId);
     return job;
+  }
+
+  /**
+   * `submit`, with a large input written to the store first, over as many turns as it takes (see
+   * `JobStore.stagePayload`): the job at once for a small input, else a promise of it.
+   */
+  submitStaged(endpointId: string, sub: Submission, kind: JobKind, cause?: string): Job | Promise<Job> {
+    this.requireEndpoint(endpointId);
+    return afterStaging(this.d.jobs, sub, "input", (s) => this.submit(endpointId, s, kind, cause), (job, input) => job.input === input);
   }
 
   /**

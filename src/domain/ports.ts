@@ -1,3 +1,4 @@
+import type { RawJson } from "./json-text.js";
 /**
  * What the domain needs from storage. `store/` implements these with SQLite; the domain never
  * sees SQL.
@@ -18,6 +19,15 @@ export type JobSummary = Omit<Job, "input" | "output" | "error" | "s3Config">;
 
 export interface JobStore {
   insert(job: Job): void;
+  /**
+   * A large payload (a `RawJson` past the store's bound) written ahead of the job write that will
+   * refer to it, over as many turns as it takes, so that no one write holds the event loop long;
+   * undefined when the payload is small enough to go with its job. Rejects when it cannot be
+   * written (a full disk): nothing refers to it then.
+   */
+  stagePayload?(value: RawJson): Promise<RawJson> | undefined;
+  /** Drops a staged payload no job came to refer to (its submission was refused). */
+  releasePayload?(value: unknown): void;
   get(id: string): Job | undefined;
   /**
    * Writes the job: every field, or only the `changed` ones (a transition touches a few of 25).

@@ -1,6 +1,7 @@
 import type { TimerHandle, VirtualClock } from "./clock.js";
 import { jsonText } from "./json-text.js";
 import { parseInSlices, SLICE } from "./json-slices.js";
+import { withStaged } from "./payload-staging.js";
 import { RunStop } from "./run-stop.js";
 import { batchSpecOf, isLoadBalancer, type EndpointSpec } from "./endpoint.js";
 import type { LoadBalancers } from "./load-balancer/balancer.js";
@@ -286,8 +287,20 @@ export class Scheduler {
     const text = jsonText(job.input);
     const input = (text.length > SLICE ? parseInSlices(text) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
     void runHandler(handler, input, ctx, onChunk).then((outcome) => {
-      hold.close();
-      this.finish(run, outcome);
+      const done = (o: RunOutcome) => {
+        hold.close();
+        this.finish(run, o);
+      };
+      // A large output is written to the store first, over a few turns (see JobStore.stagePayload).
+      const staged = outcome.ok ? withStaged(this.d.jobs, outcome, "output") : outcome;
+      if (!(staged instanceof Promise)) return done(staged);
+      staged.then(
+        (o) => {
+          done(o);
+          if (o.ok && this.d.jobs.get(job.id)?.output !== o.output) this.d.jobs.releasePayload?.(o.output);
+        },
+        (e: unknown) => done({ ok: false, error: `the handler's output could not be stored: ${errorMessage(e)}` }),
+      );
     });
   }
 

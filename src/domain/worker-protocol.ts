@@ -1,3 +1,4 @@
+import { afterStaging } from "./payload-staging.js";
 import type { VirtualClock } from "./clock.js";
 import { endpointNotFound } from "./endpoint.js";
 import { EmulatorError } from "./errors.js";
@@ -127,6 +128,11 @@ export class WorkerProtocol {
       for (const fn of [...this.stoppedListeners]) fn({ endpointId, workerId, reason });
     }
     return next;
+  }
+
+  /** `done`, with a large output written to the store first (see `JobStore.stagePayload`): a promise then. */
+  doneStaged(endpointId: string, workerId: string, jobId: string, result: WorkerResult, streamed: boolean): Job | Promise<Job> {
+    return afterStaging(this.d.jobs, result, "output", (r) => this.done(endpointId, workerId, jobId, r, streamed), (job, output) => job.output === output);
   }
 
   /** One stream chunk of a job the worker holds (job-stream). */

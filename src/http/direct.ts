@@ -23,7 +23,7 @@ import { routeInfo, type RouteInfo } from "./route-info.js";
 export interface DirectRoute {
   config: RouteConfig;
   /** The JSON text of its 200 answer, from the checked params and body; throws what to answer instead. */
-  answer(params: Record<string, string>, body: unknown): string;
+  answer(params: Record<string, string>, body: unknown): string | Promise<string>;
 }
 
 /**
@@ -175,7 +175,8 @@ export class DirectRoutes {
     if (body === undefined) {
       // A GET: nothing to read, nothing written to wait for (as the gate).
       try {
-        answer.json(known.checks.route.answer(known.params, undefined));
+        // Only a route with a body stages a payload, and only that answer can be a promise.
+        answer.json(known.checks.route.answer(known.params, undefined) as string);
       } catch (err) {
         this.fail(answer, err, method, path);
       }
@@ -207,7 +208,8 @@ export class DirectRoutes {
           const offLoop = bodyText.length >= OFF_LOOP_BYTES ? await parseOffLoop(bodyText, body.textFields, body.hint) : undefined;
           const checked = body.schema.safeParse(offLoop ? offLoop.value : parseJsonBody(bodyText, body.hint));
           if (!checked.success) throw validationError(checked.error, "body");
-          answer.json(known.checks.route.answer(known.params, offLoop ? withTexts(checked.data, offLoop) : checked.data));
+          const text = known.checks.route.answer(known.params, offLoop ? withTexts(checked.data, offLoop) : checked.data);
+          answer.json(typeof text === "string" ? text : await text);
         } catch (err) {
           this.fail(answer, err, method, path);
         }

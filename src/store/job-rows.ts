@@ -141,8 +141,8 @@ export function jobColumns(payload: PayloadColumn = inlinePayload): JobColumns {
 }
 
 /** How a payload column is read: its text parsed when small, a `RawJson` when large (see `fromText`). */
-export type PayloadRead = (jobId: string, column: string, small: (text: string) => unknown) => unknown;
-const inlineRead: PayloadRead = (_id, column, small) => small(column);
+export type PayloadRead = (column: string, small: (text: string) => unknown) => unknown;
+const inlineRead: PayloadRead = (column, small) => small(column);
 
 export function fromRow(r: JobRow, read: PayloadRead = inlineRead): Job {
   return {
@@ -151,8 +151,8 @@ export function fromRow(r: JobRow, read: PayloadRead = inlineRead): Job {
     kind: r.kind as Job["kind"],
     status: r.status as JobStatus,
     // A large input stays its text: it is parsed only where a handler in this process needs it.
-    input: read(r.id, r.input, fromText) as Job["input"],
-    output: r.output === null ? undefined : read(r.id, r.output, fromText),
+    input: read(r.input, fromText) as Job["input"],
+    output: r.output === null ? undefined : read(r.output, fromText),
     error: opt(r.error),
     webhook: opt(r.webhook),
     s3Config: parse(r.s3_config) as Job["s3Config"],

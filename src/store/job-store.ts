@@ -85,8 +85,6 @@ export class SqliteJobStore implements JobStore {
   /** Large payloads, written a part at a time beside the rows (payload-parts.ts). */
   private readonly parts: PayloadParts;
   private readonly read: PayloadRead;
-  /** Jobs changed at start by putting right a payload left half-written by a process stopped meanwhile. */
-  readonly repaired: number;
 
   /** @param writes commits this store's writes at the end of each turn (with the other stores' of the database). */
   constructor(
@@ -96,9 +94,9 @@ export class SqliteJobStore implements JobStore {
     // A rolled-back turn (a full disk): the jobs it held in memory are read again from SQLite,
     // so a job refused with 507 neither shows nor runs.
     this.parts = new PayloadParts(db, writes);
-    this.repaired = this.parts.repair();
-    this.read = (id, column, small) => this.parts.read(id, column, small);
-    const columns = jobColumns((job, field, value) => this.parts.column(job.id, field, value));
+    this.parts.sweep();
+    this.read = (column, small) => this.parts.read(column, small);
+    const columns = jobColumns((_job, _field, value) => this.parts.column(value));
     this.dueReader = new DueJobs(db, (sql) => this.rawRows(sql), this.read);
     this.behind = new JobWrites(db, writes, columns, () => {
       this.recent.clear();
@@ -189,9 +187,15 @@ export class SqliteJobStore implements JobStore {
   }
 
   whenDurable(): Promise<void> | undefined {
-    // The rows first: a large payload's parts are begun as its row is written, then waited for.
-    const rows = this.behind.whenDurable();
-    return rows ? rows.then(() => this.parts.whenWritten()) : this.parts.whenWritten();
+    return this.behind.whenDurable();
+  }
+
+  stagePayload(value: RawJson): Promise<RawJson> | undefined {
+    return this.parts.stage(value);
+  }
+
+  releasePayload(value: unknown): void {
+    this.parts.release(value);
   }
 
   /** Writes every change still waiting for the end of the turn (with the other stores' of the database). */

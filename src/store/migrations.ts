@@ -261,18 +261,20 @@ export const MIGRATIONS: readonly string[] = [
   // another replaces it (a retry).
   `
   CREATE TABLE payload_parts (
-    job_id TEXT NOT NULL,
-    name   TEXT NOT NULL,
-    part   INTEGER NOT NULL,
-    text   TEXT NOT NULL,
-    PRIMARY KEY (job_id, name, part)
+    name TEXT NOT NULL,
+    part INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (name, part)
   );
-  CREATE TRIGGER jobs_delete_parts AFTER DELETE ON jobs BEGIN
-    DELETE FROM payload_parts WHERE job_id = old.id;
+  CREATE TRIGGER jobs_delete_parts AFTER DELETE ON jobs
+    WHEN old.input LIKE '#parts:%' OR old.output LIKE '#parts:%' BEGIN
+    DELETE FROM payload_parts WHERE name IN (
+      substr(old.input, 8, instr(substr(old.input, 8), ':') - 1),
+      substr(old.output, 8, instr(substr(old.output, 8), ':') - 1));
   END;
   CREATE TRIGGER jobs_output_parts AFTER UPDATE OF output ON jobs
     WHEN old.output LIKE '#parts:%' AND old.output IS NOT new.output BEGIN
-    DELETE FROM payload_parts WHERE job_id = old.id AND name = substr(old.output, 8, instr(substr(old.output, 8), ':') - 1);
+    DELETE FROM payload_parts WHERE name = substr(old.output, 8, instr(substr(old.output, 8), ':') - 1);
   END;
   `,
 ];

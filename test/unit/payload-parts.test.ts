@@ -5,6 +5,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { RawJson } from "../../src/domain/json-text.js";
 import { openDb } from "../../src/store/db.js";
 import { SqliteJobStore } from "../../src/store/job-store.js";
+import { WriteBehind } from "../../src/store/write-behind.js";
 import { PARTS_FROM, StoredJson } from "../../src/store/payload-parts.js";
 import { queuedJob } from "../support/jobs.js";
 
@@ -36,87 +37,97 @@ function spyOnWrites(db: ReturnType<typeof openDb>) {
   return bound;
 }
 
+const count = (db: ReturnType<typeof openDb>) => (db.prepare(`SELECT COUNT(*) AS n FROM payload_parts`).get() as { n: number }).n;
+
 describe("large payloads in parts", () => {
-  it("writes a job's 5 MB input in parts over several turns, no statement binding more than a part, and says it is durable only once all are in", async () => {
+  it("stages a 5 MB input over several turns, no statement binding more than a part; the row refers to it, and it is read only when asked for", async () => {
     const db = openDb(":memory:");
     const bound = spyOnWrites(db);
     const jobs = new SqliteJobStore(db);
     const input = large(5);
-    jobs.insert(queuedJob("big", { input: input as never }));
-    let durable = false;
-    void jobs.whenDurable()!.then(() => (durable = true));
     let turns = 0;
-    while (!durable && turns < 50) {
+    let stored: RawJson | undefined;
+    void jobs.stagePayload(input)!.then((s) => (stored = s));
+    while (!stored && turns < 50) {
       await turn();
       turns++;
     }
-    expect(durable).toBe(true);
+    expect(stored).toBeInstanceOf(StoredJson);
     expect(turns).toBeGreaterThanOrEqual(5); // 5 MB at most 1 MB a turn
     expect(Math.max(...bound)).toBeLessThanOrEqual(256 * 1024);
+    jobs.insert(queuedJob("big", { input: stored as never }));
+    await settle(jobs);
     const row = db.prepare<[], { input: string }>(`SELECT input FROM jobs WHERE id = 'big'`).get()!;
-    expect(row.input).toMatch(/^#parts:input-[a-z0-9]+-\d+:\d+$/);
-    // Read back through a fresh store: the same text, read only when asked for.
+    expect(row.input).toMatch(/^#parts:[a-z0-9]+-\d+:\d+$/);
     const again = new SqliteJobStore(db).get("big")!;
     expect(again.input).toBeInstanceOf(StoredJson);
     expect((again.input as unknown as StoredJson).size).toBe(input.text.length);
     expect((again.input as unknown as StoredJson).text).toBe(input.text);
   });
 
-  it("keeps small payloads in the row, and writes a stored input's reference again unchanged when the job moves", async () => {
+  it("stages nothing up to 1 MiB, and writes a stored input's reference again unchanged when the job moves", async () => {
     const db = openDb(":memory:");
     const jobs = new SqliteJobStore(db);
-    jobs.insert(queuedJob("small", { input: new RawJson(JSON.stringify({ s: "x".repeat(PARTS_FROM - 20) })) as never }));
-    jobs.insert(queuedJob("big", { input: large(2) as never }));
+    expect(jobs.stagePayload(new RawJson(JSON.stringify({ s: "x".repeat(PARTS_FROM - 20) })))).toBeUndefined();
+    jobs.insert(queuedJob("big", { input: (await jobs.stagePayload(large(2)))! as never }));
     await settle(jobs);
-    expect(db.prepare(`SELECT COUNT(DISTINCT job_id) AS n FROM payload_parts`).get()).toEqual({ n: 1 });
     const before = db.prepare(`SELECT input FROM jobs WHERE id = 'big'`).get();
-    const parts = db.prepare(`SELECT COUNT(*) AS n FROM payload_parts`).get();
-    expect(parts).toEqual({ n: Math.ceil(large(2).text.length / (256 * 1024)) });
+    const parts = count(db);
+    expect(parts).toBe(Math.ceil(large(2).text.length / (256 * 1024)));
     const read = new SqliteJobStore(db);
-    const job = read.get("big")!;
-    read.save({ ...job, status: "IN_PROGRESS" }); // a whole-row write
+    read.save({ ...read.get("big")!, status: "IN_PROGRESS" }); // a whole-row write
     await settle(read);
     expect(db.prepare(`SELECT input FROM jobs WHERE id = 'big'`).get()).toEqual(before);
-    expect(db.prepare(`SELECT COUNT(*) AS n FROM payload_parts`).get()).toEqual(parts);
+    expect(count(db)).toBe(parts);
   });
 
   it("deletes the parts with their job, and a replaced output's parts with it", async () => {
     const db = openDb(":memory:");
     const jobs = new SqliteJobStore(db);
-    jobs.insert(queuedJob("a", { input: large(2) as never, status: "COMPLETED", output: large(2, "B") as never }));
+    const [input, output] = await Promise.all([jobs.stagePayload(large(2))!, jobs.stagePayload(large(2, "B"))!]);
+    jobs.insert(queuedJob("a", { input: input as never, status: "COMPLETED", output }));
+    jobs.insert(queuedJob("other", { input: (await jobs.stagePayload(large(2, "C")))! as never }));
     await settle(jobs);
-    const names = () => db.prepare<[], { name: string }>(`SELECT DISTINCT name FROM payload_parts ORDER BY name`).all().map((r) => r.name.split("-")[0]);
-    expect(names()).toEqual(["input", "output"]);
-    const job = jobs.get("a")!;
-    jobs.save({ ...job, status: "IN_QUEUE", output: undefined }, ["status", "output"]);
+    const names = () => db.prepare<[], { n: number }>(`SELECT COUNT(DISTINCT name) AS n FROM payload_parts`).get()!.n;
+    expect(names()).toBe(3);
+    jobs.save({ ...jobs.get("a")!, status: "IN_QUEUE", output: undefined }, ["status", "output"]);
     await settle(jobs);
-    expect(names()).toEqual(["input"]);
+    expect(names()).toBe(2);
     jobs.delete("a");
     await settle(jobs);
-    expect(db.prepare(`SELECT COUNT(*) AS n FROM payload_parts`).get()).toEqual({ n: 0 });
+    expect(names()).toBe(1);
+    expect((jobs.get("other")!.input as unknown as RawJson).text).toBe(large(2, "C").text);
   });
 
-  it("at the next start, deletes a job whose input was half-written and runs again one whose output was", async () => {
+  it("deletes at the next start the parts of a payload no job came to refer to", async () => {
     const file = fileDb();
     {
       const db = openDb(file);
       const jobs = new SqliteJobStore(db);
-      jobs.insert(queuedJob("done", { input: large(2) as never, status: "COMPLETED", output: large(2, "B") as never }));
+      jobs.insert(queuedJob("kept", { input: (await jobs.stagePayload(large(2)))! as never }));
       await settle(jobs);
-      jobs.insert(queuedJob("half-input", { input: large(3) as never }));
-      const finished = jobs.get("done")!;
-      jobs.save({ ...finished, output: large(3, "C") as never }, ["output"]);
-      await turn(); // the rows and the first parts are committed; the rest never are
+      await jobs.stagePayload(large(3, "B")); // the process stops before the job's row is written
       db.close();
     }
     const db = openDb(file);
+    expect(count(db)).toBe(Math.ceil(large(2).text.length / (256 * 1024)) + Math.ceil(large(3).text.length / (256 * 1024)));
     const jobs = new SqliteJobStore(db);
-    expect(jobs.repaired).toBe(2);
-    expect(jobs.get("half-input")).toBeUndefined();
-    const done = jobs.get("done")!;
-    expect(done.status).toBe("IN_PROGRESS");
-    expect(done.output).toBeUndefined();
-    expect((done.input as unknown as RawJson).text).toBe(large(2).text);
+    expect(count(db)).toBe(Math.ceil(large(2).text.length / (256 * 1024)));
+    expect((jobs.get("kept")!.input as unknown as RawJson).text).toBe(large(2).text);
+  });
+
+  it("refuses a payload whose parts cannot be committed (a full database), leaving none of them", async () => {
+    const db = openDb(":memory:");
+    const failures: unknown[] = [];
+    const jobs = new SqliteJobStore(db, new WriteBehind(db, (e) => failures.push(e)));
+    const pageSize = db.pragma("page_size", { simple: true }) as number;
+    const used = db.pragma("page_count", { simple: true }) as number;
+    db.pragma(`max_page_count = ${used + Math.ceil((3 * MB) / pageSize)}`);
+    await expect(jobs.stagePayload(large(5))!).rejects.toThrow(/full/);
+    expect(count(db)).toBe(0);
+    expect(failures).toHaveLength(1);
+    db.pragma("max_page_count = 1073741823");
+    expect(await jobs.stagePayload(large(5))).toBeInstanceOf(StoredJson);
   });
 });
 

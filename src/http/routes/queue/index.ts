@@ -41,16 +41,22 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
   const { jobs, clock } = core;
   const viewText = viewTexts();
 
-  const run = (endpointId: string, submission: Submission) => {
-    const job = jobs.submit(endpointId, submission, "run");
-    return { id: job.id, status: "IN_QUEUE" as const };
+  // A large input is written to the store first, over a few turns: the answer then comes later.
+  const runText = (endpointId: string, submission: Submission): string | Promise<string> => {
+    const job = jobs.submitStaged(endpointId, submission, "run");
+    const text = (j: Job) => JSON.stringify({ id: j.id, status: "IN_QUEUE" as const });
+    return job instanceof Promise ? job.then(text) : text(job);
   };
-  router.openapi(runRoute, (c) => c.json(run(c.req.valid("param").endpoint_id, c.req.valid("json")), 200));
+  router.openapi(runRoute, (c) => {
+    const text = runText(c.req.valid("param").endpoint_id, c.req.valid("json"));
+    const answer = (t: string) => c.body(t, 200, JSON_TYPE) as never;
+    return text instanceof Promise ? text.then(answer) : answer(text);
+  });
 
   router.openapi(runsyncRoute, async (c) => {
     const endpointId = c.req.valid("param").endpoint_id;
     const wait = c.req.valid("query").wait ?? RUNSYNC_WAIT_DEFAULT_MS;
-    const job = jobs.submit(endpointId, c.req.valid("json"), "runsync");
+    const job = await jobs.submitStaged(endpointId, c.req.valid("json"), "runsync");
     const done = await jobs.waitUntilFinal(endpointId, job.id, wait, c.req.raw.signal);
     return jsonAnswer(c, toView(done, clock.now()));
   });
@@ -103,7 +109,7 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
   });
 
   return [
-    { config: runRoute, answer: (p, body) => JSON.stringify(run(p.endpoint_id!, body as Submission)) },
+    { config: runRoute, answer: (p, body) => runText(p.endpoint_id!, body as Submission) },
     { config: statusRoute, answer: (p) => status(p.endpoint_id!, p.job_id!, undefined) },
   ];
 }

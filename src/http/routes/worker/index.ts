@@ -55,8 +55,9 @@ export function workerRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
     router.openapi(route, (c) => {
       const p = c.req.valid("param") as { endpoint_id: string; worker_id: string; job_id?: string };
       const q = c.req.valid("query");
-      const job = w.done(p.endpoint_id, p.worker_id, resultJobId(p.job_id, q.jobId), c.req.valid("json"), flag(q.isStream) === true);
-      return c.json({ id: job.id, status: job.status }, 200);
+      const done = w.doneStaged(p.endpoint_id, p.worker_id, resultJobId(p.job_id, q.jobId), c.req.valid("json"), flag(q.isStream) === true);
+      const answer = (job: Job) => c.json({ id: job.id, status: job.status }, 200);
+      return done instanceof Promise ? done.then(answer) : answer(done);
     });
   }
   for (const route of [streamRoute, streamQueryRoute]) {
