@@ -12,6 +12,7 @@ import { honoPath, parseJsonBody } from "./checked-routes.js";
 import type { Core } from "./core.js";
 import { requestLogLine, type Admission } from "./gate.js";
 import type { RequestJournal } from "./journal.js";
+import { endWith } from "./large-body.js";
 import { OFF_LOOP_BYTES, parseOffLoop, withTexts } from "./json-offload.js";
 import { logFailure, problemAnswer, validationError } from "./problem.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
@@ -237,7 +238,7 @@ export class DirectRoutes {
     if (this.log.enabled("info")) this.log.info(requestLogLine(method, path, answer.status, startedMs));
     answer.headers["Content-Length"] = Buffer.byteLength(answer.body);
     res.writeHead(answer.status, answer.headers);
-    res.end(answer.body);
+    endWith(res, answer.body);
   }
 }
 

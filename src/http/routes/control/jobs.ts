@@ -6,6 +6,7 @@ import { RUN_PAYLOAD_MAX_BYTES } from "../../../domain/limits.js";
 import type { JobSummary } from "../../../domain/ports.js";
 import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
+import { textBody } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES, intQuery, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, PAYLOAD_TOO_LARGE_RESPONSE, problem } from "../../schemas.js";
 import { SubmissionSchema } from "../queue/routes.js";
@@ -196,7 +197,7 @@ export function jobControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void 
   });
 
   // `stringify`: a large input or output is written from its text, not stringified again.
-  router.openapi(getJob, (c) => c.body(stringify(jobDetail(core, requireJob(core, c.req.valid("param").id))), 200, JSON_TYPE) as never);
+  router.openapi(getJob, (c) => c.body(textBody(stringify(jobDetail(core, requireJob(core, c.req.valid("param").id)))), 200, JSON_TYPE) as never);
 
   // The queue's own operations (JobService), so the rules and the jobs are those of /v2.
   router.openapi(submitJob, (c) => {

@@ -6,6 +6,7 @@ import type { Submission } from "../../../domain/jobs.js";
 import { RUNSYNC_WAIT_DEFAULT_MS, STATUS_SYNC_WAIT_DEFAULT_MS, STREAM_HOLD_DEFAULT_MS } from "../../../domain/limits.js";
 import type { Core } from "../../core.js";
 import type { DirectRoute } from "../../direct.js";
+import { textBody } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
 import { cancelRoute, healthRoute, purgeRoute, retryRoute, runRoute, runsyncRoute, statusRoute, statusSyncRoute, streamRoute } from "./routes.js";
 
@@ -15,7 +16,7 @@ const JSON_TYPE = { "content-type": "application/json" } as const;
  * A 200 answer of `value` as JSON, a large output in it written from its text (`stringify`): the
  * route's declared answer (hence `never`, which the route's typed answer accepts).
  */
-const jsonAnswer = (c: Context, value: unknown): never => c.body(stringify(value), 200, JSON_TYPE) as never;
+const jsonAnswer = (c: Context, value: unknown): never => c.body(textBody(stringify(value)), 200, JSON_TYPE) as never;
 
 /**
  * A job's `/status` answer as JSON text, kept with the job once it no longer depends on the
@@ -65,7 +66,7 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
   const status = (endpointId: string, jobId: string, ttl: number | undefined) => viewText(jobs.status(endpointId, jobId, ttl), clock.now());
   router.openapi(statusRoute, (c) => {
     const { endpoint_id, job_id } = c.req.valid("param");
-    return c.body(status(endpoint_id, job_id, c.req.valid("query").ttl), 200, JSON_TYPE) as unknown as ReturnType<typeof c.json<JobView, 200>>;
+    return c.body(textBody(status(endpoint_id, job_id, c.req.valid("query").ttl)), 200, JSON_TYPE) as unknown as ReturnType<typeof c.json<JobView, 200>>;
   });
 
   router.openapi(statusSyncRoute, async (c) => {

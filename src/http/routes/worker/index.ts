@@ -4,6 +4,7 @@ import { EmulatorError } from "../../../domain/errors.js";
 import type { Job, Lane } from "../../../domain/job.js";
 import { stringify } from "../../../domain/json-text.js";
 import type { Core } from "../../core.js";
+import { textBody } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
 import { doneQueryRoute, doneRoute, pingRoute, stopRoute, streamQueryRoute, streamRoute, takeBatchRoute, takeRoute } from "./routes.js";
 
@@ -35,14 +36,14 @@ export function workerRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
     const [job] = await w.take(endpoint_id, worker_id, 1, flag(q.job_in_progress), c.req.raw.signal, laneOfPool(q.pool));
     polled(c);
     // `stringify`: a large input goes out as the text it came in, never parsed here.
-    return job ? (c.body(stringify(shape(job)), 200, JSON_TYPE) as never) : c.body(null, 204);
+    return job ? (c.body(textBody(stringify(shape(job))), 200, JSON_TYPE) as never) : c.body(null, 204);
   });
   router.openapi(takeBatchRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
     const q = c.req.valid("query");
     const jobs = await w.take(endpoint_id, worker_id, q.batch_size ?? 1, flag(q.job_in_progress), c.req.raw.signal, laneOfPool(q.pool));
     polled(c);
-    return jobs.length ? (c.body(stringify(jobs.map(shape)), 200, JSON_TYPE) as never) : c.body(null, 204);
+    return jobs.length ? (c.body(textBody(stringify(jobs.map(shape))), 200, JSON_TYPE) as never) : c.body(null, 204);
   });
   router.openapi(stopRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
