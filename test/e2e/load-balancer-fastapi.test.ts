@@ -36,7 +36,7 @@ const AUTH = { authorization: "Bearer test-key" };
 beforeAll(async () => {
   if (!available) return;
   emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: "external", workersMax: 1 }] } });
-  launcher = spawn(process.execPath, [BIN, "worker", "--url", emu.url, "--endpoint", "api", "--worker-id", "fastapi1", "--restart", "--", PYTHON, WORKER], {
+  launcher = spawn(process.execPath, [BIN, "worker", "--url", emu.url, "--endpoint", "api", "--worker-id", "fastapi1", "--workers", "1", "--restart", "--", PYTHON, WORKER], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   });
