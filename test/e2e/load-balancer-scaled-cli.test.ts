@@ -95,12 +95,13 @@ describe("minipod worker on a load-balancing endpoint: processes as the scaler a
   }, 20_000);
 });
 
-describe("rate limits on the direct relay to a Node http server", () => {
+describe("rate limits and worker crashes with a Node http server as the worker", () => {
   let server: Server;
   let hits = 0;
   let limited: Emulator;
   beforeAll(async () => {
     server = createServer((req, res) => {
+      if (req.url === "/hang") return; // answers nothing until the client goes away
       if (req.url !== "/ping") hits++;
       res.writeHead(200, { "content-type": "text/plain" }).end("ok");
     });
@@ -128,5 +129,24 @@ describe("rate limits on the direct relay to a Node http server", () => {
     expect(hits).toBe(2);
     await limited.clock.advance(6000);
     expect((await get()).status).toBe(200);
+  });
+
+  it("a worker-crash rule's atMs cuts a request atMs of virtual time after it reached the worker (502), out of the pool until its health says ready", async () => {
+    const emu2 = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "node", type: "LOAD_BALANCER", handler: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }] } });
+    try {
+      const get = (path: string) => fetch(`${emu2.url}/lb/node${path}`, { headers: AUTH, signal: AbortSignal.timeout(10_000) });
+      expect((await get("/x")).status).toBe(200);
+      await emu2.faults.add({ endpoint: "node", fault: { type: "worker-crash", atMs: 3000 }, times: 1 });
+      const hung = get("/hang");
+      await eventually(async () => ((await (await fetch(`${emu2.url}/_emulator/load-balancers`)).json()) as Listed).endpoints[0]!.workers[0]!.inFlight === 1 || undefined, 5_000, "the request at the worker");
+      await emu2.clock.advance(3000);
+      const crashed = await hung;
+      expect(crashed.status).toBe(502);
+      expect(((await crashed.json()) as { error: string }).error).toMatch(/crashed 3000 ms into the request/);
+      // Its /ping still says 200: back in the pool.
+      expect((await get("/x")).status).toBe(200);
+    } finally {
+      await emu2.close();
+    }
   });
 });
