@@ -85,6 +85,19 @@ describe("rate limits of load-balancing endpoints (rateLimits.loadBalancer)", ()
     }
   });
 
+  it("a fault rule on operation lb answers 429 as the limit would, through the control API", async () => {
+    const { emu, hits } = await boot({});
+    const rule = await emu.post("/_emulator/faults", { endpoint: "api", operation: "lb", fault: { type: "http", status: 429, retryAfter: 3 }, times: 1 });
+    expect(rule.status).toBe(200);
+    const forced = await emu.get("/lb/api/hello");
+    expect(forced.status).toBe(429);
+    expect(forced.headers.get("retry-after")).toBe("3");
+    expect(hits()).toBe(0);
+    expect((await emu.get("/lb/api/hello")).status).toBe(200);
+    // An operation the endpoints do not have is refused, naming the nearest.
+    expect((await emu.post("/_emulator/faults", { endpoint: "api", operation: "lbb", fault: { type: "http", status: 429 } })).body.detail).toMatch(/did you mean "lb"/);
+  });
+
   it("refuses a limit of 0 in the config, naming the field", async () => {
     await expect(inProcess({ config: { rateLimits: { loadBalancer: { requests: 0 } }, endpoints: [] } })).rejects.toThrow(/rateLimits\.loadBalancer\.requests/);
   });
