@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -127,6 +127,15 @@ describe("rate limits and worker crashes with a Node http server as the worker",
     expect(refused.headers.get("retry-after")).toBe("6");
     expect(refused.headers.get("ratelimit")).toBe('"lb";r=0;t=6');
     expect(hits).toBe(2);
+    // A WebSocket upgrade counts as one of the endpoint's requests too.
+    const upgrade = await new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {
+      const r = request(`${limited.url}/lb/node/ws`, { headers: { ...AUTH, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" } });
+      r.on("response", (res) => resolve({ status: res.statusCode!, retryAfter: res.headers["retry-after"] as string | undefined }));
+      r.on("upgrade", () => reject(new Error("upgraded over the limit")));
+      r.on("error", reject);
+      r.end();
+    });
+    expect(upgrade).toEqual({ status: 429, retryAfter: "6" });
     await limited.clock.advance(6000);
     expect((await get()).status).toBe(200);
   });
