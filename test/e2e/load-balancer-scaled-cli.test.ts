@@ -3,6 +3,7 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { App } from "../../src/http/app.js";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { eventually } from "../support/python.js";
 
@@ -115,6 +116,11 @@ describe("rate limits and worker crashes with a Node http server as the worker",
   });
 
   it("answers its requests with RateLimit headers, then 429 with Retry-After without asking the worker", async () => {
+    // Which requests the direct relay (before the app) answered.
+    const direct = (limited.app as unknown as App).loadBalancerDirect;
+    const handle = direct.handle.bind(direct);
+    let relayed = 0;
+    direct.handle = (req, res) => (handle(req, res) ? (relayed++, true) : false);
     const get = () => fetch(`${limited.url}/lb/node/x`, { headers: AUTH, signal: AbortSignal.timeout(10_000) });
     const first = await get();
     expect(first.status).toBe(200);
@@ -122,6 +128,7 @@ describe("rate limits and worker crashes with a Node http server as the worker",
     expect(first.headers.get("ratelimit")).toBe('"lb";r=1;t=6');
     expect(first.headers.get("ratelimit-policy")).toBe('"lb";q=2;w=10');
     expect((await get()).headers.get("ratelimit")).toBe('"lb";r=0;t=6');
+    expect(relayed).toBe(2);
     const refused = await get();
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("6");
