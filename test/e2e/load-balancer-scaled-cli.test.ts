@@ -96,6 +96,24 @@ describe("minipod worker on a load-balancing endpoint: processes as the scaler a
   }, 20_000);
 });
 
+describe("minipod worker following the scaler when minipod stops", () => {
+  it("stops its processes and exits 0", async () => {
+    const short = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: "external", workersMin: 1 }] } });
+    let log = "";
+    const child = spawn(process.execPath, [BIN, "worker", "--url", short.url, "--", process.execPath, SERVER], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] });
+    child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", r));
+    try {
+      await eventually(() => (/minipod: started:/.test(log) ? true : undefined), 10_000, "the process started");
+    } finally {
+      await short.close();
+    }
+    expect(await exited).toBe(0);
+    expect(log).toMatch(/minipod at http:\/\/127\.0\.0\.1:\d+ stopped: stopping the worker\(s\)/);
+    expect(log).toMatch(/minipod: exited on SIGTERM/);
+  }, 20_000);
+});
+
 describe("rate limits and worker crashes with a Node http server as the worker", () => {
   let server: Server;
   let hits = 0;
