@@ -128,11 +128,18 @@ export async function scaledWorkers(o: ScaledWorkersOptions): Promise<number> {
     stopped.signal.addEventListener("abort", unwatch);
   }
 
-  // Every start and stop is taken in order; a start waits for its port and registration.
+  // Every start and stop is taken in order; a start waits for its port and registration. One that
+  // fails is said, and the next is taken all the same.
   let queue = Promise.resolve();
+  const then = (step: () => unknown) => {
+    queue = queue.then(step).then(
+      () => undefined,
+      (e: unknown) => void process.stderr.write(`minipod worker: ${(e as Error).message}\n`),
+    );
+  };
   await readEvents(res.body, (event, data) => {
-    if (event === "start") queue = queue.then(startOne);
-    else if (event === "stop") queue = queue.then(() => stopOne((JSON.parse(data) as { workerId: string }).workerId));
+    if (event === "start") then(startOne);
+    else if (event === "stop") then(() => stopOne((JSON.parse(data) as { workerId: string }).workerId));
   }).catch(() => undefined);
   stopAll(stopping ? "stopped" : `minipod at ${o.url} stopped`);
   await queue;
