@@ -17,6 +17,8 @@ function workerApp() {
   const hanging: Array<() => void> = [];
   let hits = 0;
   app.get("/hello", (c) => ((hits++), c.json({ hello: "world" })));
+  // A worker with limits of its own: its headers reach the client as it sent them.
+  app.get("/own", (c) => c.json({}, 200, { ratelimit: '"worker";r=1;t=1' }));
   app.get("/hang", () => ((hits++), new Promise<Response>((resolve) => hanging.push(() => resolve(new Response("done"))))));
   return { app, hits: () => hits, finish: () => hanging.splice(0).forEach((f) => f()) };
 }
@@ -48,12 +50,15 @@ describe("rate limits of load-balancing endpoints (rateLimits.loadBalancer)", ()
     expect(limited.headers.get("ratelimit")).toBe('"lb";r=0;t=7');
     expect(limited.body.detail).toMatch(/rate limit exceeded for requests to load-balancing endpoint "api": 3 requests per 10 s; retry in 7 s/);
     expect(hits()).toBe(3);
-    // Any method counts; the next window starts afresh.
+    // Any method counts; the next window starts afresh. A worker's own RateLimit is left as it sent it.
     expect((await emu.post("/lb/api/hello")).status).toBe(429);
     await emu.advance(7000);
     const again = await emu.get("/lb/api/hello");
     expect(again.status).toBe(200);
     expect(again.headers.get("ratelimit")).toBe('"lb";r=2;t=10');
+    const own = await emu.get("/lb/api/own");
+    expect(own.headers.get("ratelimit")).toBe('"worker";r=1;t=1');
+    expect(own.headers.get("ratelimit-policy")).toBe('"lb";q=3;w=10');
     // The journal records the refusals as requests of the endpoint.
     const journal = await emu.get("/_emulator/requests?endpoint=api&status=429");
     expect(journal.body.requests.map((r: { operation: string }) => r.operation)).toEqual(["lb", "lb"]);

@@ -49,10 +49,13 @@ export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
         },
       });
       app.openapi(route, async (c) => {
-        // The answer Hono has begun carries what the gate set (RateLimit); Hono merges its headers
-        // into the worker's answer only when it exists.
-        void c.res;
-        return (await serve(c, c.req.valid("param").endpoint_id)) as never;
+        // What the gate set (RateLimit) is on the answer Hono has begun, which it merges into the
+        // worker's answer as that is returned; a header the worker sent itself wins, as it does
+        // on the direct relay.
+        const gate = c.res.headers;
+        const answer = await serve(c, c.req.valid("param").endpoint_id);
+        for (const name of [...gate.keys()]) if (answer.headers.has(name)) gate.delete(name);
+        return answer as never;
       });
     }
   }
