@@ -6,6 +6,7 @@ import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "../launch/worker-process.js";
 import { watchFiles } from "./file-watch.js";
 import { freePort, healthPathOf, lbWorkerEnv } from "../launch/lb-worker.js";
+import { scaledWorkers } from "./scaled-workers.js";
 
 export const WORKER_USAGE = `Usage: minipod worker [options] -- <command> [args...]
 
@@ -13,7 +14,10 @@ Runs a worker process (the service's worker runtime: python handler.py) against 
 with every RUNPOD_* variable the platform sets on a worker, pointed at one "external" endpoint.
 On a load-balancing endpoint ("type": "LOAD_BALANCER"), the command is an HTTP server: it gets a
 free port in PORT (and PORT_HEALTH, HEALTH_CHECK_PATH=/ping), and minipod routes requests to it
-once its health check answers 200.
+once its health check answers 200. There, by default, processes are started and stopped as the
+endpoint's scaler asks (workersMin..workersMax on REQUEST_COUNT, an idle one stopped after
+idleTimeout of virtual time), and one that exits is started again; --workers N runs a fixed set
+of N instead (replaced when they exit only with --restart).
 
 Options:
 ${options(WORKER_FLAGS)}
@@ -29,6 +33,8 @@ interface Parsed {
   endpoint: string | undefined;
   workerId: string | undefined;
   workers: number;
+  /** --workers was given: a fixed set, also on a load-balancing endpoint (which is scaled otherwise). */
+  fixed: boolean;
   key: string;
   restart: boolean;
   /** Folders and files whose edits restart the workers (`--watch`); empty without it. */
@@ -61,6 +67,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     endpoint: text("endpoint"),
     workerId,
     workers,
+    fixed: text("workers") !== undefined,
     key: text("key") ?? env.RUNPOD_AI_API_KEY ?? "minipod-worker",
     restart: values.restart === true,
     watch: values.watch === true ? (text("watch-path") ?? ".").split(",").map((w) => w.trim()).filter((w) => w !== "") : [],
@@ -156,10 +163,6 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   const headers: Record<string, string> = p.controlKey ? { authorization: `Bearer ${p.controlKey}` } : {};
   const info = await readWorkersInfo(p, headers);
   const endpoint = chooseEndpoint(p, info);
-  const base = p.workerId ?? newWorkerId();
-  const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
-  const servers = info.loadBalancers?.includes(endpoint) ? await serverEnvs(p, endpoint, ids, env, headers) : undefined;
-  if (!servers) await checkKey(p, endpoint, ids[0]!);
   let hinted = false;
   const write = (line: string, stream: "stdout" | "stderr") => {
     (stream === "stdout" ? process.stdout : process.stderr).write(line + "\n");
@@ -169,6 +172,13 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
       process.stderr.write(`minipod worker: the command's Python cannot import runpod, the service's library: install it in that Python's environment (pip install runpod), or run the Python that has it (e.g. .venv/bin/python handler.py)\n`);
     }
   };
+  if (info.loadBalancers?.includes(endpoint) && !p.fixed) {
+    return scaledWorkers({ url: p.url, endpoint, key: p.key, command: p.command, workerId: p.workerId, watch: p.watch, headers, env, output: write });
+  }
+  const base = p.workerId ?? newWorkerId();
+  const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
+  const servers = info.loadBalancers?.includes(endpoint) ? await serverEnvs(p, endpoint, ids, env, headers) : undefined;
+  if (!servers) await checkKey(p, endpoint, ids[0]!);
   /** minipod being told of exited processes: waited for before the launcher itself exits. */
   const exitNotices = new Set<Promise<void>>();
   const processes = ids.map(

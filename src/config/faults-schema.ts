@@ -3,16 +3,21 @@ import { FAULT_RETRY_AFTER_MAX_S } from "../domain/bounds.js";
 import { EmulatorError } from "../domain/errors.js";
 import { EXECUTION_TIMEOUT_MAX_MS } from "../domain/limits.js";
 import { unknownName } from "../domain/nearest.js";
-import { QUEUE_OPERATIONS, WORKER_OPERATIONS } from "../domain/operations.js";
+import { LOAD_BALANCER_OPERATION, QUEUE_OPERATIONS, WORKER_OPERATIONS } from "../domain/operations.js";
 import { REST_V1_COLLECTIONS, REST_V2_COLLECTIONS } from "../services/index.js";
 
 /**
  * Every name a fault rule's `operation` can match: the queue's operations, the worker routes',
- * and the REST surface's collections (`/v1/{collection}`, `/v2/{collection}`, from the list of
- * services).
+ * a load-balancing endpoint's requests (`lb`) and the REST surface's collections
+ * (`/v1/{collection}`, `/v2/{collection}`, from the list of services).
  */
-export const FAULT_OPERATIONS = [...new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, ...REST_V1_COLLECTIONS, ...REST_V2_COLLECTIONS])] as [FaultOperation, ...FaultOperation[]];
-export type FaultOperation = (typeof QUEUE_OPERATIONS)[number] | (typeof WORKER_OPERATIONS)[number] | (typeof REST_V1_COLLECTIONS)[number] | (typeof REST_V2_COLLECTIONS)[number];
+export const FAULT_OPERATIONS = [...new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, LOAD_BALANCER_OPERATION, ...REST_V1_COLLECTIONS, ...REST_V2_COLLECTIONS])] as [FaultOperation, ...FaultOperation[]];
+export type FaultOperation =
+  | (typeof QUEUE_OPERATIONS)[number]
+  | (typeof WORKER_OPERATIONS)[number]
+  | typeof LOAD_BALANCER_OPERATION
+  | (typeof REST_V1_COLLECTIONS)[number]
+  | (typeof REST_V2_COLLECTIONS)[number];
 
 const ms = () => z.int().min(0);
 

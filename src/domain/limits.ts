@@ -193,6 +193,15 @@ export const QUEUE_RATE_LIMITS: Readonly<Record<string, { method: "GET" | "POST"
 export const QUEUE_REQUESTS_PER_WORKER_DEFAULT = 10;
 
 /**
+ * Requests to a load-balancing endpoint (`/lb/{endpoint_id}/...`, any method and path), per
+ * endpoint: the service documents no limit for them, so they take the queue's machinery with one
+ * row of their own, the values of the queue's OpenAI row (requests answered by a worker's server
+ * as they come); configurable as `rateLimits.loadBalancer`.
+ */
+export const LB_RATE_LIMIT_REQUESTS_DEFAULT = 2000;
+export const LB_RATE_LIMIT_CONCURRENT_DEFAULT = 400;
+
+/**
  * Load-balancing endpoints (the service's load-balancing overview): a request that finds no ready
  * worker waits up to 2 minutes, then gets 400 `{"error": "no workers available"}`; a request
  * processed longer than 5.5 minutes gets 524; payloads above 30 MB are refused.

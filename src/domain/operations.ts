@@ -13,7 +13,7 @@ export const WORKER_OPERATIONS = ["job-take", "job-take-batch", "job-stop", "job
 export type WorkerOperation = (typeof WORKER_OPERATIONS)[number];
 
 /** The operation of every request to a load-balancing endpoint, `/lb/{endpoint_id}/...`, as the journal and fault rules name it. */
-export const LOAD_BALANCER_OPERATION = "lb";
+export const LOAD_BALANCER_OPERATION = "lb" as const;
 
 /** The operation of the OpenAI-compatible routes, `/v2/{endpoint_id}/openai/...`. */
 export const OPENAI_OPERATION = "openai";

@@ -1,5 +1,6 @@
 import { EmulatorError } from "./errors.js";
-import { QUEUE_RATE_LIMITS, QUEUE_RATE_WINDOW_MS, REST_RATE_KEYS_MAX, REST_RATE_LIMIT_WINDOWS } from "./limits.js";
+import { LOAD_BALANCER_OPERATION } from "./operations.js";
+import { LB_RATE_LIMIT_CONCURRENT_DEFAULT, LB_RATE_LIMIT_REQUESTS_DEFAULT, QUEUE_RATE_LIMITS, QUEUE_RATE_WINDOW_MS, REST_RATE_KEYS_MAX, REST_RATE_LIMIT_WINDOWS } from "./limits.js";
 import { RecentMap } from "./recent-map.js";
 
 /** What the limiters read the time from: the virtual clock. */
@@ -100,7 +101,23 @@ interface OperationState {
 
 /** The operation whose row of the table applies (`/status-sync` is a held `/status`). */
 const LIMIT_ROW_OF: ReadonlyMap<string, string> = new Map([["status-sync", "status"]]);
-const ROWS = new Map(Object.entries(QUEUE_RATE_LIMITS));
+
+/** One row of the limits table: `method: "*"` counts every method. */
+export interface LimitRow {
+  method: string;
+  requests: number;
+  concurrent: number | undefined;
+}
+
+/** An operation's window after a request, for the `RateLimit` and `RateLimit-Policy` headers. */
+export interface QueueWindowReport {
+  /** Requests the window allows (the dynamic rule applied). */
+  quota: number;
+  remaining: number;
+  /** Whole seconds until the window resets, 1..10. */
+  resetSeconds: number;
+  windowSeconds: number;
+}
 
 /** Releases a concurrency slot once the request is answered; calling it again does nothing. */
 export type Release = () => void;
@@ -113,21 +130,28 @@ const NOTHING_HELD: Release = () => {};
  */
 export class QueueRateLimiter {
   private readonly states = new Map<string, OperationState>();
+  private readonly rows: ReadonlyMap<string, LimitRow>;
 
+  /** `extraRows`: rows beyond the specification's table (the load-balancing endpoints' `lb`). */
   constructor(
     private readonly clock: NowSource,
     private readonly requestsPerWorker: number,
-  ) {}
+    extraRows: Readonly<Record<string, LimitRow>> = {},
+  ) {
+    this.rows = new Map([...Object.entries(QUEUE_RATE_LIMITS), ...Object.entries(extraRows)]);
+  }
 
   /**
    * Admits one request or throws RATE_LIMITED with a Retry-After. Operations and methods outside
    * the table (`/health`, `/retry`, a GET of `/run`) are not limited. `runningWorkers` is asked
-   * only when the base rate is reached, so the common path stays a map lookup and two additions.
+   * only when the base rate is reached, so the common path stays a map lookup and two additions;
+   * given `report`, it is asked every time, and the window is reported before the request is
+   * admitted or refused (the `RateLimit` headers of that answer).
    */
-  admit(endpointId: string, operation: string, method: string, runningWorkers: () => number): Release {
+  admit(endpointId: string, operation: string, method: string, runningWorkers: () => number, report?: (w: QueueWindowReport) => void): Release {
     const rowName = LIMIT_ROW_OF.get(operation) ?? operation;
-    const row = ROWS.get(rowName);
-    if (!row || row.method !== method) return NOTHING_HELD;
+    const row = this.rows.get(rowName);
+    if (!row || (row.method !== method && row.method !== "*")) return NOTHING_HELD;
     const id = `${endpointId}\u0000${rowName}`;
     let s = this.states.get(id);
     if (!s) {
@@ -140,23 +164,22 @@ export class QueueRateLimiter {
       s.windowStart = windowStart;
       s.count = 0;
     }
-    if (s.count >= row.requests) {
-      const limit = Math.max(row.requests, runningWorkers() * this.requestsPerWorker);
-      if (s.count >= limit) {
-        const retryAfter = Math.max(1, Math.ceil((windowStart + QUEUE_RATE_WINDOW_MS - now) / 1000));
-        throw new EmulatorError(
-          "RATE_LIMITED",
-          `rate limit exceeded for /${rowName} on endpoint "${endpointId}": ${limit} requests per ${QUEUE_RATE_WINDOW_MS / 1000} s; retry in ${retryAfter} s`,
-          { retryAfter },
-        );
-      }
+    const retryAfter = () => Math.max(1, Math.ceil((windowStart + QUEUE_RATE_WINDOW_MS - now) / 1000));
+    const what = rowName === LOAD_BALANCER_OPERATION ? `requests to load-balancing endpoint "${endpointId}"` : `/${rowName} on endpoint "${endpointId}"`;
+    let limit = row.requests;
+    if (report) {
+      limit = Math.max(row.requests, runningWorkers() * this.requestsPerWorker);
+      const admitted = s.count < limit && (row.concurrent === undefined || s.inFlight < row.concurrent);
+      report({ quota: limit, remaining: Math.max(0, limit - s.count - (admitted ? 1 : 0)), resetSeconds: retryAfter(), windowSeconds: QUEUE_RATE_WINDOW_MS / 1000 });
+    } else if (s.count >= row.requests) {
+      limit = Math.max(row.requests, runningWorkers() * this.requestsPerWorker);
+    }
+    if (s.count >= limit) {
+      const after = retryAfter();
+      throw new EmulatorError("RATE_LIMITED", `rate limit exceeded for ${what}: ${limit} requests per ${QUEUE_RATE_WINDOW_MS / 1000} s; retry in ${after} s`, { retryAfter: after });
     }
     if (row.concurrent !== undefined && s.inFlight >= row.concurrent) {
-      throw new EmulatorError(
-        "RATE_LIMITED",
-        `concurrency limit exceeded for /${rowName} on endpoint "${endpointId}": ${row.concurrent} requests at once; retry when one is answered`,
-        { retryAfter: 1 },
-      );
+      throw new EmulatorError("RATE_LIMITED", `concurrency limit exceeded for ${what}: ${row.concurrent} requests at once; retry when one is answered`, { retryAfter: 1 });
     }
     s.count++;
     if (row.concurrent === undefined) return NOTHING_HELD;
@@ -176,17 +199,19 @@ export class QueueRateLimiter {
   }
 }
 
-/** Both limiters and the switch that turns them off. */
+/** Both limiters (the queue's with the load-balancing endpoints' row) and the switch that turns them off. */
 export class RateLimits {
   readonly rest: RestRateLimiter;
   readonly queue: QueueRateLimiter;
 
   constructor(
     clock: NowSource,
-    readonly config: { enabled: boolean; rest: Readonly<Record<RestWindowName, number>>; queue: { requestsPerWorker: number } },
+    readonly config: { enabled: boolean; rest: Readonly<Record<RestWindowName, number>>; queue: { requestsPerWorker: number }; loadBalancer?: { requests: number; concurrent: number } },
   ) {
     this.rest = new RestRateLimiter(clock, config.rest);
-    this.queue = new QueueRateLimiter(clock, config.queue.requestsPerWorker);
+    // Load-balancing endpoints: one row of their own, every method counted.
+    const lb = config.loadBalancer ?? { requests: LB_RATE_LIMIT_REQUESTS_DEFAULT, concurrent: LB_RATE_LIMIT_CONCURRENT_DEFAULT };
+    this.queue = new QueueRateLimiter(clock, config.queue.requestsPerWorker, { [LOAD_BALANCER_OPERATION]: { method: "*", requests: lb.requests, concurrent: lb.concurrent } });
   }
 
   get enabled(): boolean {

@@ -18,7 +18,7 @@ import { routeInfo } from "./route-info.js";
  */
 export type Admission = (method: string, path: string, authorization: string | undefined, route: ServiceRoute, answer: HeaderSink) => (() => void) | undefined;
 
-export function serviceAdmission(core: Pick<Core, "auth" | "rateLimits" | "scheduler">): Admission {
+export function serviceAdmission(core: Pick<Core, "auth" | "rateLimits" | "scheduler" | "loadBalancers">): Admission {
   const keys = core.auth;
   const quota = restQuota(core);
   const admission = queueAdmission(core);
@@ -26,7 +26,7 @@ export function serviceAdmission(core: Pick<Core, "auth" | "rateLimits" | "sched
     const caller = authenticate(authorization, answer, keys, route);
     quota(answer, caller);
     authorize(method, path, caller);
-    return admission(method, caller);
+    return admission(method, caller, answer);
   };
 }
 

@@ -1,4 +1,5 @@
 import { EmulatorError } from "../domain/errors.js";
+import { LOAD_BALANCER_OPERATION } from "../domain/operations.js";
 import type { Caller, HeaderSink } from "./auth.js";
 import type { Core } from "./core.js";
 import { rateLimitHeader, rateLimitPolicyHeader } from "./rate-limit-headers.js";
@@ -29,13 +30,24 @@ export function restQuota(core: Pick<Core, "rateLimits">): (answer: HeaderSink, 
  * The specification's queue limits per endpoint and operation (requests per 10 s, requests at
  * once, the dynamic rule on running workers), checked after `authorize`: throws 429, or returns
  * the release to call once answered (undefined when nothing is counted). Unknown endpoints are left
- * to answer 404 without keeping any count for them.
+ * to answer 404 without keeping any count for them. Requests to a load-balancing endpoint are one
+ * operation, `lb`, of the same table (the dynamic rule on its ready workers), and every answer to
+ * them, the 429 too, says what is left in `RateLimit` and `RateLimit-Policy`.
  */
-export function queueAdmission(core: Pick<Core, "rateLimits" | "scheduler">): (method: string, caller: Caller) => (() => void) | undefined {
-  const { rateLimits, scheduler } = core;
-  return (method, { route }) => {
-    if (route.surface !== "queue" || route.operation === undefined || !rateLimits.enabled || !scheduler.has(route.endpointId!)) return undefined;
+export function queueAdmission(core: Pick<Core, "rateLimits" | "scheduler" | "loadBalancers">): (method: string, caller: Caller, answer: HeaderSink) => (() => void) | undefined {
+  const { rateLimits, scheduler, loadBalancers } = core;
+  return (method, { route }, answer) => {
+    if (route.surface !== "queue" || route.operation === undefined || !rateLimits.enabled) return undefined;
     const endpointId = route.endpointId!;
+    if (route.operation === LOAD_BALANCER_OPERATION) {
+      if (!loadBalancers.has(endpointId)) return undefined;
+      const ready = () => loadBalancers.status(endpointId)?.workers.ready ?? 0;
+      return rateLimits.queue.admit(endpointId, LOAD_BALANCER_OPERATION, method, ready, (w) => {
+        answer.header("ratelimit", `"${LOAD_BALANCER_OPERATION}";r=${w.remaining};t=${w.resetSeconds}`);
+        answer.header("ratelimit-policy", `"${LOAD_BALANCER_OPERATION}";q=${w.quota};w=${w.windowSeconds}`);
+      });
+    }
+    if (!scheduler.has(endpointId)) return undefined;
     return rateLimits.queue.admit(endpointId, route.operation, method, () => scheduler.pool(endpointId)?.counts().running ?? 0);
   };
 }

@@ -36,7 +36,7 @@ const AUTH = { authorization: "Bearer test-key" };
 beforeAll(async () => {
   if (!available) return;
   emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: "external", workersMax: 1 }] } });
-  launcher = spawn(process.execPath, [BIN, "worker", "--url", emu.url, "--endpoint", "api", "--worker-id", "fastapi1", "--restart", "--", PYTHON, WORKER], {
+  launcher = spawn(process.execPath, [BIN, "worker", "--url", emu.url, "--endpoint", "api", "--worker-id", "fastapi1", "--workers", "1", "--restart", "--", PYTHON, WORKER], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -194,6 +194,37 @@ describe.skipIf(!available)("FastAPI worker processes started and stopped as the
       await scaled.clock.advance(5_000);
       await eventually(async () => ((await workers()).length === 0 ? true : undefined), 15_000, "the idle processes stopping");
     } finally {
+      await scaled.close();
+    }
+  }, 40_000);
+});
+
+describe.skipIf(!available)("minipod worker following the scaler with the FastAPI worker", () => {
+  it("starts a process for each request waiting, up to workersMax, and stops them after idleTimeout of virtual time", async () => {
+    const scaled = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "cli", type: "LOAD_BALANCER", handler: "external", workersMin: 0, workersMax: 2, requestCount: 1, idleTimeout: 5 }] } });
+    const workers = () => Promise.resolve(scaled.app.request("/_emulator/load-balancers")).then(async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; inFlight: number }> }> }).endpoints[0]!.workers);
+    let log = "";
+    const cli = spawn(process.execPath, [BIN, "worker", "--url", scaled.url, "--endpoint", "cli", "--", PYTHON, WORKER], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LOADING_PINGS: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    cli.stderr!.on("data", (d: Buffer) => (log += d.toString()));
+    cli.stdout!.on("data", (d: Buffer) => (log += d.toString()));
+    try {
+      // No process until a request comes (workersMin 0); two held requests: two processes.
+      await eventually(() => (log.includes("started and stopped as its scaler asks") ? true : undefined), 10_000, "the launcher connected");
+      expect(await workers()).toEqual([]);
+      const held = new AbortController();
+      const hold = () => fetch(`${scaled.url}/lb/cli/hold`, { headers: AUTH, signal: held.signal }).catch(() => "aborted");
+      const pending = [hold(), hold()];
+      await eventually(async () => ((await workers()).filter((w) => w.inFlight === 1).length === 2 ? true : undefined), 20_000, "a request at each of two processes");
+      held.abort();
+      expect(await Promise.all(pending)).toEqual(["aborted", "aborted"]);
+      await eventually(async () => ((await workers()).every((w) => w.inFlight === 0) ? true : undefined), 10_000, "both idle");
+      await scaled.clock.advance(5_000);
+      expect(await workers()).toEqual([]);
+      await eventually(() => ((log.match(/is idle: minipod's scaler stops it/g) ?? []).length === 2 ? true : undefined), 10_000, "both processes stopped");
+    } finally {
+      const exited = new Promise((r) => cli.once("exit", r));
+      cli.kill("SIGTERM");
+      await exited;
       await scaled.close();
     }
   }, 40_000);

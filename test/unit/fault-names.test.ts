@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { nearest } from "../../src/domain/nearest.js";
 import { FAULT_OPERATIONS, parseFaultRule } from "../../src/config/faults-schema.js";
-import { QUEUE_OPERATIONS, WORKER_OPERATIONS } from "../../src/domain/operations.js";
+import { LOAD_BALANCER_OPERATION, QUEUE_OPERATIONS, WORKER_OPERATIONS } from "../../src/domain/operations.js";
 import { REST_V1_COLLECTIONS, REST_V2_COLLECTIONS } from "../../src/services/index.js";
 import { inProcess } from "../support/in-process.js";
 
@@ -15,8 +15,8 @@ const thrown = (f: () => unknown): Error => {
 };
 
 describe("names in fault rules are checked against what exists", () => {
-  it("the operations are exactly the queue's, the worker routes' and the REST collections", () => {
-    expect(new Set(FAULT_OPERATIONS)).toEqual(new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, ...REST_V1_COLLECTIONS, ...REST_V2_COLLECTIONS]));
+  it("the operations are exactly the queue's, the worker routes', the load-balancing endpoints' and the REST collections", () => {
+    expect(new Set(FAULT_OPERATIONS)).toEqual(new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, LOAD_BALANCER_OPERATION, ...REST_V1_COLLECTIONS, ...REST_V2_COLLECTIONS]));
   });
 
   it("a typo of an operation is refused with the nearest name and the valid ones", () => {

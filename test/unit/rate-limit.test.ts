@@ -137,4 +137,25 @@ describe("queue rate limiter", () => {
       q.admit("e", "toString", "GET", () => 0);
     }
   });
+
+  it("takes extra rows (any method), and reports each window before admitting or refusing", () => {
+    const t = manualTime(1_000_004_000); // 4 s into a window: 6 s to the next
+    const q = new QueueRateLimiter(t, 2, { lb: { method: "*", requests: 2, concurrent: 10 } });
+    const seen: unknown[] = [];
+    let running = 0;
+    const take = (method: string) => q.admit("e", "lb", method, () => running, (w) => seen.push(w));
+    take("GET");
+    take("DELETE");
+    expect(refused(() => take("PUT")).message).toMatch(/rate limit exceeded for requests to load-balancing endpoint "e": 2 requests per 10 s; retry in 6 s/);
+    running = 2; // 4 per window now, and the policy says so
+    take("POST");
+    expect(seen).toEqual([
+      { quota: 2, remaining: 1, resetSeconds: 6, windowSeconds: 10 },
+      { quota: 2, remaining: 0, resetSeconds: 6, windowSeconds: 10 },
+      { quota: 2, remaining: 0, resetSeconds: 6, windowSeconds: 10 },
+      { quota: 4, remaining: 1, resetSeconds: 6, windowSeconds: 10 },
+    ]);
+    // The specification's rows are left as they were.
+    expect(() => q.admit("e", "run", "GET", () => 0)).not.toThrow();
+  });
 });

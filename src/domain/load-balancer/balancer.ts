@@ -82,6 +82,11 @@ export class LoadBalancers {
     if (pool?.kind === "process" && lbHandlerOf(pool.settings.handler).kind === "process") pool.setLauncher(launcher);
   }
 
+  /** Who starts and stops the endpoint's worker processes now, if anyone. */
+  launcherOf(endpointId: string): LbLauncher | undefined {
+    return this.launchers.get(endpointId);
+  }
+
   detach(endpointId: string, why = "endpoint deleted"): void {
     const pool = this.pools.get(endpointId);
     if (!pool) return;

@@ -6,6 +6,7 @@ import { jsonBody } from "../body.js";
 import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
 import { ERROR_RESPONSES, NO_PARAMETERS_LIMIT, ok } from "../schemas.js";
+import { loadBalancerLauncherRoute } from "./launcher.js";
 
 const TAG = "Emulator control";
 
@@ -97,7 +98,7 @@ export function lbWorkerView(w: LbWorker): z.infer<typeof LbWorkerSchema> {
   };
 }
 
-/** The control routes of load-balancing endpoints: their state, and worker processes joining and leaving. */
+/** The control routes of load-balancing endpoints: their state, worker processes joining and leaving, and their launcher. */
 export function loadBalancerControlRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
   const lb = core.loadBalancers;
   app.openapi(list, (c) =>
@@ -126,4 +127,5 @@ export function loadBalancerControlRoutes(core: Core, app: OpenAPIHono<AppEnv>):
     else lb.health(endpoint_id, worker_id, "unhealthy");
     return c.json({ id: worker_id, removed: body.stopped === true }, 200);
   });
+  loadBalancerLauncherRoute(core, app);
 }

@@ -43,11 +43,20 @@ export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
           400: error("No worker became available in 2 minutes (`no workers available`), or a strictly pinned worker did not free up in 5 minutes (`timed out waiting for worker`)"),
           404: error("The strictly pinned worker is gone (`affinity_worker_gone`)"),
           413: error("The body is above 30 MB"),
+          429: { description: "Over the endpoint's rate limit (`rateLimits.loadBalancer`): problem+json with `Retry-After`; every answer carries `RateLimit` and `RateLimit-Policy`" },
           502: error("The worker's server answered nothing"),
           524: error("The worker took longer than 5.5 minutes"),
         },
       });
-      app.openapi(route, (c) => serve(c, c.req.valid("param").endpoint_id) as never);
+      app.openapi(route, async (c) => {
+        // What the gate set (RateLimit) is on the answer Hono has begun, which it merges into the
+        // worker's answer as that is returned; a header the worker sent itself wins, as it does
+        // on the direct relay.
+        const gate = c.res.headers;
+        const answer = await serve(c, c.req.valid("param").endpoint_id);
+        for (const name of [...gate.keys()]) if (answer.headers.has(name)) gate.delete(name);
+        return answer as never;
+      });
     }
   }
 }

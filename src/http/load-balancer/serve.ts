@@ -70,17 +70,19 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
       throw e;
     }
     const worker = lease.worker;
-    // A worker-crash rule: the worker dies as the request reaches it (502); a simulated one is
-    // gone (the pool scales a new one), a process is out of the pool until its health says ready.
+    // A worker-crash rule: the worker dies (a simulated one is gone and the pool scales a new one;
+    // a process is out of the pool until its health says ready) as the request reaches it (502),
+    // or `atMs` of virtual time into the request (see `crashTimer`).
     const crash = core.faults.fire(LB_WORKER_FAULTS, { endpoint: endpointId, operation: undefined });
-    if (crash) {
-      log.warn(`fault ${crash.id} fired: worker-crash of worker ${worker.id} (${endpointId})`);
+    const fell = () => (worker.target ? loadBalancers.health(endpointId, worker.id, "unhealthy") : loadBalancers.remove(endpointId, worker.id));
+    if (crash) log.warn(`fault ${crash.id} fired: worker-crash of worker ${worker.id} (${endpointId})${crash.fault.type === "worker-crash" && crash.fault.atMs !== undefined ? `, ${crash.fault.atMs} ms into the request` : ""}`);
+    if (crash && (crash.fault.type !== "worker-crash" || crash.fault.atMs === undefined)) {
       lease.release();
-      if (worker.target) loadBalancers.health(endpointId, worker.id, "unhealthy");
-      else loadBalancers.remove(endpointId, worker.id);
+      fell();
       return refusal(502, `bad gateway: worker ${worker.id} crashed (fault rule ${crash.id})`, worker.id);
     }
     const upstream = new AbortController();
+    const crashing = crash ? crashTimer(clock, (crash.fault as { atMs: number }).atMs, upstream, worker.id, crash.id) : undefined;
     const onClientGone = () => upstream.abort(new Error("the client went away"));
     if (req.signal.aborted) onClientGone();
     req.signal.addEventListener("abort", onClientGone, { once: true });
@@ -92,6 +94,8 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
     const done = () => {
       req.signal.removeEventListener("abort", onClientGone);
       lease.release();
+      // The crash comes now if the answer ended before it.
+      if (crashing?.end()) fell();
     };
 
     let answer: Response;
@@ -106,6 +110,7 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
       }
     } catch (e) {
       done();
+      if (crashing?.crashed) return refusal(502, `bad gateway: worker ${worker.id} crashed ${crashing.at} (fault rule ${crash!.id})`, worker.id);
       if (timedOut) return refusal(524, "request timed out: processing took longer than 5.5 minutes", worker.id);
       if (req.signal.aborted) return refusal(499, "the client went away", worker.id);
       if (worker.target) {
@@ -143,7 +148,9 @@ function relay(answer: Response, workerId: string, done: () => void, upstream: A
         const next = await reader.read();
         if (next.done) {
           end();
-          controller.close();
+          // Cut (the time limit, a crash): the client sees the body break, not end.
+          if (upstream.signal.aborted) controller.error(upstream.signal.reason);
+          else controller.close();
         } else {
           controller.enqueue(next.value);
         }
@@ -159,6 +166,27 @@ function relay(answer: Response, workerId: string, done: () => void, upstream: A
     },
   });
   return new Response(body, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+/**
+ * The worker-crash of a rule with `atMs`: the worker dies `atMs` of virtual time after the request
+ * reached it, cutting the exchange (`upstream` aborts); `end()`, called as the answer ends, says
+ * whether the worker is felled now instead (its answer ended first) or was already.
+ */
+function crashTimer(clock: Core["clock"], atMs: number, upstream: AbortController, workerId: string, ruleId: string) {
+  const state = { crashed: false, at: `${atMs} ms into the request`, end: () => false };
+  let pending = true;
+  const timer = clock.after(atMs, () => {
+    state.crashed = true;
+    upstream.abort(new Error(`worker ${workerId} crashed ${state.at} (fault rule ${ruleId})`));
+  }, "load-balancer worker-crash");
+  state.end = () => {
+    if (!pending) return false;
+    pending = false;
+    clock.cancel(timer);
+    return true;
+  };
+  return state;
 }
 
 function tooLarge(bytes: number | undefined): Response {

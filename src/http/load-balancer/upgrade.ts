@@ -6,12 +6,13 @@ import { LB_PATH_PREFIX, LbRefusal, parseAffinity, type Lease } from "../../doma
 import { authenticate, authorize, type HeaderSink } from "../auth.js";
 import type { Core } from "../core.js";
 import { problemAnswer } from "../problem.js";
+import { queueAdmission } from "../rate-limit.js";
 import { HOP_BY_HOP } from "./proxy.js";
 import { WORKER_ID_HEADER } from "./serve.js";
 
 /** Writes a plain HTTP answer on a socket that asked to upgrade, and closes it. */
 function answer(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}): void {
-  const lines = [`HTTP/1.1 ${status} ${status === 404 ? "Not Found" : status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 501 ? "Not Implemented" : "Error"}`];
+  const lines = [`HTTP/1.1 ${status} ${status === 404 ? "Not Found" : status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 429 ? "Too Many Requests" : status === 501 ? "Not Implemented" : "Error"}`];
   for (const [k, v] of Object.entries({ "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), connection: "close", ...headers })) lines.push(`${k}: ${v}`);
   // Closed once written: a client that keeps its end open does not keep the server from closing.
   socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
@@ -21,11 +22,13 @@ function answer(socket: Duplex, status: number, body: string, headers: Record<st
  * WebSocket upgrades to a load-balancing endpoint (`/lb/{endpoint_id}/...`, or by host): after
  * the same authentication as its other requests, a worker is chosen as for any request (affinity
  * included) and the connection is joined to the worker's server as it is, bytes both ways, until
- * either side closes; the worker's slot is held meanwhile. Workers in minipod's process (a
+ * either side closes; the worker's slot, and one of the endpoint's requests at once (its rate
+ * limit), are held meanwhile. Workers in minipod's process (a
  * function, the built-ins) take no upgrades: 501. Returns false for a path that is no endpoint's.
  */
 export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
   const lb = core.loadBalancers;
+  const admit = queueAdmission(core);
   return (req, socket, head) => {
     const url = req.url ?? "/";
     if (!url.startsWith(`${LB_PATH_PREFIX}/`)) return false;
@@ -34,25 +37,32 @@ export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: 
     const rest = url.slice(LB_PATH_PREFIX.length + 1 + endpointId.length) || "/";
     socket.on("error", () => {});
     const sink: HeaderSink & { headers: Record<string, string> } = { headers: {}, header: (k, v) => void (sink.headers[k] = v) };
+    let admitted: (() => void) | undefined;
     try {
       const route = core.paths.classify("GET", url.split("?")[0]!);
-      authorize("GET", url, authenticate(req.headers.authorization, sink, core.auth, route));
+      const caller = authenticate(req.headers.authorization, sink, core.auth, route);
+      authorize("GET", url, caller);
       if (!lb.has(endpointId)) throw new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found`);
+      admitted = admit("GET", caller, sink);
     } catch (e) {
       const p = problemAnswer(e);
-      answer(socket, p.status, p.body, { ...sink.headers, "content-type": p.headers["content-type"] ?? "application/problem+json" });
+      answer(socket, p.status, p.body, { ...sink.headers, ...p.headers });
       return true;
     }
     const handler = lb.handlerOf(endpointId)!;
     if (handler.kind !== "process" && handler.kind !== "url") {
+      admitted?.();
       answer(socket, 501, JSON.stringify({ error: "WebSocket upgrades reach worker processes and servers given by URL; this endpoint's handler runs in minipod's process" }));
       return true;
     }
     void lb
       .acquire(endpointId, parseAffinity(req.headers[WORKER_ID_HEADER] as string | undefined))
       .then(
-        (lease) => join(req, socket, head, rest, lease),
-        (e: unknown) => answer(socket, e instanceof LbRefusal ? e.status : 500, JSON.stringify({ error: (e as Error).message })),
+        (lease) => join(req, socket, head, rest, lease, admitted),
+        (e: unknown) => {
+          admitted?.();
+          answer(socket, e instanceof LbRefusal ? e.status : 500, JSON.stringify({ error: (e as Error).message }));
+        },
       )
       .catch(() => socket.destroy());
     return true;
@@ -60,7 +70,7 @@ export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: 
 }
 
 /** Joins the client's connection to the worker's: the upgrade request as it came, then bytes both ways. */
-function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, lease: Lease): void {
+function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, lease: Lease, admitted: (() => void) | undefined): void {
   const target = new URL(lease.worker.target!.url);
   const upstream: Socket = connect({ host: target.hostname, port: Number(target.port) });
   let released = false;
@@ -68,6 +78,7 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
     if (released) return;
     released = true;
     lease.release();
+    admitted?.();
     if (!client.writableEnded) client.destroy();
     upstream.destroy();
   };

@@ -1,0 +1,105 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import { EmulatorError } from "../../domain/errors.js";
+import { CLOSING_CAUSE } from "../../domain/notifier.js";
+import type { LbLauncher } from "../../domain/load-balancer/types.js";
+import type { Core } from "../core.js";
+import type { AppEnv } from "../env.js";
+import { ERROR_RESPONSES, problem } from "../schemas.js";
+
+const TAG = "Emulator control";
+/** Wall ms between `tick` events: a reader whose client gives up on a silent body stays connected. */
+export const LAUNCHER_TICK_MS = 5000;
+/** The notifier id this stream watches to hear the emulator closing (no job id has a slash). */
+const RELEASE_WATCH_ID = "/_emulator/load-balancers/launcher";
+
+const launcherRoute = createRoute({
+  method: "get",
+  path: "/_emulator/load-balancers/{endpoint_id}/launcher",
+  operationId: "loadBalancerLauncher",
+  tags: [TAG],
+  summary: "Start and stop a load-balancing endpoint's worker processes as its pool scales (Server-Sent Events)",
+  description: [
+    'While this stream is open, its reader starts and stops the worker processes of a load-balancing endpoint with `"handler": "external"` as the endpoint\'s pool asks (workersMin..workersMax on REQUEST_COUNT, an idle one stopped after idleTimeout of virtual time): what `minipod worker` does by default on such an endpoint.',
+    "",
+    "- `start`: data `{}`: start one process and register it (`POST /_emulator/load-balancers/{endpoint_id}/workers`); it joins once its health says 200.",
+    "- `stop`: data `{workerId}`: the pool let this worker go (idle); stop its process.",
+    `- \`tick\`: every ${LAUNCHER_TICK_MS / 1000} s of wall time, data \`{}\`.`,
+    "",
+    "The stream ends when the emulator closes; the pool stops scaling processes when it ends. One reader at a time (409 while another scales the endpoint).",
+  ].join("\n"),
+  request: { params: z.object({ endpoint_id: z.string().openapi({ param: { name: "endpoint_id", in: "path" } }) }) },
+  responses: {
+    200: { description: "The event stream", content: { "text/event-stream": { schema: z.string() } } },
+    404: ERROR_RESPONSES[404],
+    409: problem("Another reader (or `emulator.scaleWorkers`) starts this endpoint's processes already"),
+  },
+});
+
+type LauncherEvent = { event: "start"; data: Record<string, never> } | { event: "stop"; data: { workerId: string } };
+
+/**
+ * `GET /_emulator/load-balancers/{endpoint_id}/launcher`: the pool's launcher (`LbLauncher`) for a
+ * launcher in another process, such as `minipod worker`: the pool's own scaling rule decides, and
+ * each `start` and `stop` it asks for becomes an event of this stream.
+ */
+export function loadBalancerLauncherRoute(core: Core, app: OpenAPIHono<AppEnv>): void {
+  const lb = core.loadBalancers;
+  app.openapi(launcherRoute, (c) => {
+    const { endpoint_id: endpointId } = c.req.valid("param");
+    if (lb.handlerOf(endpointId)?.kind !== "process") {
+      throw new EmulatorError("NOT_FOUND", `endpoint "${endpointId}" is not a load-balancing endpoint served by worker processes; give it "type": "LOAD_BALANCER" and "handler": "external"`);
+    }
+    if (lb.launcherOf(endpointId)) throw new EmulatorError("CONFLICT", `the worker processes of endpoint "${endpointId}" are started and stopped by another launcher already (a minipod worker, or emulator.scaleWorkers); stop it first`);
+    return streamSSE(c, async (stream) => {
+      const events: LauncherEvent[] = [];
+      let closed = false;
+      let tick = false;
+      let wake: (() => void) | undefined;
+      const poke = () => {
+        wake?.();
+        wake = undefined;
+      };
+      const launcher: LbLauncher = {
+        start: () => {
+          events.push({ event: "start", data: {} });
+          poke();
+        },
+        stop: (workerId) => {
+          events.push({ event: "stop", data: { workerId } });
+          poke();
+        },
+      };
+      const unwatch = core.notifier.watch(RELEASE_WATCH_ID, (change) => {
+        if (change.cause !== CLOSING_CAUSE) return;
+        closed = true;
+        poke();
+      });
+      const timer = setInterval(() => {
+        tick = true;
+        poke();
+      }, LAUNCHER_TICK_MS);
+      timer.unref?.();
+      const stop = () => {
+        closed = true;
+        unwatch();
+        clearInterval(timer);
+        if (lb.launcherOf(endpointId) === launcher) lb.setLauncher(endpointId, undefined);
+        poke();
+      };
+      stream.onAbort(stop);
+      // Set now: the pool asks at once for the workers it wants (workersMin, requests waiting).
+      lb.setLauncher(endpointId, launcher);
+      while (!closed) {
+        if (events.length === 0 && !tick) await new Promise<void>((resolve) => (wake = resolve));
+        if (closed) break;
+        for (const e of events.splice(0)) await stream.writeSSE({ event: e.event, data: JSON.stringify(e.data) });
+        if (tick) {
+          tick = false;
+          await stream.writeSSE({ event: "tick", data: "{}" });
+        }
+      }
+      stop();
+    });
+  });
+}
