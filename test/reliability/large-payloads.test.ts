@@ -174,7 +174,7 @@ describe("a handler in this process with payloads of the maximum size", () => {
     await emu.close(); // it holds the file's lock
     emu = undefined;
     const db = new Database(file, { readonly: true });
-    onTestFinished(() => db.close());
+    onTestFinished(() => void db.close());
     const stored = db.prepare(`SELECT input, output FROM jobs WHERE id = ?`).get(answer.id) as { input: string; output: string };
     expect(stored.input).toMatch(/^#parts:/);
     expect(stored.output).toMatch(/^#parts:/);
