@@ -1,8 +1,9 @@
-import { readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchConfig } from "../lib/config.js";
+import { call } from "../lib/http.js";
 import { API_KEY, startMinipod } from "../lib/processes.js";
 
 const MB = 1024 * 1024;
@@ -87,6 +88,35 @@ function post(base: string, path: string, body: Buffer, chunked = false): Promis
   });
 }
 
+/** GETs `path`, draining the answer. */
+function get(base: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { headers: { authorization: `Bearer ${API_KEY}` }, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/**
+ * A worker process's round with a result of the maximum size, as the service's worker runtime
+ * makes it: a small job submitted, taken, its 20 MB result posted with job-done, then read
+ * whole on `/status`.
+ */
+async function workerResult(base: string, result: Buffer): Promise<{ status: number; ms: number }> {
+  const started = performance.now();
+  const { id } = (await call(base, "POST", "/v2/wrk/run", { input: { prompt: "draw" } })).body as { id: string };
+  const taken = await call(base, "GET", "/v2/wrk/job-take/bench-worker?gpu=x&job_in_progress=0");
+  if (taken.status !== 200) throw new Error(`job-take answered ${taken.status}`);
+  const done = await post(base, `/v2/wrk/job-done/bench-worker/${id}?gpu=x&isStream=false`, result);
+  if (done.status !== 200) return { status: done.status, ms: performance.now() - started };
+  const status = await get(base, `/v2/wrk/status/${id}`);
+  return { status, ms: performance.now() - started };
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -99,6 +129,18 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * the worst of `rounds`, and the median.
  */
 export async function eventLoop(rounds: number, log: (line: string) => void): Promise<EventLoopResult> {
+  const dir = mkdtempSync(join(tmpdir(), "minipod-bench-loop-"));
+  try {
+    const memory = await eventLoopOf(rounds, log, undefined);
+    // With a database file: SQLite writes large payloads slower to a file than to memory.
+    const file = await eventLoopOf(rounds, log, join(dir, "state.db"));
+    return { rounds, idleBlockMs: Math.max(memory.idleBlockMs, file.idleBlockMs), cases: [...memory.cases, ...file.cases] };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function eventLoopOf(rounds: number, log: (line: string) => void, db: string | undefined): Promise<EventLoopResult> {
   const probeFile = join(tmpdir(), `minipod-bench-probe-${process.pid}-loop.jsonl`);
   rmSync(probeFile, { force: true });
   // "img": the echo handler in minipod's process, whose own parse of its input is in the block;
@@ -106,11 +148,15 @@ export async function eventLoop(rounds: number, log: (line: string) => void): Pr
   const config = await benchConfig([
     { id: "img", handler: "echo", workersMin: 1, workersMax: 1, coldStartMs: 0, idleTimeout: 3600 },
     { id: "ext", handler: "external" },
+    // A queue of its own: "ext" keeps the jobs of the cases before it.
+    { id: "wrk", handler: "external" },
   ]);
-  const server = await startMinipod({ config, probeFile, probeMs: 50 });
-  const cases: Array<{ name: string; path: string; body: Buffer; chunked?: boolean }> = [
+  const server = await startMinipod({ config, probeFile, probeMs: 50, db });
+  const result = Buffer.from(`{"output":${stringBody(20 * MB - 64).toString("utf8").slice('{"input":'.length, -1)}}`);
+  const cases: Array<{ name: string; path: string; body: Buffer; chunked?: boolean; exec?: (base: string) => Promise<{ status: number; ms: number }> }> = [
     { name: "/run, 10 MB, one string, to worker processes (accepted)", path: "/v2/ext/run", body: stringBody(10 * MB) },
     { name: "/run, 10 MB of small numbers, to worker processes (accepted)", path: "/v2/ext/run", body: numbersBody(10 * MB) },
+    { name: "a worker process's 20 MB result: job-take, job-done, then /status (20 MB answer)", path: "/v2/wrk/job-done", body: result, exec: (base) => workerResult(base, result) },
     { name: "/run, 10 MB, one string, echo handler in process (accepted)", path: "/v2/img/run", body: stringBody(10 * MB) },
     { name: "/runsync, 20 MB, one string (accepted, 20 MB answer)", path: "/v2/img/runsync", body: stringBody(20 * MB) },
     { name: "/run, 10 MB + 1 byte, Content-Length (refused 413)", path: "/v2/img/run", body: stringBody(10 * MB + 1) },
@@ -118,6 +164,8 @@ export async function eventLoop(rounds: number, log: (line: string) => void): Pr
     { name: "/run, 10 MB of small numbers, echo handler in process (accepted)", path: "/v2/img/run", body: numbersBody(10 * MB) },
     { name: "/runsync, 20 MB of small numbers (accepted, 20 MB answer)", path: "/v2/img/runsync", body: numbersBody(20 * MB) },
   ];
+  // With a file, the accepted ones only (a refusal writes nothing).
+  if (db) cases.splice(0, cases.length, ...cases.filter((c) => !c.name.includes("refused")));
   // BENCH_LOOP_ONLY=text: only the cases whose name contains it (while looking into one).
   const only = process.env.BENCH_LOOP_ONLY;
   if (only) cases.splice(0, cases.length, ...cases.filter((c) => c.name.includes(only)));
@@ -128,6 +176,7 @@ export async function eventLoop(rounds: number, log: (line: string) => void): Pr
     await sleep(1000);
     const idleBlockMs = Math.max(0, ...readProbe(probeFile).filter((l) => l.wall >= idleFrom).map((l) => l.loopMaxMs));
     for (const c of cases) {
+      const name = db ? `${c.name}, --db file` : c.name;
       const blocks: number[] = [];
       const parses: number[] = [];
       let status = 0;
@@ -137,11 +186,11 @@ export async function eventLoop(rounds: number, log: (line: string) => void): Pr
         const from = Date.now();
         let answer: { status: number; ms: number };
         try {
-          answer = await post(server.url, c.path, c.body, c.chunked);
+          answer = c.exec ? await c.exec(server.url) : await post(server.url, c.path, c.body, c.chunked);
         } catch (e) {
           // The server may close a refused upload before the client has written it all.
           answer = { status: 413, ms: Date.now() - from };
-          log(`event loop: ${c.name}: ${(e as Error).message}`);
+          log(`event loop: ${name}: ${(e as Error).message}`);
         }
         await sleep(300);
         const to = Date.now() - 100;
@@ -154,8 +203,8 @@ export async function eventLoop(rounds: number, log: (line: string) => void): Pr
         status = answer.status;
         wall = Math.max(wall, answer.ms);
       }
-      out.push({ name: c.name, bytes: c.body.length, status, wallMs: wall, blockMs: Math.max(...blocks), medianBlockMs: median(blocks), parseMs: median(parses) });
-      log(`event loop: ${c.name}: ${status}, blocked at most ${Math.max(...blocks).toFixed(0)} ms (median ${median(blocks).toFixed(0)} ms)`);
+      out.push({ name, bytes: c.body.length, status, wallMs: wall, blockMs: Math.max(...blocks), medianBlockMs: median(blocks), parseMs: median(parses) });
+      log(`event loop: ${name}: ${status}, blocked at most ${Math.max(...blocks).toFixed(0)} ms (median ${median(blocks).toFixed(0)} ms)`);
     }
     return { rounds, idleBlockMs, cases: out };
   } finally {

@@ -29,6 +29,14 @@ export class RawJson {
     return this.raw.length;
   }
 
+  /**
+   * Makes `text` ready to read without a long read on the event loop: undefined when it is (the
+   * text is here); a stored payload's is read a part a turn (see StoredJson).
+   */
+  preload(): Promise<void> | undefined {
+    return undefined;
+  }
+
   /** The value, parsed: what `JSON.stringify` writes for it outside `stringify`. */
   toJSON(): unknown {
     if (splicing !== undefined) {
@@ -105,3 +113,16 @@ export const valueOf = (v: unknown): unknown => (v instanceof RawJson ? JSON.par
 
 /** A value read back from its stored text: a large one stays text (`RawJson`), a small one is parsed. */
 export const fromText = (text: string): unknown => (text.length > LARGE ? new RawJson(text) : JSON.parse(text));
+
+/**
+ * Settles once the large payloads among `values` are ready to write (see `RawJson.preload`);
+ * undefined, at once, when none needs reading: the usual case costs no turn.
+ */
+export function preloaded(...values: unknown[]): Promise<void> | undefined {
+  let waits: Promise<void>[] | undefined;
+  for (const v of values) {
+    const w = v instanceof RawJson ? v.preload() : undefined;
+    if (w) (waits ??= []).push(w);
+  }
+  return waits && Promise.all(waits).then(() => undefined);
+}

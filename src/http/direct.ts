@@ -174,15 +174,27 @@ export class DirectRoutes {
     }
     const body = known.checks.body;
     if (body === undefined) {
-      // A GET: nothing to read, nothing written to wait for (as the gate).
+      // A GET: nothing to read, nothing written to wait for (as the gate); an answer holding a
+      // large stored payload is read first, a part a turn (a promise then).
+      const sent = () => {
+        release?.();
+        this.send(res, answer, method, path, known.info, at, startedMs, undefined);
+      };
+      let text: string | Promise<string>;
       try {
-        // Only a route with a body stages a payload, and only that answer can be a promise.
-        answer.json(known.checks.route.answer(known.params, undefined) as string);
+        text = known.checks.route.answer(known.params, undefined);
       } catch (err) {
         this.fail(answer, err, method, path);
+        return sent();
       }
-      release?.();
-      this.send(res, answer, method, path, known.info, at, startedMs, undefined);
+      if (typeof text === "string") {
+        answer.json(text);
+        return sent();
+      }
+      text.then(
+        (t) => answer.json(t),
+        (err: unknown) => this.fail(answer, err, method, path),
+      ).finally(sent);
       return;
     }
     let bodyText: string | undefined;

@@ -44,13 +44,25 @@ export class StoredJson extends RawJson {
     private readonly length: number,
     private readonly load: () => string,
     private loaded?: string,
+    /** Reads the text a part a turn. */
+    private readonly loadInTurns?: () => Promise<string>,
   ) {
     super("");
   }
 
+  private loading: Promise<void> | undefined;
+
   override get text(): string {
     this.loaded ??= this.load();
     return this.loaded;
+  }
+
+  override preload(): Promise<void> | undefined {
+    if (this.loaded !== undefined || !this.loadInTurns) return undefined;
+    this.loading ??= this.loadInTurns().then((text) => {
+      this.loaded ??= text;
+    });
+    return this.loading;
   }
 
   override get size(): number {
@@ -72,7 +84,7 @@ export class PayloadParts {
   private seq = 0;
   /** Whether the flush under way writes everything (a snapshot, an export): no budget then. */
   private everything = false;
-  private readonly s: { put: Statement<[string, number, string]>; parts: Statement<[string], { text: string }>; drop: Statement<[string]> };
+  private readonly s: { put: Statement<[string, number, string]>; parts: Statement<[string], { text: string }>; part: Statement<[string, number], { text: string }>; drop: Statement<[string]> };
 
   constructor(
     private readonly db: Db,
@@ -81,6 +93,7 @@ export class PayloadParts {
     this.s = {
       put: db.prepare(`INSERT OR REPLACE INTO payload_parts (name, part, text) VALUES (?, ?, ?)`),
       parts: db.prepare(`SELECT text FROM payload_parts WHERE name = ? ORDER BY part`),
+      part: db.prepare(`SELECT text FROM payload_parts WHERE name = ? AND part = ?`),
       drop: db.prepare(`DELETE FROM payload_parts WHERE name = ?`),
     };
     writes.add({
@@ -123,7 +136,7 @@ export class PayloadParts {
   read(column: string, small: (text: string) => unknown): unknown {
     const ref = parseToken(column);
     if (!ref) return small(column);
-    return new StoredJson(column, ref.length, () => this.textOf(ref.name, ref.length));
+    return new StoredJson(column, ref.length, () => this.textOf(ref.name, ref.length), undefined, () => this.textInTurns(ref.name, ref.length));
   }
 
   /** Forgets what is under way: the database was replaced under the store (a snapshot restored, a reset). */
@@ -141,6 +154,20 @@ export class PayloadParts {
 
   private textOf(name: string, length: number): string {
     const text = this.s.parts.all(name).map((r) => r.text).join("");
+    if (text.length !== length) throw new Error(`stored payload ${name} is incomplete (${text.length} of ${length} characters)`);
+    return text;
+  }
+
+  /** `textOf`, a part a turn: a 20 MB payload read at once held the event loop for tens of milliseconds. */
+  private async textInTurns(name: string, length: number): Promise<string> {
+    let text = "";
+    for (let part = 0; ; part++) {
+      const row = this.s.part.get(name, part);
+      if (!row) break;
+      text += row.text;
+      if (text.length >= length) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     if (text.length !== length) throw new Error(`stored payload ${name} is incomplete (${text.length} of ${length} characters)`);
     return text;
   }

@@ -65,6 +65,25 @@ describe("large payloads in parts", () => {
     expect((again.input as unknown as StoredJson).text).toBe(input.text);
   });
 
+  it("reads a stored payload a part a turn when asked to preload it, and not again after", async () => {
+    const db = openDb(":memory:");
+    const jobs = new SqliteJobStore(db);
+    const input = large(3);
+    jobs.insert(queuedJob("big", { input: (await jobs.stagePayload(input))! as never }));
+    await settle(jobs);
+    const stored = new SqliteJobStore(db).get("big")!.input as unknown as StoredJson;
+    let ready = false;
+    void stored.preload()!.then(() => (ready = true));
+    let turns = 0;
+    while (!ready && turns < 100) {
+      await turn();
+      turns++;
+    }
+    expect(turns).toBeGreaterThanOrEqual(Math.ceil(input.text.length / (256 * 1024)) - 1);
+    expect(stored.preload()).toBeUndefined();
+    expect(stored.text).toBe(input.text);
+  });
+
   it("stages nothing up to 1 MiB, and writes a stored input's reference again unchanged when the job moves", async () => {
     const db = openDb(":memory:");
     const jobs = new SqliteJobStore(db);

@@ -1,7 +1,7 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { EmulatorError } from "../../../domain/errors.js";
 import { JOB_STATUSES, type Job } from "../../../domain/job.js";
-import { stringify } from "../../../domain/json-text.js";
+import { stringify, preloaded } from "../../../domain/json-text.js";
 import { RUN_PAYLOAD_MAX_BYTES } from "../../../domain/limits.js";
 import type { JobSummary } from "../../../domain/ports.js";
 import { jsonBody } from "../../body.js";
@@ -197,7 +197,11 @@ export function jobControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void 
   });
 
   // `stringify`: a large input or output is written from its text, not stringified again.
-  router.openapi(getJob, (c) => c.body(textBody(stringify(jobDetail(core, requireJob(core, c.req.valid("param").id)))), 200, JSON_TYPE) as never);
+  router.openapi(getJob, async (c) => {
+    const job = requireJob(core, c.req.valid("param").id);
+    await preloaded(job.input, job.output);
+    return c.body(textBody(stringify(jobDetail(core, job))), 200, JSON_TYPE) as never;
+  });
 
   // The queue's own operations (JobService), so the rules and the jobs are those of /v2.
   router.openapi(submitJob, (c) => {

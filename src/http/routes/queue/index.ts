@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { toView, type Job, type JobView } from "../../../domain/job.js";
-import { stringify } from "../../../domain/json-text.js";
+import { preloaded, stringify } from "../../../domain/json-text.js";
 import type { Submission } from "../../../domain/jobs.js";
 import { RUNSYNC_WAIT_DEFAULT_MS, STATUS_SYNC_WAIT_DEFAULT_MS, STREAM_HOLD_DEFAULT_MS } from "../../../domain/limits.js";
 import type { Core } from "../../core.js";
@@ -59,20 +59,29 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
     const wait = c.req.valid("query").wait ?? RUNSYNC_WAIT_DEFAULT_MS;
     const job = await jobs.submitStaged(endpointId, c.req.valid("json"), "runsync");
     const done = await jobs.waitUntilFinal(endpointId, job.id, wait, c.req.raw.signal);
+    await preloaded(done.output);
     return jsonAnswer(c, toView(done, clock.now()));
   });
 
   // What c.json(toView(job)) answers, byte for byte.
-  const status = (endpointId: string, jobId: string, ttl: number | undefined) => viewText(jobs.status(endpointId, jobId, ttl), clock.now());
+  // A large stored output is read first, a part a turn (RawJson.preload): the answer comes later.
+  const status = (endpointId: string, jobId: string, ttl: number | undefined): string | Promise<string> => {
+    const job = jobs.status(endpointId, jobId, ttl);
+    const ready = preloaded(job.output);
+    return ready ? ready.then(() => viewText(job, clock.now())) : viewText(job, clock.now());
+  };
   router.openapi(statusRoute, (c) => {
     const { endpoint_id, job_id } = c.req.valid("param");
-    return c.body(textBody(status(endpoint_id, job_id, c.req.valid("query").ttl)), 200, JSON_TYPE) as unknown as ReturnType<typeof c.json<JobView, 200>>;
+    const text = status(endpoint_id, job_id, c.req.valid("query").ttl);
+    const answer = (t: string) => c.body(textBody(t), 200, JSON_TYPE) as unknown as ReturnType<typeof c.json<JobView, 200>>;
+    return text instanceof Promise ? text.then(answer) : answer(text);
   });
 
   router.openapi(statusSyncRoute, async (c) => {
     const { endpoint_id, job_id } = c.req.valid("param");
     const wait = c.req.valid("query").wait ?? STATUS_SYNC_WAIT_DEFAULT_MS;
     const job = await jobs.waitUntilFinal(endpoint_id, job_id, wait, c.req.raw.signal);
+    await preloaded(job.output);
     return jsonAnswer(c, toView(job, clock.now()));
   });
 
