@@ -1,3 +1,4 @@
+import { RawJson } from "./json-text.js";
 import { afterStaging } from "./payload-staging.js";
 import type { VirtualClock } from "./clock.js";
 import { endpointNotFound } from "./endpoint.js";
@@ -61,7 +62,9 @@ export class JobService {
    * `JobStore.stagePayload`): the job at once for a small input, else a promise of it.
    */
   submitStaged(endpointId: string, sub: Submission, kind: JobKind, cause?: string): Job | Promise<Job> {
-    this.requireEndpoint(endpointId);
+    // Only a large body's input is text (json-offload): the usual submission goes straight on.
+    if (!(sub.input instanceof RawJson)) return this.submit(endpointId, sub, kind, cause);
+    this.requireEndpoint(endpointId); // before anything is written for it
     return afterStaging(this.d.jobs, sub, "input", (s) => this.submit(endpointId, s, kind, cause), (job, input) => job.input === input);
   }
 
