@@ -41,6 +41,15 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
     expect(done).toMatchObject({ method: "POST", status: 200, path: `/v2/plain/job-done/plain-1/${id}`, body: { output: { echo: "hello" } } });
   });
 
+  it("takes a 5 MB input and posts a 5 MB result (both past the size stored in parts), and status-sync answers the result whole", async () => {
+    const q = queue(emu, "plain");
+    const value = "x".repeat(5 * 1024 * 1024);
+    const id = await q.run({ do: "echo", value });
+    const job = await q.final(id);
+    expect(job.status).toBe("COMPLETED");
+    expect((job.output as { echo: string }).echo === value).toBe(true);
+  });
+
   it("fails a job whose handler raises, with the library's error report", async () => {
     const q = queue(emu, "plain");
     const id = await q.run({ do: "raise", message: "CUDA out of memory" });
