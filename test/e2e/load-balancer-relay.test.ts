@@ -119,6 +119,8 @@ describe("the relay to a worker's server", () => {
     expect(got.headers.te).toBeUndefined();
     expect(got.headers["keep-alive"]).toBeUndefined();
     expect(await lastJournalEntry()).toMatchObject({ path: "/lb/relay/h", query: "q=1", status: 201 });
+    // The endpoint's own path keeps its query too, as the app relays it.
+    expect(JSON.parse((await send("/lb/relay?only=query")).body.toString())).toMatchObject({ url: "/?only=query" });
   });
 
   it("sends a large body on as it comes, with Expect: 100-continue, and relays a large answer whole", async () => {

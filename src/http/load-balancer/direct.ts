@@ -54,7 +54,8 @@ export class LoadBalancerDirect {
     const startedMs = performance.now();
     const at = this.journal.enabled ? this.journal.now() : 0;
     const info = routeInfo(path, route);
-    const rest = (idEnd === -1 ? "/" : url.slice(idEnd)) || "/";
+    // The path after the endpoint's id, with the query: `/lb/api?x=1` reaches the worker as `/?x=1`.
+    const rest = idEnd === -1 ? `/${mark === -1 ? "" : url.slice(mark)}` : url.slice(idEnd);
     const finish = (status: number) => {
       release?.();
       release = undefined;
