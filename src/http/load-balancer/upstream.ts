@@ -32,12 +32,11 @@ export function upstreamTarget(url: string): UpstreamTarget {
   return t;
 }
 
-/** The request's headers as a worker gets them: hop-by-hop ones and `Expect` dropped, the Host its own. */
+/** The request's headers as a worker gets them: hop-by-hop ones dropped, the Host its own. */
 export function relayedHeaders(headers: IncomingHttpHeaders, host: string): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
   for (const name in headers) {
-    // `Expect: 100-continue` was answered by minipod's server already; undici sends no such header.
-    if (HOP_BY_HOP.has(name) || name === "host" || name === "expect") continue;
+    if (HOP_BY_HOP.has(name) || name === "host") continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
   }
