@@ -31,6 +31,7 @@ beforeAll(async () => {
       return;
     }
     if (req.url === "/drop") return void req.socket.destroy();
+    if (req.url === "/empty") return void res.writeHead(204, { "x-empty": "yes" }).end();
     if (req.url === "/big") {
       // 8 MB in 64 KB writes, each waiting for the socket to drain: the relay's back-pressure.
       const part = Buffer.alloc(64 * 1024, "z");
@@ -119,6 +120,11 @@ describe("the relay to a worker's server", () => {
     expect(got.headers.te).toBeUndefined();
     expect(got.headers["keep-alive"]).toBeUndefined();
     expect(await lastJournalEntry()).toMatchObject({ path: "/lb/relay/h", query: "q=1", status: 201 });
+    // Answers without a body: to a HEAD (its length kept), and a 204.
+    const head = await send("/lb/relay/h", { method: "HEAD" });
+    expect([head.status, head.headers["content-type"], head.body.length]).toEqual([201, "application/json", 0]);
+    const empty = await send("/lb/relay/empty", { method: "DELETE" });
+    expect([empty.status, empty.headers["x-empty"], empty.body.length]).toEqual([204, "yes", 0]);
     // The endpoint's own path keeps its query too, as the app relays it.
     expect(JSON.parse((await send("/lb/relay?only=query")).body.toString())).toMatchObject({ url: "/?only=query" });
   });
