@@ -27,7 +27,13 @@ beforeAll(async () => {
     if (req.url === "/hold") {
       // Answers only when the client or minipod goes away.
       held.push(req);
-      res.once("close", () => closedEarly.push(req.url!));
+      // Its body read (a server that reads none never sees the connection close under it), then
+      // its connection closes: the answer's close, or the body's end cut short.
+      req.resume();
+      let closed = false;
+      const mark = () => void (closed || ((closed = true), closedEarly.push(req.url!)));
+      res.once("close", mark);
+      req.once("aborted", mark);
       return;
     }
     if (req.url === "/drop") return void req.socket.destroy();
@@ -161,6 +167,20 @@ describe("the relay to a worker's server", () => {
     held.length = 0;
     await waitFor(async () => (await lastJournalEntry()).path === "/lb/relay/hold");
     expect(await lastJournalEntry()).toMatchObject({ status: 499 });
+  });
+
+  it("cancels the worker's request when the client goes away in the middle of its body", async () => {
+    closedEarly.length = 0;
+    const req = request(`${emu.url}/lb/relay/hold`, { method: "POST", headers: { ...auth, "content-length": String(MB) }, agent: false });
+    req.on("error", () => {});
+    req.write(Buffer.alloc(64 * 1024, "p"));
+    await waitFor(() => held.length === 1);
+    req.destroy();
+    await waitFor(() => closedEarly.length === 1);
+    held.length = 0;
+    await waitFor(async () => (await lastJournalEntry()).method === "POST");
+    expect(await lastJournalEntry()).toMatchObject({ method: "POST", path: "/lb/relay/hold", status: 499 });
+    expect((await send("/lb/relay/after")).status).toBe(201);
   });
 
   it("cuts a request processed longer than 5.5 minutes of virtual time with 524, and frees the worker", async () => {
