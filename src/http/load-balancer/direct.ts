@@ -1,4 +1,4 @@
-import { request, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { REQUEST_FAULTS } from "../../domain/faults.js";
 import { LB_PAYLOAD_MAX_BYTES } from "../../domain/limits.js";
 import { LB_PATH_PREFIX, LbRefusal, parseAffinity, type Lease } from "../../domain/load-balancer/types.js";
@@ -7,8 +7,8 @@ import type { Core } from "../core.js";
 import { requestLogLine, type Admission } from "../gate.js";
 import type { RequestJournal } from "../journal.js";
 import { routeInfo } from "../route-info.js";
-import { HOP_BY_HOP, workerConnections } from "./proxy.js";
 import { LB_WORKER_FAULTS, WORKER_ID_HEADER } from "./serve.js";
+import { sendUpstream, upstreamTarget } from "./upstream.js";
 
 /**
  * Requests to worker processes (and servers given by URL) relayed between node's request and
@@ -54,7 +54,8 @@ export class LoadBalancerDirect {
     const startedMs = performance.now();
     const at = this.journal.enabled ? this.journal.now() : 0;
     const info = routeInfo(path, route);
-    const rest = (idEnd === -1 ? "/" : url.slice(idEnd)) || "/";
+    // The path after the endpoint's id, with the query: `/lb/api?x=1` reaches the worker as `/?x=1`.
+    const rest = idEnd === -1 ? `/${mark === -1 ? "" : url.slice(mark)}` : url.slice(idEnd);
     const finish = (status: number) => {
       release?.();
       release = undefined;
@@ -90,26 +91,8 @@ export class LoadBalancerDirect {
 
   private relay(req: IncomingMessage, res: ServerResponse, rest: string, lease: Lease, extra: Record<string, string>, refuse: (status: number, error: string, workerId?: string) => void, finish: (status: number) => void): void {
     const worker = lease.worker;
-    const target = new URL(worker.target!.url);
-    const out: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && name !== "host" && value !== undefined) out[name] = value;
-    out.host = target.host;
     let answered = false;
     let timedOut = false;
-    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: rest, headers: out, agent: workerConnections }, (up) => {
-      answered = true;
-      const headers: OutgoingHttpHeaders = { ...extra };
-      for (const [name, value] of Object.entries(up.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
-      headers[WORKER_ID_HEADER] = worker.id;
-      res.writeHead(up.statusCode ?? 502, up.statusMessage, headers);
-      up.pipe(res);
-      up.once("error", () => res.destroy());
-    });
-    lease.onTimeout(() => {
-      timedOut = true;
-      upstream.destroy(new Error("processing took longer than 5.5 minutes"));
-      if (answered) res.destroy();
-    });
     let ended = false;
     const end = () => {
       if (ended) return;
@@ -117,20 +100,40 @@ export class LoadBalancerDirect {
       lease.release();
       finish(timedOut ? 524 : res.statusCode);
     };
-    upstream.once("error", (e) => {
-      if (answered || res.headersSent) return end();
-      ended = true;
-      lease.release();
-      if (timedOut) return refuse(524, "request timed out: processing took longer than 5.5 minutes", worker.id);
-      if (res.destroyed) return finish(499);
-      this.core.log.warn(`load balancer: worker ${worker.id} answered nothing to ${req.method} ${rest}: ${(e as NodeJS.ErrnoException).code ?? e.message}`);
-      refuse(502, `bad gateway: worker ${worker.id} answered nothing (${(e as NodeJS.ErrnoException).code ?? e.message})`, worker.id);
+    // A body only when one is declared: a request without one ends where its headers do.
+    const body = req.headers["content-length"] === undefined || req.headers["content-length"] === "0" ? null : req;
+    const abort = sendUpstream(upstreamTarget(worker.target!.url), req, rest, body, {
+      head: (status, statusText, headers) => {
+        answered = true;
+        for (const name in extra) headers.push(name, extra[name]!);
+        headers.push(WORKER_ID_HEADER, worker.id);
+        res.writeHead(status, statusText, headers);
+      },
+      data: (chunk, resume) => res.write(chunk) || (res.once("drain", resume), false),
+      end: () => res.end(),
+      error: (e) => {
+        if (answered || res.headersSent) {
+          res.destroy();
+          return end();
+        }
+        ended = true;
+        lease.release();
+        if (timedOut) return refuse(524, "request timed out: processing took longer than 5.5 minutes", worker.id);
+        if (res.destroyed) return finish(499);
+        const cause = (e as NodeJS.ErrnoException).code ?? e.message;
+        this.core.log.warn(`load balancer: worker ${worker.id} answered nothing to ${req.method} ${rest}: ${cause}`);
+        refuse(502, `bad gateway: worker ${worker.id} answered nothing (${cause})`, worker.id);
+      },
+    });
+    lease.onTimeout(() => {
+      timedOut = true;
+      abort(new Error("processing took longer than 5.5 minutes"));
+      if (answered) res.destroy();
     });
     // The client going away aborts the worker's request; an answer ended frees the worker.
     res.once("close", () => {
-      if (!res.writableFinished) upstream.destroy();
+      if (!res.writableFinished) abort(new Error("the client went away"));
       if (answered || res.writableFinished) end();
     });
-    req.pipe(upstream);
   }
 }
