@@ -13,10 +13,10 @@ export function openDb(file: string): Db {
   try {
     db.pragma("foreign_keys = ON");
     // SQLite's default page size (4 KiB), in memory too. 16 KiB pages wrote a 10 MB payload in
-    // fewer overflow pages (a few ms less), but every transaction copies each page it changes
-    // into its in-memory journal: a turn of small jobs touches the same handful of pages of the
-    // jobs table and its indexes, and took about 1.5 µs more per job in turns of two to four jobs
-    // (5 % of the server's CPU per `POST /run`).
+    // fewer overflow pages (a few ms less), but a transaction copies each page it first changes
+    // whole into its journal, and every turn's transaction changes the same few pages of the jobs
+    // table and its indexes: a job row cost 1.5 to 2.3 µs more in turns of two to four jobs,
+    // about 3 % of the CPU of a `POST /run` (bench/PROFILING.md).
     if (file !== ":memory:") lockFile(db);
     migrate(db);
   } catch (e) {
