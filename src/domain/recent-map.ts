@@ -34,13 +34,16 @@ export class RecentMap<K, V> {
   }
 
   set(key: K, value: V): void {
-    if (!this.map.has(key)) {
-      const dropped = this.ring[this.next];
-      if (dropped !== undefined) this.map.delete(dropped);
-      this.ring[this.next] = key;
-      this.next = this.next + 1 === this.limit ? 0 : this.next + 1;
-    }
+    // One look-up for a key already there (the store saves a job at each of its moves): a new
+    // key is the one that grows the map.
+    const size = this.map.size;
     this.map.set(key, value);
+    if (this.map.size === size) return;
+    const dropped = this.ring[this.next];
+    // A key deleted and added again may still hold this older slot: it stays (see `ring`).
+    if (dropped !== undefined && dropped !== key) this.map.delete(dropped);
+    this.ring[this.next] = key;
+    this.next = this.next + 1 === this.limit ? 0 : this.next + 1;
   }
 
   delete(key: K): void {

@@ -155,7 +155,8 @@ export function readIncoming(incoming: IncomingMessage, limit: number, hold?: Bo
       }
       chunks.push(chunk);
     };
-    const onEnd = () => done(() => resolve(Buffer.concat(chunks, size).toString("utf8")));
+    // A small body arrives in one chunk: decoded as it is, without a copy into a new buffer first.
+    const onEnd = () => done(() => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString("utf8")));
     const onError = (e: Error) => done(() => fail(new EmulatorError("BAD_REQUEST", `the request body could not be read: ${e.message}`)));
     const onClose = () => (incoming.readableEnded ? onEnd() : done(() => fail(new EmulatorError("BAD_REQUEST", "the client closed the connection before sending the whole body"))));
     incoming.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);

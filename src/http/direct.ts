@@ -13,7 +13,7 @@ import type { Core } from "./core.js";
 import { requestLogLine, type Admission } from "./gate.js";
 import type { RequestJournal } from "./journal.js";
 import { endWith } from "./large-body.js";
-import { OFF_LOOP_BYTES, parseOffLoop, withTexts } from "./json-offload.js";
+import { OFF_LOOP_BYTES, parseOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
 import { logFailure, problemAnswer, validationError } from "./problem.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
 
@@ -214,25 +214,58 @@ export class DirectRoutes {
       });
     };
     readIncoming(req, body.limit, hold).then(
-      async (read) => {
-        try {
-          bodyText = jsonText(read);
+      (read) => {
+        const text = (bodyText = jsonText(read));
+        if (text.length >= OFF_LOOP_BYTES) {
           // A large body is parsed off the event loop, as the app's routes do (see parseOffLoop).
-          const offLoop = bodyText.length >= OFF_LOOP_BYTES ? await parseOffLoop(bodyText, body.textFields, body.hint) : undefined;
-          const checked = body.schema.safeParse(offLoop ? offLoop.value : parseJsonBody(bodyText, body.hint));
-          if (!checked.success) throw validationError(checked.error, "body");
-          const text = known.checks.route.answer(known.params, offLoop ? withTexts(checked.data, offLoop) : checked.data);
-          answer.json(typeof text === "string" ? text : await text);
+          parseOffLoop(text, body.textFields, body.hint).then(
+            (offLoop) => this.check(answer, known, offLoop.value, offLoop, method, path, settled),
+            (err: unknown) => {
+              this.fail(answer, err, method, path);
+              settled();
+            },
+          );
+          return;
+        }
+        // A small one here, in this step: no async function and its promise on every /run.
+        let value: unknown;
+        try {
+          value = parseJsonBody(text, body.hint);
         } catch (err) {
           this.fail(answer, err, method, path);
+          return settled();
         }
-        settled();
+        this.check(answer, known, value, undefined, method, path, settled);
       },
       (err: unknown) => {
         this.fail(answer, err, method, path);
         settled();
       },
     );
+  }
+
+  /**
+   * Checks a parsed body against the route's schema and answers it (or the problem), then calls
+   * `settled`: at once, or once a large input is staged (the route's answer is a promise then).
+   */
+  private check(answer: Answer, known: KnownPath, value: unknown, offLoop: OffLoopBody | undefined, method: string, path: string, settled: () => void): void {
+    let text: string | Promise<string>;
+    try {
+      const checked = known.checks.body!.schema.safeParse(value);
+      if (!checked.success) throw validationError(checked.error, "body");
+      text = known.checks.route.answer(known.params, offLoop ? withTexts(checked.data, offLoop) : checked.data);
+    } catch (err) {
+      this.fail(answer, err, method, path);
+      return settled();
+    }
+    if (typeof text === "string") {
+      answer.json(text);
+      return settled();
+    }
+    text.then(
+      (t) => answer.json(t),
+      (err: unknown) => this.fail(answer, err, method, path),
+    ).finally(settled);
   }
 
   private fail(answer: Answer, err: unknown, method: string, path: string): void {
