@@ -94,6 +94,8 @@ export async function parseInSlices(text: string, slicing: Slicing = {}): Promis
   const start = skipSpace(text, 0);
   const [value, end] = await parseValue(text, start, pacer);
   if (skipSpace(text, end) !== text.length) JSON.parse(text.slice(start)); // throws: something follows the value
+  // What uses the value starts in a turn of its own (joining a long array's parts took this one).
+  await pacer.rest();
   return value;
 }
 
@@ -182,27 +184,31 @@ async function parseValue(text: string, i: number, pacer: Pacer): Promise<[unkno
     return [value, end];
   }
   const isArray = c === 0x5b;
-  const out: unknown[] | Record<string, unknown> = isArray ? [] : {};
+  const out: Record<string, unknown> = {};
+  // An array's items are kept in the parts they were parsed in, and joined once at the end: one
+  // array grown an item at a time to millions was copied whole at each growth (tens of ms each).
+  const parts: unknown[][] = [];
   /** Members from `from` to `to`, parsed together by one native call. */
   const run = async (from: number, to: number) => {
     const part = JSON.parse(isArray ? `[${text.slice(from, to)}]` : `{${text.slice(from, to)}}`) as unknown[] | Record<string, unknown>;
-    if (isArray) for (const v of part as unknown[]) (out as unknown[]).push(v);
-    else for (const k of Object.keys(part)) own(out as Record<string, unknown>, k, (part as Record<string, unknown>)[k]);
+    if (isArray) parts.push(part as unknown[]);
+    else for (const k of Object.keys(part)) own(out, k, (part as Record<string, unknown>)[k]);
     if (pacer.add(to - from)) await pacer.rest();
   };
+  const result = (): unknown => (isArray ? ([] as unknown[]).concat(...parts) : out);
   const bad = (): never => {
     JSON.parse(text.slice(i)); // throws the native error
     throw new SyntaxError(`Unexpected token in JSON at position ${i}`);
   };
   let j = skipSpace(text, i + 1);
-  if (text.charCodeAt(j) === (isArray ? 0x5d : 0x7d)) return [out, j + 1];
+  if (text.charCodeAt(j) === (isArray ? 0x5d : 0x7d)) return [result(), j + 1];
   for (;;) {
     const scan = scanRun(text, j, j + pacer.slice);
     // A member cannot be empty ("[1,,2]", "[1,]"), which a run's native parse would not see.
     if (scan.close === j || scan.comma === j || (scan.comma === -1 && scan.close === -1 && text.charCodeAt(j) === 0x2c)) bad();
     if (scan.close !== -1) {
       await run(j, scan.close);
-      return [out, scan.close + 1];
+      return [result(), scan.close + 1];
     }
     if (scan.comma !== -1) {
       await run(j, scan.comma);
@@ -220,11 +226,11 @@ async function parseValue(text: string, i: number, pacer: Pacer): Promise<[unkno
       j = skipSpace(text, j + 1);
     }
     const [value, valueEnd] = await parseValue(text, j, pacer);
-    if (isArray) (out as unknown[]).push(value);
-    else own(out as Record<string, unknown>, key!, value);
+    if (isArray) parts.push([value]);
+    else own(out, key!, value);
     j = skipSpace(text, valueEnd);
     const d = text.charCodeAt(j);
-    if (d === (isArray ? 0x5d : 0x7d)) return [out, j + 1];
+    if (d === (isArray ? 0x5d : 0x7d)) return [result(), j + 1];
     if (d !== 0x2c) bad();
     j = skipSpace(text, j + 1);
   }
@@ -235,11 +241,22 @@ async function parseValue(text: string, i: number, pacer: Pacer): Promise<[unkno
  * errors included (a cycle, a BigInt). The value must not change until it settles.
  */
 export async function stringifyInSlices(value: unknown, slicing: Slicing = {}): Promise<string | undefined> {
+  const text = stringifyLarge(value, slicing);
+  return typeof text === "string" || text === undefined ? text : await text;
+}
+
+/**
+ * `JSON.stringify(value)` at once when `value` is small (the usual case: no promise, no turn),
+ * else `stringifyInSlices`' promise, which begins in a turn of its own.
+ */
+export function stringifyLarge(value: unknown, slicing: Slicing = {}): string | undefined | Promise<string | undefined> {
   const pacer = new Pacer(slicing);
   if (weighs(value, pacer.slice) <= pacer.slice) return JSON.stringify(value);
-  const parts: string[] = [];
-  const written = await writeValue(value, "", parts, pacer, new Set());
-  return written ? parts.join("") : undefined;
+  return pacer.rest().then(async () => {
+    const parts: string[] = [];
+    const written = await writeValue(value, "", parts, pacer, new Set());
+    return written ? parts.join("") : undefined;
+  });
 }
 
 /** Appends the JSON of `value` (under `key`) to `parts`; false when it has none (undefined, a function). */

@@ -37,10 +37,15 @@ export class RawJson {
     return undefined;
   }
 
+  /** The text in consecutive pieces (a stored payload's parts, as read), joined by no one. */
+  pieces(): readonly string[] {
+    return [this.text];
+  }
+
   /** The value, parsed: what `JSON.stringify` writes for it outside `stringify`. */
   toJSON(): unknown {
     if (splicing !== undefined) {
-      splicing.push(this.text);
+      splicing.push(this);
       return `${MARK}${splicing.length - 1}`;
     }
     return JSON.parse(this.text);
@@ -50,8 +55,8 @@ export class RawJson {
 /** A marker no JSON string of a caller's holds (a fresh random part each process). */
 const MARK = `\u{10FFFF}raw-${Math.random().toString(36).slice(2)}-`;
 const MARKED = new RegExp(`"${MARK.replace(/[-\\^$*+?.()|[\]{}]/g, "\\$&")}(\\d+)"`, "g");
-/** The texts `stringify` splices in, while it runs. */
-let splicing: string[] | undefined;
+/** The texts (or `RawJson`s) `stringify` splices in, while it runs. */
+let splicing: Array<string | RawJson> | undefined;
 
 /**
  * `JSON.stringify(value)`, with every `RawJson` inside written as its text and every value whose
@@ -60,8 +65,18 @@ let splicing: string[] | undefined;
  * submitted or returned).
  */
 export function stringify(value: unknown): string {
+  const body = stringifyBody(value);
+  return typeof body === "string" ? body : body.join("");
+}
+
+/**
+ * `stringify`'s text: one string, or consecutive pieces when a large payload was spliced in, the
+ * spliced texts among them as they are (a stored payload's parts included): an answer written a
+ * piece at a time never copies a large payload into one string first.
+ */
+export function stringifyBody(value: unknown): string | readonly string[] {
   const outer = splicing;
-  const spliced: string[] = [];
+  const spliced: Array<string | RawJson> = [];
   splicing = spliced;
   let out: string;
   try {
@@ -69,7 +84,19 @@ export function stringify(value: unknown): string {
   } finally {
     splicing = outer;
   }
-  return spliced.length === 0 ? out : out.replace(MARKED, (_, i: string) => spliced[Number(i)]!);
+  if (spliced.length === 0) return out;
+  const pieces: string[] = [];
+  let from = 0;
+  MARKED.lastIndex = 0;
+  for (let m = MARKED.exec(out); m !== null; m = MARKED.exec(out)) {
+    if (m.index > from) pieces.push(out.slice(from, m.index));
+    const raw = spliced[Number(m[1])]!;
+    if (typeof raw === "string") pieces.push(raw);
+    else for (const p of raw.pieces()) pieces.push(p);
+    from = m.index + m[0].length;
+  }
+  if (from < out.length) pieces.push(out.slice(from));
+  return pieces;
 }
 
 function keptReplacer(this: unknown, _key: string, value: unknown): unknown {

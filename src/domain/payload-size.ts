@@ -14,8 +14,13 @@ export function weighs(value: unknown, cap: number): number {
     else if (v === null || typeof v !== "object") total += 8;
     else if (Array.isArray(v)) {
       total += 2;
-      // A separator each: counted as stacked, so that a long array is not stacked whole.
-      for (let i = 0; i < v.length && total <= cap; i++, total++) stack.push(v[i]);
+      // A separator each, and a scalar item at once (not stacked: a long array of numbers would be).
+      for (let i = 0; i < v.length && total <= cap; i++, total++) {
+        const item: unknown = v[i];
+        if (typeof item === "string") total += item.length + 2;
+        else if (item === null || typeof item !== "object") total += 8;
+        else stack.push(item);
+      }
     } else {
       total += 2;
       for (const k in v) {

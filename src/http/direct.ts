@@ -12,7 +12,7 @@ import { honoPath, parseJsonBody } from "./checked-routes.js";
 import type { Core } from "./core.js";
 import { requestLogLine, type Admission } from "./gate.js";
 import type { RequestJournal } from "./journal.js";
-import { endWith } from "./large-body.js";
+import { endWith, joined, type Body } from "./large-body.js";
 import { OFF_LOOP_BYTES, parseOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
 import { logFailure, problemAnswer, validationError } from "./problem.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
@@ -24,7 +24,7 @@ import { routeInfo, type RouteInfo } from "./route-info.js";
 export interface DirectRoute {
   config: RouteConfig;
   /** The JSON text of its 200 answer, from the checked params and body; throws what to answer instead. */
-  answer(params: Record<string, string>, body: unknown): string | Promise<string>;
+  answer(params: Record<string, string>, body: unknown): Body | Promise<Body>;
 }
 
 /**
@@ -57,13 +57,13 @@ interface KnownPath {
 class Answer implements HeaderSink {
   status = 200;
   headers: Record<string, string | number> = {};
-  body = "";
+  body: Body = "";
 
   header(name: string, value: string): void {
     this.headers[name] = value;
   }
 
-  json(text: string): void {
+  json(text: Body): void {
     this.headers["Content-Type"] = "application/json";
     this.body = text;
   }
@@ -180,14 +180,14 @@ export class DirectRoutes {
         release?.();
         this.send(res, answer, method, path, known.info, at, startedMs, undefined);
       };
-      let text: string | Promise<string>;
+      let text: Body | Promise<Body>;
       try {
         text = known.checks.route.answer(known.params, undefined);
       } catch (err) {
         this.fail(answer, err, method, path);
         return sent();
       }
-      if (typeof text === "string") {
+      if (!(text instanceof Promise)) {
         answer.json(text);
         return sent();
       }
@@ -249,7 +249,7 @@ export class DirectRoutes {
    * `settled`: at once, or once a large input is staged (the route's answer is a promise then).
    */
   private check(answer: Answer, known: KnownPath, value: unknown, offLoop: OffLoopBody | undefined, method: string, path: string, settled: () => void): void {
-    let text: string | Promise<string>;
+    let text: Body | Promise<Body>;
     try {
       const checked = known.checks.body!.schema.safeParse(value);
       if (!checked.success) throw validationError(checked.error, "body");
@@ -258,7 +258,7 @@ export class DirectRoutes {
       this.fail(answer, err, method, path);
       return settled();
     }
-    if (typeof text === "string") {
+    if (!(text instanceof Promise)) {
       answer.json(text);
       return settled();
     }
@@ -278,12 +278,10 @@ export class DirectRoutes {
       // Only requests without a query are answered here (see `known`).
       const status = answer.status;
       const { endpoint, operation } = info;
-      this.journal.write({ method, path, query: undefined, endpoint, operation, status, at, durationMs: this.journal.since(startedMs), bodyText, responseText: status >= 400 ? answer.body : undefined });
+      this.journal.write({ method, path, query: undefined, endpoint, operation, status, at, durationMs: this.journal.since(startedMs), bodyText, responseText: status >= 400 ? joined(answer.body) : undefined });
     }
     if (this.log.enabled("info")) this.log.info(requestLogLine(method, path, answer.status, startedMs));
-    answer.headers["Content-Length"] = Buffer.byteLength(answer.body);
-    res.writeHead(answer.status, answer.headers);
-    endWith(res, answer.body);
+    endWith(res, answer.status, answer.headers, answer.body);
   }
 }
 

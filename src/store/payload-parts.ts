@@ -32,6 +32,8 @@ interface Upload {
   text: string;
   /** Characters written (in the transaction open now or committed). */
   written: number;
+  /** Parts written. */
+  parts: number;
   done: (stored: StoredJson) => void;
   failed: (e: unknown) => void;
 }
@@ -44,25 +46,31 @@ export class StoredJson extends RawJson {
     private readonly length: number,
     private readonly load: () => string,
     private loaded?: string,
-    /** Reads the text a part a turn. */
-    private readonly loadInTurns?: () => Promise<string>,
+    /** Reads the text's parts, a part a turn. */
+    private readonly loadInTurns?: () => Promise<string[]>,
   ) {
     super("");
   }
 
   private loading: Promise<void> | undefined;
+  /** The parts, once preloaded (joined only if someone asks for `text`). */
+  private parts: string[] | undefined;
 
   override get text(): string {
-    this.loaded ??= this.load();
+    this.loaded ??= this.parts?.join("") ?? this.load();
     return this.loaded;
   }
 
   override preload(): Promise<void> | undefined {
-    if (this.loaded !== undefined || !this.loadInTurns) return undefined;
-    this.loading ??= this.loadInTurns().then((text) => {
-      this.loaded ??= text;
+    if (this.loaded !== undefined || this.parts !== undefined || !this.loadInTurns) return undefined;
+    this.loading ??= this.loadInTurns().then((parts) => {
+      this.parts = parts;
     });
     return this.loading;
+  }
+
+  override pieces(): readonly string[] {
+    return this.parts ?? [this.text];
   }
 
   override get size(): number {
@@ -116,7 +124,7 @@ export class PayloadParts {
     const text = value.text;
     const name = `${RUN}-${++this.seq}`;
     return new Promise<StoredJson>((done, failed) => {
-      this.uploads.push({ name, text, written: 0, done, failed });
+      this.uploads.push({ name, text, written: 0, parts: 0, done, failed });
       this.writes.schedule();
     });
   }
@@ -136,7 +144,7 @@ export class PayloadParts {
   read(column: string, small: (text: string) => unknown): unknown {
     const ref = parseToken(column);
     if (!ref) return small(column);
-    return new StoredJson(column, ref.length, () => this.textOf(ref.name, ref.length), undefined, () => this.textInTurns(ref.name, ref.length));
+    return new StoredJson(column, ref.length, () => this.textOf(ref.name, ref.length), undefined, () => this.partsInTurns(ref.name, ref.length));
   }
 
   /** Forgets what is under way: the database was replaced under the store (a snapshot restored, a reset). */
@@ -158,18 +166,19 @@ export class PayloadParts {
     return text;
   }
 
-  /** `textOf`, a part a turn: a 20 MB payload read at once held the event loop for tens of milliseconds. */
-  private async textInTurns(name: string, length: number): Promise<string> {
-    let text = "";
-    for (let part = 0; ; part++) {
+  /** `textOf`'s parts, a part a turn: a 20 MB payload read at once held the event loop for tens of milliseconds. */
+  private async partsInTurns(name: string, length: number): Promise<string[]> {
+    const parts: string[] = [];
+    let read = 0;
+    for (let part = 0; read < length; part++) {
       const row = this.s.part.get(name, part);
       if (!row) break;
-      text += row.text;
-      if (text.length >= length) break;
+      parts.push(row.text);
+      read += row.text.length;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    if (text.length !== length) throw new Error(`stored payload ${name} is incomplete (${text.length} of ${length} characters)`);
-    return text;
+    if (read !== length) throw new Error(`stored payload ${name} is incomplete (${read} of ${length} characters)`);
+    return parts;
   }
 
   private writeParts(): void {
@@ -182,8 +191,11 @@ export class PayloadParts {
     }
     for (const u of this.uploads) {
       while (u.written < u.text.length && (this.everything || this.spentThisTurn < PER_TURN)) {
-        const end = Math.min(u.text.length, u.written + PART);
-        this.s.put.run(u.name, Math.floor(u.written / PART), u.text.slice(u.written, end));
+        let end = Math.min(u.text.length, u.written + PART);
+        // Never between the halves of a surrogate pair: an answer encodes each part on its own.
+        const last = u.text.charCodeAt(end - 1);
+        if (end < u.text.length && last >= 0xd800 && last <= 0xdbff) end--;
+        this.s.put.run(u.name, u.parts++, u.text.slice(u.written, end));
         this.spentThisTurn += end - u.written;
         u.written = end;
       }

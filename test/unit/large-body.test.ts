@@ -32,11 +32,18 @@ describe("large answers written a piece at a time", () => {
         expect(chunk.length).toBeLessThanOrEqual(512 * 1024);
         return write(chunk, ...rest);
       }) as typeof res.write;
-      res.writeHead(200, { "Content-Length": Buffer.byteLength(text) });
-      endWith(res, text);
+      endWith(res, 200, {}, text);
     });
     expect(body).toBe(text);
     expect(writes).toBeGreaterThanOrEqual(5);
+  });
+
+  it("writes an answer given in pieces as they come, a stored payload's parts among them", async () => {
+    const parts = ['{"output":', '"', "😀".repeat(400_000), "é".repeat(700_000), '"}'];
+    const { body } = await served((res) => endWith(res, 200, {}, parts));
+    expect(body).toBe(parts.join(""));
+    const short = await served((res) => endWith(res, 200, {}, ["{", '"a":1', "}"]));
+    expect(short.body).toBe('{"a":1}');
   });
 
   it("textBody streams the same bytes in pieces, and leaves short texts as they are", async () => {

@@ -1,8 +1,7 @@
 import type { Handler, HandlerContext } from "./types.js";
 import { jsonText, keptText, LARGE, RawJson } from "../json-text.js";
 import { RUNSYNC_PAYLOAD_MAX_BYTES } from "../limits.js";
-import { SLICE, stringifyInSlices } from "../json-slices.js";
-import { weighs } from "../payload-size.js";
+import { stringifyLarge } from "../json-slices.js";
 
 export type RunOutcome = { ok: true; output: unknown } | { ok: false; error: string };
 
@@ -65,7 +64,8 @@ export async function runHandler(
         // large one as its text alone, which is all the job needs of it (it is written to SQLite
         // and into answers as text), sparing the event loop a parse of it.
         // A large one is written a slice at a time (json-slices.ts).
-        const text = weighs(output, SLICE) > SLICE ? await stringifyInSlices(output) : JSON.stringify(output);
+        const large = stringifyLarge(output);
+        const text = typeof large === "string" || large === undefined ? large : await large;
         output = text === undefined ? undefined : text.length > LARGE ? new RawJson(text) : JSON.parse(text);
       } catch (e) {
         return { ok: false, error: `handler output is not JSON-serialisable: ${errorMessage(e)}` };

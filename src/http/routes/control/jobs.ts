@@ -1,7 +1,7 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { EmulatorError } from "../../../domain/errors.js";
 import { JOB_STATUSES, type Job } from "../../../domain/job.js";
-import { stringify, preloaded } from "../../../domain/json-text.js";
+import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import { RUN_PAYLOAD_MAX_BYTES } from "../../../domain/limits.js";
 import type { JobSummary } from "../../../domain/ports.js";
 import { jsonBody } from "../../body.js";
@@ -200,7 +200,7 @@ export function jobControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void 
   router.openapi(getJob, async (c) => {
     const job = requireJob(core, c.req.valid("param").id);
     await preloaded(job.input, job.output);
-    return c.body(textBody(stringify(jobDetail(core, job))), 200, JSON_TYPE) as never;
+    return c.body(textBody(stringifyBody(jobDetail(core, job))), 200, JSON_TYPE) as never;
   });
 
   // The queue's own operations (JobService), so the rules and the jobs are those of /v2.

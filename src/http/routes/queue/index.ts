@@ -1,12 +1,12 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { toView, type Job, type JobView } from "../../../domain/job.js";
-import { preloaded, stringify } from "../../../domain/json-text.js";
+import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import type { Submission } from "../../../domain/jobs.js";
 import { RUNSYNC_WAIT_DEFAULT_MS, STATUS_SYNC_WAIT_DEFAULT_MS, STREAM_HOLD_DEFAULT_MS } from "../../../domain/limits.js";
 import type { Core } from "../../core.js";
 import type { DirectRoute } from "../../direct.js";
-import { textBody } from "../../large-body.js";
+import { textBody, type Body } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
 import { cancelRoute, healthRoute, purgeRoute, retryRoute, runRoute, runsyncRoute, statusRoute, statusSyncRoute, streamRoute } from "./routes.js";
 
@@ -16,7 +16,7 @@ const JSON_TYPE = { "content-type": "application/json" } as const;
  * A 200 answer of `value` as JSON, a large output in it written from its text (`stringify`): the
  * route's declared answer (hence `never`, which the route's typed answer accepts).
  */
-const jsonAnswer = (c: Context, value: unknown): never => c.body(textBody(stringify(value)), 200, JSON_TYPE) as never;
+const jsonAnswer = (c: Context, value: unknown): never => c.body(textBody(stringifyBody(value)), 200, JSON_TYPE) as never;
 
 /**
  * A job's `/status` answer as JSON text, kept with the job once it no longer depends on the
@@ -24,12 +24,12 @@ const jsonAnswer = (c: Context, value: unknown): never => c.body(textBody(string
  * again. Jobs are never changed in place (a change makes a new object), so the text stays true
  * for as long as the object it is kept with.
  */
-function viewTexts(): (job: Job, now: number) => string {
-  const texts = new WeakMap<Job, string>();
+function viewTexts(): (job: Job, now: number) => Body {
+  const texts = new WeakMap<Job, Body>();
   return (job, now) => {
-    if (job.status === "IN_QUEUE") return stringify(toView(job, now));
+    if (job.status === "IN_QUEUE") return stringifyBody(toView(job, now));
     let text = texts.get(job);
-    if (text === undefined) texts.set(job, (text = stringify(toView(job, now))));
+    if (text === undefined) texts.set(job, (text = stringifyBody(toView(job, now))));
     return text;
   };
 }
@@ -65,7 +65,7 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
 
   // What c.json(toView(job)) answers, byte for byte.
   // A large stored output is read first, a part a turn (RawJson.preload): the answer comes later.
-  const status = (endpointId: string, jobId: string, ttl: number | undefined): string | Promise<string> => {
+  const status = (endpointId: string, jobId: string, ttl: number | undefined): Body | Promise<Body> => {
     const job = jobs.status(endpointId, jobId, ttl);
     const ready = preloaded(job.output);
     return ready ? ready.then(() => viewText(job, clock.now())) : viewText(job, clock.now());
@@ -73,7 +73,7 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRout
   router.openapi(statusRoute, (c) => {
     const { endpoint_id, job_id } = c.req.valid("param");
     const text = status(endpoint_id, job_id, c.req.valid("query").ttl);
-    const answer = (t: string) => c.body(textBody(t), 200, JSON_TYPE) as unknown as ReturnType<typeof c.json<JobView, 200>>;
+    const answer = (t: Body) => c.body(textBody(t), 200, JSON_TYPE) as unknown as ReturnType<typeof c.json<JobView, 200>>;
     return text instanceof Promise ? text.then(answer) : answer(text);
   });
 

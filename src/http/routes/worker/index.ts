@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { EmulatorError } from "../../../domain/errors.js";
 import type { Job, Lane } from "../../../domain/job.js";
-import { stringify, preloaded } from "../../../domain/json-text.js";
+import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import type { Core } from "../../core.js";
 import { textBody } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
@@ -37,7 +37,7 @@ export function workerRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
     await preloaded(job?.input);
     polled(c);
     // `stringify`: a large input goes out as the text it came in, never parsed here.
-    return job ? (c.body(textBody(stringify(shape(job))), 200, JSON_TYPE) as never) : c.body(null, 204);
+    return job ? (c.body(textBody(stringifyBody(shape(job))), 200, JSON_TYPE) as never) : c.body(null, 204);
   });
   router.openapi(takeBatchRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
@@ -45,7 +45,7 @@ export function workerRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
     const jobs = await w.take(endpoint_id, worker_id, q.batch_size ?? 1, flag(q.job_in_progress), c.req.raw.signal, laneOfPool(q.pool));
     await preloaded(...jobs.map((j) => j.input));
     polled(c);
-    return jobs.length ? (c.body(textBody(stringify(jobs.map(shape))), 200, JSON_TYPE) as never) : c.body(null, 204);
+    return jobs.length ? (c.body(textBody(stringifyBody(jobs.map(shape))), 200, JSON_TYPE) as never) : c.body(null, 204);
   });
   router.openapi(stopRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
