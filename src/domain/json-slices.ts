@@ -250,8 +250,9 @@ export async function stringifyInSlices(value: unknown, slicing: Slicing = {}): 
  * else `stringifyInSlices`' promise, which begins in a turn of its own.
  */
 export function stringifyLarge(value: unknown, slicing: Slicing = {}): string | undefined | Promise<string | undefined> {
+  const slice = slicing.slice ?? SLICE;
+  if (typeof value !== "object" || value === null || weighs(value, slice) <= slice) return JSON.stringify(value);
   const pacer = new Pacer(slicing);
-  if (weighs(value, pacer.slice) <= pacer.slice) return JSON.stringify(value);
   return pacer.rest().then(async () => {
     const parts: string[] = [];
     const written = await writeValue(value, "", parts, pacer, new Set());

@@ -146,6 +146,7 @@ export const fromText = (text: string): unknown => (text.length > LARGE ? new Ra
  * undefined, at once, when none needs reading: the usual case costs no turn.
  */
 export function preloaded(...values: unknown[]): Promise<void> | undefined {
+  if (values.length === 1 && !(values[0] instanceof RawJson)) return undefined; // a /status poll
   let waits: Promise<void>[] | undefined;
   for (const v of values) {
     const w = v instanceof RawJson ? v.preload() : undefined;

@@ -40,8 +40,12 @@ export async function runHandler(
 ): Promise<RunOutcome> {
   try {
     // A large input comes as it is being parsed, a slice at a time: the job may stop meanwhile.
-    const value = input instanceof Promise ? await input : input;
-    if (ctx.signal.aborted) return { ok: false, error: errorMessage(ctx.signal.reason) };
+    // (Only then is the signal read: reading it makes one, which costs every job.)
+    let value: Record<string, unknown>;
+    if (input instanceof Promise) {
+      value = await input;
+      if (ctx.signal.aborted) return { ok: false, error: errorMessage(ctx.signal.reason) };
+    } else value = input;
     const result = await fn(value, ctx);
     let output: unknown = result;
     if (isAsyncIterable(result)) {
