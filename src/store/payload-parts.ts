@@ -132,7 +132,12 @@ export class PayloadParts {
   /** Deletes a staged payload's parts that no row will refer to (its submission was refused). */
   release(value: unknown): void {
     const ref = value instanceof StoredJson ? parseToken(value.token) : undefined;
-    if (ref) this.s.drop.run(ref.name);
+    if (!ref) return;
+    try {
+      this.s.drop.run(ref.name);
+    } catch {
+      // A full disk: the next start's sweep deletes them.
+    }
   }
 
   /** What a job's row holds for a payload: the reference of a stored one, else its JSON text. */
