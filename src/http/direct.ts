@@ -180,22 +180,7 @@ export class DirectRoutes {
         release?.();
         this.send(res, answer, method, path, known.info, at, startedMs, undefined);
       };
-      let text: Body | Promise<Body>;
-      try {
-        text = known.checks.route.answer(known.params, undefined);
-      } catch (err) {
-        this.fail(answer, err, method, path);
-        return sent();
-      }
-      if (!(text instanceof Promise)) {
-        answer.json(text);
-        return sent();
-      }
-      text.then(
-        (t) => answer.json(t),
-        (err: unknown) => this.fail(answer, err, method, path),
-      ).finally(sent);
-      return;
+      return this.fill(answer, () => known.checks.route.answer(known.params, undefined), method, path, sent);
     }
     let bodyText: string | undefined;
     // The body's bytes count against memory.requestBodyBytes until the answer is sent.
@@ -249,23 +234,39 @@ export class DirectRoutes {
    * `settled`: at once, or once a large input is staged (the route's answer is a promise then).
    */
   private check(answer: Answer, known: KnownPath, value: unknown, offLoop: OffLoopBody | undefined, method: string, path: string, settled: () => void): void {
+    this.fill(
+      answer,
+      () => {
+        const checked = known.checks.body!.schema.safeParse(value);
+        if (!checked.success) throw validationError(checked.error, "body");
+        return known.checks.route.answer(known.params, offLoop ? withTexts(checked.data, offLoop) : checked.data);
+      },
+      method,
+      path,
+      settled,
+    );
+  }
+
+  /**
+   * `answer` filled with what `make` gives (or the problem it throws or rejects with), then
+   * `done()`: in this step for a text, once settled for a promise (a large payload staged or read).
+   */
+  private fill(answer: Answer, make: () => Body | Promise<Body>, method: string, path: string, done: () => void): void {
     let text: Body | Promise<Body>;
     try {
-      const checked = known.checks.body!.schema.safeParse(value);
-      if (!checked.success) throw validationError(checked.error, "body");
-      text = known.checks.route.answer(known.params, offLoop ? withTexts(checked.data, offLoop) : checked.data);
+      text = make();
     } catch (err) {
       this.fail(answer, err, method, path);
-      return settled();
+      return done();
     }
     if (!(text instanceof Promise)) {
       answer.json(text);
-      return settled();
+      return done();
     }
     text.then(
       (t) => answer.json(t),
       (err: unknown) => this.fail(answer, err, method, path),
-    ).finally(settled);
+    ).finally(done);
   }
 
   private fail(answer: Answer, err: unknown, method: string, path: string): void {
