@@ -59,6 +59,15 @@ describe("the real CLI driven by runpod-sdk", () => {
     expect(await slow).toMatchObject({ status: "COMPLETED", output: "slow done", executionTime: 120_000, completed: true });
   });
 
+  it("runSync and status carry a 15 MB input and its output whole (stored in parts, answered in pieces)", async () => {
+    const image = "iVBORw0KGgo".repeat(Math.floor((15 * 1024 * 1024) / 11));
+    const done = await sdk.endpoint("echo")!.runSync({ input: { image } });
+    expect(done.status).toBe("COMPLETED");
+    expect((done.output as { image: string }).image === image).toBe(true);
+    const again = (await sdk.endpoint("echo")!.status(done.id)) as { output: { image: string } };
+    expect(again.output.image === image).toBe(true);
+  });
+
   it("stream yields every chunk in order", async () => {
     const ep = sdk.endpoint("work")!;
     const { id } = await ep.run({ input: { stream: ["a", "b", "c"], streamIntervalMs: 1000 } });
