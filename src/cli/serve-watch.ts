@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, relative, resolve } from "node:path";
 import type { Emulator } from "../compose/emulator.js";
-import { loadConfigFile } from "../config/load.js";
+import { loadConfigFile } from "../compose/config.js";
+import { INLINE_PREFIX } from "../domain/handlers/types.js";
 import { isModuleRef } from "../domain/handlers/load-module.js";
 import { watchFiles } from "./file-watch.js";
 
@@ -31,7 +32,7 @@ export interface ServeWatchOptions {
 /** The module files the endpoints' handlers are, absolute. */
 function handlerFiles(emulator: Emulator, baseDir: string): string[] {
   const refs = emulator.endpoints().map((e) => (typeof e.handler === "string" ? e.handler : ""));
-  return [...new Set(refs.filter((r) => r !== "" && isModuleRef(r) && !r.startsWith("inline:")).map((r) => resolve(baseDir, r)))];
+  return [...new Set(refs.filter((r) => r !== "" && isModuleRef(r) && !r.startsWith(INLINE_PREFIX)).map((r) => resolve(baseDir, r)))];
 }
 
 async function inProgress(emulator: Emulator): Promise<number> {

@@ -5,8 +5,9 @@ import { createServer, type Server } from "node:http";
 /** How long an idle keep-alive connection stays open: past every common client's idle pool timeout. */
 export const SERVER_KEEP_ALIVE_MS = 75_000;
 import type { AddressInfo } from "node:net";
-import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "../config/load.js";
+import { checkClockOption, checkPortOption, ConfigError, type LoadedConfig } from "../config/load.js";
 import { parseFaultRule, type FaultRuleConfigInput } from "../config/faults-schema.js";
+import { configFor } from "./config.js";
 import type { Config } from "../config/schema.js";
 import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
 import { buildRuntime, type EmulatorRuntime } from "./runtime.js";
@@ -19,7 +20,7 @@ import { HostCheck, hostGuard } from "../http/host-check.js";
 import { endpointOfHost, routeByHost } from "../http/load-balancer/host-route.js";
 import { HealthPoller } from "../http/load-balancer/health-poller.js";
 import { loadBalancerUpgrade } from "../http/load-balancer/upgrade.js";
-import { exposureWarnings } from "../cli/exposure.js";
+import { exposureWarnings } from "./exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
 import { VERSION } from "../version.js";
 import type { FaultRule } from "../domain/faults.js";
@@ -163,7 +164,9 @@ const MAX_HEADER_BYTES = 16 * 1024;
  */
 export async function buildEmulator(options: EmulatorOptions = {}, internal: { services?: readonly ServiceDef[] } = {}): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
-  const loaded = inline === undefined ? loadConfigFile(options.config as string) : inlineConfig(inline.config);
+  // The config is checked against the services built: their collections are reserved ids and fault operations.
+  const reader = configFor(internal.services);
+  const loaded = inline === undefined ? reader.loadFile(options.config as string) : reader.inline(inline.config);
   const handlers: Record<string, Handler> = { ...options.handlers };
   for (const [name, fn] of Object.entries(inline?.functions ?? {})) {
     if (name in handlers) throw new ConfigError(`handlers["${name}"]: the name is taken by a handler function given in config; choose another`);
@@ -187,7 +190,7 @@ export async function buildEmulator(options: EmulatorOptions = {}, internal: { s
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
   const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
-  const core = await buildRuntime({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage, services: internal.services });
+  const core = await buildRuntime({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage, services: internal.services, faultRuleSchema: reader.faultRuleSchema });
   const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
   return { core, app, loaded, log };
 }
@@ -262,7 +265,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     // Queue and load-balancing endpoints, in the order they were made.
     endpoints: () => core.endpoints.list().map((s) => core.scheduler.spec(s.id) ?? core.loadBalancers.spec(s.id) ?? s),
     faults: {
-      add: (rule) => core.faults.add(parseFaultRule(rule)),
+      add: (rule) => core.faults.add(parseFaultRule(core.faultRuleSchema, rule)),
       list: () => core.faults.list(),
       remove: (id) => core.faults.remove(id),
       clear: () => core.faults.clear(),

@@ -1,4 +1,5 @@
 import type { GraphQLSchema } from "graphql";
+import type { FaultRuleSchema } from "../config/faults-schema.js";
 import { atConfigField } from "../config/load.js";
 import { type Config } from "../config/schema.js";
 import { openAiSettingsOf } from "../config/openai-schema.js";
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   importImage?: Buffer | undefined;
   /** The management services; default the list of src/services/index.ts. */
   services?: readonly ServiceDef[] | undefined;
+  /** A fault rule as the config of these services has it (the control API's body). */
+  faultRuleSchema: FaultRuleSchema;
 }
 
 export interface EmulatorRuntime extends Core {
@@ -243,6 +246,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     },
     workerProtocol,
     faults: observed.faults,
+    faultRuleSchema: o.faultRuleSchema,
     observe: observed.observe,
     journalMax: config.journal.maxEntries,
     journalBodyBytes: config.journal.maxBodyBytes,

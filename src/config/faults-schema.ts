@@ -4,20 +4,23 @@ import { EmulatorError } from "../domain/errors.js";
 import { EXECUTION_TIMEOUT_MAX_MS } from "../domain/limits.js";
 import { unknownName } from "../domain/nearest.js";
 import { LOAD_BALANCER_OPERATION, QUEUE_OPERATIONS, WORKER_OPERATIONS } from "../domain/operations.js";
-import { REST_V1_COLLECTIONS, REST_V2_COLLECTIONS } from "../services/index.js";
+import type { REST_V1_COLLECTIONS, REST_V2_COLLECTIONS } from "../services/index.js";
 
-/**
- * Every name a fault rule's `operation` can match: the queue's operations, the worker routes',
- * a load-balancing endpoint's requests (`lb`) and the REST surface's collections
- * (`/v1/{collection}`, `/v2/{collection}`, from the list of services).
- */
-export const FAULT_OPERATIONS = [...new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, LOAD_BALANCER_OPERATION, ...REST_V1_COLLECTIONS, ...REST_V2_COLLECTIONS])] as [FaultOperation, ...FaultOperation[]];
 export type FaultOperation =
   | (typeof QUEUE_OPERATIONS)[number]
   | (typeof WORKER_OPERATIONS)[number]
   | typeof LOAD_BALANCER_OPERATION
   | (typeof REST_V1_COLLECTIONS)[number]
   | (typeof REST_V2_COLLECTIONS)[number];
+
+/**
+ * Every name a fault rule's `operation` can match: the queue's operations, the worker routes',
+ * a load-balancing endpoint's requests (`lb`) and the REST collections of the services built
+ * (`/v1/{collection}`, `/v2/{collection}`), which the wiring passes in.
+ */
+export function faultOperations(collections: readonly string[]): [FaultOperation, ...FaultOperation[]] {
+  return [...new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, LOAD_BALANCER_OPERATION, ...collections])] as [FaultOperation, ...FaultOperation[]];
+}
 
 const ms = () => z.int().min(0);
 
@@ -47,25 +50,29 @@ export const FaultSchema = z.discriminatedUnion("type", [
   },
 });
 
-export const FaultRuleSchema = z.strictObject({
-  endpoint: z.string().min(1).optional().describe("Only this endpoint"),
-  operation: z
-    .enum(FAULT_OPERATIONS, { error: (issue) => unknownName("operation", String(issue.input), FAULT_OPERATIONS) })
-    .optional()
-    .describe("Only this operation: run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health, requests, openai, batch (the batch routes), a worker route (job-take, ping, ...) or a REST collection (endpoints, network-volumes, ...)"),
-  fault: FaultSchema,
-  times: z.int().min(1).optional().describe("Fires for this many matches, then is spent"),
-  probability: z.number().min(0).max(1).optional().describe("Chance that a match fires (seeded PRNG)"),
-  after: z.int().min(0).optional().describe("Matches let through before the rule starts firing"),
-});
+/** A fault rule whose `operation` is one of `operations` (see `faultOperations`). */
+export function faultRuleSchema(operations: readonly [FaultOperation, ...FaultOperation[]]) {
+  return z.strictObject({
+    endpoint: z.string().min(1).optional().describe("Only this endpoint"),
+    operation: z
+      .enum(operations, { error: (issue) => unknownName("operation", String(issue.input), operations) })
+      .optional()
+      .describe("Only this operation: run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health, requests, openai, batch (the batch routes), a worker route (job-take, ping, ...) or a REST collection (endpoints, network-volumes, ...)"),
+    fault: FaultSchema,
+    times: z.int().min(1).optional().describe("Fires for this many matches, then is spent"),
+    probability: z.number().min(0).max(1).optional().describe("Chance that a match fires (seeded PRNG)"),
+    after: z.int().min(0).optional().describe("Matches let through before the rule starts firing"),
+  });
+}
 
-export type FaultRuleConfig = z.infer<typeof FaultRuleSchema>;
-/** A fault rule as `faults.add` takes it: its operation one of `FAULT_OPERATIONS`, checked by the type too. */
-export type FaultRuleConfigInput = z.input<typeof FaultRuleSchema>;
+export type FaultRuleSchema = ReturnType<typeof faultRuleSchema>;
+export type FaultRuleConfig = z.infer<FaultRuleSchema>;
+/** A fault rule as `faults.add` takes it: its operation one of `faultOperations`, checked by the type too. */
+export type FaultRuleConfigInput = z.input<FaultRuleSchema>;
 
 /** A rule given to `emulator.faults.add`, checked as the config and the control API check it. */
-export function parseFaultRule(rule: unknown): FaultRuleConfig {
-  const result = FaultRuleSchema.safeParse(rule);
+export function parseFaultRule(schema: FaultRuleSchema, rule: unknown): FaultRuleConfig {
+  const result = schema.safeParse(rule);
   if (result.success) return result.data;
   const issues = result.error.issues.map((i) => `${i.path.join(".") || "(rule)"}: ${i.message}`);
   throw new EmulatorError("VALIDATION_FAILED", `invalid fault rule: ${issues.join("; ")}`, { errors: issues });

@@ -1,4 +1,4 @@
-import type { Handler } from "../domain/handlers/types.js";
+import { INLINE_PREFIX, type Handler } from "../domain/handlers/types.js";
 import type { ConfigInput } from "./schema.js";
 
 type EndpointInput = NonNullable<ConfigInput["endpoints"]>[number];
@@ -22,9 +22,6 @@ export type EmulatorConfig = Omit<ConfigInput, "endpoints" | "templates" | "defa
   endpoints?: Array<Omit<EndpointInput, "handler"> & { handler?: EndpointInput["handler"] | InlineHandler }>;
   templates?: Array<Omit<TemplateInput, "handler"> & { handler?: TemplateInput["handler"] | InlineHandler }>;
 };
-
-/** The prefix of the names under which handlers given as functions are registered. */
-export const INLINE_PREFIX = "inline:";
 
 /**
  * Takes the functions out of a config given in code: each is registered under a name made from

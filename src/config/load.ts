@@ -2,7 +2,8 @@ import { unknownName } from "../domain/nearest.js";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
-import { ClockConfigSchema, ConfigSchema, type Config, type ConfigInput } from "./schema.js";
+import { faultOperations, faultRuleSchema, type FaultRuleSchema } from "./faults-schema.js";
+import { ClockConfigSchema, configSchema, type Config, type ConfigInput, type ConfigSchema, type ServiceNames } from "./schema.js";
 
 /** A configuration that cannot be used; the message names each bad field and why. */
 export class ConfigError extends Error {
@@ -22,35 +23,51 @@ export interface LoadedConfig {
   label: string;
 }
 
-/** Validates a config object; on failure throws ConfigError listing every bad path. */
-export function parseConfig(raw: unknown, source = "config"): Config {
-  const result = ConfigSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(`${source} is invalid:\n${describeIssues(result.error)}`);
-  return result.data;
+/** How the config of an emulator is read and checked, for the services it is built with. */
+export interface ConfigReader {
+  schema: ConfigSchema;
+  /** Validates a config object; on failure throws ConfigError listing every bad path. */
+  parse(raw: unknown, source?: string): Config;
+  /** Reads and validates a JSON config file. */
+  loadFile(file: string): LoadedConfig;
+  /** A config given as an object (programmatic API). */
+  inline(raw: ConfigInput | undefined, baseDir?: string): LoadedConfig;
+  /** The schema of one fault rule (the control API's body). */
+  faultRuleSchema: FaultRuleSchema;
 }
 
-/** Reads and validates a JSON config file. */
-export function loadConfigFile(file: string): LoadedConfig {
-  const path = resolve(file);
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new ConfigError(`cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError(`config file ${path} is not valid JSON: ${withLineAndColumn((e as Error).message, text)}`);
-  }
-  const label = `config file ${path}`;
-  return { config: parseConfig(raw, label), baseDir: dirname(path), source: path, label };
-}
-
-/** A config given as an object (programmatic API). */
-export function inlineConfig(raw: ConfigInput | undefined, baseDir = process.cwd()): LoadedConfig {
-  return { config: parseConfig(raw ?? {}, "config"), baseDir, source: "inline", label: "config" };
+/** Reads configs whose fault rules and reserved ids are those of the services serving `names`. */
+export function configReader(names: ServiceNames): ConfigReader {
+  const schema = configSchema(names);
+  const ruleSchema = faultRuleSchema(faultOperations([...names.v1, ...names.v2]));
+  const parse = (raw: unknown, source = "config"): Config => {
+    const result = schema.safeParse(raw);
+    if (!result.success) throw new ConfigError(`${source} is invalid:\n${describeIssues(result.error, schema)}`);
+    return result.data;
+  };
+  return {
+    schema,
+    parse,
+    loadFile(file) {
+      const path = resolve(file);
+      let text: string;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch (e) {
+        throw new ConfigError(`cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+      }
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch (e) {
+        throw new ConfigError(`config file ${path} is not valid JSON: ${withLineAndColumn((e as Error).message, text)}`);
+      }
+      const label = `config file ${path}`;
+      return { config: parse(raw, label), baseDir: dirname(path), source: path, label };
+    },
+    inline: (raw, baseDir = process.cwd()) => ({ config: parse(raw ?? {}, "config"), baseDir, source: "inline", label: "config" }),
+    faultRuleSchema: ruleSchema,
+  };
 }
 
 /** Runs a step of putting the config to use; what it throws becomes a ConfigError naming `field`. */
@@ -89,7 +106,7 @@ export function checkClockOption(raw: { mode?: unknown; speed?: unknown; start?:
   // `wall` (a function standing in for wall time, for tests) exists only in code, not in the config.
   const { wall: _wall, ...checked } = raw;
   const result = ClockConfigSchema.safeParse(checked);
-  if (!result.success) throw new ConfigError(`the clock option is invalid:\n${describeIssues(result.error, "clock", ClockConfigSchema)}`);
+  if (!result.success) throw new ConfigError(`the clock option is invalid:\n${describeIssues(result.error, ClockConfigSchema, "clock")}`);
 }
 
 /** Checks the `port` option of `createEmulator`. */
@@ -130,7 +147,7 @@ function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] | und
   return def?.type === "object" && def.shape ? Object.keys(def.shape) : undefined;
 }
 
-function describeIssues(error: z.ZodError, prefix?: string, schema: z.ZodType = ConfigSchema): string {
+function describeIssues(error: z.ZodError, schema: z.ZodType, prefix?: string): string {
   return error.issues
     .map((i) => {
       const inner = i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");

@@ -10,12 +10,13 @@ import {
   MEMORY_DATABASE_BYTES_LIMIT,
   MEMORY_DATABASE_BYTES_MIN,
 } from "../domain/bounds.js";
-import { FaultRuleSchema } from "./faults-schema.js";
 
-/** Fault injection, webhooks and the request journal (`faults`, `seed`, `webhooks`, `journal`). */
+/**
+ * The seed of fault injection, webhooks, the request journal and memory bounds (`seed`, `webhooks`,
+ * `journal`, `memory`); the fault rules, which name the services' operations, are in schema.ts.
+ */
 export const OBSERVE_CONFIG = {
   seed: z.int().default(1).describe("Seed of the PRNG behind fault probabilities: the same seed replays the same faults"),
-  faults: z.array(FaultRuleSchema).default([]).describe("Fault rules active from the start (and after each reset)"),
   webhooks: z
     .strictObject({ timeoutMs: z.int().min(1).max(60_000).default(5000).describe("Wall-clock ms a webhook receiver has to answer") })
     .default({ timeoutMs: 5000 }),

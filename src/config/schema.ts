@@ -10,13 +10,17 @@ import {
   EXECUTION_TIMEOUT_MIN_MS,
 } from "../domain/limits.js";
 import { CLOCK_SPEED_MAX, ENDPOINT_COLD_START_MAX_MS, ENDPOINT_WORKERS_LIMIT, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "../domain/bounds.js";
-import { REST_V2_COLLECTIONS } from "../services/index.js";
 import { AuthConfigSchema } from "./auth-schema.js";
+import { faultOperations, faultRuleSchema } from "./faults-schema.js";
 import { OpenAiConfigSchema } from "./openai-schema.js";
 import { RATE_LIMITS_DEFAULTS, RateLimitsConfigSchema } from "./rate-limit-schema.js";
-import { ENDPOINT_MANAGEMENT_CONFIG, MANAGEMENT_CONFIG, checkManagementConfig, configVolumeId, resolveEndpointHandlers } from "./management-schema.js";
-import { PODS_CONFIG, checkPodsConfig } from "../services/pods/config.js";
+import { BILLING_CONFIG } from "../services/billing/config.js";
 import { CATALOG_CONFIG } from "../services/catalog/config.js";
+import { ENDPOINT_MANAGEMENT_CONFIG, checkEndpointsConfig, resolveEndpointHandlers } from "../services/endpoints/config.js";
+import { NETWORK_VOLUMES_CONFIG, checkNetworkVolumesConfig, configVolumeId } from "../services/network-volumes/config.js";
+import { PODS_CONFIG, checkPodsConfig } from "../services/pods/config.js";
+import { REGISTRY_AUTHS_CONFIG, checkRegistryAuthsConfig, configRegistryAuthId } from "../services/registry-auths/config.js";
+import { TEMPLATES_CONFIG, checkTemplatesConfig } from "../services/templates/config.js";
 import { SECURITY_CONFIG } from "./security-schema.js";
 import { WORKERS_CONFIG } from "./workers-schema.js";
 
@@ -87,39 +91,63 @@ export const ClockConfigSchema = z.strictObject({
     .describe("Virtual time at start (epoch ms or ISO 8601); default: the wall clock"),
 });
 
-export const ConfigSchema = z
-  .strictObject({
-    $schema: z.string().optional(),
-    logLevel: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
-    clock: ClockConfigSchema.default({ mode: "real", speed: 1 }),
-    endpoints: z.array(EndpointConfigSchema).default([]).describe("Queue-based endpoints served at /v2/{id}"),
-    ...MANAGEMENT_CONFIG,
-    ...PODS_CONFIG,
-    ...CATALOG_CONFIG,
-    ...OBSERVE_CONFIG,
-    ...SECURITY_CONFIG,
-    ...WORKERS_CONFIG,
-    auth: AuthConfigSchema.default({ keys: [] }).describe("API keys and their scopes"),
-    rateLimits: RateLimitsConfigSchema.default(RATE_LIMITS_DEFAULTS).describe("REST quotas and queue rate limits, on the virtual clock"),
-    controlKey: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("When set, /_emulator/* needs Authorization: Bearer <controlKey> or X-Minipod-Control-Key: <controlKey>; set it whenever minipod listens beyond 127.0.0.1"),
-  })
-  .superRefine((config, ctx) => {
-    const seen = new Set<string>();
-    config.endpoints.forEach((e, i) => {
-      if (seen.has(e.id)) ctx.addIssue({ code: "custom", message: `duplicate endpoint id "${e.id}"`, path: ["endpoints", i, "id"] });
-      if ((REST_V2_COLLECTIONS as readonly string[]).includes(e.id)) {
-        ctx.addIssue({ code: "custom", message: `endpoint id "${e.id}" is reserved: /v2/${e.id} is a resource of the REST surface; choose another id`, path: ["endpoints", i, "id"] });
-      }
-      seen.add(e.id);
-    });
-    checkManagementConfig(config, ctx);
-    checkPodsConfig(config, configVolumeId, ctx);
-  })
-  .transform(resolveEndpointHandlers);
+/** The names of the REST surface of the services an emulator is built with: its collections on each version. */
+export interface ServiceNames {
+  v1: readonly string[];
+  v2: readonly string[];
+}
 
-export type Config = z.infer<typeof ConfigSchema>;
-export type ConfigInput = z.input<typeof ConfigSchema>;
+/**
+ * The config of an emulator built with the services that serve `names`: their collections are
+ * the operations fault rules may name, and ids no endpoint may take. The wiring builds it for the
+ * services it builds (compose/config.ts); each service's part comes from its folder.
+ */
+export function configSchema(names: ServiceNames) {
+  const { seed, ...observed } = OBSERVE_CONFIG;
+  const FaultRuleSchema = faultRuleSchema(faultOperations([...names.v1, ...names.v2]));
+  return z
+    .strictObject({
+      $schema: z.string().optional(),
+      logLevel: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+      clock: ClockConfigSchema.default({ mode: "real", speed: 1 }),
+      endpoints: z.array(EndpointConfigSchema).default([]).describe("Queue-based endpoints served at /v2/{id}"),
+      ...TEMPLATES_CONFIG,
+      ...NETWORK_VOLUMES_CONFIG,
+      ...REGISTRY_AUTHS_CONFIG,
+      ...PODS_CONFIG,
+      ...BILLING_CONFIG,
+      ...CATALOG_CONFIG,
+      seed,
+      faults: z.array(FaultRuleSchema).default([]).describe("Fault rules active from the start (and after each reset)"),
+      ...observed,
+      ...SECURITY_CONFIG,
+      ...WORKERS_CONFIG,
+      auth: AuthConfigSchema.default({ keys: [] }).describe("API keys and their scopes"),
+      rateLimits: RateLimitsConfigSchema.default(RATE_LIMITS_DEFAULTS).describe("REST quotas and queue rate limits, on the virtual clock"),
+      controlKey: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("When set, /_emulator/* needs Authorization: Bearer <controlKey> or X-Minipod-Control-Key: <controlKey>; set it whenever minipod listens beyond 127.0.0.1"),
+    })
+    .superRefine((config, ctx) => {
+      const seen = new Set<string>();
+      config.endpoints.forEach((e, i) => {
+        if (seen.has(e.id)) ctx.addIssue({ code: "custom", message: `duplicate endpoint id "${e.id}"`, path: ["endpoints", i, "id"] });
+        if (names.v2.includes(e.id)) {
+          ctx.addIssue({ code: "custom", message: `endpoint id "${e.id}" is reserved: /v2/${e.id} is a resource of the REST surface; choose another id`, path: ["endpoints", i, "id"] });
+        }
+        seen.add(e.id);
+      });
+      checkTemplatesConfig(config, ctx);
+      checkNetworkVolumesConfig(config, ctx);
+      checkEndpointsConfig(config, configVolumeId, ctx);
+      checkRegistryAuthsConfig(config, ctx);
+      checkPodsConfig(config, { volume: configVolumeId, registryAuth: configRegistryAuthId }, ctx);
+    })
+    .transform(resolveEndpointHandlers);
+}
+
+export type ConfigSchema = ReturnType<typeof configSchema>;
+export type Config = z.infer<ConfigSchema>;
+export type ConfigInput = z.input<ConfigSchema>;

@@ -2,6 +2,7 @@ import type { BodyBudget } from "./body.js";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { GraphQLSchema } from "graphql";
 import type { VirtualClock } from "../domain/clock.js";
+import type { FaultRuleSchema } from "../config/faults-schema.js";
 import type { FaultRules } from "../domain/faults.js";
 import type { WorkerProtocol } from "../domain/worker-protocol.js";
 import type { ObservabilityStore } from "../domain/observability.js";
@@ -68,6 +69,8 @@ export interface Core {
   workerProtocol: WorkerProtocol;
   /** Fault rules (request and job faults). */
   faults: FaultRules;
+  /** A fault rule as the control API takes it: its operations are those of the services built. */
+  faultRuleSchema: FaultRuleSchema;
   /** Job timelines, webhook attempts and the request journal. */
   observe: ObservabilityStore;
   /** Bytes of request bodies held at once, all requests together (config `memory.requestBodyBytes`). */

@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HUB_TEST_FLAGS } from "../../src/cli/hub-test.js";
 import { EXPORT_FLAGS, FLAGS, WORKER_FLAGS, flagSyntax, type Flag } from "../../src/config/cli-args.js";
-import { parseConfig } from "../../src/config/load.js";
+import { parseConfig } from "../../src/compose/config.js";
 import { blocksOf, curlRequest, markdown, matchesShown, README, runUntilIdle, shellWords } from "../support/readme.js";
 import { workerEnv } from "../../src/launch/worker-process.js";
 import { startCli, type RunningCli } from "../support/cli.js";

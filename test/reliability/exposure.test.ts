@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEmulator } from "../../src/compose/emulator.js";
-import { exposureWarnings } from "../../src/cli/exposure.js";
+import { exposureWarnings } from "../../src/compose/exposure.js";
 import { startCli } from "../support/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "minipod-exposure-"));

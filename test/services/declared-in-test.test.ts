@@ -95,10 +95,18 @@ describe("a resource declared in a test alone, added to the list", () => {
     expect(await names("v1")).toEqual(["declared at start", "made on v2", "made on v1"]);
     expect((await e.post("/v2/widgets", { name: "" })).status).toBe(400);
 
-    // Its collection is REST, not an endpoint's queue (the names fault rules accept come from the
-    // built-in list, which the config is checked against before any emulator is built).
+    // Its collection is REST, not an endpoint's queue.
     expect(e.core.paths.classify("GET", "/v2/widgets").surface).toBe("rest");
     expect(e.core.paths.classify("POST", "/v2/widgets").scope).toBe("rest:write");
+
+    // Its collection is an operation fault rules name, through the control API and the config.
+    expect((await e.post("/_emulator/faults", { operation: "widgets", fault: { type: "http", status: 503 } })).status).toBe(200);
+    expect((await e.get("/v2/widgets")).status).toBe(503);
+    await e.request("DELETE", "/_emulator/faults");
+    // (The type of a config knows the services of the list only.)
+    const faulted = await inProcess({ config: { faults: [{ operation: "widgets" as "pods", fault: { type: "http", status: 502 } }] } }, { services: [...SERVICES, widgets] });
+    expect((await faulted.get("/v1/widgets")).status).toBe(502);
+    faulted.close();
 
     // In the document the app serves.
     const doc = (await e.get("/openapi.json")).body as { paths: Record<string, unknown> };
@@ -121,6 +129,14 @@ describe("a resource declared in a test alone, added to the list", () => {
     // Reset: back to what start declared.
     expect((await e.post("/_emulator/reset")).status).toBe(200);
     expect(await names("v2")).toEqual(["declared at start"]);
+  });
+
+  it("is an id the config reserves: no endpoint may take it", async () => {
+    await expect(inProcess({ config: { endpoints: [{ id: "widgets" }] } }, { services: [...SERVICES, widgets] })).rejects.toThrow(
+      /endpoints\[0\]\.id: endpoint id "widgets" is reserved: \/v2\/widgets is a resource of the REST surface/,
+    );
+    e = await inProcess({ config: { endpoints: [{ id: "widgets" }] } });
+    expect(e.core.paths.classify("GET", "/v2/widgets/run").surface).toBe("queue");
   });
 
   it("is absent from an emulator built on the list alone", async () => {

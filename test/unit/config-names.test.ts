@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { inlineConfig, loadConfigFile, withLineAndColumn } from "../../src/config/load.js";
+import { inlineConfig, loadConfigFile } from "../../src/compose/config.js";
+import { withLineAndColumn } from "../../src/config/load.js";
 
 const file = (text: string) => {
   const path = join(mkdtempSync(join(tmpdir(), "minipod-cfg-")), "emulator.config.json");

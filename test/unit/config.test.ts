@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseCli } from "../../src/config/cli-args.js";
-import { configJsonSchema } from "../../src/config/json-schema.js";
-import { ConfigError, loadConfigFile, parseConfig } from "../../src/config/load.js";
+import { configJsonSchema, loadConfigFile, parseConfig } from "../../src/compose/config.js";
+import { ConfigError } from "../../src/config/load.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 

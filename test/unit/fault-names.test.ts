@@ -1,9 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { nearest } from "../../src/domain/nearest.js";
-import { FAULT_OPERATIONS, parseFaultRule } from "../../src/config/faults-schema.js";
+import { configFor } from "../../src/compose/config.js";
+import { parseFaultRule as parseWith } from "../../src/config/faults-schema.js";
 import { LOAD_BALANCER_OPERATION, QUEUE_OPERATIONS, WORKER_OPERATIONS } from "../../src/domain/operations.js";
 import { REST_V1_COLLECTIONS, REST_V2_COLLECTIONS } from "../../src/services/index.js";
 import { inProcess } from "../support/in-process.js";
+
+// The rules of an emulator built with the list of services.
+const FAULT_OPERATIONS = configFor().faultRuleSchema.shape.operation.unwrap().options;
+const parseFaultRule = (rule: unknown) => parseWith(configFor().faultRuleSchema, rule);
 
 const thrown = (f: () => unknown): Error => {
   try {

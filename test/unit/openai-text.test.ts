@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { openAiSettingsOf } from "../../src/config/openai-schema.js";
-import { ConfigSchema } from "../../src/config/schema.js";
+import { configFor } from "../../src/compose/config.js";
 import { schemaValue } from "../../src/domain/openai/schema-value.js";
 import { OPENAI_DEFAULTS } from "../../src/domain/openai/settings.js";
 import { contentText, generatedText, limitReply, tokensOf } from "../../src/domain/openai/text.js";
@@ -75,12 +75,12 @@ describe("values made from a JSON Schema", () => {
 
 describe("an endpoint's openai settings", () => {
   it("are the defaults under what the config gives, and are checked at start", () => {
-    const config = ConfigSchema.parse({ endpoints: [{ id: "a", handler: "openai", openai: { models: ["m"], tokenDelayMs: 0 } }, { id: "b" }] });
+    const config = configFor().schema.parse({ endpoints: [{ id: "a", handler: "openai", openai: { models: ["m"], tokenDelayMs: 0 } }, { id: "b" }] });
     const of = openAiSettingsOf(config.endpoints);
     expect(of("a")).toEqual({ ...OPENAI_DEFAULTS, models: ["m"], tokenDelayMs: 0 });
     expect(of("b")).toBe(OPENAI_DEFAULTS);
     expect(of("made-through-the-api")).toBe(OPENAI_DEFAULTS);
-    const bad = ConfigSchema.safeParse({ endpoints: [{ id: "a", openai: { models: [], tokenDelayMs: -1, bogus: 1 } }] });
+    const bad = configFor().schema.safeParse({ endpoints: [{ id: "a", openai: { models: [], tokenDelayMs: -1, bogus: 1 } }] });
     expect(bad.success).toBe(false);
     expect(bad.error!.issues.map((i) => i.path.join("."))).toEqual(expect.arrayContaining(["endpoints.0.openai.models", "endpoints.0.openai.tokenDelayMs", "endpoints.0.openai"]));
   });

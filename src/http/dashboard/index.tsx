@@ -1,14 +1,11 @@
 import { CONTROL_KEY_HEADER } from "../control-auth.js";
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
-import { createHash } from "node:crypto";
 import type { Context } from "hono";
 import { EmulatorError } from "../../domain/errors.js";
 import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
 import { ERROR_RESPONSES } from "../schemas.js";
-import { DASHBOARD_JS } from "./assets/client.js";
-import { FAVICON_SVG } from "./assets/icon.js";
-import { DASHBOARD_CSS } from "./assets/styles.js";
+import { ASSETS, assetUrl } from "../assets/index.js";
 import { DashboardPage } from "./page.js";
 import { PANELS, renderPanel, type PanelContext, type PanelName, type PanelQuery } from "./panels.js";
 
@@ -16,24 +13,6 @@ const TAG = "Dashboard";
 
 /** Only the emulator's own origin: a page that tried to load anything else would be refused. */
 export const DASHBOARD_CSP = "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
-interface Asset {
-  body: string;
-  type: string;
-  /** Content hash, part of the asset's URL so a browser never keeps a stale copy. */
-  hash: string;
-}
-
-const asset = (body: string, type: string): Asset => ({ body, type, hash: createHash("sha256").update(body).digest("hex").slice(0, 12) });
-
-const ASSETS: Record<string, Asset> = {
-  "dashboard.js": asset(DASHBOARD_JS, "text/javascript; charset=utf-8"),
-  "dashboard.css": asset(DASHBOARD_CSS, "text/css; charset=utf-8"),
-  "icon.svg": asset(FAVICON_SVG, "image/svg+xml"),
-};
-
-/** The URL of a dashboard asset, with its content hash. */
-export const assetUrl = (name: keyof typeof ASSETS & string): string => `/_dashboard/assets/${name}?v=${ASSETS[name]!.hash}`;
 
 const html = (description: string) => ({ 200: { description, content: { "text/html": { schema: z.string() } } } });
 

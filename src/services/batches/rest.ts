@@ -20,7 +20,7 @@ import {
   RequestParams,
   UpdateBatchSchema,
 } from "./schemas.js";
-import { SubmissionSchema } from "../../http/routes/queue/routes.js";
+import { SubmissionSchema } from "../../http/routes/queue/schemas.js";
 
 const TAG = "Batches";
 /** A name and a webhook URL. */

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { BATCH_PAGE_DEFAULT, BATCH_PAGE_MAX } from "../../domain/limits.js";
 import { hasCredentials, WEBHOOK_CREDENTIALS_REFUSED, WEBHOOK_PROTOCOL } from "../../domain/webhooks.js";
 import { intQuery } from "../../http/schemas.js";
-import { SubmissionSchema } from "../../http/routes/queue/routes.js";
+import { SubmissionSchema } from "../../http/routes/queue/schemas.js";
 import { BATCH_STATUSES, REQUEST_STATUSES } from "./model.js";
 
 export const EndpointParams = z.object({

@@ -1,5 +1,5 @@
-import { INLINE_PREFIX } from "../../config/inline-handlers.js";
 import type { EndpointSpec } from "../../domain/endpoint.js";
+import { INLINE_PREFIX } from "../../domain/handlers/types.js";
 import { newResourceId } from "../../domain/ids.js";
 import { ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
 import { endpointsGraphQL } from "./graphql.js";

@@ -1,5 +1,5 @@
-import { configVolumeId } from "../../config/management-schema.js";
 import { newResourceId } from "../../domain/ids.js";
+import { configVolumeId } from "./config.js";
 import { networkVolumesGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { NetworkVolumeService, type NetworkVolume } from "./network-volumes.js";

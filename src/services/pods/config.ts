@@ -1,23 +1,8 @@
 import { z } from "zod";
 import { CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
 import { POD_CPU_FLAVOR_IDS } from "./pod.js";
+import { resourceId } from "../shared/config-id.js";
 import { stableId } from "../shared/stable-id.js";
-import { PricingConfigSchema } from "../shared/pricing-config.js";
-
-const RESOURCE_ID = /^[A-Za-z0-9_-]+$/;
-const resourceId = (what: string) =>
-  z.string().min(1).max(64).regex(RESOURCE_ID, "expected letters, digits, '_' or '-'").describe(`${what} id`);
-
-export const RegistryAuthConfigSchema = z.strictObject({
-  id: resourceId("Container registry auth").optional().describe("Default: derived from the name, the same at every start"),
-  name: z.string().min(1).describe("Unique among container registry auths"),
-  username: z.string().min(1),
-  password: z.string().min(1).describe("Stored; never returned, logged or exported"),
-});
-export type RegistryAuthConfig = z.infer<typeof RegistryAuthConfigSchema>;
-
-/** The id a configured registry auth gets: its own, or one derived from its name. */
-export const configRegistryAuthId = (a: Pick<RegistryAuthConfig, "id" | "name">): string => a.id ?? stableId(`registry-auth:${a.name}`);
 
 export const PodConfigSchema = z
   .strictObject({
@@ -52,33 +37,34 @@ export type PodConfig = z.infer<typeof PodConfigSchema>;
 /** The id a configured pod gets: its own, or one derived from its name. */
 export const configPodId = (p: Pick<PodConfig, "id" | "name">): string => p.id ?? stableId(`pod:${p.name}`);
 
-/** The top-level config keys of pods, registry auths and billing prices. */
+/** The pods' part of the config. */
 export const PODS_CONFIG = {
-  containerRegistryAuths: z.array(RegistryAuthConfigSchema).default([]).describe("Container registry auths of /v1/containerregistryauth"),
   pods: z.array(PodConfigSchema).default([]).describe("Pods of /v1/pods, created at start when missing from the database"),
-  pricing: PricingConfigSchema.default({}).describe("Prices of /v1/billing records (USD); defaults for anything not given"),
 };
 
 interface PodsConfig {
-  containerRegistryAuths: RegistryAuthConfig[];
   pods: PodConfig[];
   templates: Array<{ id: string }>;
-  networkVolumes: Array<{ id?: string | undefined; name: string; dataCenter: string }>;
+  networkVolumes: Volume[];
+  containerRegistryAuths: RegistryAuth[];
 }
 
-/** Cross-checks: unique ids and names, references that lead somewhere. */
-export function checkPodsConfig(config: PodsConfig, volumeId: (v: PodsConfig["networkVolumes"][number]) => string, ctx: z.RefinementCtx): void {
-  const authIds = new Set<string>();
-  const authNames = new Set<string>();
-  config.containerRegistryAuths.forEach((a, i) => {
-    const id = configRegistryAuthId(a);
-    if (authNames.has(a.name)) ctx.addIssue({ code: "custom", message: `duplicate container registry auth name "${a.name}"; names are unique`, path: ["containerRegistryAuths", i, "name"] });
-    else if (authIds.has(id)) ctx.addIssue({ code: "custom", message: `duplicate container registry auth id "${id}"`, path: ["containerRegistryAuths", i, "id"] });
-    authIds.add(id);
-    authNames.add(a.name);
-  });
+interface Volume {
+  id?: string | undefined;
+  name: string;
+  dataCenter: string;
+}
+
+interface RegistryAuth {
+  id?: string | undefined;
+  name: string;
+}
+
+/** Cross-checks: unique ids, references that lead somewhere (the ids of volumes and registry auths as their services derive them). */
+export function checkPodsConfig(config: PodsConfig, ids: { volume: (v: Volume) => string; registryAuth: (a: RegistryAuth) => string }, ctx: z.RefinementCtx): void {
+  const authIds = new Set(config.containerRegistryAuths.map(ids.registryAuth));
   const templates = new Set(config.templates.map((t) => t.id));
-  const volumes = new Set(config.networkVolumes.map(volumeId));
+  const volumes = new Set(config.networkVolumes.map(ids.volume));
   const podIds = new Set<string>();
   config.pods.forEach((p, i) => {
     const id = configPodId(p);

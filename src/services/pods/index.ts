@@ -7,7 +7,6 @@ import { podRoutes } from "./rest.js";
 
 // What other services use of this one.
 export { CLUSTER_CIDR, CLUSTER_TYPES, memberIp, memberRole, type ClusterType } from "./cluster-members.js";
-export { configRegistryAuthId } from "./config.js";
 export { POD_STATUSES, type Pod, type PodCreate } from "./pod.js";
 export { type PodService } from "./pods.js";
 export { PodV2Schema } from "./v2-schemas.js";

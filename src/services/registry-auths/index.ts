@@ -1,5 +1,5 @@
-import { configRegistryAuthId } from "../pods/index.js";
 import { newResourceId } from "../../domain/ids.js";
+import { configRegistryAuthId } from "./config.js";
 import { registryAuthsGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../../src/config/load.js";
+import { parseConfig } from "../../../src/compose/config.js";
 
 const messageOf = (raw: unknown): string => {
   try {

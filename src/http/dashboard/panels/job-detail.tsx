@@ -1,6 +1,6 @@
 import type { Child } from "hono/jsx";
 import type { Fetched, JobEvent } from "../data.js";
-import type { JobSummaryView } from "../../routes/control/jobs.js";
+import type { JobSummaryView } from "../../job-summary.js";
 import { isFinal, type JobStatus } from "../../../domain/job.js";
 import { Empty, StatusBadge, Time, Unavailable } from "../components.js";
 import { anyTime, duration, prettyJson } from "../format.js";

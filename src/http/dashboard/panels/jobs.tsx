@@ -1,4 +1,4 @@
-import type { JobSummaryView } from "../../routes/control/jobs.js";
+import type { JobSummaryView } from "../../job-summary.js";
 import { Empty, StatusBadge, Time } from "../components.js";
 import { duration, shortId } from "../format.js";
 

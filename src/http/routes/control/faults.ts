@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { FaultRuleSchema } from "../../../config/faults-schema.js";
+import type { FaultRuleSchema } from "../../../config/faults-schema.js";
 import { EmulatorError } from "../../../domain/errors.js";
 import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
@@ -7,23 +7,9 @@ import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES, json } from "../../schemas.js";
 
 const TAG = "Emulator control";
-const RuleIn = FaultRuleSchema;
-const Rule = FaultRuleSchema.extend({ operation: z.string().optional(), id: z.string(), matched: z.int(), fired: z.int(), spent: z.boolean() });
 const Id = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example: "fault-1" }) });
 const Removed = z.object({ removed: z.int() });
 
-const list = createRoute({ method: "get", path: "/_emulator/faults", operationId: "listFaults", tags: [TAG], summary: "Fault rules", responses: { 200: json(z.object({ faults: z.array(Rule) }), "Every rule, with how often it matched and fired") } });
-const add = createRoute({
-  method: "post",
-  path: "/_emulator/faults",
-  operationId: "addFault",
-  tags: [TAG],
-  summary: "Add a fault rule",
-  description: "Request faults (`http`, `latency`, `reset`) match service requests by endpoint and operation; job faults (`worker-crash`, `timeout`) match jobs as they start; `no-workers` holds while the rule lives.",
-  middleware: [jsonBody(64 * 1024)] as const,
-  request: { body: { required: true, content: { "application/json": { schema: RuleIn } } } },
-  responses: { 200: json(Rule, "The rule, with its id"), 400: ERROR_RESPONSES[400] },
-});
 const clear = createRoute({ method: "delete", path: "/_emulator/faults", operationId: "clearFaults", tags: [TAG], summary: "Remove every fault rule", responses: { 200: json(Removed, "How many were removed") } });
 const remove = createRoute({
   method: "delete",
@@ -35,8 +21,27 @@ const remove = createRoute({
   responses: { 200: json(Removed, "Removed"), 404: ERROR_RESPONSES[404] },
 });
 
+/** The routes that show and take fault rules, whose operations are those of the services built. */
+function ruleRoutes(RuleIn: FaultRuleSchema) {
+  const Rule = RuleIn.extend({ operation: z.string().optional(), id: z.string(), matched: z.int(), fired: z.int(), spent: z.boolean() });
+  const list = createRoute({ method: "get", path: "/_emulator/faults", operationId: "listFaults", tags: [TAG], summary: "Fault rules", responses: { 200: json(z.object({ faults: z.array(Rule) }), "Every rule, with how often it matched and fired") } });
+  const add = createRoute({
+    method: "post",
+    path: "/_emulator/faults",
+    operationId: "addFault",
+    tags: [TAG],
+    summary: "Add a fault rule",
+    description: "Request faults (`http`, `latency`, `reset`) match service requests by endpoint and operation; job faults (`worker-crash`, `timeout`) match jobs as they start; `no-workers` holds while the rule lives.",
+    middleware: [jsonBody(64 * 1024)] as const,
+    request: { body: { required: true, content: { "application/json": { schema: RuleIn } } } },
+    responses: { 200: json(Rule, "The rule, with its id"), 400: ERROR_RESPONSES[400] },
+  });
+  return { list, add };
+}
+
 /** `/_emulator/faults`: add, list and remove fault rules. */
 export function faultRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+  const { list, add } = ruleRoutes(core.faultRuleSchema);
   router.openapi(list, (c) => c.json({ faults: core.faults.list() }, 200));
   router.openapi(add, (c) => {
     const rule = core.faults.add(c.req.valid("json"));

@@ -4,7 +4,7 @@ import { CLOSING_CAUSE, type JobChange } from "../../../domain/notifier.js";
 import type { WorkerStopped } from "../../../domain/worker-protocol.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { jobSummary } from "./jobs.js";
+import { jobSummary } from "../../job-summary.js";
 import { boolQuery } from "../../query-params.js";
 
 const TAG = "Emulator control";

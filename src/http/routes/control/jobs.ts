@@ -3,13 +3,13 @@ import { EmulatorError } from "../../../domain/errors.js";
 import { JOB_STATUSES, type Job } from "../../../domain/job.js";
 import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import { RUN_PAYLOAD_MAX_BYTES } from "../../../domain/limits.js";
-import type { JobSummary } from "../../../domain/ports.js";
 import { jsonBody } from "../../body.js";
+import { jobSummary, JobSummarySchema } from "../../job-summary.js";
 import type { Core } from "../../core.js";
 import { textBody } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES, intQuery, NO_PARAMETERS_BODY, NO_PARAMETERS_LIMIT, PAYLOAD_TOO_LARGE_RESPONSE, problem } from "../../schemas.js";
-import { SubmissionSchema } from "../queue/routes.js";
+import { SubmissionSchema } from "../queue/schemas.js";
 
 const JSON_TYPE = { "content-type": "application/json" } as const;
 
@@ -21,25 +21,6 @@ export const DETAIL_CHUNKS_MAX = 100;
 
 const Status = z.enum(JOB_STATUSES);
 
-export const JobSummarySchema = z
-  .object({
-    id: z.string(),
-    endpointId: z.string(),
-    kind: z.enum(["run", "runsync"]),
-    status: Status,
-    createdAt: z.int().openapi({ description: "Virtual epoch ms of the submission" }),
-    queuedAt: z.int().openapi({ description: "When the job last entered the queue (submission or retry)" }),
-    startedAt: z.int().optional(),
-    completedAt: z.int().optional(),
-    workerId: z.string().optional(),
-    retries: z.int(),
-    attempt: z.int(),
-    delayTime: z.int().optional().openapi({ description: "ms before a worker started it (so far, while queued)" }),
-    executionTime: z.int().optional(),
-  })
-  .openapi("JobSummary");
-
-export type JobSummaryView = z.infer<typeof JobSummarySchema>;
 
 const JobDetailSchema = JobSummarySchema.extend({
   input: z.record(z.string(), z.unknown()),
@@ -135,28 +116,6 @@ const retryJob = jobAction(
   "Re-queue a job, as POST /v2/{endpoint_id}/retry/{job_id} does",
   "Any endpoint's job by its id alone. Only a FAILED or TIMED_OUT job can be retried (400 otherwise); it goes back to the queue under the same id with the same input.",
 );
-
-/** A job as listings and the live feed show it: states and times, no payloads. */
-export function jobSummary(j: JobSummary, now: number): JobSummaryView {
-  const view: JobSummaryView = {
-    id: j.id,
-    endpointId: j.endpointId,
-    kind: j.kind,
-    status: j.status,
-    createdAt: j.createdAt,
-    queuedAt: j.queuedAt,
-    retries: j.retries,
-    attempt: j.attempt,
-  };
-  if (j.startedAt !== undefined) view.startedAt = j.startedAt;
-  if (j.completedAt !== undefined) view.completedAt = j.completedAt;
-  if (j.workerId !== undefined) view.workerId = j.workerId;
-  // Same arithmetic as the /status envelope, so the dashboard and the API agree.
-  if (j.startedAt !== undefined) view.delayTime = Math.max(0, j.startedAt - j.queuedAt);
-  else if (j.status === "IN_QUEUE") view.delayTime = Math.max(0, now - j.queuedAt);
-  if (j.startedAt !== undefined && j.completedAt !== undefined) view.executionTime = Math.max(0, j.completedAt - j.startedAt);
-  return view;
-}
 
 /** A job in full for the dashboard; the S3 secret stays out. */
 export function jobDetail(core: Core, job: Job): z.infer<typeof JobDetailSchema> {

@@ -5,7 +5,7 @@ import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES, int, json } from "../../schemas.js";
-import { JobViewSchema } from "../queue/routes.js";
+import { JobViewSchema } from "../queue/schemas.js";
 
 const TAG = "Emulator control";
 /** Virtual ms a wait lasts when the body does not say (an hour, as `emulator.waitForJob`). */

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { EmulatorError } from "../../../domain/errors.js";
-import { assetUrl } from "../../dashboard/index.js";
+import { assetUrl } from "../../assets/index.js";
 import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES } from "../../schemas.js";
 

@@ -4,7 +4,7 @@ import type { JobSummary } from "../../../domain/ports.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { ERROR_RESPONSES, intQuery, ok } from "../../schemas.js";
-import { jobSummary } from "../control/jobs.js";
+import { jobSummary } from "../../job-summary.js";
 
 /** Page sizes of `/requests` (not in the specification: a console shows a page of recent requests). */
 export const REQUESTS_PAGE_DEFAULT = 20;

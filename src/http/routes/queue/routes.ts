@@ -1,8 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { JOB_STATUSES } from "../../../domain/job.js";
 import {
-  EXECUTION_TIMEOUT_MAX_MS,
-  EXECUTION_TIMEOUT_MIN_MS,
   RUN_PAYLOAD_MAX_BYTES,
   RUNSYNC_PAYLOAD_MAX_BYTES,
   RUNSYNC_WAIT_DEFAULT_MS,
@@ -12,9 +9,9 @@ import {
   TTL_MAX_MS,
   TTL_MIN_MS,
 } from "../../../domain/limits.js";
-import { hasCredentials, WEBHOOK_CREDENTIALS_REFUSED, WEBHOOK_PROTOCOL } from "../../../domain/webhooks.js";
 import { jsonBody } from "../../body.js";
-import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, int, intQuery, ok } from "../../schemas.js";
+import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, intQuery, ok } from "../../schemas.js";
+import { HealthSchema, IdStatusSchema, JobViewSchema, PurgeSchema, StreamSchema, SubmissionSchema } from "./schemas.js";
 
 const TAG = "Queue";
 
@@ -24,74 +21,6 @@ const EndpointParams = z.object({
 const JobParams = EndpointParams.extend({
   job_id: z.string().min(1).openapi({ param: { name: "job_id", in: "path" }, example: "8f3c2a8e-1b2c-4d5e-9f00-112233445566-u1" }),
 });
-
-// Strict, where the service is silent: a misspelt key (`executionTimout`) would otherwise leave the
-// default in force without a word. Unknown top-level keys are dropped, as the service documents.
-export const PolicySchema = z
-  .strictObject({
-    executionTimeout: int().min(EXECUTION_TIMEOUT_MIN_MS).max(EXECUTION_TIMEOUT_MAX_MS).optional().openapi({ description: "ms; default 600000 or the endpoint's executionTimeoutMs" }),
-    lowPriority: z.boolean().optional().openapi({ description: "When true, the job does not trigger worker scaling" }),
-    ttl: int().min(TTL_MIN_MS).max(TTL_MAX_MS).optional().openapi({ description: "ms from submission; default 86400000" }),
-  })
-  .openapi("ExecutionPolicy");
-
-export const S3ConfigSchema = z
-  .strictObject({
-    accessId: z.string(),
-    accessSecret: z.string().openapi({ description: "Stored for the handler only; never returned or logged" }),
-    bucketName: z.string(),
-    endpointUrl: z.string(),
-    objectPath: z.string().optional(),
-  })
-  .openapi("S3Config");
-
-export const SubmissionSchema = z
-  .object({
-    input: z.record(z.string(), z.unknown()).openapi({ description: "Parameters for the handler", example: { prompt: "hello" } }),
-    webhook: z
-      .url({ protocol: WEBHOOK_PROTOCOL, error: "expected an http:// or https:// URL" })
-      .refine((url) => !hasCredentials(url), WEBHOOK_CREDENTIALS_REFUSED)
-      .optional()
-      .openapi({ description: "An http:// or https:// URL, POSTed the result when the job finishes" }),
-    policy: PolicySchema.optional(),
-    s3Config: S3ConfigSchema.optional(),
-  })
-  .openapi("JobSubmission");
-
-const Status = z.enum(JOB_STATUSES).openapi("JobStatus");
-
-export const JobViewSchema = z
-  .object({
-    id: z.string(),
-    status: Status,
-    delayTime: z.int().optional().openapi({ description: "ms the job waited before a worker started it" }),
-    executionTime: z.int().optional().openapi({ description: "ms the worker ran it" }),
-    output: z.unknown().optional(),
-    error: z.string().optional().openapi({ description: "Present on FAILED (and TIMED_OUT) jobs" }),
-    workerId: z.string().optional(),
-    retries: z.int().optional(),
-  })
-  .openapi("Job");
-
-const IdStatusSchema = z.object({ id: z.string(), status: Status }).openapi("JobAck");
-
-const StreamSchema = z
-  .object({
-    status: Status,
-    stream: z.array(z.object({ output: z.unknown(), metrics: z.record(z.string(), z.union([z.number(), z.string()])).optional() })),
-    error: z.string().optional(),
-  })
-  .openapi("StreamResult");
-
-const HealthSchema = z
-  .object({
-    jobs: z.object({ completed: z.int(), failed: z.int(), inProgress: z.int(), inQueue: z.int(), retried: z.int() }),
-    workers: z.object({ idle: z.int(), initializing: z.int(), ready: z.int(), running: z.int(), throttled: z.int(), unhealthy: z.int() }),
-  })
-  .openapi("Health");
-
-const PurgeSchema = z.object({ removed: z.int(), status: z.literal("completed") }).openapi("PurgeResult");
-
 
 const waitQuery = (def: number, what: string) =>
   z.object({
