@@ -49,14 +49,19 @@ try {
         let cpu0 = 0;
         let cpu = 0;
         const around = { before: () => void (cpu0 = cpuMs(pid)), after: () => void (cpu = cpuMs(pid) - cpu0) };
-        const plan = op === "run" ? { url: s.url, method: "POST" as const, path: `/v2/${ECHO.id}/run`, body, seconds, around } : { url: s.url, method: "GET" as const, path: `/v2/${ECHO.id}/status/${jobs[which]}`, seconds, around };
+        const plan =
+          op === "run"
+            ? { url: s.url, method: "POST" as const, path: `/v2/${ECHO.id}/run`, body, seconds, around }
+            : { url: s.url, method: "GET" as const, path: `/v2/${ECHO.id}/status/${jobs[which]}`, seconds, around };
         const r = await measure(plan);
         side[which] = { rps: r.rps, cpuUs: (cpu * 1000) / Math.max(1, r.requests) };
       }
       const t = side.this!;
       const b = side.baseline!;
       rows.push({ op, round, this: t, baseline: b });
-      console.log(`${op} round ${round}: this ${t.rps.toFixed(0)} req/s ${t.cpuUs.toFixed(1)} µs, baseline ${b.rps.toFixed(0)} req/s ${b.cpuUs.toFixed(1)} µs (${(t.rps / b.rps).toFixed(2)}x, CPU ${(t.cpuUs / b.cpuUs).toFixed(2)}x)`);
+      console.log(
+        `${op} round ${round}: this ${t.rps.toFixed(0)} req/s ${t.cpuUs.toFixed(1)} µs, baseline ${b.rps.toFixed(0)} req/s ${b.cpuUs.toFixed(1)} µs (${(t.rps / b.rps).toFixed(2)}x, CPU ${(t.cpuUs / b.cpuUs).toFixed(2)}x)`,
+      );
     }
   }
 } finally {
@@ -72,7 +77,10 @@ const lines = [
   "",
   "| operation | round | this (req/s) | baseline (req/s) | ratio | this (CPU µs/req) | baseline (CPU µs/req) | CPU ratio |",
   "|---|---:|---:|---:|---:|---:|---:|---:|",
-  ...rows.map((r) => `| ${r.op} | ${r.round} | ${r.this.rps.toFixed(0)} | ${r.baseline.rps.toFixed(0)} | ${(r.this.rps / r.baseline.rps).toFixed(2)}x | ${r.this.cpuUs.toFixed(1)} | ${r.baseline.cpuUs.toFixed(1)} | ${(r.this.cpuUs / r.baseline.cpuUs).toFixed(2)}x |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.op} | ${r.round} | ${r.this.rps.toFixed(0)} | ${r.baseline.rps.toFixed(0)} | ${(r.this.rps / r.baseline.rps).toFixed(2)}x | ${r.this.cpuUs.toFixed(1)} | ${r.baseline.cpuUs.toFixed(1)} | ${(r.this.cpuUs / r.baseline.cpuUs).toFixed(2)}x |`,
+  ),
   ...(["run", "status"] as const).map((op) => {
     const of = rows.filter((r) => r.op === op);
     const m = (f: (r: (typeof rows)[number]) => number) => median(of.map(f));

@@ -32,7 +32,13 @@ const MY_PODS = `query myPods { myself { pods {
 
 const server = await startMinipod({ config: await benchConfig([ECHO]) });
 for (let i = 0; i < pods; i++) {
-  const r = await call(server.url, "POST", "/v2/pods", { name: `pod-${i}`, image: "me/train:1", gpu: { id: "NVIDIA GeForce RTX 4090", count: 1 }, env: { RUN: String(i) }, ports: ["8888/http", "22/tcp"] });
+  const r = await call(server.url, "POST", "/v2/pods", {
+    name: `pod-${i}`,
+    image: "me/train:1",
+    gpu: { id: "NVIDIA GeForce RTX 4090", count: 1 },
+    env: { RUN: String(i) },
+    ports: ["8888/http", "22/tcp"],
+  });
   if (r.status !== 201) throw new Error(`POST /v2/pods answered ${r.status}: ${JSON.stringify(r.body)}`);
 }
 

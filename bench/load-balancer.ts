@@ -85,7 +85,13 @@ const cpuNow = (): Cpu => ({ minipod: cpuMs(minipod.child.pid!), worker: cpuMs(w
 async function burst(which: "direct" | "via"): Promise<Burst> {
   let before = cpuNow();
   let after = before;
-  const r = await measure({ url: which === "direct" ? direct : minipod.url, method: "GET", path: which === "direct" ? hello : `/lb/api${hello}`, seconds, around: { before: () => void (before = cpuNow()), after: () => void (after = cpuNow()) } });
+  const r = await measure({
+    url: which === "direct" ? direct : minipod.url,
+    method: "GET",
+    path: which === "direct" ? hello : `/lb/api${hello}`,
+    seconds,
+    around: { before: () => void (before = cpuNow()), after: () => void (after = cpuNow()) },
+  });
   if (r.errors > 0) throw new Error(`${which}: ${r.errors} errors`);
   const per = (k: keyof Cpu) => ((after[k] - before[k]) * 1000) / r.requests;
   return { rps: r.rps, cpu: { minipod: per("minipod"), worker: per("worker"), load: per("load") } };
@@ -101,7 +107,9 @@ try {
     const row = { round, direct: got.direct!, via: got.via! };
     rows.push(row);
     const v = row.via.cpu;
-    console.log(`round ${round}: direct ${row.direct.rps.toFixed(0)} req/s, through minipod ${row.via.rps.toFixed(0)} req/s (${(row.via.rps / row.direct.rps).toFixed(2)}x); CPU µs a request through minipod: minipod ${v.minipod.toFixed(1)}, worker ${v.worker.toFixed(1)} (direct ${row.direct.cpu.worker.toFixed(1)}), load generator ${v.load.toFixed(1)} (direct ${row.direct.cpu.load.toFixed(1)})`);
+    console.log(
+      `round ${round}: direct ${row.direct.rps.toFixed(0)} req/s, through minipod ${row.via.rps.toFixed(0)} req/s (${(row.via.rps / row.direct.rps).toFixed(2)}x); CPU µs a request through minipod: minipod ${v.minipod.toFixed(1)}, worker ${v.worker.toFixed(1)} (direct ${row.direct.cpu.worker.toFixed(1)}), load generator ${v.load.toFixed(1)} (direct ${row.direct.cpu.load.toFixed(1)})`,
+    );
   }
   const stream = kind === "fastapi" ? "/stream?n=2&delay=0.05" : "/stream";
   for (let i = 0; i < streams; i++) {
@@ -134,7 +142,10 @@ const lines = [
   "",
   "| round | direct req/s | through minipod req/s | ratio | minipod CPU µs/req | worker CPU µs/req (direct, through) | load generator CPU µs/req (direct, through) | cores taken directly (worker, load generator) | cores taken through minipod (minipod, worker, load generator) |",
   "|---|---|---|---|---|---|---|---|---|",
-  ...rows.map((r) => `| ${r.round} | ${r.direct.rps.toFixed(0)} | ${r.via.rps.toFixed(0)} | ${(r.via.rps / r.direct.rps).toFixed(2)} | ${r.via.cpu.minipod.toFixed(1)} | ${r.direct.cpu.worker.toFixed(1)}, ${r.via.cpu.worker.toFixed(1)} | ${r.direct.cpu.load.toFixed(1)}, ${r.via.cpu.load.toFixed(1)} | ${cores(r.direct, "worker").toFixed(2)}, ${cores(r.direct, "load").toFixed(2)} | ${cores(r.via, "minipod").toFixed(2)}, ${cores(r.via, "worker").toFixed(2)}, ${cores(r.via, "load").toFixed(2)} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.round} | ${r.direct.rps.toFixed(0)} | ${r.via.rps.toFixed(0)} | ${(r.via.rps / r.direct.rps).toFixed(2)} | ${r.via.cpu.minipod.toFixed(1)} | ${r.direct.cpu.worker.toFixed(1)}, ${r.via.cpu.worker.toFixed(1)} | ${r.direct.cpu.load.toFixed(1)}, ${r.via.cpu.load.toFixed(1)} | ${cores(r.direct, "worker").toFixed(2)}, ${cores(r.direct, "load").toFixed(2)} | ${cores(r.via, "minipod").toFixed(2)}, ${cores(r.via, "worker").toFixed(2)}, ${cores(r.via, "load").toFixed(2)} |`,
+  ),
   "",
   `Median ratio: **${median(ratios).toFixed(2)}x** (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}). minipod's CPU a relayed request: **${spread(rows.map((r) => r.via.cpu.minipod))} µs**; the worker's ${spread(rows.map((r) => r.direct.cpu.worker))} µs called directly and ${spread(rows.map((r) => r.via.cpu.worker))} through minipod; the load generator's ${spread(rows.map((r) => r.direct.cpu.load))} and ${spread(rows.map((r) => r.via.cpu.load))}.`,
   "",
@@ -142,7 +153,12 @@ const lines = [
   "",
 ];
 const file = join(BENCH, "RESULTS-load-balancer.md");
-const others = existsSync(file) ? readFileSync(file, "utf8").split(/(?=^## )/m).filter((s) => s.startsWith("## ") && !s.startsWith(`## ${kind} `)) : [];
-const intro = "# Load-balancing endpoints: minipod in front of a worker\n\n`npx tsx bench/load-balancer.ts --worker node|fastapi`: requests per second to a worker's server called directly and through minipod (`/lb/{id}/...`), in alternated bursts, 16 connections, 127.0.0.1, 2 cores shared with the load generator and the worker, with each process's CPU µs a request and the share of the cores it took; and the time to an event stream's first byte.\n\n";
+const others = existsSync(file)
+  ? readFileSync(file, "utf8")
+      .split(/(?=^## )/m)
+      .filter((s) => s.startsWith("## ") && !s.startsWith(`## ${kind} `))
+  : [];
+const intro =
+  "# Load-balancing endpoints: minipod in front of a worker\n\n`npx tsx bench/load-balancer.ts --worker node|fastapi`: requests per second to a worker's server called directly and through minipod (`/lb/{id}/...`), in alternated bursts, 16 connections, 127.0.0.1, 2 cores shared with the load generator and the worker, with each process's CPU µs a request and the share of the cores it took; and the time to an event stream's first byte.\n\n";
 writeFileSync(file, intro + [...others, lines.join("\n") + "\n"].sort().join(""));
 console.log(lines.join("\n"));

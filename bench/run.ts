@@ -99,7 +99,8 @@ await section("memory", async () => {
   const runs = [await memorySoak(memorySeconds, log, [`--max-old-space-size=${MEMORY_HEAP_MB}`]), await memorySoak(memorySeconds, log)];
   const header = `- date: ${new Date().toISOString()}\n- node ${process.version}; minipod run from dist/ through bin/minipod.js; all traffic on 127.0.0.1; load average at the end ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`;
   writeFileSync(join(BENCH, "RESULTS-memory.md"), renderMemorySoak(runs, header) + "\n");
-  for (const r of runs) log(`memory soak (${r.nodeArgs.join(" ") || "default heap"}): steady ${(r.steadyRss / 1024 / 1024).toFixed(0)} MB, peak ${(r.peakRss / 1024 / 1024).toFixed(0)} MB, ${r.errors} errors`);
+  for (const r of runs)
+    log(`memory soak (${r.nodeArgs.join(" ") || "default heap"}): steady ${(r.steadyRss / 1024 / 1024).toFixed(0)} MB, peak ${(r.peakRss / 1024 / 1024).toFixed(0)} MB, ${r.errors} errors`);
   log("wrote bench/RESULTS-memory.md");
 });
 await section("loop", async () => {

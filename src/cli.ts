@@ -66,7 +66,13 @@ async function main(): Promise<void> {
 
   const specs = emulator.endpoints();
   process.stdout.write(
-    banner(emulator, { version: VERSION, db: cli.db ?? ":memory: (state ends with the process; --db FILE keeps it)", configSource: cli.config ?? (demo ? `${DEMO_CONFIG}: the demo endpoints (no ./emulator.config.json here: write one, or pass --config FILE)` : "none (built-in defaults)"), endpoints: specs, recovered: emulator.recovered }),
+    banner(emulator, {
+      version: VERSION,
+      db: cli.db ?? ":memory: (state ends with the process; --db FILE keeps it)",
+      configSource: cli.config ?? (demo ? `${DEMO_CONFIG}: the demo endpoints (no ./emulator.config.json here: write one, or pass --config FILE)` : "none (built-in defaults)"),
+      endpoints: specs,
+      recovered: emulator.recovered,
+    }),
   );
   if (cli.watch) {
     watchServe({

@@ -141,7 +141,22 @@ export async function startMinipod(o: MinipodOptions): Promise<Server> {
   // BENCH_CPU_PROF=DIR profiles every minipod process (`node --cpu-prof`); see profile-summary.ts.
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const probe = o.probeFile ? ["--import", join(BENCH, "lib/process-probe.mjs")] : [];
-  const args = [...(o.nodeArgs ?? []), ...prof, ...probe, o.bin ?? join(ROOT, "bin/minipod.js"), "--config", cfg, "--host", HOST, "--port", String(port), "--log-level", "warn", "--clock", o.clock ?? "real"];
+  const args = [
+    ...(o.nodeArgs ?? []),
+    ...prof,
+    ...probe,
+    o.bin ?? join(ROOT, "bin/minipod.js"),
+    "--config",
+    cfg,
+    "--host",
+    HOST,
+    "--port",
+    String(port),
+    "--log-level",
+    "warn",
+    "--clock",
+    o.clock ?? "real",
+  ];
   if (o.speed) args.push("--speed", String(o.speed));
   if (o.db) args.push("--db", o.db);
   args.push(...(o.extraArgs ?? []));

@@ -63,10 +63,20 @@ function targets(r: Results): TargetRow[] {
     rows.push({ what: `/${op} vs Prism`, measured: t?.prismError ? "Prism did not run" : `${n2(prism)}x`, goal: "≥ 10x", ok: t && !t.prismError ? prism >= 10 : undefined });
   }
   const l = r.lifecycle;
-  rows.push({ what: `lifecycle: ${l ? n0(l.jobs) : "100,000"} jobs over HTTP`, measured: l ? `${n0(l.jobsPerSecond)} jobs/s` : "", goal: "≥ 5,000 jobs/s", ok: l ? l.jobsPerSecond >= 5000 && l.errors === 0 : undefined });
+  rows.push({
+    what: `lifecycle: ${l ? n0(l.jobs) : "100,000"} jobs over HTTP`,
+    measured: l ? `${n0(l.jobsPerSecond)} jobs/s` : "",
+    goal: "≥ 5,000 jobs/s",
+    ok: l ? l.jobsPerSecond >= 5000 && l.errors === 0 : undefined,
+  });
   rows.push({ what: "lifecycle: peak RSS", measured: mb(l?.peakRssBytes), goal: "< 300 MB", ok: l?.peakRssBytes === undefined ? undefined : l.peakRssBytes < 300 * 1024 * 1024 });
   const c = r.clock;
-  rows.push({ what: `clock: advance 7 days, ${c ? n0(c.jobs) : "10,000"} pending jobs (median)`, measured: c ? `${n0(c.advanceMs)} ms` : "", goal: "< 1000 ms", ok: c ? c.advanceMs < 1000 : undefined });
+  rows.push({
+    what: `clock: advance 7 days, ${c ? n0(c.jobs) : "10,000"} pending jobs (median)`,
+    measured: c ? `${n0(c.advanceMs)} ms` : "",
+    goal: "< 1000 ms",
+    ok: c ? c.advanceMs < 1000 : undefined,
+  });
   const cs = r.coldStart;
   rows.push({ what: "cold start to first 200 on /health (median)", measured: cs ? `${n0(median(cs.minipodMs))} ms` : "", goal: "< 500 ms", ok: cs ? median(cs.minipodMs) < 500 : undefined });
   const s = r.soak;
@@ -78,7 +88,12 @@ function targets(r: Results): TargetRow[] {
     rows.push({ what: `OpenAI streaming: chunks/s, ${st.concurrent} streams at once, vs a bare SSE route`, measured: `${n2(rate)}x`, goal: "reported", ok: "figure" });
   }
   const w = r.workers?.runs.find((x) => x.label.startsWith("after"));
-  rows.push({ what: "Python worker runtime: jobs completed", measured: w ? `${n0(w.completed)} of ${n0(w.jobs)}, ${n0(w.jobsPerSecond)} jobs/s` : "", goal: "all", ok: w ? w.completed === w.jobs : undefined });
+  rows.push({
+    what: "Python worker runtime: jobs completed",
+    measured: w ? `${n0(w.completed)} of ${n0(w.jobs)}, ${n0(w.jobsPerSecond)} jobs/s` : "",
+    goal: "all",
+    ok: w ? w.completed === w.jobs : undefined,
+  });
   rows.push({ what: "an idle Python worker: requests/s", measured: w ? n2(w.idleRequestsPerSecond) : "", goal: "< 1", ok: w ? w.idleRequestsPerSecond < 1 : undefined });
   return rows;
 }
@@ -98,7 +113,9 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
       const rs: LoadResult[] = t.runs[op][target];
       if (!rs.length) continue;
       const path = op === "run" ? "POST /run" : "GET /status";
-      lines.push(`| ${label[target]} | ${path} | ${n0(median(rs.map((r) => r.rps)))} | ${n0(median(rs.map((r) => r.p50)))} | ${n0(median(rs.map((r) => r.p99)))} | ${n0(rs.reduce((a, r) => a + r.requests, 0))} | ${rs.reduce((a, r) => a + r.errors, 0)} |`);
+      lines.push(
+        `| ${label[target]} | ${path} | ${n0(median(rs.map((r) => r.rps)))} | ${n0(median(rs.map((r) => r.p50)))} | ${n0(median(rs.map((r) => r.p99)))} | ${n0(rs.reduce((a, r) => a + r.requests, 0))} | ${rs.reduce((a, r) => a + r.errors, 0)} |`,
+      );
     }
   }
   lines.push("", "Ratios per round (minipod ÷ other):", "");
@@ -116,7 +133,8 @@ function throughputSection(t: ThroughputResult, seconds: number): string[] {
       "\"floor: one INSERT per job\" (bench/servers/floor.ts) is the least a server that keeps its jobs can do on this stack with every request going through the framework: Hono, @hono/node-server and better-sqlite3, /run reading the body (straight from node's request, as minipod does), giving it an id that sorts by creation (as minipod's do) and writing one row (in-memory database, autocommit, no index but the key), /status reading it back. It has no validation schema, queue, worker, deadline, timeline or journal: it does less than the specification asks of every job. minipod answers POST /run and GET /status before Hono, with the same steps the app would take (src/http/direct.ts); its answers wait until the writes of their event-loop turn are committed together, where the floor writes its row and answers at once.",
     );
   }
-  if (t.runs.run.noJournal.length) lines.push("", "\"minipod, journal off\" is the same emulator with `journal: { maxEntries: 0 }`: the request journal writes one row per request; the ratios use the default (journal on).");
+  if (t.runs.run.noJournal.length)
+    lines.push("", '"minipod, journal off" is the same emulator with `journal: { maxEntries: 0 }`: the request journal writes one row per request; the ratios use the default (journal on).');
   lines.push("", `Prism mocks minipod's own /openapi.json (${n0(t.openapiBytes)} bytes) with static examples, log level warn.`);
   return lines;
 }
@@ -215,7 +233,11 @@ export function render(r: Results): string {
     lines.push(
       "## Soak",
       "",
-      `${s.seconds} s of mixed load from ${CONNECTIONS} lanes on the real clock at speed ${s.speed.toFixed(0)} (the 30-minute result retention lasts ${(s.seconds / 3).toFixed(0)} s, so old jobs are swept during the run): ${n0(s.requests)} requests (${Object.entries(s.byOp).map(([k, v]) => `${k} ${n0(v)}`).join(", ")}), **${s.errors} errors**${s.errorSamples.length ? ` (e.g. ${s.errorSamples.join("; ")})` : ""}.`,
+      `${s.seconds} s of mixed load from ${CONNECTIONS} lanes on the real clock at speed ${s.speed.toFixed(0)} (the 30-minute result retention lasts ${(s.seconds / 3).toFixed(0)} s, so old jobs are swept during the run): ${n0(s.requests)} requests (${Object.entries(
+        s.byOp,
+      )
+        .map(([k, v]) => `${k} ${n0(v)}`)
+        .join(", ")}), **${s.errors} errors**${s.errorSamples.length ? ` (e.g. ${s.errorSamples.join("; ")})` : ""}.`,
       "",
       `RSS after warm-up (${s.warmupSeconds} s): ${mb(s.baselineRss)} at first, ${mb(s.endRss)} at the end (means of the first and last tenth of the samples): **${(s.growth * 100).toFixed(1)} % growth**. Echo endpoint at the end: \`${JSON.stringify(s.jobsAtEnd)}\`.`,
       "",

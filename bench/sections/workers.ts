@@ -66,7 +66,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * workers are watched for `idleSeconds` (requests counted in the journal), then `jobs` jobs are
  * submitted and timed until every one is done or `limitSeconds` pass.
  */
-async function measure(o: { label: string; bin?: string; form: "platform" | "query"; workers: number; concurrency: number; jobs: number; idleSeconds: number; limitSeconds: number }, log: (line: string) => void): Promise<WorkersRun> {
+async function measure(
+  o: { label: string; bin?: string; form: "platform" | "query"; workers: number; concurrency: number; jobs: number; idleSeconds: number; limitSeconds: number },
+  log: (line: string) => void,
+): Promise<WorkersRun> {
   const config = { logLevel: "warn", endpoints: [{ id: ENDPOINT, handler: "external" }], rateLimits: { enabled: false }, journal: { maxEntries: 1_000_000 } };
   const server = await startMinipod({ config, ...(o.bin ? { bin: o.bin } : {}) });
   const children: ChildProcess[] = [];

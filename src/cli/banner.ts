@@ -28,7 +28,9 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
   const width = Math.max(0, ...o.endpoints.map((s) => s.id.length));
   for (const s of o.endpoints) {
     if (isLoadBalancer(s)) {
-      lines.push(`    ${s.id.padEnd(width)}  ${e.url}/lb/${s.id}   ·   http://${s.id.toLowerCase()}.localhost:${e.port}   load balancer, handler ${describeHandler(s.handler)}, workers ${s.workersMin}..${s.workersMax}`);
+      lines.push(
+        `    ${s.id.padEnd(width)}  ${e.url}/lb/${s.id}   ·   http://${s.id.toLowerCase()}.localhost:${e.port}   load balancer, handler ${describeHandler(s.handler)}, workers ${s.workersMin}..${s.workersMax}`,
+      );
     } else {
       lines.push(`    ${s.id.padEnd(width)}  ${e.url}/v2/${s.id}   handler ${describeHandler(s.handler)}, workers ${s.workersMin}..${s.workersMax}`);
     }

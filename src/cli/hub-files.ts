@@ -76,12 +76,16 @@ function checkHub(hub: unknown, label: string, problems: string[], env: Record<s
     return;
   }
   if (config.runsOn !== "GPU" && config.runsOn !== "CPU") problems.push(`${label} config.runsOn: expected "GPU" or "CPU", got ${describe(config.runsOn)}`);
-  if (!Number.isInteger(config.containerDiskInGb) || (config.containerDiskInGb as number) <= 0) problems.push(`${label} config.containerDiskInGb: required, a positive integer (GB); got ${describe(config.containerDiskInGb)}`);
+  if (!Number.isInteger(config.containerDiskInGb) || (config.containerDiskInGb as number) <= 0)
+    problems.push(`${label} config.containerDiskInGb: required, a positive integer (GB); got ${describe(config.containerDiskInGb)}`);
   if (config.runsOn === "GPU") {
-    if (!Number.isInteger(config.gpuCount) || (config.gpuCount as number) < 1) problems.push(`${label} config.gpuCount: required when runsOn is "GPU", a positive integer; got ${describe(config.gpuCount)}`);
-    if (typeof config.gpuIds !== "string" || config.gpuIds === "") problems.push(`${label} config.gpuIds: required when runsOn is "GPU", comma-separated pool ids such as "ADA_24,-NVIDIA RTX 4090"; got ${describe(config.gpuIds)}`);
+    if (!Number.isInteger(config.gpuCount) || (config.gpuCount as number) < 1)
+      problems.push(`${label} config.gpuCount: required when runsOn is "GPU", a positive integer; got ${describe(config.gpuCount)}`);
+    if (typeof config.gpuIds !== "string" || config.gpuIds === "")
+      problems.push(`${label} config.gpuIds: required when runsOn is "GPU", comma-separated pool ids such as "ADA_24,-NVIDIA RTX 4090"; got ${describe(config.gpuIds)}`);
   }
-  if (config.runsOn === "CPU" && (typeof config.cpuFlavor !== "string" || config.cpuFlavor === "")) problems.push(`${label} config.cpuFlavor: required when runsOn is "CPU", a CPU flavor such as "cpu3c"; got ${describe(config.cpuFlavor)}`);
+  if (config.runsOn === "CPU" && (typeof config.cpuFlavor !== "string" || config.cpuFlavor === ""))
+    problems.push(`${label} config.cpuFlavor: required when runsOn is "CPU", a CPU flavor such as "cpu3c"; got ${describe(config.cpuFlavor)}`);
   if (config.allowedCudaVersions !== undefined && (!Array.isArray(config.allowedCudaVersions) || !config.allowedCudaVersions.every((v) => typeof v === "string"))) {
     problems.push(`${label} config.allowedCudaVersions: expected an array of version strings such as "12.4"`);
   }
@@ -109,7 +113,8 @@ function checkTests(doc: unknown, label: string, problems: string[], env: Record
     if (seen.has(t.name)) problems.push(`${at}.name: "${t.name}" is used twice`);
     seen.add(t.name);
     if (!isObject(t.input)) return problems.push(`${at}.input (${t.name}): required, the job's input object; got ${describe(t.input)}`);
-    if (t.timeout !== undefined && (!Number.isInteger(t.timeout) || (t.timeout as number) <= 0)) return problems.push(`${at}.timeout (${t.name}): expected a positive integer of milliseconds, got ${describe(t.timeout)}`);
+    if (t.timeout !== undefined && (!Number.isInteger(t.timeout) || (t.timeout as number) <= 0))
+      return problems.push(`${at}.timeout (${t.name}): expected a positive integer of milliseconds, got ${describe(t.timeout)}`);
     tests.push({ name: t.name, input: t.input, timeout: t.timeout as number | undefined });
   });
   if (doc.config !== undefined) {

@@ -169,7 +169,9 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
     // The first thing a new Python user meets: the command's Python lacks the service's library.
     if (!hinted && /No module named '?runpod'?/.test(line)) {
       hinted = true;
-      process.stderr.write(`minipod worker: the command's Python cannot import runpod, the service's library: install it in that Python's environment (pip install runpod), or run the Python that has it (e.g. .venv/bin/python handler.py)\n`);
+      process.stderr.write(
+        `minipod worker: the command's Python cannot import runpod, the service's library: install it in that Python's environment (pip install runpod), or run the Python that has it (e.g. .venv/bin/python handler.py)\n`,
+      );
     }
   };
   if (info.loadBalancers?.includes(endpoint) && !p.fixed) {
@@ -191,7 +193,11 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
         output: write,
         onStopping: () => {
           if (servers) return;
-          void fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/stop`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" }).catch(() => {});
+          void fetch(`${p.url}/_emulator/workers/${encodeURIComponent(endpoint)}/${encodeURIComponent(workerId)}/stop`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body: "{}",
+          }).catch(() => {});
         },
         onExit: (reason) => {
           const body = JSON.stringify(servers ? { reason, stopped: stopping || !p.restart } : { reason });
@@ -210,7 +216,9 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
         },
       }),
   );
-  process.stderr.write(`minipod worker: ${ids.length} ${p.batch ? "batch " : ""}worker(s) for endpoint ${endpoint} of ${p.url}: ${ids.join(", ")}${p.restart ? " (restarted when they exit)" : ""}; Ctrl-C stops them\n`);
+  process.stderr.write(
+    `minipod worker: ${ids.length} ${p.batch ? "batch " : ""}worker(s) for endpoint ${endpoint} of ${p.url}: ${ids.join(", ")}${p.restart ? " (restarted when they exit)" : ""}; Ctrl-C stops them\n`,
+  );
 
   const stopped = new AbortController();
   let stopping = false;

@@ -162,7 +162,10 @@ const MAX_HEADER_BYTES = 16 * 1024;
  * Builds the emulator without listening: for in-process tests through `app.request`. `services`
  * replaces the list of management services (src/services/index.ts), for tests of the list itself.
  */
-export async function buildEmulator(options: EmulatorOptions = {}, internal: { services?: readonly ServiceDef[] } = {}): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
+export async function buildEmulator(
+  options: EmulatorOptions = {},
+  internal: { services?: readonly ServiceDef[] } = {},
+): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
   // The config is checked against the services built: their collections are reserved ids and fault operations.
   const reader = configFor(internal.services);
@@ -190,7 +193,18 @@ export async function buildEmulator(options: EmulatorOptions = {}, internal: { s
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
   const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
-  const core = await buildRuntime({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage, services: internal.services, faultRuleSchema: reader.faultRuleSchema });
+  const core = await buildRuntime({
+    config,
+    configLabel: loaded.label,
+    baseDir: loaded.baseDir,
+    db: options.db ?? ":memory:",
+    clock,
+    handlers,
+    log,
+    importImage,
+    services: internal.services,
+    faultRuleSchema: reader.faultRuleSchema,
+  });
   const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
   return { core, app, loaded, log };
 }

@@ -107,7 +107,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   let service: JobService | undefined;
   const deadlines = new Deadlines(clock, jobStore, (job: Job, now: number) => service!.onDeadline(job, now));
   const transitions = new Transitions(clock, jobStore, deadlines, notifier);
-  // eslint-disable-next-line prefer-const -- built after the observers that read it lazily
+  // Built after the observers that read it lazily.
   let scheduler: Scheduler;
   const observed = buildObserve({ db, writes, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
   const logs = new LogBook();

@@ -78,7 +78,10 @@ export class Snapshots {
     const { maxCount, maxBytes } = this.bounds;
     const free = `delete one with DELETE /_emulator/snapshots/{name} (held: ${[...this.images.keys()].join(", ")})`;
     if (!replaced && this.images.size >= maxCount) {
-      throw new EmulatorError("CONFLICT", `snapshot "${name}" not saved: ${this.images.size} snapshots are held, the most snapshots.maxCount allows (${maxCount}); ${free}, save under one of their names, or raise snapshots.maxCount in the config`);
+      throw new EmulatorError(
+        "CONFLICT",
+        `snapshot "${name}" not saved: ${this.images.size} snapshots are held, the most snapshots.maxCount allows (${maxCount}); ${free}, save under one of their names, or raise snapshots.maxCount in the config`,
+      );
     }
     this.flush();
     const image = openable(this.db.serialize());

@@ -14,8 +14,6 @@ export const ApiKeyConfigSchema = z.strictObject({
   rateLimitExempt: z.boolean().default(false).describe("No REST rate limits and no RateLimit headers for this key"),
 });
 
-export type ApiKeyConfig = z.infer<typeof ApiKeyConfigSchema>;
-
 export const AuthConfigSchema = z
   .strictObject({
     keys: z

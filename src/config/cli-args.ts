@@ -67,7 +67,12 @@ export const WORKER_FLAGS: readonly Flag[] = [
   { name: "url", arg: "URL", env: "MINIPOD_URL", default: "http://127.0.0.1:8080", text: "the running minipod" },
   { name: "endpoint", arg: "ID", default: 'the only endpoint with "handler": "external"', text: "the endpoint whose jobs the worker takes" },
   { name: "worker-id", arg: "ID", default: "14 random characters, as the service's", text: "the worker id, RUNPOD_POD_ID: the workerId of the jobs it runs" },
-  { name: "workers", arg: "N", default: "1; a load-balancing endpoint: as its scaler asks", text: "run N copies of the command, worker ids ID-1 .. ID-N (1 to 64); on a load-balancing endpoint a fixed set instead of following its scaler" },
+  {
+    name: "workers",
+    arg: "N",
+    default: "1; a load-balancing endpoint: as its scaler asks",
+    text: "run N copies of the command, worker ids ID-1 .. ID-N (1 to 64); on a load-balancing endpoint a fixed set instead of following its scaler",
+  },
   { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends (with the worker scope once auth.keys is set)" },
   { name: "restart", default: "", text: "start the command again when it exits (1 s later, doubling to 30 s while it keeps failing fast)" },
   { name: "watch", default: "", text: "restart the command when a file under the watched folder changes" },

@@ -57,7 +57,9 @@ export function faultRuleSchema(operations: readonly [FaultOperation, ...FaultOp
     operation: z
       .enum(operations, { error: (issue) => unknownName("operation", String(issue.input), operations) })
       .optional()
-      .describe("Only this operation: run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health, requests, openai, batch (the batch routes), a worker route (job-take, ping, ...) or a REST collection (endpoints, network-volumes, ...)"),
+      .describe(
+        "Only this operation: run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health, requests, openai, batch (the batch routes), a worker route (job-take, ping, ...) or a REST collection (endpoints, network-volumes, ...)",
+      ),
     fault: FaultSchema,
     times: z.int().min(1).optional().describe("Fires for this many matches, then is spent"),
     probability: z.number().min(0).max(1).optional().describe("Chance that a match fires (seeded PRNG)"),

@@ -28,7 +28,12 @@ export const QueueRateLimitConfigSchema = z.strictObject({
 });
 
 export const LoadBalancerRateLimitConfigSchema = z.strictObject({
-  requests: z.int().min(1).max(RATE_LIMIT_QUOTA_MAX).default(LB_DEFAULTS.requests).describe("Requests per endpoint per 10 s of virtual time (raised to running workers × queue.requestsPerWorker when that is higher)"),
+  requests: z
+    .int()
+    .min(1)
+    .max(RATE_LIMIT_QUOTA_MAX)
+    .default(LB_DEFAULTS.requests)
+    .describe("Requests per endpoint per 10 s of virtual time (raised to running workers × queue.requestsPerWorker when that is higher)"),
   concurrent: z.int().min(1).max(RATE_LIMIT_QUOTA_MAX).default(LB_DEFAULTS.concurrent).describe("Requests per endpoint being answered at once, those waiting for a worker included"),
 });
 

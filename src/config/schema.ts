@@ -45,7 +45,12 @@ export const EndpointConfigSchema = z
       .union([
         z.string().min(1),
         // The object form of an HTTP worker; kept as its URL, which names it everywhere else.
-        z.strictObject({ type: z.literal("http"), url: z.url({ protocol: /^https?$/, error: "expected an http:// or https:// URL" }).describe("The worker's local test server; jobs go to POST {url}/runsync") }).transform((h) => h.url),
+        z
+          .strictObject({
+            type: z.literal("http"),
+            url: z.url({ protocol: /^https?$/, error: "expected an http:// or https:// URL" }).describe("The worker's local test server; jobs go to POST {url}/runsync"),
+          })
+          .transform((h) => h.url),
       ])
       .optional()
       .describe(
@@ -77,15 +82,15 @@ export const EndpointConfigSchema = z
     path: ["handler"],
   });
 
-export type EndpointConfig = z.infer<typeof EndpointConfigSchema>;
-
 export const ClockConfigSchema = z.strictObject({
   mode: z.enum(["real", "manual"]).default("real").describe("real: virtual time follows wall time; manual: time moves only through /_emulator/clock/advance"),
   speed: z.number().positive().max(CLOCK_SPEED_MAX).default(1).describe("Real mode: virtual ms per wall ms"),
   start: z
     .union([
       z.int().min(VIRTUAL_TIME_MIN_MS).max(VIRTUAL_TIME_MAX_MS),
-      z.iso.datetime({ offset: true }).refine((t) => Date.parse(t) >= VIRTUAL_TIME_MIN_MS && Date.parse(t) <= VIRTUAL_TIME_MAX_MS, `expected a time from 1970-01-01T00:00:00Z to ${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}`),
+      z.iso
+        .datetime({ offset: true })
+        .refine((t) => Date.parse(t) >= VIRTUAL_TIME_MIN_MS && Date.parse(t) <= VIRTUAL_TIME_MAX_MS, `expected a time from 1970-01-01T00:00:00Z to ${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}`),
     ])
     .optional()
     .describe("Virtual time at start (epoch ms or ISO 8601); default: the wall clock"),

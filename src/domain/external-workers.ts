@@ -97,7 +97,22 @@ export class ExternalWorkers {
     let w = m.get(workerId);
     if (!w) {
       if (m.size >= WORKER_RECORDS_MAX) this.makeRoom(m, endpointId);
-      w = { id: workerId, endpointId, lane: "standard", jobs: new Set(), startedAt: now, lastSeenAt: now, lastHeartbeatAt: undefined, runtimeVersion: undefined, reportedJobIds: undefined, lastWall: 0, openPolls: 0, status: "live", reason: undefined, timer: undefined };
+      w = {
+        id: workerId,
+        endpointId,
+        lane: "standard",
+        jobs: new Set(),
+        startedAt: now,
+        lastSeenAt: now,
+        lastHeartbeatAt: undefined,
+        runtimeVersion: undefined,
+        reportedJobIds: undefined,
+        lastWall: 0,
+        openPolls: 0,
+        status: "live",
+        reason: undefined,
+        timer: undefined,
+      };
       m.set(workerId, w);
     }
     w.lastSeenAt = now;

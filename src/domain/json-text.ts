@@ -118,17 +118,6 @@ export function jsonText(value: unknown): string {
   return text;
 }
 
-/**
- * A copy of a JSON value (`JSON.parse` of its text), whose text is kept for the copy. Not for
- * `value` itself: that may be a handler's, which it may change and return again.
- */
-export function jsonCopy<T>(value: T): T {
-  const text = value instanceof RawJson ? value.text : ((typeof value === "object" && value !== null ? texts.get(value) : undefined) ?? JSON.stringify(value));
-  const copy = JSON.parse(text) as T;
-  if (text.length > LARGE && typeof copy === "object" && copy !== null) texts.set(copy, text);
-  return copy;
-}
-
 /** The text kept for a value (a large payload's: see `LARGE`; a `RawJson`'s own), if any. */
 export function keptText(value: unknown): string | undefined {
   if (value instanceof RawJson) return value.text;

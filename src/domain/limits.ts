@@ -43,8 +43,6 @@ export const RETENTION_RUNSYNC_MS = 1 * MINUTE;
 export const BATCH_ACTIVE_MAX = 10;
 /** "Requests per batch | 5,000" */
 export const BATCH_REQUESTS_MAX = 5_000;
-/** "Queued requests per endpoint | 50,000" (batch requests waiting in the endpoint's batch queue). */
-export const BATCH_QUEUED_PER_ENDPOINT_MAX = 50_000;
 /** "Request body size is limited to 10 MiB per call" (create and append). */
 export const BATCH_APPEND_MAX_BYTES = 10 * 1024 * 1024;
 /** A page of a batch's requests: 50 by default (the docs' example), at most 1,000 (not documented). */

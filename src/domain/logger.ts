@@ -21,5 +21,3 @@ export function createLogger(level: LogLevel, write: (line: string) => void, now
   };
   return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), enabled: (l) => ORDER[l] >= ORDER[level] };
 }
-
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, enabled: () => false };

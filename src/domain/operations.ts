@@ -6,11 +6,9 @@
 
 /** Operations of an endpoint's queue, as fault rules and the journal name them. */
 export const QUEUE_OPERATIONS = ["run", "runsync", "status", "status-sync", "stream", "cancel", "retry", "purge-queue", "health", "requests", "openai", "batch"] as const;
-export type QueueOperation = (typeof QUEUE_OPERATIONS)[number];
 
 /** Operations a worker process calls (real workers: job-take, job-stop, job-done, job-stream, ping). */
 export const WORKER_OPERATIONS = ["job-take", "job-take-batch", "job-stop", "job-done", "job-stream", "ping"] as const;
-export type WorkerOperation = (typeof WORKER_OPERATIONS)[number];
 
 /** The operation of every request to a load-balancing endpoint, `/lb/{endpoint_id}/...`, as the journal and fault rules name it. */
 export const LOAD_BALANCER_OPERATION = "lb" as const;

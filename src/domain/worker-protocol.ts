@@ -116,7 +116,12 @@ export class WorkerProtocol {
       // timeout: it fails now, saying why, and the worker hears the refusal.
       if (progress) throw new EmulatorError("BAD_REQUEST", `${problem}; job ${jobId} was left unchanged`);
       this.workers.release(jobId);
-      this.d.transitions.finish(job, { status: "FAILED", output: undefined, error: `worker ${workerId}'s result was refused: ${problem}` }, this.d.clock.now(), `worker ${workerId}'s result was refused`);
+      this.d.transitions.finish(
+        job,
+        { status: "FAILED", output: undefined, error: `worker ${workerId}'s result was refused: ${problem}` },
+        this.d.clock.now(),
+        `worker ${workerId}'s result was refused`,
+      );
       throw new EmulatorError("BAD_REQUEST", `${problem}; job ${jobId} is FAILED with this error`);
     }
     if (!progress) this.workers.release(jobId);

@@ -279,7 +279,18 @@ export class DirectRoutes {
       // Only requests without a query are answered here (see `known`).
       const status = answer.status;
       const { endpoint, operation } = info;
-      this.journal.write({ method, path, query: undefined, endpoint, operation, status, at, durationMs: this.journal.since(startedMs), bodyText, responseText: status >= 400 ? joined(answer.body) : undefined });
+      this.journal.write({
+        method,
+        path,
+        query: undefined,
+        endpoint,
+        operation,
+        status,
+        at,
+        durationMs: this.journal.since(startedMs),
+        bodyText,
+        responseText: status >= 400 ? joined(answer.body) : undefined,
+      });
     }
     if (this.log.enabled("info")) this.log.info(requestLogLine(method, path, answer.status, startedMs));
     endWith(res, answer.status, answer.headers, answer.body);
@@ -300,7 +311,8 @@ function checksOf(route: DirectRoute): Checks {
     const media = content["application/json"];
     const declared = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
     const limit = declared.map(bodyLimitOf).find((l) => l !== undefined);
-    if (Object.keys(content).length !== 1 || !media || !("schema" in media) || !media.schema || limit === undefined) throw new Error(`${where}: only a JSON body under jsonBody(limit) is read directly`);
+    if (Object.keys(content).length !== 1 || !media || !("schema" in media) || !media.schema || limit === undefined)
+      throw new Error(`${where}: only a JSON body under jsonBody(limit) is read directly`);
     if (declared.length !== 1) throw new Error(`${where}: middleware other than jsonBody would be skipped`);
     body = { schema: media.schema as z.ZodType, limit, hint: bodyHint(media.schema as z.ZodType), textFields: declared.flatMap(bodyTextFieldsOf) };
   } else if (config.middleware !== undefined && (!Array.isArray(config.middleware) || config.middleware.length > 0)) {

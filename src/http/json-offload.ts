@@ -111,7 +111,7 @@ export async function parseOffLoop(text: string, fields: readonly string[], hint
 }
 
 /** The thread's work, on the event loop (when the thread cannot be had). */
-function onLoop(text: string, fields: readonly string[]): Answer {
+function onLoop(text: string, _fields: readonly string[]): Answer {
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -11,9 +11,15 @@ const SERVICE_PATH = /^\/v[12]\//;
 export const TAG_ORDER: ReadonlyArray<{ name: string; description: string }> = [
   { name: "Queue", description: "A queue endpoint's operations, `/v2/{endpoint_id}/...`: submit, status, stream, cancel, retry, purge, health." },
   { name: "OpenAI-compatible", description: "`/v2/{endpoint_id}/openai/*`: OpenAI requests, answered as jobs of the endpoint." },
-  { name: "Batches", description: "A queue endpoint's batch jobs, `/v2/{endpoint_id}/batch/...`: a DRAFT of requests, finalized and run on the endpoint's batch workers; counters, paged results, cancel." },
+  {
+    name: "Batches",
+    description: "A queue endpoint's batch jobs, `/v2/{endpoint_id}/batch/...`: a DRAFT of requests, finalized and run on the endpoint's batch workers; counters, paged results, cancel.",
+  },
   { name: "Worker protocol", description: "What worker processes of an `external` endpoint call: job-take, job-done, job-stream, job-stop, ping." },
-  { name: "Load balancing", description: "A load-balancing endpoint's requests, `/lb/{endpoint_id}/*` (or `http://{endpoint_id}.localhost:PORT/*`): any method and path, answered by one of its workers' HTTP servers." },
+  {
+    name: "Load balancing",
+    description: "A load-balancing endpoint's requests, `/lb/{endpoint_id}/*` (or `http://{endpoint_id}.localhost:PORT/*`): any method and path, answered by one of its workers' HTTP servers.",
+  },
   { name: "Serverless", description: "REST v2: endpoints, their workers, releases and logs." },
   { name: "Endpoints", description: "REST v1: endpoints." },
   { name: "Templates", description: "Templates (v2 and v1)." },

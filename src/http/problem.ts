@@ -73,7 +73,10 @@ export const isStorageFull = (err: unknown): boolean => typeof err === "object" 
  */
 function known(err: unknown): EmulatorError | undefined {
   if (err instanceof URIError) {
-    return new EmulatorError("BAD_REQUEST", "the request has a malformed percent-encoding (a % not followed by two hex digits of valid UTF-8) in its path, query or a cookie: encode it with encodeURIComponent");
+    return new EmulatorError(
+      "BAD_REQUEST",
+      "the request has a malformed percent-encoding (a % not followed by two hex digits of valid UTF-8) in its path, query or a cookie: encode it with encodeURIComponent",
+    );
   }
   if (isStorageFull(err)) {
     return new EmulatorError(

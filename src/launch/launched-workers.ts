@@ -132,7 +132,8 @@ export class EmulatorWorkers {
     const lb = this.core.loadBalancers;
     const endpoint = lb.spec(spec.endpoint);
     if (!endpoint || endpoint.handler !== EXTERNAL_HANDLER) throw new Error(`scaleWorkers: "${spec.endpoint}" is not a load-balancing endpoint with "handler": "external"`);
-    if (lb.launcherOf(spec.endpoint)) throw new Error(`scaleWorkers: the worker processes of "${spec.endpoint}" are started and stopped by another launcher already (a minipod worker following its scaler)`);
+    if (lb.launcherOf(spec.endpoint))
+      throw new Error(`scaleWorkers: the worker processes of "${spec.endpoint}" are started and stopped by another launcher already (a minipod worker following its scaler)`);
     const procs = new Map<string, WorkerProcess>();
     this.scaling.add(spec.endpoint);
     lb.setLauncher(spec.endpoint, {

@@ -32,4 +32,3 @@ type CollectionsOf<L extends readonly ServiceDef[], V extends "v1" | "v2"> = {
 export const REST_V1_COLLECTIONS = SERVICES.flatMap((s): readonly string[] => ("v1" in s.collections ? s.collections.v1 : [])) as CollectionsOf<typeof SERVICES, "v1">[];
 /** First path segments after `/v2` that are REST collections, not endpoint ids. */
 export const REST_V2_COLLECTIONS = SERVICES.flatMap((s): readonly string[] => s.collections.v2) as CollectionsOf<typeof SERVICES, "v2">[];
-export type RestCollection = (typeof REST_V1_COLLECTIONS)[number] | (typeof REST_V2_COLLECTIONS)[number];

@@ -151,9 +151,18 @@ export class SqliteObservabilityStore implements ObservabilityStore {
     this.flush();
     const where: string[] = [];
     const args: Array<string | number> = [];
-    if (f.endpoint !== undefined) (where.push("endpoint_id = ?"), args.push(f.endpoint));
-    if (f.operation !== undefined) (where.push("operation = ?"), args.push(f.operation));
-    if (f.status !== undefined) (where.push("status = ?"), args.push(f.status));
+    if (f.endpoint !== undefined) {
+      where.push("endpoint_id = ?");
+      args.push(f.endpoint);
+    }
+    if (f.operation !== undefined) {
+      where.push("operation = ?");
+      args.push(f.operation);
+    }
+    if (f.status !== undefined) {
+      where.push("status = ?");
+      args.push(f.status);
+    }
     if (f.worker !== undefined) {
       const ops = [...WORKER_OPERATIONS];
       const list = `operation IN (${ops.map(() => "?").join(", ")})`;

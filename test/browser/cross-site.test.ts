@@ -93,7 +93,10 @@ describe.skipIf(!available)("a page of another origin, in Chromium", { timeout: 
     // Local Network Access checks are off: they would stop a page served from a public address
     // from reaching 127.0.0.1 at all, and minipod must hold without them (other browsers, older
     // versions, a page the browser counts as local).
-    chrome = await launchChromium([`--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`, "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights"]);
+    chrome = await launchChromium([
+      `--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`,
+      "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights",
+    ]);
   });
   afterAll(async () => {
     await chrome?.close();

@@ -18,7 +18,11 @@ describe.skipIf(!available)("the GraphQL explorer in Chromium", { timeout: 60_00
   });
 
   it("runs a query from /docs/graphql with the key of its headers tab, loading nothing from outside", async () => {
-    await fetch(`${emu.url}/v2/pods`, { method: "POST", headers: { authorization: `Bearer ${KEY}` }, body: JSON.stringify({ name: "explored", image: "me/x:1", gpu: { id: "NVIDIA A40", count: 1 } }) });
+    await fetch(`${emu.url}/v2/pods`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ name: "explored", image: "me/x:1", gpu: { id: "NVIDIA A40", count: 1 } }),
+    });
     const { page, log } = await recordedPage(chrome.browser);
     const failed: string[] = [];
     page.on("response", async (r) => {

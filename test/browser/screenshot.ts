@@ -27,7 +27,11 @@ const emu = await createEmulator({
   },
 });
 const api = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${emu.url}${path}`, { method, headers: { authorization: "Bearer demo-key", "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${emu.url}${path}`, {
+    method,
+    headers: { authorization: "Bearer demo-key", "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return (await res.json()) as { id: string };
 };
 
@@ -36,7 +40,13 @@ try {
   for (let i = 1; i <= 3; i++) await api("POST", "/v2/echo/run", { input: { message: `hello ${i}` }, ...(i === 1 ? { webhook: hook } : {}) });
   await emu.clock.advance(1200);
   const story = await api("POST", "/v2/llm/run", {
-    input: { prompt: "Write a haiku about queues", sleepMs: 900, stream: ["Jobs wait in a line,", " workers wake from a cold start,", " the clock moves; all done."], streamIntervalMs: 400, output: { tokens: 17 } },
+    input: {
+      prompt: "Write a haiku about queues",
+      sleepMs: 900,
+      stream: ["Jobs wait in a line,", " workers wake from a cold start,", " the clock moves; all done."],
+      streamIntervalMs: 400,
+      output: { tokens: 17 },
+    },
     webhook: hook,
   });
   await api("POST", "/v2/llm/run", { input: { prompt: "a very long essay", fail: "CUDA out of memory (tried to allocate 2.00 GiB)" } });

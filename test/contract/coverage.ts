@@ -42,7 +42,9 @@ export function coverageTable(visits: readonly Visit[], served: ReadonlySet<stri
   const total = rows.length;
   const covered = rows.filter((o) => served.has(`${o.method} ${o.path}`) && visits.some((v) => v.operationId === o.operationId && v.status < 300)).length;
   lines.push("");
-  lines.push(`${covered} of ${total} operations served and answered successfully in the tour. Beyond the description, for the service's MCP server: ${BEYOND_DESCRIPTION.map((r) => `\`${r.method} ${r.path}\``).join(", ")} (no builds: an empty list, 404).`);
+  lines.push(
+    `${covered} of ${total} operations served and answered successfully in the tour. Beyond the description, for the service's MCP server: ${BEYOND_DESCRIPTION.map((r) => `\`${r.method} ${r.path}\``).join(", ")} (no builds: an empty list, 404).`,
+  );
   return lines.join("\n");
 }
 

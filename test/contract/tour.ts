@@ -79,7 +79,17 @@ export async function tour(): Promise<Visit[]> {
     await call("GET", "/v2/templates/none");
 
     // Serverless
-    const ep = (await call("POST", "/v2/serverless", { name: "ep", type: "QUEUE", scaling: { type: "QUEUE_DELAY", queueDelay: 4 }, templateId: "worker-tpl", gpu: { pools: ["ADA_24"] }, workers: { min: 1, max: 2 }, networkVolumes: [vol] })).body.id;
+    const ep = (
+      await call("POST", "/v2/serverless", {
+        name: "ep",
+        type: "QUEUE",
+        scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+        templateId: "worker-tpl",
+        gpu: { pools: ["ADA_24"] },
+        workers: { min: 1, max: 2 },
+        networkVolumes: [vol],
+      })
+    ).body.id;
     await call("POST", "/v2/serverless", { name: "neither", type: "QUEUE", scaling: { type: "QUEUE_DELAY", queueDelay: 4 }, image: "x" });
     await call("POST", "/v2/serverless", { name: "bad template", type: "QUEUE", scaling: { type: "QUEUE_DELAY", queueDelay: 4 }, templateId: "none", gpu: { pools: ["ADA_24"] } });
     await call("GET", "/v2/serverless");

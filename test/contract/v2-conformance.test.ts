@@ -38,7 +38,13 @@ describe("REST v2 conformance", () => {
     const e = await inProcess();
     try {
       const res = await e.post("/v2/network-volumes", { name: "v", size: 10, dataCenter: "EU-RO-1" });
-      const answer = (status: number, body: unknown, type = "application/json") => ({ method: "POST", path: "/v2/network-volumes", status, headers: new Headers({ "content-type": type }), body: JSON.stringify(body) });
+      const answer = (status: number, body: unknown, type = "application/json") => ({
+        method: "POST",
+        path: "/v2/network-volumes",
+        status,
+        headers: new Headers({ "content-type": type }),
+        body: JSON.stringify(body),
+      });
       expect(check(answer(201, res.body)).problems).toEqual([]);
       const { type: _type, ...noType } = res.body;
       expect(check(answer(201, noType)).problems).toEqual(["createNetworkVolume (POST /v2/network-volumes) answered 201: body must have required property 'type'"]);
@@ -53,7 +59,7 @@ describe("REST v2 conformance", () => {
       expect(check(rateLimit).problems).toEqual(['createNetworkVolume (POST /v2/network-volumes) answered 201: header RateLimit "minute=5" is not the structured list the description shows']);
       // The helper every HTTP test goes through fails the test on such an answer.
       expect(() => checkV2Answer("POST", "/v2/network-volumes", 201, new Headers({ "content-type": "application/json" }), JSON.stringify(noType))).toThrow(
-        /does not match the service's REST v2 description:\n  createNetworkVolume .* body must have required property 'type'/,
+        /does not match the service's REST v2 description:\n {2}createNetworkVolume .* body must have required property 'type'/,
       );
     } finally {
       e.close();

@@ -148,7 +148,8 @@ export function contract(d: Json = loadDescription()) {
       const base = declared[key].$ref ? `/components/responses/${declared[key].$ref.split("/").pop()}` : `/paths/${esc(operation.path)}/${a.method.toLowerCase()}/responses/${key}`;
       const validate = validatorAt(`${base}/content/${esc(type)}/schema`);
       if (body !== undefined && !validate(body)) {
-        for (const e of validate.errors ?? []) problems.push(`${where}: body${e.instancePath} ${e.message}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`);
+        for (const e of validate.errors ?? [])
+          problems.push(`${where}: body${e.instancePath} ${e.message}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`);
       }
     }
     for (const [name, h] of Object.entries<Json>(response.headers ?? {})) {

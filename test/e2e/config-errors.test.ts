@@ -36,7 +36,9 @@ describe("a config that breaks the start names the field", () => {
     expect(await refused({ endpoints: [{ id: "a", handler: "./boom.ts" }] }, { "boom.ts": 'throw new Error("no GPU here");' })).toContain(
       "  - endpoints[0].handler: cannot load ./boom.ts: no GPU here",
     );
-    expect(await refused({ endpoints: [{ id: "a", handler: "nonsense" }] })).toContain('  - endpoints[0].handler: unknown handler "nonsense": use one of echo, scripted, openai, external, a module path');
+    expect(await refused({ endpoints: [{ id: "a", handler: "nonsense" }] })).toContain(
+      '  - endpoints[0].handler: unknown handler "nonsense": use one of echo, scripted, openai, external, a module path',
+    );
     expect(await refused({ endpoints: [{ id: "a", handler: "http://[::1" }] })).toContain('  - endpoints[0].handler: "http://[::1" is not a valid URL for an HTTP worker');
   });
 

@@ -306,7 +306,12 @@ describe("POST /run answered before the app, and the commit", () => {
 
   it("answers only once the job is committed, and 500 when the commit fails", async () => {
     const errors: string[] = [];
-    const { core, app } = await buildEmulator({ clock: "manual", config: { endpoints: [{ id: "echo", handler: "echo", workersMin: 0, workersMax: 0 }] }, logLevel: "error", log: (l) => errors.push(l) });
+    const { core, app } = await buildEmulator({
+      clock: "manual",
+      config: { endpoints: [{ id: "echo", handler: "echo", workersMin: 0, workersMax: 0 }] },
+      logLevel: "error",
+      log: (l) => errors.push(l),
+    });
     try {
       // Each wait for the commit, to settle by hand.
       const commits: Array<{ ok: () => void; fail: (e: Error) => void }> = [];

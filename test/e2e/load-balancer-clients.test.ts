@@ -98,7 +98,13 @@ describe("load-balancing endpoints with real clients", () => {
     expect(chunked.status).toBe(200);
     expect(JSON.parse(chunked.body)).toMatchObject({ method: "POST", url: "/upload", body: "part1-part2" });
     // With a request fault armed the app answers; the fault fires on this endpoint, then the worker does.
-    const fault = await (await fetch(`${emu.url}/_emulator/faults`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ endpoint: "node", fault: { type: "http", status: 429, retryAfter: 1 }, times: 1 }) })).json();
+    const fault = await (
+      await fetch(`${emu.url}/_emulator/faults`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ endpoint: "node", fault: { type: "http", status: 429, retryAfter: 1 }, times: 1 }),
+      })
+    ).json();
     expect((await fetch(`${emu.url}/lb/node/a`, { headers: auth })).status).toBe(429);
     const through = await fetch(`${emu.url}/lb/node/a`, { headers: auth });
     expect(through.status).toBe(200);
@@ -127,7 +133,11 @@ describe("load-balancing endpoints with real clients", () => {
     const { port } = server.address() as AddressInfo;
     const local = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "ext", type: "LOAD_BALANCER", handler: "external" }] } });
     try {
-      const registered = await fetch(`${local.url}/_emulator/load-balancers/ext/workers`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ workerId: "proc1", port }) });
+      const registered = await fetch(`${local.url}/_emulator/load-balancers/ext/workers`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ workerId: "proc1", port }),
+      });
       expect(registered.status).toBe(200);
       const call = () => fetch(`${local.url}/lb/ext/x`, { headers: { authorization: `Bearer ${KEY}` }, signal: AbortSignal.timeout(10_000) });
       expect((await call()).headers.get("x-runpod-worker-id")).toBe("proc1");
@@ -152,7 +162,11 @@ describe("load-balancing endpoints with real clients", () => {
       });
       expect(created.isError, JSON.stringify(created.payload)).toBe(false);
       const id = created.payload.id as string;
-      expect(created.payload).toMatchObject({ type: "LOAD_BALANCER", scaling: { type: "REQUEST_COUNT", requestCount: 3 }, requestUrls: { base: `${emu.url}/lb/${id}`, health: `${emu.url}/lb/${id}/ping` } });
+      expect(created.payload).toMatchObject({
+        type: "LOAD_BALANCER",
+        scaling: { type: "REQUEST_COUNT", requestCount: 3 },
+        requestUrls: { base: `${emu.url}/lb/${id}`, health: `${emu.url}/lb/${id}/ping` },
+      });
       const read = await callTool(client, "get-endpoint", { id });
       expect(read.payload).toEqual(created.payload);
       await emu.clock.advance(1000);

@@ -63,7 +63,12 @@ const workerState = async () => {
 describe.skipIf(!available)("a FastAPI load-balancing worker through minipod worker", () => {
   it("holds a request until /ping says 200, then routes it to the worker with PORT and the platform's variables", async () => {
     // Sent at once: the worker is still starting (its port refuses, then /ping says 204).
-    const res = await fetch(`${emu.url}/lb/api/generate`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ prompt: "minipod" }), signal: AbortSignal.timeout(20_000) });
+    const res = await fetch(`${emu.url}/lb/api/generate`, {
+      method: "POST",
+      headers: { ...AUTH, "content-type": "application/json" },
+      body: JSON.stringify({ prompt: "minipod" }),
+      signal: AbortSignal.timeout(20_000),
+    });
     expect(res.status, out).toBe(200);
     expect(res.headers.get("x-runpod-worker-id")).toBe("fastapi1");
     const body = (await res.json()) as { generated_text: string; worker: string; env: Record<string, string> };
@@ -90,7 +95,8 @@ describe.skipIf(!available)("a FastAPI load-balancing worker through minipod wor
   });
 
   it("is reached by Python's requests with only a base URL", async () => {
-    const script = "import os, requests, json; r = requests.post(os.environ['BASE'] + '/generate', json={'prompt': 'py'}, headers={'Authorization': 'Bearer k'}, timeout=20); print(json.dumps([r.status_code, r.headers['X-Runpod-Worker-Id'], r.json()['generated_text']]))";
+    const script =
+      "import os, requests, json; r = requests.post(os.environ['BASE'] + '/generate', json={'prompt': 'py'}, headers={'Authorization': 'Bearer k'}, timeout=20); print(json.dumps([r.status_code, r.headers['X-Runpod-Worker-Id'], r.json()['generated_text']]))";
     const { stdout } = await promisify(execFile)(PYTHON, ["-c", script], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", BASE: `${emu.url}/lb/api` } });
     expect(JSON.parse(stdout)).toEqual([200, "fastapi1", "Hello, py"]);
   });
@@ -181,12 +187,23 @@ describe.skipIf(!available)("docs/load-balancing.md: the FastAPI worker, run as 
 
 describe.skipIf(!available)("FastAPI worker processes started and stopped as the pool scales", () => {
   it("starts a process per request in flight up to workersMax, and stops idle ones after idleTimeout", async () => {
-    const scaled = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "scaled", type: "LOAD_BALANCER", handler: "external", workersMin: 0, workersMax: 2, requestCount: 1, idleTimeout: 5 }] } });
-    const workers = () => Promise.resolve(scaled.app.request("/_emulator/load-balancers")).then(async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; state: string }> }> }).endpoints[0]!.workers);
+    const scaled = await createEmulator({
+      clock: "manual",
+      config: { endpoints: [{ id: "scaled", type: "LOAD_BALANCER", handler: "external", workersMin: 0, workersMax: 2, requestCount: 1, idleTimeout: 5 }] },
+    });
+    const workers = () =>
+      Promise.resolve(scaled.app.request("/_emulator/load-balancers")).then(
+        async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; state: string }> }> }).endpoints[0]!.workers,
+      );
     try {
       scaled.scaleWorkers({ endpoint: "scaled", command: [PYTHON, WORKER], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LOADING_PINGS: "1" }, output: () => {} });
       expect(await workers()).toEqual([]);
-      const call = () => fetch(`${scaled.url}/lb/scaled/stream?n=2&delay=0.5`, { headers: AUTH, signal: AbortSignal.timeout(20_000) }).then(async (r) => ({ status: r.status, worker: r.headers.get("x-runpod-worker-id"), text: await r.text() }));
+      const call = () =>
+        fetch(`${scaled.url}/lb/scaled/stream?n=2&delay=0.5`, { headers: AUTH, signal: AbortSignal.timeout(20_000) }).then(async (r) => ({
+          status: r.status,
+          worker: r.headers.get("x-runpod-worker-id"),
+          text: await r.text(),
+        }));
       const answers = await Promise.all([call(), call()]);
       expect(answers.map((a) => a.status)).toEqual([200, 200]);
       expect(new Set(answers.map((a) => a.worker)).size).toBe(2);
@@ -201,10 +218,19 @@ describe.skipIf(!available)("FastAPI worker processes started and stopped as the
 
 describe.skipIf(!available)("minipod worker following the scaler with the FastAPI worker", () => {
   it("starts a process for each request waiting, up to workersMax, and stops them after idleTimeout of virtual time", async () => {
-    const scaled = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "cli", type: "LOAD_BALANCER", handler: "external", workersMin: 0, workersMax: 2, requestCount: 1, idleTimeout: 5 }] } });
-    const workers = () => Promise.resolve(scaled.app.request("/_emulator/load-balancers")).then(async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; inFlight: number }> }> }).endpoints[0]!.workers);
+    const scaled = await createEmulator({
+      clock: "manual",
+      config: { endpoints: [{ id: "cli", type: "LOAD_BALANCER", handler: "external", workersMin: 0, workersMax: 2, requestCount: 1, idleTimeout: 5 }] },
+    });
+    const workers = () =>
+      Promise.resolve(scaled.app.request("/_emulator/load-balancers")).then(
+        async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; inFlight: number }> }> }).endpoints[0]!.workers,
+      );
     let log = "";
-    const cli = spawn(process.execPath, [BIN, "worker", "--url", scaled.url, "--endpoint", "cli", "--", PYTHON, WORKER], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LOADING_PINGS: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const cli = spawn(process.execPath, [BIN, "worker", "--url", scaled.url, "--endpoint", "cli", "--", PYTHON, WORKER], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LOADING_PINGS: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     cli.stderr!.on("data", (d: Buffer) => (log += d.toString()));
     cli.stdout!.on("data", (d: Buffer) => (log += d.toString()));
     try {

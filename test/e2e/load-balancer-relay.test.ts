@@ -79,7 +79,10 @@ afterAll(async () => {
 });
 
 /** One request through minipod with node's http (keep-alive off), its whole answer. */
-function send(path: string, init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<{ status: number; statusMessage: string; headers: IncomingHttpHeaders; raw: string[]; body: Buffer }> {
+function send(
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<{ status: number; statusMessage: string; headers: IncomingHttpHeaders; raw: string[]; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(`${emu.url}${path}`, { method: init.method ?? "GET", headers: { ...auth, ...init.headers }, agent: false }, (res) => {
       const parts: Buffer[] = [];
@@ -94,7 +97,9 @@ function send(path: string, init: { method?: string; headers?: Record<string, st
 
 /** The journal's last entry for the endpoint. */
 async function lastJournalEntry(): Promise<{ method: string; path: string; query?: string; operation: string; status: number }> {
-  const journal = (await (await fetch(`${emu.url}/_emulator/requests?endpoint=relay`)).json()) as { requests: Array<{ method: string; path: string; query?: string; operation: string; status: number }> };
+  const journal = (await (await fetch(`${emu.url}/_emulator/requests?endpoint=relay`)).json()) as {
+    requests: Array<{ method: string; path: string; query?: string; operation: string; status: number }>;
+  };
   return journal.requests.at(-1)!;
 }
 

@@ -22,7 +22,11 @@ let out = "";
 type Listed = { endpoints: Array<{ id: string; workers: Array<{ id: string; state: string; inFlight: number }> }> };
 const workers = async () => ((await (await fetch(`${emu.url}/_emulator/load-balancers`)).json()) as Listed).endpoints.find((e) => e.id === "api")!.workers;
 const call = (path: string) =>
-  fetch(`${emu.url}/lb/api${path}`, { headers: AUTH, signal: AbortSignal.timeout(15_000) }).then(async (r) => ({ status: r.status, worker: r.headers.get("x-runpod-worker-id"), body: (await r.json()) as Record<string, string> }));
+  fetch(`${emu.url}/lb/api${path}`, { headers: AUTH, signal: AbortSignal.timeout(15_000) }).then(async (r) => ({
+    status: r.status,
+    worker: r.headers.get("x-runpod-worker-id"),
+    body: (await r.json()) as Record<string, string>,
+  }));
 
 beforeAll(async () => {
   emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: "external", workersMin: 1, workersMax: 2, requestCount: 1, idleTimeout: 30 }] } });
@@ -100,7 +104,10 @@ describe("minipod worker following the scaler when minipod stops", () => {
   it("stops its processes and exits 0", async () => {
     const short = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: "external", workersMin: 1 }] } });
     let log = "";
-    const child = spawn(process.execPath, [BIN, "worker", "--url", short.url, "--", process.execPath, SERVER], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "worker", "--url", short.url, "--", process.execPath, SERVER], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
     const exited = new Promise<number | null>((r) => child.once("exit", r));
     try {
@@ -126,7 +133,10 @@ describe("rate limits and worker crashes with a Node http server as the worker",
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    limited = await createEmulator({ clock: { mode: "manual", start: Date.UTC(2026, 2, 4, 5, 29, 44) }, config: { rateLimits: { loadBalancer: { requests: 2 }, queue: { requestsPerWorker: 0 } }, endpoints: [{ id: "node", type: "LOAD_BALANCER", handler: url }] } });
+    limited = await createEmulator({
+      clock: { mode: "manual", start: Date.UTC(2026, 2, 4, 5, 29, 44) },
+      config: { rateLimits: { loadBalancer: { requests: 2 }, queue: { requestsPerWorker: 0 } }, endpoints: [{ id: "node", type: "LOAD_BALANCER", handler: url }] },
+    });
   });
   afterAll(async () => {
     await limited.close();
@@ -154,7 +164,9 @@ describe("rate limits and worker crashes with a Node http server as the worker",
     expect(hits).toBe(2);
     // A WebSocket upgrade counts as one of the endpoint's requests too.
     const upgrade = await new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {
-      const r = request(`${limited.url}/lb/node/ws`, { headers: { ...AUTH, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" } });
+      const r = request(`${limited.url}/lb/node/ws`, {
+        headers: { ...AUTH, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" },
+      });
       r.on("response", (res) => resolve({ status: res.statusCode!, retryAfter: res.headers["retry-after"] as string | undefined }));
       r.on("upgrade", () => reject(new Error("upgraded over the limit")));
       r.on("error", reject);
@@ -172,7 +184,11 @@ describe("rate limits and worker crashes with a Node http server as the worker",
       expect((await get("/x")).status).toBe(200);
       await emu2.faults.add({ endpoint: "node", fault: { type: "worker-crash", atMs: 3000 }, times: 1 });
       const hung = get("/hang");
-      await eventually(async () => ((await (await fetch(`${emu2.url}/_emulator/load-balancers`)).json()) as Listed).endpoints[0]!.workers[0]!.inFlight === 1 || undefined, 5_000, "the request at the worker");
+      await eventually(
+        async () => ((await (await fetch(`${emu2.url}/_emulator/load-balancers`)).json()) as Listed).endpoints[0]!.workers[0]!.inFlight === 1 || undefined,
+        5_000,
+        "the request at the worker",
+      );
       await emu2.clock.advance(3000);
       const crashed = await hung;
       expect(crashed.status).toBe(502);

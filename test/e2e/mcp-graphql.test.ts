@@ -62,7 +62,13 @@ describe("the MCP server's GraphQL tools against minipod", { timeout: 60_000 }, 
     const repos = await callTool(mcp.client, "list-hub-repos", { includeConfig: true, type: "SERVERLESS" });
     expect(repos.isError, JSON.stringify(repos.payload)).toBe(false);
     expect(repos.payload.items).toEqual([
-      expect.objectContaining({ repo: "acme/worker-llm", title: "LLM worker", type: "SERVERLESS", deploys: 10, listedRelease: expect.objectContaining({ tagName: "v1.2.0", imageName: "acme/worker-llm:1.2.0", config: hubConfig }) }),
+      expect.objectContaining({
+        repo: "acme/worker-llm",
+        title: "LLM worker",
+        type: "SERVERLESS",
+        deploys: 10,
+        listedRelease: expect.objectContaining({ tagName: "v1.2.0", imageName: "acme/worker-llm:1.2.0", config: hubConfig }),
+      }),
     ]);
     const publicEndpoints = await callTool(mcp.client, "list-public-endpoints");
     expect(publicEndpoints.isError, JSON.stringify(publicEndpoints.payload)).toBe(false);
@@ -79,7 +85,13 @@ describe("the MCP server's GraphQL tools against minipod", { timeout: 60_000 }, 
     expect(saved).toMatchObject({ name: "llm", gpuIds: "ADA_24", gpuCount: 1, workersMin: 0, workersMax: 2, flashBootType: "FLASHBOOT" });
     const rest = async (path: string, init: RequestInit = {}) => (await fetch(`${emu.url}${path}`, { ...init, headers: { authorization: `Bearer ${KEY}` } })).json() as Promise<any>;
     const endpoint = await rest(`/v2/serverless/${saved.id}`);
-    expect(endpoint).toMatchObject({ name: "llm", image: "acme/worker-llm:1.2.0", env: { MODEL_NAME: "tiny", MAX_LEN: "4096" }, disk: 15, gpu: { pools: ["ADA_24"], allowedCudaVersions: ["12.8", "12.4"] } });
+    expect(endpoint).toMatchObject({
+      name: "llm",
+      image: "acme/worker-llm:1.2.0",
+      env: { MODEL_NAME: "tiny", MAX_LEN: "4096" },
+      disk: 15,
+      gpu: { pools: ["ADA_24"], allowedCudaVersions: ["12.8", "12.4"] },
+    });
     const job = await rest(`/v2/${saved.id}/run`, { method: "POST", body: JSON.stringify({ input: { prompt: "hi" } }) });
     await emu.runUntilIdle();
     expect(await rest(`/v2/${saved.id}/status/${job.id}`)).toMatchObject({ status: "COMPLETED", output: { prompt: "hi" } });

@@ -225,7 +225,11 @@ describe("every REST tool of the service's MCP server against the real CLI", () 
   });
 
   it("creates a cluster, lists its pods, renames and deletes it; bills everything", async () => {
-    const cluster = await ok("create-cluster", { body: { name: "ray", type: "RAY", image: "me/ray:1", compute: { gpuTypeId: "NVIDIA GeForce RTX 4090", gpuCountPerPod: 1, podCount: 2 } } }, "createCluster");
+    const cluster = await ok(
+      "create-cluster",
+      { body: { name: "ray", type: "RAY", image: "me/ray:1", compute: { gpuTypeId: "NVIDIA GeForce RTX 4090", gpuCountPerPod: 1, podCount: 2 } } },
+      "createCluster",
+    );
     expect(cluster).toMatchObject({ name: "ray", type: "RAY", pods: { total: 2, byStatus: { RUNNING: 2 } } });
     expect(await ok("get-cluster", { id: cluster.id }, "getCluster")).toEqual(cluster);
     expect((await ok("list-clusters", {}, "listClusters")).clusters).toEqual([cluster]);

@@ -85,7 +85,9 @@ describe.runIf(ready)("a Python worker process answering OpenAI routes", () => {
       expect((err as Error).message).toBe("404 The model `gpt-4o` does not exist.");
     } catch (e) {
       const refused = emu.requests({ endpoint: "pyllm" }).requests.filter((r) => r.status >= 400 && r.operation !== "openai");
-      throw new Error(`${(e as Error).message}\nworker requests refused: ${refused.map((r) => `${r.status} ${r.method} ${r.path}`).join("; ")}\nworker log:\n${log.slice(-60).join("\n")}`, { cause: e });
+      throw new Error(`${(e as Error).message}\nworker requests refused: ${refused.map((r) => `${r.status} ${r.method} ${r.path}`).join("; ")}\nworker log:\n${log.slice(-60).join("\n")}`, {
+        cause: e,
+      });
     }
   }, 30_000);
 });

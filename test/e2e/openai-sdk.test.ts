@@ -94,7 +94,11 @@ describe("the openai SDK against the real CLI", () => {
 
   it("gets a 429 with Retry-After: a RateLimitError, or a retry that succeeds", async () => {
     const addFault = (times: number) =>
-      fetch(`${cli.url}/_emulator/faults`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ endpoint: "llm", operation: "openai", fault: { type: "http", status: 429, retryAfter: 1 }, times }) });
+      fetch(`${cli.url}/_emulator/faults`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ endpoint: "llm", operation: "openai", fault: { type: "http", status: 429, retryAfter: 1 }, times }),
+      });
     await addFault(1);
     const err = await new OpenAI({ apiKey: "k", baseURL: client.baseURL, maxRetries: 0 }).chat.completions.create({ model: "org/tiny-model", messages }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);

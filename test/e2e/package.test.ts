@@ -32,35 +32,59 @@ describe("the package, packed and installed into an empty project", () => {
   const project = join(dir, "project");
   let files: string[] = [];
 
-  beforeAll(() => {
-    // --ignore-scripts: the package is made from the dist/ that test/global-setup.ts built for this
-    // run; its `prepare` script would build dist/ again while other test files run the CLI from it.
-    const packed = JSON.parse(run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], ROOT).stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    files = packed[0]!.files.map((f) => f.path);
-    mkdirSync(project);
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "try-minipod", private: true, type: "module" }));
-    // Its dependencies come from the registry, or npm's cache when it has them. better-sqlite3
-    // compiles its native binding at install (minutes: no prebuilt binary is downloaded here), so
-    // scripts are skipped and this repository's binding, built from the same version, is reused.
-    const sqlite = JSON.parse(readFileSync(require.resolve("better-sqlite3/package.json"), "utf8")) as { version: string };
-    const typesNode = JSON.parse(readFileSync(require.resolve("@types/node/package.json"), "utf8")) as { version: string };
-    run("npm", ["install", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", join(dir, packed[0]!.filename), `better-sqlite3@${sqlite.version}`, `@types/node@${typesNode.version}`], project);
-    const binding = join("build", "Release", "better_sqlite3.node");
-    const target = join(project, "node_modules", "better-sqlite3", binding);
-    mkdirSync(dirname(target), { recursive: true });
-    copyFileSync(join(dirname(require.resolve("better-sqlite3/package.json")), binding), target);
-  }, 2 * STEP_MS + 30_000);
+  beforeAll(
+    () => {
+      // --ignore-scripts: the package is made from the dist/ that test/global-setup.ts built for this
+      // run; its `prepare` script would build dist/ again while other test files run the CLI from it.
+      const packed = JSON.parse(run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], ROOT).stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+      files = packed[0]!.files.map((f) => f.path);
+      mkdirSync(project);
+      writeFileSync(join(project, "package.json"), JSON.stringify({ name: "try-minipod", private: true, type: "module" }));
+      // Its dependencies come from the registry, or npm's cache when it has them. better-sqlite3
+      // compiles its native binding at install (minutes: no prebuilt binary is downloaded here), so
+      // scripts are skipped and this repository's binding, built from the same version, is reused.
+      const sqlite = JSON.parse(readFileSync(require.resolve("better-sqlite3/package.json"), "utf8")) as { version: string };
+      const typesNode = JSON.parse(readFileSync(require.resolve("@types/node/package.json"), "utf8")) as { version: string };
+      run(
+        "npm",
+        ["install", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", join(dir, packed[0]!.filename), `better-sqlite3@${sqlite.version}`, `@types/node@${typesNode.version}`],
+        project,
+      );
+      const binding = join("build", "Release", "better_sqlite3.node");
+      const target = join(project, "node_modules", "better-sqlite3", binding);
+      mkdirSync(dirname(target), { recursive: true });
+      copyFileSync(join(dirname(require.resolve("better-sqlite3/package.json")), binding), target);
+    },
+    2 * STEP_MS + 30_000,
+  );
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("ships what a user needs and nothing else", () => {
-    for (const needed of ["package.json", "README.md", "LICENSE", "bin/minipod.js", "dist/minipod.js", "dist/index.js", "dist/index.d.ts", "schema/emulator.config.schema.json", "emulator.config.json", "fixtures/handlers/text-generator.ts", "docs/configuration.md", "docs/fidelity.md"]) {
+    for (const needed of [
+      "package.json",
+      "README.md",
+      "LICENSE",
+      "bin/minipod.js",
+      "dist/minipod.js",
+      "dist/index.js",
+      "dist/index.d.ts",
+      "schema/emulator.config.schema.json",
+      "emulator.config.json",
+      "fixtures/handlers/text-generator.ts",
+      "docs/configuration.md",
+      "docs/fidelity.md",
+    ]) {
       expect(files, needed).toContain(needed);
     }
     // The README links the reference pages of docs/, so they ship; the screenshot does not.
-    const unneeded = files.filter((f) => /^(src|test|bench|vendor|scripts|node_modules|coverage)\//.test(f) || (f.startsWith("docs/") && !f.endsWith(".md")) || f.endsWith(".map") || f.endsWith(".db"));
+    const unneeded = files.filter(
+      (f) => /^(src|test|bench|vendor|scripts|node_modules|coverage)\//.test(f) || (f.startsWith("docs/") && !f.endsWith(".md")) || f.endsWith(".map") || f.endsWith(".db"),
+    );
     expect(unneeded).toEqual([]);
     // Nothing left in dist/ from sources that are gone: every compiled file has its source.
-    const stale = files.filter((f) => f.startsWith("dist/") && f.endsWith(".js") && f !== "dist/minipod.js").filter((f) => !["ts", "tsx"].some((ext) => existsSync(join(ROOT, f.replace(/^dist/, "src").replace(/\.js$/, `.${ext}`)))));
+    const stale = files
+      .filter((f) => f.startsWith("dist/") && f.endsWith(".js") && f !== "dist/minipod.js")
+      .filter((f) => !["ts", "tsx"].some((ext) => existsSync(join(ROOT, f.replace(/^dist/, "src").replace(/\.js$/, `.${ext}`)))));
     expect(stale).toEqual([]);
   });
 
@@ -78,7 +102,10 @@ describe("the package, packed and installed into an empty project", () => {
         const timer = setTimeout(() => reject(new Error(`no banner:\n${out}\n${err}`)), 60_000);
         proc.stdout.on("data", () => {
           const m = /listening on (http:\/\/\S+)/.exec(out);
-          if (m && out.includes("text-gen")) (clearTimeout(timer), resolve(m[1]!));
+          if (m && out.includes("text-gen")) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
         });
         void exited.then((code) => (clearTimeout(timer), reject(new Error(`exited with ${code}:\n${out}\n${err}`))));
       });

@@ -109,8 +109,24 @@ describe.skipIf(!available)("the service's Python runpod.api (GraphQL) against m
     expect(results.get_endpoints).toEqual([expect.objectContaining({ id: ids.endpoint, templateId: ids.template2, gpuIds: "AMPERE_16,ADA_24", workersMax: 2, version: 1 })]);
 
     const pod = (await rest(`/v2/pods/${ids.pod}`)).body;
-    expect(pod).toMatchObject({ name: "gql-pod", image: "me/train:1", status: "RUNNING", gpu: { id: "NVIDIA GeForce RTX 4090", count: 2 }, dataCenterId: "US-KS-2", ports: ["8888/http", "22/tcp"], env: { A: "1" } });
-    expect(results.get_pod).toMatchObject({ id: ids.pod, desiredStatus: "RUNNING", gpuCount: 2, costPerHr: pod.cost, ports: "8888/http,22/tcp", dockerArgs: "python train.py", machine: { gpuDisplayName: "RTX 4090" } });
+    expect(pod).toMatchObject({
+      name: "gql-pod",
+      image: "me/train:1",
+      status: "RUNNING",
+      gpu: { id: "NVIDIA GeForce RTX 4090", count: 2 },
+      dataCenterId: "US-KS-2",
+      ports: ["8888/http", "22/tcp"],
+      env: { A: "1" },
+    });
+    expect(results.get_pod).toMatchObject({
+      id: ids.pod,
+      desiredStatus: "RUNNING",
+      gpuCount: 2,
+      costPerHr: pod.cost,
+      ports: "8888/http,22/tcp",
+      dockerArgs: "python train.py",
+      machine: { gpuDisplayName: "RTX 4090" },
+    });
     expect(results.get_pods.map((p: { id: string }) => p.id).sort()).toEqual([ids.pod, ids.cpu_pod].sort());
     expect((await rest(`/v2/pods/${ids.cpu_pod}`)).body).toMatchObject({ status: "RUNNING", image: "me/worker:2", cpu: { id: "cpu3c", vcpuCount: 4 } });
   });

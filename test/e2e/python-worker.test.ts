@@ -34,7 +34,12 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
     const q = queue(emu, "plain");
     const id = await q.run({ do: "echo", value: "hello" });
     expect(await q.final(id)).toMatchObject({ id, status: "COMPLETED", output: { echo: "hello" }, workerId: "plain-1" });
-    const res = await fetch(`${emu.url}/v2/plain/runsync`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: { do: "echo", value: 2 } }), signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(`${emu.url}/v2/plain/runsync`, {
+      method: "POST",
+      headers: { authorization: "k" },
+      body: JSON.stringify({ input: { do: "echo", value: 2 } }),
+      signal: AbortSignal.timeout(30_000),
+    });
     expect(await res.json()).toMatchObject({ status: "COMPLETED", output: { echo: 2 } });
     // The result went to the platform's URL form, job id in the path, isStream added by the library.
     const done = emu.requests({ endpoint: "plain", operation: "job-done" }).requests.find((r) => r.path.endsWith(id))!;

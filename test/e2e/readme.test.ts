@@ -22,7 +22,11 @@ const BIN = fileURLToPath(new URL("../../bin/minipod.js", import.meta.url));
 const available = pythonAvailable();
 
 /** Runs a JavaScript example as a module with `runpod-sdk` and `minipod` resolved here, its console.log lines as JSON. */
-function runExample(text: string, url: string, onStart: (done: () => boolean) => Promise<void> = async () => {}): Promise<{ code: number | null; printed: Array<Record<string, unknown>>; out: string; err: string }> {
+function runExample(
+  text: string,
+  url: string,
+  onStart: (done: () => boolean) => Promise<void> = async () => {},
+): Promise<{ code: number | null; printed: Array<Record<string, unknown>>; out: string; err: string }> {
   const resolve = (name: string) => pathToFileURL(createRequire(import.meta.url).resolve(name)).href;
   let script = text.replaceAll(DOC_URL, url);
   for (const pkg of ["runpod-sdk", "openai", "ai", "@runpod/ai-sdk-provider"]) if (script.includes(`from "${pkg}"`)) script = script.replace(`from "${pkg}"`, `from ${JSON.stringify(resolve(pkg))}`);

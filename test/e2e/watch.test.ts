@@ -47,7 +47,11 @@ describe("minipod --watch", { timeout: 30_000 }, () => {
     await eventually(() => (/does not load; still serving the previous config/.test(running.stderr()) ? true : undefined), 10_000, "the refusal");
     // So is one that parses but would not start (a handler module that is not there).
     writeFileSync(join(dir, "emulator.config.json"), config([{ id: "ghost", handler: "./missing.mjs" }]));
-    await eventually(() => (/still serving the previous config:\n[^]*endpoints\[1\]\.handler: cannot load \.\/missing\.mjs: no such file/.test(running.stderr()) ? true : undefined), 10_000, "the second refusal");
+    await eventually(
+      () => (/still serving the previous config:\n[^]*endpoints\[1\]\.handler: cannot load \.\/missing\.mjs: no such file/.test(running.stderr()) ? true : undefined),
+      10_000,
+      "the second refusal",
+    );
     expect((await status(running.url, "h", a)).status).toBe("COMPLETED");
     writeFileSync(join(dir, "emulator.config.json"), config([{ id: "added", handler: "echo" }]));
     await eventually(() => (/config reloaded, 2 endpoint\(s\) on /.test(running.stderr()) ? true : undefined), 10_000, "the config reload");
@@ -70,7 +74,11 @@ describe.skipIf(!pythonAvailable())("minipod worker --watch", { timeout: 60_000 
     const dir = mkdtempSync(join(tmpdir(), "minipod-wwatch-"));
     const handler = (v: string) => `import runpod\n\ndef handler(job):\n    return {"v": "${v}"}\n\nrunpod.serverless.start({"handler": handler})\n`;
     writeFileSync(join(dir, "handler.py"), handler("one"));
-    const child = spawn(process.execPath, [BIN, "worker", "--url", emu.url, "--watch", "--", PYTHON, "-u", "handler.py"], { cwd: dir, env: { ...process.env, ...pythonEnv() }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "worker", "--url", emu.url, "--watch", "--", PYTHON, "-u", "handler.py"], {
+      cwd: dir,
+      env: { ...process.env, ...pythonEnv() },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let err = "";
     child.stderr.on("data", (d: Buffer) => (err += d.toString()));
     child.stdout.resume();

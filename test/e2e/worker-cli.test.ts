@@ -88,7 +88,12 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     const shown = /\] (--- Starting Serverless Worker .*---)/.exec(readFileSync(new URL("../../docs/workers.md", import.meta.url), "utf8"))![1]!;
     expect(launcher.out()).toContain(`[w-cli-1] ${shown}`);
 
-    const run = await fetch(`${cli.url}/v2/ext/runsync`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: { do: "echo", value: "via the CLI" } }), signal: AbortSignal.timeout(30_000) });
+    const run = await fetch(`${cli.url}/v2/ext/runsync`, {
+      method: "POST",
+      headers: { authorization: "k" },
+      body: JSON.stringify({ input: { do: "echo", value: "via the CLI" } }),
+      signal: AbortSignal.timeout(30_000),
+    });
     expect(await run.json()).toMatchObject({ status: "COMPLETED", output: { echo: "via the CLI" }, workerId: expect.stringMatching(/^w-cli-[12]$/) });
     // Each worker is listed from its first request, which follows its start-up line by a moment.
     const ids = async () => ((await (await fetch(`${cli!.url}/_emulator/workers`)).json()) as { workers: Array<{ id: string }> }).workers.map((w) => w.id).sort();

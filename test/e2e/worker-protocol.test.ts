@@ -174,7 +174,8 @@ describe("the worker side, request by request", () => {
   it("answers a plain OpenAI request from the job's output, not from its chunks (a generator without return_aggregate_stream)", async () => {
     await boot();
     const completion = { id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] };
-    const ask = () => fetch(`${emu.url}/v2/ext/openai/v1/chat/completions`, { method: "POST", headers: KEY, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) }).then(reply);
+    const ask = () =>
+      fetch(`${emu.url}/v2/ext/openai/v1/chat/completions`, { method: "POST", headers: KEY, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) }).then(reply);
 
     const forgot = ask();
     const a = (await take("w1")).id;

@@ -110,7 +110,9 @@ describe("GET /_emulator/jobs", () => {
   it("refuses bad filters with 400 naming each", async () => {
     const res = await e.get("/_emulator/jobs?status=DONE&limit=0&offset=x");
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual(expect.arrayContaining([expect.stringMatching(/^query\.status: expected value to be one of/), "query.limit: expected number >= 1", "query.offset: expected integer"]));
+    expect(res.body.errors).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^query\.status: expected value to be one of/), "query.limit: expected number >= 1", "query.offset: expected integer"]),
+    );
     expect((await e.get("/_emulator/jobs?limit=501")).status).toBe(400);
   });
 });

@@ -27,7 +27,12 @@ describe("the emulator's own surface refuses other origins", () => {
         );
       }
       const job = (await e.post("/v2/echo/run", { input: {} })).body.id;
-      for (const [path, body] of [["/_emulator/reset", {}], ["/_emulator/clock/advance", { ms: 60_000 }], ["/_emulator/faults", { fault: { type: "reset" } }], ["/_emulator/snapshots/x", {}]] as const) {
+      for (const [path, body] of [
+        ["/_emulator/reset", {}],
+        ["/_emulator/clock/advance", { ms: 60_000 }],
+        ["/_emulator/faults", { fault: { type: "reset" } }],
+        ["/_emulator/snapshots/x", {}],
+      ] as const) {
         expect((await e.post(path, body, { ...json, ...from })).status, `${site} ${path}`).toBe(403);
       }
       expect((await e.request("DELETE", "/_emulator/requests", undefined, from)).status).toBe(403);
@@ -79,7 +84,13 @@ describe("the emulator's own surface refuses other origins", () => {
     const job = (await e.post("/v2/echo/run", { input: {} })).body.id;
     const types = [undefined, "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonp", "application/problem+json"];
     for (const type of types) {
-      for (const [path, body] of [["/_emulator/reset", "{}"], ["/_emulator/clock/advance", '{"ms":60000}'], ["/_emulator/faults", '{"fault":{"type":"reset"}}'], ["/_emulator/snapshots/x", ""], ["/_emulator/run-until-idle", ""]]) {
+      for (const [path, body] of [
+        ["/_emulator/reset", "{}"],
+        ["/_emulator/clock/advance", '{"ms":60000}'],
+        ["/_emulator/faults", '{"fault":{"type":"reset"}}'],
+        ["/_emulator/snapshots/x", ""],
+        ["/_emulator/run-until-idle", ""],
+      ]) {
         const res = await e.request("POST", path!, body, { "content-type": type ?? "" });
         expect(res.status, `${type} ${path}`).toBe(415);
         expect(res.body.detail).toBe(

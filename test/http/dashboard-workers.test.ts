@@ -9,7 +9,10 @@ describe("the dashboard's worker processes", () => {
 
   it("shows each worker process: idle, running which job, its last heartbeat, lost and why", async () => {
     const wall = new FakeWall();
-    e = await inProcess({ clock: { mode: "manual", wall, start: Date.parse("2026-01-02T03:04:05.000Z") }, config: { endpoints: [{ id: "gpu", handler: "external" }], externalWorkers: { pingIntervalMs: 1000 } } });
+    e = await inProcess({
+      clock: { mode: "manual", wall, start: Date.parse("2026-01-02T03:04:05.000Z") },
+      config: { endpoints: [{ id: "gpu", handler: "external" }], externalWorkers: { pingIntervalMs: 1000 } },
+    });
     const empty = await e.get("/_dashboard/panels/endpoints");
     expect(empty.text).toContain("no worker process yet");
 

@@ -27,7 +27,10 @@ async function boot(loadBalancer: { requests?: number; concurrent?: number }) {
   const worker = workerApp();
   emu = await inProcess({
     clock: { mode: "manual", start: START },
-    config: { rateLimits: { loadBalancer, queue: { requestsPerWorker: 0 } }, endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: worker.app.fetch as never, workersMin: 1, workersMax: 1, coldStartMs: 0, requestCount: 10 }] },
+    config: {
+      rateLimits: { loadBalancer, queue: { requestsPerWorker: 0 } },
+      endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: worker.app.fetch as never, workersMin: 1, workersMax: 1, coldStartMs: 0, requestCount: 10 }],
+    },
   });
   await emu.advance(0);
   return { emu, ...worker };

@@ -164,10 +164,21 @@ describe("load-balancing endpoints: worker affinity (X-Runpod-Worker-Id)", () =>
 describe("load-balancing endpoints on the REST surface", () => {
   it("v2 creates a LOAD_BALANCER endpoint with base and health URLs that reach it (the echo handler by default)", async () => {
     emu = await inProcess();
-    const created = await emu.post("/v2/serverless", { name: "lb", type: "LOAD_BALANCER", image: "me/worker:1", scaling: { type: "REQUEST_COUNT", requestCount: 2 }, gpu: { pools: ["ADA_24"] }, workers: { min: 1, max: 2 } });
+    const created = await emu.post("/v2/serverless", {
+      name: "lb",
+      type: "LOAD_BALANCER",
+      image: "me/worker:1",
+      scaling: { type: "REQUEST_COUNT", requestCount: 2 },
+      gpu: { pools: ["ADA_24"] },
+      workers: { min: 1, max: 2 },
+    });
     expect(created.status).toBe(201);
     const id = body(created).id as string;
-    expect(created.body).toMatchObject({ type: "LOAD_BALANCER", scaling: { type: "REQUEST_COUNT", requestCount: 2 }, requestUrls: { base: `http://minipod.test/lb/${id}`, health: `http://minipod.test/lb/${id}/ping` } });
+    expect(created.body).toMatchObject({
+      type: "LOAD_BALANCER",
+      scaling: { type: "REQUEST_COUNT", requestCount: 2 },
+      requestUrls: { base: `http://minipod.test/lb/${id}`, health: `http://minipod.test/lb/${id}/ping` },
+    });
     expect((await emu.get(`/v2/serverless/${id}`)).body).toMatchObject({ type: "LOAD_BALANCER" });
     expect((await emu.get(`/v1/endpoints/${id}`)).body).toMatchObject({ type: "LOAD_BALANCER", scalerType: "REQUEST_COUNT", scalerValue: 2 });
     await emu.advance(1000);
@@ -234,7 +245,11 @@ describe("load-balancing endpoints and the control surface", () => {
     ]);
     const listed = await emu.get("/_emulator/load-balancers");
     expect(listed.body.endpoints).toEqual([
-      expect.objectContaining({ id: "api", status: expect.objectContaining({ workers: expect.objectContaining({ ready: 1 }), requests: { inFlight: 0, waiting: 0, served: 1 } }), workers: [expect.objectContaining({ kind: "simulated", state: "ready", served: 1 })] }),
+      expect.objectContaining({
+        id: "api",
+        status: expect.objectContaining({ workers: expect.objectContaining({ ready: 1 }), requests: { inFlight: 0, waiting: 0, served: 1 } }),
+        workers: [expect.objectContaining({ kind: "simulated", state: "ready", served: 1 })],
+      }),
     ]);
     // /health in the queue's shape: workers by state, requests answered, in flight, waiting.
     expect((await emu.get("/v2/api/health")).body).toEqual({

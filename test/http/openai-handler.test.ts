@@ -12,7 +12,10 @@ const chat = (body: Record<string, unknown>) => e.post("/v2/llm/openai/v1/chat/c
 const say = (content: string, extra: Record<string, unknown> = {}) => chat({ messages: [{ role: "user", content }], ...extra });
 const weather = {
   type: "function",
-  function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" }, unit: { enum: ["C", "F"] }, days: { type: "integer", minimum: 1 } }, required: ["city", "unit", "days"] } },
+  function: {
+    name: "get_weather",
+    parameters: { type: "object", properties: { city: { type: "string" }, unit: { enum: ["C", "F"] }, days: { type: "integer", minimum: 1 } }, required: ["city", "unit", "days"] },
+  },
 };
 const clock = { type: "function", function: { name: "get_time", parameters: { type: "object", properties: {} } } };
 
@@ -83,7 +86,14 @@ describe("the built-in openai handler: chat completions", () => {
     expect(first.message.tool_calls[0].function.name).toBe("get_weather");
 
     const call = first.message.tool_calls[0];
-    const after = await chat({ messages: [{ role: "user", content: "weather?" }, { role: "assistant", content: null, tool_calls: [call] }, { role: "tool", tool_call_id: call.id, content: '{"temp":21}' }], tools: [weather] });
+    const after = await chat({
+      messages: [
+        { role: "user", content: "weather?" },
+        { role: "assistant", content: null, tool_calls: [call] },
+        { role: "tool", tool_call_id: call.id, content: '{"temp":21}' },
+      ],
+      tools: [weather],
+    });
     expect(after.body.choices[0]).toMatchObject({ finish_reason: "stop", message: { content: expect.any(String) } });
     expect((await say("weather?", { tools: [weather], tool_choice: "none" })).body.choices[0].finish_reason).toBe("stop");
 
@@ -111,8 +121,21 @@ describe("the built-in openai handler: schemas that ask for too much", () => {
   const bombs: Array<[string, Record<string, unknown>, string]> = [
     ["eight nested arrays of minItems 10", { response_format: { type: "json_schema", json_schema: { name: "b", schema: nested(8) } } }, "response_format"],
     ["a string of minLength 500,000,000", { response_format: { type: "json_schema", json_schema: { name: "b", schema: { type: "string", minLength: 500_000_000 } } } }, "response_format"],
-    ["properties that point back to the root", { response_format: { type: "json_schema", json_schema: { name: "b", schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`p${i}`, { $ref: "#" }])) } } } }, "response_format"],
-    ["a large default repeated by minItems", { response_format: { type: "json_schema", json_schema: { name: "b", schema: { type: "array", minItems: 10, items: { type: "array", minItems: 10, items: { default: "x".repeat(20_000) } } } } } }, "response_format"],
+    [
+      "properties that point back to the root",
+      {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "b", schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`p${i}`, { $ref: "#" }])) } },
+        },
+      },
+      "response_format",
+    ],
+    [
+      "a large default repeated by minItems",
+      { response_format: { type: "json_schema", json_schema: { name: "b", schema: { type: "array", minItems: 10, items: { type: "array", minItems: 10, items: { default: "x".repeat(20_000) } } } } } },
+      "response_format",
+    ],
     ["tool parameters of nested arrays", { tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { x: nested(8) } } } }] }, "tools"],
   ];
   for (const [name, extra, param] of bombs) {
@@ -144,7 +167,11 @@ describe("the built-in openai handler: other routes", () => {
     const echoed = (await e.post("/v2/llm/openai/v1/completions", { prompt: "Once upon", echo: true, max_tokens: 2 })).body.choices[0].text;
     expect(echoed.startsWith("Once upon")).toBe(true);
     expect((await e.post("/v2/llm/openai/v1/completions", { prompt: ["a", "b"] })).body.choices).toHaveLength(2);
-    const streamed = await e.app.request("http://minipod.test/v2/llm/openai/v1/completions", { method: "POST", headers: { authorization: "Bearer k" }, body: JSON.stringify({ prompt: "Once upon", max_tokens: 3, stream: true }) });
+    const streamed = await e.app.request("http://minipod.test/v2/llm/openai/v1/completions", {
+      method: "POST",
+      headers: { authorization: "Bearer k" },
+      body: JSON.stringify({ prompt: "Once upon", max_tokens: 3, stream: true }),
+    });
     const text = await streamed.text();
     expect(chunksOf(text).map((c) => c.choices[0].finish_reason)).toEqual([null, null, null, "length"]);
     expect(chunksOf(text).map((c) => c.choices[0].text).join("")).toBe(one.choices[0].text.split(" ").slice(0, 3).join(" "));
@@ -196,8 +223,16 @@ describe("echo and scripted given an OpenAI request", () => {
     await boot({}, "echo");
     const res = await chat({ messages: [{ role: "system", content: "be brief" }, { role: "user", content: [{ type: "text", text: "repeat after me" }] }] });
     expect(res.body.choices[0].message.content).toBe("repeat after me");
-    const streamed = await e.app.request("http://minipod.test/v2/llm/openai/v1/chat/completions", { method: "POST", headers: { authorization: "Bearer k" }, body: JSON.stringify({ messages: [{ role: "user", content: "a b" }], stream: true }) });
-    expect(chunksOf(await streamed.text()).map((c) => c.choices[0].delta.content ?? "").join("")).toBe("a b");
+    const streamed = await e.app.request("http://minipod.test/v2/llm/openai/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: "Bearer k" },
+      body: JSON.stringify({ messages: [{ role: "user", content: "a b" }], stream: true }),
+    });
+    expect(
+      chunksOf(await streamed.text())
+        .map((c) => c.choices[0].delta.content ?? "")
+        .join(""),
+    ).toBe("a b");
     expect((await e.post("/v2/llm/runsync", { input: { n: 1 } })).body.output).toEqual({ n: 1 });
   });
 

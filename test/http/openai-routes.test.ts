@@ -120,7 +120,19 @@ describe("streamed answers", () => {
   });
 
   it("turns a whole completion from a handler that does not stream into chunks", async () => {
-    e = await inProcess({ config: { endpoints: [{ id: "p", handler: "plain", workersMin: 1 }] }, handlers: { plain: () => ({ id: "x", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "whole" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }) } });
+    e = await inProcess({
+      config: { endpoints: [{ id: "p", handler: "plain", workersMin: 1 }] },
+      handlers: {
+        plain: () => ({
+          id: "x",
+          object: "chat.completion",
+          created: 1,
+          model: "m",
+          choices: [{ index: 0, message: { role: "assistant", content: "whole" }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      },
+    });
     const text = await sseReader(await openai(`/v2/p${CHAT}`, { ...hello, stream: true })).rest();
     const chunks = chunksOf(text);
     expect(chunks[0]).toMatchObject({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { role: "assistant", content: "whole" }, finish_reason: "stop" }] });
@@ -169,7 +181,9 @@ describe("streamed answers", () => {
     expect(open.every((r) => r.status === 200)).toBe(true);
     const refused = await openai(`/v2/f${CHAT}`, { ...hello, stream: true });
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({ error: { message: expect.stringMatching(/concurrency limit exceeded for \/openai .*400 requests at once/), type: "rate_limit_error", param: null, code: "rate_limit_exceeded" } });
+    expect(await refused.json()).toEqual({
+      error: { message: expect.stringMatching(/concurrency limit exceeded for \/openai .*400 requests at once/), type: "rate_limit_error", param: null, code: "rate_limit_exceeded" },
+    });
     expect(refused.headers.get("retry-after")).toBe("1");
 
     const first = sseReader(open[0]!);

@@ -18,7 +18,22 @@ describe("/openapi.json", () => {
         else expect(op.security, `${method} ${path}`).toBeUndefined();
       }
     }
-    for (const op of ["POST /v2/{endpoint_id}/run", "POST /v2/{endpoint_id}/runsync", "GET /v2/{endpoint_id}/status/{job_id}", "GET /v2/{endpoint_id}/status-sync/{job_id}", "GET /v2/{endpoint_id}/stream/{job_id}", "POST /v2/{endpoint_id}/cancel/{job_id}", "POST /v2/{endpoint_id}/retry/{job_id}", "POST /v2/{endpoint_id}/purge-queue", "GET /v2/{endpoint_id}/health", "GET /v2/network-volumes", "GET /v2/{endpoint_id}/job-take/{worker_id}", "POST /_emulator/clock/advance", "POST /_emulator/faults", "GET /_emulator/requests"]) {
+    for (const op of [
+      "POST /v2/{endpoint_id}/run",
+      "POST /v2/{endpoint_id}/runsync",
+      "GET /v2/{endpoint_id}/status/{job_id}",
+      "GET /v2/{endpoint_id}/status-sync/{job_id}",
+      "GET /v2/{endpoint_id}/stream/{job_id}",
+      "POST /v2/{endpoint_id}/cancel/{job_id}",
+      "POST /v2/{endpoint_id}/retry/{job_id}",
+      "POST /v2/{endpoint_id}/purge-queue",
+      "GET /v2/{endpoint_id}/health",
+      "GET /v2/network-volumes",
+      "GET /v2/{endpoint_id}/job-take/{worker_id}",
+      "POST /_emulator/clock/advance",
+      "POST /_emulator/faults",
+      "GET /_emulator/requests",
+    ]) {
       expect(documented, op).toContain(op);
     }
     // Every route the app answers is documented (besides the pages and the document itself).

@@ -40,7 +40,9 @@ describe("snapshot bounds", () => {
     expect((await e.post("/_emulator/snapshots/b")).status).toBe(200);
     const third = await e.post("/_emulator/snapshots/c");
     expect(third.status).toBe(409);
-    expect(third.body.detail).toMatch(/^snapshot "c" not saved: it takes [\d.]+ MB and the other snapshots [\d.]+ MB, over snapshots\.maxBytes \([\d.]+ MB\); delete one with DELETE \/_emulator\/snapshots\/\{name\} \(held: a, b\), or raise snapshots\.maxBytes in the config$/);
+    expect(third.body.detail).toMatch(
+      /^snapshot "c" not saved: it takes [\d.]+ MB and the other snapshots [\d.]+ MB, over snapshots\.maxBytes \([\d.]+ MB\); delete one with DELETE \/_emulator\/snapshots\/\{name\} \(held: a, b\), or raise snapshots\.maxBytes in the config$/,
+    );
     expect((await e.post("/_emulator/snapshots/b")).status).toBe(200);
     const listed = (await e.get("/_emulator/snapshots")).body;
     expect(listed).toMatchObject({ maxCount: 20, maxBytes: Math.floor(one * 2.5), totalBytes: listed.snapshots[0].bytes + listed.snapshots[1].bytes });

@@ -27,7 +27,8 @@ describe("a full disk", () => {
       config: { endpoints: [{ id: "img", handler: "echo", workersMin: 0, workersMax: 0 }] },
     });
     close = () => core.close();
-    const run = (bytes: number) => app.request("http://minipod.test/v2/img/run", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body: body(bytes) });
+    const run = (bytes: number) =>
+      app.request("http://minipod.test/v2/img/run", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body: body(bytes) });
     const first = await run(10);
     expect(first.status).toBe(200);
     const kept = ((await first.json()) as { id: string }).id;
@@ -69,7 +70,8 @@ describe("the in-memory database's bound (memory.databaseBytes)", () => {
       config: { memory: { databaseBytes: 16 * 1024 * 1024 }, journal: { maxEntries: 0 }, endpoints: [{ id: "img", handler: "echo", workersMin: 0, workersMax: 0 }] },
     });
     close = () => core.close();
-    const run = (bytes: number) => app.request("http://minipod.test/v2/img/run", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body: body(bytes) });
+    const run = (bytes: number) =>
+      app.request("http://minipod.test/v2/img/run", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body: body(bytes) });
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) statuses.push((await run(2 * 1024 * 1024)).status);
     // 16 MiB hold seven jobs of 2 MB at most; the rest are refused, none acknowledged and lost.

@@ -86,7 +86,14 @@ describe("fuzzing every route of the app", () => {
         if (res.status >= 400 && c.method !== "HEAD" && paths.isOpenAi(new URL(`http://minipod.test${c.path}`).pathname)) {
           // The OpenAI routes answer OpenAI's error object, which the OpenAI SDKs read.
           expect(res.headers.get("content-type"), where).toContain("application/json");
-          expect(res.body, where).toEqual({ error: { message: expect.any(String), type: expect.any(String), param: expect.toBeOneOf([null, expect.any(String)]), code: expect.toBeOneOf([null, expect.any(String), expect.any(Number)]) } });
+          expect(res.body, where).toEqual({
+            error: {
+              message: expect.any(String),
+              type: expect.any(String),
+              param: expect.toBeOneOf([null, expect.any(String)]),
+              code: expect.toBeOneOf([null, expect.any(String), expect.any(Number)]),
+            },
+          });
         } else if (res.status === 400 && c.method !== "HEAD" && new URL(`http://minipod.test${c.path}`).pathname === "/graphql") {
           // GraphQL's own error shape, which GraphQL clients read: errors[] of { message, extensions }.
           expect(res.headers.get("content-type"), where).toContain("application/json");

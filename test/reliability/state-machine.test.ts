@@ -93,7 +93,8 @@ async function play(commands: Command[]): Promise<string[]> {
       const dueByTtl = /ttl/.test(c.cause) && c.at >= k.expiresAt;
       const dueByRetention = /retention/.test(c.cause) && k.finishedAt !== undefined && c.at >= k.finishedAt + RETENTION_RUN_MS;
       const purged = c.cause === "purged" && c.from === "IN_QUEUE" && purging === k.ep;
-      if (!dueByTtl && !dueByRetention && !purged) problems.push(`job deleted before its time: ${label} (expires +${k.expiresAt - START}, finished ${k.finishedAt === undefined ? "never" : `+${k.finishedAt - START}`})`);
+      if (!dueByTtl && !dueByRetention && !purged)
+        problems.push(`job deleted before its time: ${label} (expires +${k.expiresAt - START}, finished ${k.finishedAt === undefined ? "never" : `+${k.finishedAt - START}`})`);
     }
   });
   const pick = (i: number) => jobs[i % Math.max(1, jobs.length)];

@@ -48,7 +48,15 @@ const widgetRoutes: ResourceRoutes<Widget> = {
   get: (v, id) => widgetsOf(v).get(id),
   delete: (v, id) => widgetsOf(v).delete(id),
   views: [
-    { version: V2, path: "widgets", names: { one: "Widget", many: "Widgets" }, listKey: "widgets", schema: WidgetSchema, show, create: withBody(NewWidget, (v, body) => widgetsOf(v).create(body.name)) },
+    {
+      version: V2,
+      path: "widgets",
+      names: { one: "Widget", many: "Widgets" },
+      listKey: "widgets",
+      schema: WidgetSchema,
+      show,
+      create: withBody(NewWidget, (v, body) => widgetsOf(v).create(body.name)),
+    },
     { version: V1, path: "widgets", names: { one: "Widget", many: "Widgets" }, schema: WidgetSchema, show, create: withBody(NewWidget, (v, body) => widgetsOf(v).create(body.name)) },
   ],
 };

@@ -30,7 +30,12 @@ const json = fc.jsonValue({ maxDepth: 4 });
 export const body = fc.oneof(
   { weight: 2, arbitrary: fc.constant(undefined) },
   { weight: 4, arbitrary: json.map((input) => JSON.stringify({ input })) },
-  { weight: 3, arbitrary: fc.record({ input: json, policy: fc.anything(), s3Config: fc.anything(), webhook: fc.oneof(fc.string(), fc.webUrl(), fc.integer()) }, { requiredKeys: [] }).map((v) => JSON.stringify(v)) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ input: json, policy: fc.anything(), s3Config: fc.anything(), webhook: fc.oneof(fc.string(), fc.webUrl(), fc.integer()) }, { requiredKeys: [] })
+      .map((v) => JSON.stringify(v)),
+  },
   { weight: 3, arbitrary: json.map((v) => JSON.stringify(v)) },
   { weight: 2, arbitrary: fc.string({ maxLength: 200 }) },
   { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 200 }) },
@@ -65,7 +70,17 @@ export const body = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(20, 500, 5000).chain((d) => fc.boolean().map((o) => `{"input":{"deep":${nested(d, o)}}}`)) },
 );
 
-export const contentType = fc.constantFrom(undefined, "application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/problem+json", "application/json; charset=utf-16", "garbage/;;;");
+export const contentType = fc.constantFrom(
+  undefined,
+  "application/json",
+  "application/json; charset=utf-8",
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "application/problem+json",
+  "application/json; charset=utf-16",
+  "garbage/;;;",
+);
 export const authorization = fc.oneof(
   { weight: 6, arbitrary: fc.constant("Bearer test-key") },
   { weight: 1, arbitrary: fc.constantFrom("test-key", "", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "bearer test-key") },

@@ -109,7 +109,11 @@ export async function eventually<T>(probe: () => Promise<T | undefined> | T | un
 }
 
 /** Runs test/fixtures/python/client.py (the service's client) with `calls`; its RESULT and ERROR lines by call. */
-export async function runPyClient(calls: string[], env: { v2: string; endpoint: string; input?: unknown }, wallMs = 60_000): Promise<{ results: Record<string, unknown>; errors: Record<string, string>; output: string }> {
+export async function runPyClient(
+  calls: string[],
+  env: { v2: string; endpoint: string; input?: unknown },
+  wallMs = 60_000,
+): Promise<{ results: Record<string, unknown>; errors: Record<string, string>; output: string }> {
   const child = spawn(PYTHON, [join(FIXTURES, "client.py"), ...calls], {
     env: pythonEnv({ MINIPOD_V2: env.v2, ENDPOINT: env.endpoint, INPUT: JSON.stringify(env.input ?? {}) }),
     stdio: ["ignore", "pipe", "pipe"],

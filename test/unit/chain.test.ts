@@ -5,7 +5,6 @@ import { RecentPathsRouter } from "../../src/http/router.js";
 
 /** A Hono app whose matched handlers run as one link, as minipod's app runs them. */
 function linkedApp(onError: ErrorHandler = (err, c) => c.text(`onError: ${err.message}`, 500)) {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Hono's handler tuples
   const router = new RecentPathsRouter<any>((matched) => [chain(matched.map(([h]: [Link]) => h), onError), matched[matched.length - 1][1]]);
   const app = new Hono({ router });
   app.onError(onError);

@@ -30,7 +30,9 @@ describe("config mistakes say where and what was meant", () => {
 
   it("a handler name close to a built-in one: did you mean", async () => {
     const { createEmulator } = await import("../../src/index.js");
-    await expect(createEmulator({ port: 0, config: { endpoints: [{ id: "a", handler: "ecoh" }] } })).rejects.toThrow(/endpoints\[0\]\.handler: unknown handler "ecoh": did you mean "echo"\? use one of echo, scripted/);
+    await expect(createEmulator({ port: 0, config: { endpoints: [{ id: "a", handler: "ecoh" }] } })).rejects.toThrow(
+      /endpoints\[0\]\.handler: unknown handler "ecoh": did you mean "echo"\? use one of echo, scripted/,
+    );
   });
 
   it("a JSON syntax error gives its line and column", () => {

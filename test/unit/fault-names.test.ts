@@ -35,7 +35,9 @@ describe("names in fault rules are checked against what exists", () => {
   });
 
   it("a typo of a fault type is refused the same way", () => {
-    expect(thrown(() => parseFaultRule({ fault: { type: "latncy", ms: 5 } })).message).toMatch(/unknown fault type "latncy": did you mean "latency"\? Valid: http, latency, reset, worker-crash, timeout, no-workers/);
+    expect(thrown(() => parseFaultRule({ fault: { type: "latncy", ms: 5 } })).message).toMatch(
+      /unknown fault type "latncy": did you mean "latency"\? Valid: http, latency, reset, worker-crash, timeout, no-workers/,
+    );
     expect(thrown(() => parseFaultRule({ fault: { ms: 5 } })).message).toMatch(/a fault needs a "type": one of http, latency/);
   });
 

@@ -32,7 +32,13 @@ describe("job store", () => {
     expect(store.get("a")).toEqual({ ...j, status: "IN_PROGRESS", startedAt: 1500, timeoutAt: 5000 });
     expect(store.nextDeadline()).toBe(5000);
     expect(store.due(5000, 10).jobs.map((d) => d.id)).toEqual(["a"]);
-    store.save({ ...j, status: "COMPLETED", startedAt: 1500, timeoutAt: undefined, output: [1, 2], completedAt: 2000, retainUntil: 4000 }, ["status", "timeoutAt", "output", "completedAt", "retainUntil"]);
+    store.save({ ...j, status: "COMPLETED", startedAt: 1500, timeoutAt: undefined, output: [1, 2], completedAt: 2000, retainUntil: 4000 }, [
+      "status",
+      "timeoutAt",
+      "output",
+      "completedAt",
+      "retainUntil",
+    ]);
     expect(store.get("a")).toMatchObject({ status: "COMPLETED", startedAt: 1500, timeoutAt: undefined, output: [1, 2], retainUntil: 4000 });
     expect(store.nextDeadline()).toBe(4000);
     store.delete("a");
@@ -251,7 +257,8 @@ describe("job store: writes behind", () => {
       const observe = new SqliteObservabilityStore(db, writes);
       const journalRows = () => (db.prepare("SELECT COUNT(*) AS n FROM request_journal").get() as { n: number }).n;
       const changes = () => (db.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
-      const request = (path: string) => observe.appendRequest({ method: "GET", path, query: undefined, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText: undefined, responseText: undefined });
+      const request = (path: string) =>
+        observe.appendRequest({ method: "GET", path, query: undefined, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText: undefined, responseText: undefined });
       request("/v2/ep/status/1");
       await endOfTurn();
       expect(journalRows()).toBe(0); // no commit of its own at the end of the turn
@@ -292,7 +299,18 @@ describe("job store: writes behind", () => {
       const observe = new SqliteObservabilityStore(db, writes);
       const journalRows = () => (db.prepare("SELECT COUNT(*) AS n FROM request_journal").get() as { n: number }).n;
       const request = (path: string, bodyText?: string) =>
-        observe.appendRequest({ method: bodyText === undefined ? "GET" : "POST", path, query: undefined, endpoint: "ep", operation: undefined, status: 200, at: 1, durationMs: 0.1, bodyText, responseText: undefined });
+        observe.appendRequest({
+          method: bodyText === undefined ? "GET" : "POST",
+          path,
+          query: undefined,
+          endpoint: "ep",
+          operation: undefined,
+          status: 200,
+          at: 1,
+          durationMs: 0.1,
+          bodyText,
+          responseText: undefined,
+        });
       request("/v2/ep/run", JSON.stringify({ input: { prompt: "x" }, s3Config: { accessSecret: "hush" } }));
       store.insert(job("a"));
       await store.whenDurable();

@@ -10,7 +10,9 @@ function tiny(slice = 8) {
 
 const json = fc.jsonValue({ maxDepth: 4 });
 /** Strings full of what a cut could split: escapes, backslash runs, surrogate pairs, lone surrogates. */
-const tricky = fc.array(fc.oneof(fc.constantFrom("\\", "\\\\", '"', "\n", "\u0001", "😀", "\ud83d", "é", "a", "\\u"), fc.string({ unit: "grapheme", maxLength: 4 })), { maxLength: 60 }).map((xs) => xs.join(""));
+const tricky = fc
+  .array(fc.oneof(fc.constantFrom("\\", "\\\\", '"', "\n", "\u0001", "😀", "\ud83d", "é", "a", "\\u"), fc.string({ unit: "grapheme", maxLength: 4 })), { maxLength: 60 })
+  .map((xs) => xs.join(""));
 
 describe("parseInSlices", () => {
   it("gives what JSON.parse gives, for any JSON text, cut into slices", async () => {
@@ -43,7 +45,22 @@ describe("parseInSlices", () => {
   });
 
   it("refuses what JSON.parse refuses, empty members and trailing text included", async () => {
-    for (const text of ['"abcdefghijklmnop', '["abcdefghijklmnop\\"]', "[1,,2]", "[1,2,]", "[,1]", '{"a":1,}', '{"a" 1}', "{1:2}", "[1,2] x", "[1,2", '["abc', "[1 2]", '{"a":[1,2,3],,"b":1}', "[truex]"]) {
+    for (const text of [
+      '"abcdefghijklmnop',
+      '["abcdefghijklmnop\\"]',
+      "[1,,2]",
+      "[1,2,]",
+      "[,1]",
+      '{"a":1,}',
+      '{"a" 1}',
+      "{1:2}",
+      "[1,2] x",
+      "[1,2",
+      '["abc',
+      "[1 2]",
+      '{"a":[1,2,3],,"b":1}',
+      "[truex]",
+    ]) {
       expect(() => JSON.parse(text), text).toThrow(SyntaxError);
       await expect(parseInSlices(text, tiny(2).slicing), text).rejects.toThrow(SyntaxError);
     }

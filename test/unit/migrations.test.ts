@@ -31,7 +31,18 @@ describe("migrations", () => {
       expect(db.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
       const observe = new SqliteObservabilityStore(db);
       expect(observe.events("j2")).toEqual([{ jobId: "j2", endpointId: "ep", at: 2, from: undefined, to: "IN_QUEUE", cause: "submitted" }]);
-      observe.appendRequest({ method: "GET", path: "/v2/ep/health", query: "x=1", endpoint: "ep", operation: "health", status: 404, at: 6, durationMs: 0.5, bodyText: undefined, responseText: '{"status":404}' });
+      observe.appendRequest({
+        method: "GET",
+        path: "/v2/ep/health",
+        query: "x=1",
+        endpoint: "ep",
+        operation: "health",
+        status: 404,
+        at: 6,
+        durationMs: 0.5,
+        bodyText: undefined,
+        responseText: '{"status":404}',
+      });
       const { requests } = observe.requests({ endpoint: "ep" });
       expect(requests.map((r) => [r.method, r.at, r.body, r.query, r.response])).toEqual([["POST", 5, { input: {} }, undefined, undefined], ["GET", 6, undefined, "x=1", { status: 404 }]]);
       for (let i = 4; i <= 6; i++) observe.appendEvent({ jobId: `j${i}`, endpointId: "ep", at: i, from: undefined, to: "IN_QUEUE", cause: "submitted" });
@@ -89,7 +100,13 @@ describe("migrations", () => {
     const shown = async (e: typeof scratch) => Object.fromEntries(await Promise.all(paths.map(async (p) => [p, (await e.get(p)).body] as const)));
     const before = await shown(scratch);
     const endedAt = scratch.now();
-    const docs = scratch.core.db.prepare("SELECT kind, id, owner, created_at, data FROM documents ORDER BY created_at, rowid").all() as Array<{ kind: string; id: string; owner: string | null; created_at: number; data: string }>;
+    const docs = scratch.core.db.prepare("SELECT kind, id, owner, created_at, data FROM documents ORDER BY created_at, rowid").all() as Array<{
+      kind: string;
+      id: string;
+      owner: string | null;
+      created_at: number;
+      data: string;
+    }>;
     scratch.close();
     expect(docs.filter((d) => d.kind === "pod")).toHaveLength(2);
 
@@ -105,7 +122,8 @@ describe("migrations", () => {
       old.prepare(`INSERT INTO ${table} (${Object.keys(row).join(", ")}) VALUES (${Object.keys(row).map((k) => `@${k}`).join(", ")})`).run(row);
     for (const d of [...docs].reverse()) {
       const v = JSON.parse(d.data);
-      if (d.kind === "network-volume") insert("network_volumes", { id: v.id, name: v.name, size_gb: v.size, data_center: v.dataCenter, type: v.type, created_at: v.createdAt, updated_at: v.updatedAt });
+      if (d.kind === "network-volume")
+        insert("network_volumes", { id: v.id, name: v.name, size_gb: v.size, data_center: v.dataCenter, type: v.type, created_at: v.createdAt, updated_at: v.updatedAt });
       else if (d.kind === "template") {
         const { id, name, handler, createdAt, updatedAt, ...fields } = v;
         // "plain" as a row written before these fields existed: they come back with their defaults.

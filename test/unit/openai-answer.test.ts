@@ -6,8 +6,14 @@ import { dataOf } from "../support/sse.js";
 
 describe("what a handler's output answers on an OpenAI route", () => {
   it("reads error objects in OpenAI's form, vLLM's older flat form, and as text", () => {
-    expect(handlerError({ error: { message: "m", type: "NotFoundError", param: null, code: 404 } })).toEqual({ status: 404, body: { error: { message: "m", type: "NotFoundError", param: null, code: 404 } } });
-    expect(handlerError({ object: "error", message: "m", type: "BadRequestError", param: "n", code: 400 })).toEqual({ status: 400, body: { error: { message: "m", type: "BadRequestError", param: "n", code: 400 } } });
+    expect(handlerError({ error: { message: "m", type: "NotFoundError", param: null, code: 404 } })).toEqual({
+      status: 404,
+      body: { error: { message: "m", type: "NotFoundError", param: null, code: 404 } },
+    });
+    expect(handlerError({ object: "error", message: "m", type: "BadRequestError", param: "n", code: 400 })).toEqual({
+      status: 400,
+      body: { error: { message: "m", type: "BadRequestError", param: "n", code: 400 } },
+    });
     expect(handlerError({ error: { message: "m", code: "model_not_found" } })).toMatchObject({ status: 400, body: { error: { code: "model_not_found", type: "invalid_request_error" } } });
     expect(handlerError({ error: "engine down" })).toMatchObject({ status: 500, body: { error: { message: "engine down", type: "server_error" } } });
     for (const fine of [{ object: "chat.completion" }, { error: null }, { error: "" }, "text", [1], null]) expect(handlerError(fine)).toBeUndefined();
@@ -15,8 +21,14 @@ describe("what a handler's output answers on an OpenAI route", () => {
 
   it("reads a FAILED job's error: JSON, the Python library's reports, or plain text", () => {
     expect(failureAnswer('{"error": {"message": "m", "code": 429}}')).toMatchObject({ status: 429, body: { error: { message: "m" } } });
-    expect(failureAnswer(JSON.stringify({ error_type: "<class 'ValueError'>", error_message: "bad value", error_traceback: "..." }))).toMatchObject({ status: 500, body: { error: { message: "bad value" } } });
-    expect(failureAnswer("{'message': \"it's gone\", 'type': 'NotFoundError', 'param': None, 'code': 404}")).toMatchObject({ status: 404, body: { error: { message: "it's gone", type: "NotFoundError", code: 404 } } });
+    expect(failureAnswer(JSON.stringify({ error_type: "<class 'ValueError'>", error_message: "bad value", error_traceback: "..." }))).toMatchObject({
+      status: 500,
+      body: { error: { message: "bad value" } },
+    });
+    expect(failureAnswer("{'message': \"it's gone\", 'type': 'NotFoundError', 'param': None, 'code': 404}")).toMatchObject({
+      status: 404,
+      body: { error: { message: "it's gone", type: "NotFoundError", code: 404 } },
+    });
     expect(failureAnswer("handler: boom \ntraceback: ...")).toEqual({ status: 500, body: { error: { message: "handler: boom \ntraceback: ...", type: "server_error", param: null, code: null } } });
   });
 
@@ -53,7 +65,20 @@ describe("what a handler's output answers on an OpenAI route", () => {
       choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [{ id: "t", type: "function", function: { name: "f", arguments: "{}" } }] }, finish_reason: "tool_calls" }],
     });
     expect(dataOf(chat).map((d) => JSON.parse(d))).toEqual([
-      { id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: null, tool_calls: [{ index: 0, id: "t", type: "function", function: { name: "f", arguments: "{}" } }] }, logprobs: null, finish_reason: "tool_calls" }] },
+      {
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [
+          {
+            index: 0,
+            delta: { role: "assistant", content: null, tool_calls: [{ index: 0, id: "t", type: "function", function: { name: "f", arguments: "{}" } }] },
+            logprobs: null,
+            finish_reason: "tool_calls",
+          },
+        ],
+      },
     ]);
     const text = streamOfWhole({ id: "t", object: "text_completion", choices: [{ index: 0, text: "hi", finish_reason: "length" }], usage: { total_tokens: 3 } });
     expect(dataOf(text).map((d) => JSON.parse(d).choices)).toEqual([[{ index: 0, text: "hi", logprobs: null, finish_reason: "length" }], []]);

@@ -13,7 +13,10 @@ describe("the router keeping recent paths' matches", () => {
   const both = () => {
     const kept = new RecentPathsRouter<string>();
     const trie = new TrieRouter<string>();
-    for (const [m, p, h] of routes) (kept.add(m, p, h), trie.add(m, p, h));
+    for (const [m, p, h] of routes) {
+      kept.add(m, p, h);
+      trie.add(m, p, h);
+    }
     return { kept, trie };
   };
 

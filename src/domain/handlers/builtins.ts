@@ -26,7 +26,8 @@ export const scripted =
   (input, ctx) => {
     if (!isOpenAiInput(input)) return runScript(input, ctx, input);
     const script = isRecord(input.openai_input.minipod) ? input.openai_input.minipod : {};
-    if ("output" in script || Array.isArray(script.stream) || typeof script.failAttempts === "number" || (script.fail !== undefined && script.fail !== false && script.fail !== null)) return runScript(script, ctx, undefined);
+    if ("output" in script || Array.isArray(script.stream) || typeof script.failAttempts === "number" || (script.fail !== undefined && script.fail !== false && script.fail !== null))
+      return runScript(script, ctx, undefined);
     // A promise of the answer, a generator when streamed: runHandler iterates what it resolves to.
     return (async () => {
       await pause(ctx, typeof script.sleepMs === "number" ? script.sleepMs : 0);

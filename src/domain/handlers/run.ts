@@ -17,7 +17,7 @@ export const errorMessage = (e: unknown): string =>
  * here gets no more, or a job that could never finish on the service would complete here.
  */
 export function outputTooLarge(output: unknown): string | undefined {
-  // A copy made by jsonCopy keeps its text when it is large; one without is small (no second
+  // A large value whose text was made keeps it (see keptText); one without is small (no second
   // JSON.stringify of every job's output for this check).
   const text = typeof output === "object" && output !== null ? keptText(output) : jsonText(output);
   if (text === undefined) return undefined;

@@ -118,7 +118,11 @@ export class LoadBalancers {
    * state, its requests in flight (`inProgress`), waiting for a worker (`inQueue`) and answered
    * (`completed`); undefined for any other endpoint.
    */
-  healthCounts(endpointId: string): { jobs: Record<"completed" | "failed" | "inProgress" | "inQueue" | "retried", number>; workers: Record<"idle" | "initializing" | "ready" | "running" | "throttled" | "unhealthy", number> } | undefined {
+  healthCounts(
+    endpointId: string,
+  ):
+    | { jobs: Record<"completed" | "failed" | "inProgress" | "inQueue" | "retried", number>; workers: Record<"idle" | "initializing" | "ready" | "running" | "throttled" | "unhealthy", number> }
+    | undefined {
     const s = this.status(endpointId);
     if (!s) return undefined;
     const { workers: w, requests: r } = s;

@@ -2,7 +2,20 @@ import type { TimerHandle, VirtualClock } from "../clock.js";
 import type { EndpointSpec } from "../endpoint.js";
 import { ENDPOINT_SCALER_VALUE_DEFAULT, LB_AFFINITY_WAIT_MS, LB_NO_WORKER_WAIT_MS, LB_REQUEST_TIMEOUT_MS } from "../limits.js";
 import { RecentMap } from "../recent-map.js";
-import { AFFINITY_GONE, AFFINITY_TIMEOUT, LbRefusal, NO_WORKERS, type Affinity, type Lease, type LbStatus, type LbLauncher, type LbTarget, type LbWorker, type LbWorkerKind, type LbWorkerState } from "./types.js";
+import {
+  AFFINITY_GONE,
+  AFFINITY_TIMEOUT,
+  LbRefusal,
+  NO_WORKERS,
+  type Affinity,
+  type Lease,
+  type LbStatus,
+  type LbLauncher,
+  type LbTarget,
+  type LbWorker,
+  type LbWorkerKind,
+  type LbWorkerState,
+} from "./types.js";
 
 interface Waiter {
   affinity: Affinity;

@@ -68,7 +68,12 @@ export function streamOfWhole(value: unknown): string {
     const m = isRecord(c.message) ? c.message : {};
     const toolCalls = Array.isArray(m.tool_calls) ? m.tool_calls.map((t, index) => (isRecord(t) ? { index, ...t } : t)) : undefined;
     const choice = chat
-      ? { index: c.index, delta: { role: m.role ?? "assistant", content: m.content ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, logprobs: null, finish_reason: c.finish_reason ?? "stop" }
+      ? {
+          index: c.index,
+          delta: { role: m.role ?? "assistant", content: m.content ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+          logprobs: null,
+          finish_reason: c.finish_reason ?? "stop",
+        }
       : { index: c.index, text: c.text ?? "", logprobs: null, finish_reason: c.finish_reason ?? "stop" };
     text += sseText({ ...head, choices: [choice] });
   }

@@ -22,7 +22,8 @@ const pageRoute = createRoute({
   operationId: "dashboard",
   tags: [TAG],
   summary: "The dashboard",
-  description: "Endpoints and their simulated workers, live jobs, a job's detail and timeline, the virtual clock, fault rules, webhook deliveries and the request journal. Every asset is served by the emulator.",
+  description:
+    "Endpoints and their simulated workers, live jobs, a job's detail and timeline, the virtual clock, fault rules, webhook deliveries and the request journal. Every asset is served by the emulator.",
   responses: html("The dashboard page"),
 });
 
@@ -32,7 +33,8 @@ const panelRoute = createRoute({
   operationId: "dashboardPanel",
   tags: [TAG],
   summary: "One dashboard panel as an HTML fragment",
-  description: "What the dashboard's script fetches to refresh a panel. `jobs` takes `endpoint`, `status`, `offset`; `job` takes `id`; `requests` takes `endpoint`, `operation`, `status` and `workers=show` (the worker protocol's requests are left out otherwise).",
+  description:
+    "What the dashboard's script fetches to refresh a panel. `jobs` takes `endpoint`, `status`, `offset`; `job` takes `id`; `requests` takes `endpoint`, `operation`, `status` and `workers=show` (the worker protocol's requests are left out otherwise).",
   request: {
     params: z.object({ panel: z.enum(PANELS).openapi({ param: { name: "panel", in: "path" } }) }),
     query: z.object({

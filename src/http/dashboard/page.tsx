@@ -171,7 +171,14 @@ function SubmitForm({ endpointIds }: { endpointIds: string[] }) {
       </label>
       <label class="submit-input">
         input (a JSON object)
-        <textarea name="input" rows={2} spellcheck={false} placeholder={'{"prompt": "hello"}  (empty: {})'} title="The job's input, as /run takes it; Ctrl+Enter submits" aria-describedby="submit-error"></textarea>
+        <textarea
+          name="input"
+          rows={2}
+          spellcheck={false}
+          placeholder={'{"prompt": "hello"}  (empty: {})'}
+          title="The job's input, as /run takes it; Ctrl+Enter submits"
+          aria-describedby="submit-error"
+        ></textarea>
       </label>
       <button type="submit" class="primary" disabled={endpointIds.length === 0}>
         submit job

@@ -80,7 +80,10 @@ const exited = createRoute({
   summary: "A worker process of a load-balancing endpoint exited",
   description: "It is out of the pool at once (unhealthy); `stopped: true` (it will not come back) removes it, so requests pinned to it strictly answer 404.",
   middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
-  request: { params: WorkerParams, body: { required: false, content: { "application/json": { schema: z.strictObject({ reason: z.string().max(500).optional(), stopped: z.boolean().optional() }) } } } },
+  request: {
+    params: WorkerParams,
+    body: { required: false, content: { "application/json": { schema: z.strictObject({ reason: z.string().max(500).optional(), stopped: z.boolean().optional() }) } } },
+  },
   responses: { ...ok(z.object({ id: z.string(), removed: z.boolean() }), "Done"), 404: ERROR_RESPONSES[404] },
 });
 

@@ -60,7 +60,18 @@ export class LoadBalancerDirect {
       release?.();
       release = undefined;
       if (this.journal.enabled) {
-        this.journal.write({ method, path, query: mark === -1 || mark === url.length - 1 ? undefined : url.slice(mark + 1), endpoint: info.endpoint, operation: info.operation, status, at, durationMs: this.journal.since(startedMs), bodyText: undefined, responseText: undefined });
+        this.journal.write({
+          method,
+          path,
+          query: mark === -1 || mark === url.length - 1 ? undefined : url.slice(mark + 1),
+          endpoint: info.endpoint,
+          operation: info.operation,
+          status,
+          at,
+          durationMs: this.journal.since(startedMs),
+          bodyText: undefined,
+          responseText: undefined,
+        });
       }
       if (this.core.log.enabled("info")) this.core.log.info(requestLogLine(method, path, status, startedMs));
     };
@@ -89,7 +100,15 @@ export class LoadBalancerDirect {
     return true;
   }
 
-  private relay(req: IncomingMessage, res: ServerResponse, rest: string, lease: Lease, extra: Record<string, string>, refuse: (status: number, error: string, workerId?: string) => void, finish: (status: number) => void): void {
+  private relay(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rest: string,
+    lease: Lease,
+    extra: Record<string, string>,
+    refuse: (status: number, error: string, workerId?: string) => void,
+    finish: (status: number) => void,
+  ): void {
     const worker = lease.worker;
     let answered = false;
     let timedOut = false;

@@ -5,7 +5,18 @@ import { Readable } from "node:stream";
  * Headers of one connection, not of the request: never passed on (RFC 9110 §7.6.1). `Expect:
  * 100-continue` with them: minipod's server has answered it already, and the worker gets the body.
  */
-export const HOP_BY_HOP: ReadonlySet<string> = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "expect"]);
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "expect",
+]);
 
 /** Connections to workers are kept open between requests, as the service's load balancer keeps them. */
 export const workerConnections = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 1000, noDelay: true } as ConstructorParameters<typeof Agent>[0]);

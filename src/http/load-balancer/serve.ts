@@ -38,7 +38,8 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
     if (handler.kind === "echo") return echoHandler(() => worker.id);
     if (handler.kind === "openai") return openAiFetchHandler(endpointId, clock, core.openAiSettings, () => `lb-${randomUUID()}`);
     if (handler.kind === "function") {
-      if (handler.name === "scripted") throw new Error('the scripted handler answers queue jobs, not HTTP requests; give the endpoint "external", a worker\'s URL, "openai", "echo" or a fetch handler');
+      if (handler.name === "scripted")
+        throw new Error('the scripted handler answers queue jobs, not HTTP requests; give the endpoint "external", a worker\'s URL, "openai", "echo" or a fetch handler');
       let fn = inProcess.get(handler.name);
       if (!fn) inProcess.set(handler.name, (fn = core.handlers.resolve(handler.name) as unknown as FetchHandler));
       return fn;
@@ -75,7 +76,10 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
     // or `atMs` of virtual time into the request (see `crashTimer`).
     const crash = core.faults.fire(LB_WORKER_FAULTS, { endpoint: endpointId, operation: undefined });
     const fell = () => (worker.target ? loadBalancers.health(endpointId, worker.id, "unhealthy") : loadBalancers.remove(endpointId, worker.id));
-    if (crash) log.warn(`fault ${crash.id} fired: worker-crash of worker ${worker.id} (${endpointId})${crash.fault.type === "worker-crash" && crash.fault.atMs !== undefined ? `, ${crash.fault.atMs} ms into the request` : ""}`);
+    if (crash)
+      log.warn(
+        `fault ${crash.id} fired: worker-crash of worker ${worker.id} (${endpointId})${crash.fault.type === "worker-crash" && crash.fault.atMs !== undefined ? `, ${crash.fault.atMs} ms into the request` : ""}`,
+      );
     if (crash && (crash.fault.type !== "worker-crash" || crash.fault.atMs === undefined)) {
       lease.release();
       fell();
@@ -219,5 +223,8 @@ const causeOf = (e: unknown): string => (e as { code?: string }).code ?? (e as E
 
 function notLoadBalancer(endpointId: string, known: string[]): EmulatorError {
   const listed = known.length ? `the load-balancing endpoints are ${known.map((k) => `"${k}"`).join(", ")}` : "no load-balancing endpoint exists";
-  return new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found; ${listed} (give an endpoint "type": "LOAD_BALANCER" in the config, or create one with POST /v2/serverless)`);
+  return new EmulatorError(
+    "ENDPOINT_NOT_FOUND",
+    `load-balancing endpoint "${endpointId}" not found; ${listed} (give an endpoint "type": "LOAD_BALANCER" in the config, or create one with POST /v2/serverless)`,
+  );
 }

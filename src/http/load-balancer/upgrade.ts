@@ -12,7 +12,9 @@ import { WORKER_ID_HEADER } from "./serve.js";
 
 /** Writes a plain HTTP answer on a socket that asked to upgrade, and closes it. */
 function answer(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}): void {
-  const lines = [`HTTP/1.1 ${status} ${status === 404 ? "Not Found" : status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 429 ? "Too Many Requests" : status === 501 ? "Not Implemented" : "Error"}`];
+  const lines = [
+    `HTTP/1.1 ${status} ${status === 404 ? "Not Found" : status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 429 ? "Too Many Requests" : status === 501 ? "Not Implemented" : "Error"}`,
+  ];
   for (const [k, v] of Object.entries({ "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), connection: "close", ...headers })) lines.push(`${k}: ${v}`);
   // Closed once written: a client that keeps its end open does not keep the server from closing.
   socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
@@ -107,7 +109,8 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
     upstream.on("data", onHead);
   });
   upstream.on("error", () => {
-    if (!client.writableEnded && upstream.bytesRead === 0) answer(client, 502, JSON.stringify({ error: `bad gateway: worker ${lease.worker.id} answered nothing` }), { [WORKER_ID_HEADER]: lease.worker.id });
+    if (!client.writableEnded && upstream.bytesRead === 0)
+      answer(client, 502, JSON.stringify({ error: `bad gateway: worker ${lease.worker.id} answered nothing` }), { [WORKER_ID_HEADER]: lease.worker.id });
     release();
   });
   upstream.on("close", release);

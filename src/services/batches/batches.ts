@@ -63,7 +63,10 @@ export class BatchService {
     this.requireEndpoint(endpointId);
     const active = this.d.batches.list(endpointId).filter(isActive).length;
     if (active >= BATCH_ACTIVE_MAX) {
-      throw new EmulatorError("RATE_LIMITED", `endpoint "${endpointId}" has ${active} active batches (drafts, or finalized batches whose requests are not all done), the most it may have (${BATCH_ACTIVE_MAX}); finalize and finish, or cancel, one first`);
+      throw new EmulatorError(
+        "RATE_LIMITED",
+        `endpoint "${endpointId}" has ${active} active batches (drafts, or finalized batches whose requests are not all done), the most it may have (${BATCH_ACTIVE_MAX}); finalize and finish, or cancel, one first`,
+      );
     }
     checkCount(0, requests.length);
     const now = this.d.engine.clock.now();

@@ -16,7 +16,10 @@ const overviewRoute = createRoute({
   tags: ["Emulator control"],
   summary: "Every endpoint's newest batches with their progress and first requests (the dashboard's view)",
   responses: {
-    200: json(z.object({ batches: z.array(BatchSchema.extend({ requests: z.array(BatchRequestSchema) })) }).openapi("BatchOverview"), `The newest ${OVERVIEW_BATCHES} batches, each with its first ${OVERVIEW_REQUESTS} requests`),
+    200: json(
+      z.object({ batches: z.array(BatchSchema.extend({ requests: z.array(BatchRequestSchema) })) }).openapi("BatchOverview"),
+      `The newest ${OVERVIEW_BATCHES} batches, each with its first ${OVERVIEW_REQUESTS} requests`,
+    ),
     ...ERROR_RESPONSES,
   },
 });

@@ -5,7 +5,6 @@ import { batchControlRoutes } from "./control.js";
 import { batchRoutes } from "./rest.js";
 
 export type { BatchService } from "./batches.js";
-export type { Batch, BatchStatus } from "./model.js";
 
 // Batches live under an endpoint on the queue surface (`/v2/{endpoint_id}/batch`): no collection.
 const collections = { v2: [] } as const;

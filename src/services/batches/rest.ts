@@ -32,7 +32,13 @@ const notFound = { 404: problem("No such endpoint, batch or request") };
 const conflict = { 409: problem("The batch is not in a state that allows this (only a DRAFT takes changes; an ended batch cannot be cancelled)") };
 const limits = { 429: problem("The endpoint has its most active batches (10)") };
 
-const route = <const M extends "get" | "post" | "put" | "delete", const P extends string>(method: M, path: P, operationId: string, summary: string) => ({ method, path, operationId, tags: [TAG], summary });
+const route = <const M extends "get" | "post" | "put" | "delete", const P extends string>(method: M, path: P, operationId: string, summary: string) => ({
+  method,
+  path,
+  operationId,
+  tags: [TAG],
+  summary,
+});
 
 export const createBatchRoute = createRoute({
   ...route("post", base, "createBatch", "Create a batch (DRAFT), optionally with its first requests"),
@@ -111,7 +117,12 @@ export function showBatch(batches: BatchService, b: Batch): z.infer<typeof Batch
 export function showRequest(r: BatchRequestView): z.infer<typeof BatchRequestSchema> {
   const { startedAt, completedAt, input, ...rest } = r;
   // A large input or output is kept as its text (RawJson): `stringify` writes it as its value.
-  return { ...rest, ...(input === undefined ? {} : { input: input as Record<string, unknown> }), ...(startedAt === undefined ? {} : { startedAt: iso(startedAt) }), ...(completedAt === undefined ? {} : { completedAt: iso(completedAt) }) };
+  return {
+    ...rest,
+    ...(input === undefined ? {} : { input: input as Record<string, unknown> }),
+    ...(startedAt === undefined ? {} : { startedAt: iso(startedAt) }),
+    ...(completedAt === undefined ? {} : { completedAt: iso(completedAt) }),
+  };
 }
 
 /** The batch routes of the queue surface (`/v2/{endpoint_id}/batch...`). */

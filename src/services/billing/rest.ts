@@ -46,7 +46,10 @@ export const billingReports = [
     version: V1,
     path: "billing/networkvolumes",
     operationId: "NetworkVolumeBilling",
-    docs: { summary: "Network volume billing history", description: "GB-hours of every volume at the per-GB-month price of its type (a month is 30 days). One record per bucket with storage, oldest first." },
+    docs: {
+      summary: "Network volume billing history",
+      description: "GB-hours of every volume at the per-GB-month price of its type (a month is 30 days). One record per bucket with storage, oldest first.",
+    },
     query: z.object(windowQuery),
     schema: z.array(NetworkVolumeBillingRecordSchema),
     run: (core, q) => core.billing.networkVolumes(q).map(iso),

@@ -121,9 +121,23 @@ export const billingV2Reports: ReportView[] = [
     run: (core, q) => {
       const w = windowOf(core, q);
       const rows = storage(core, w, q.networkVolumeId);
-      const records = rows.map((r) => ({ ...range(w, r.time), networkVolumeId: r.volumeId, standardAmount: usd(r.standard), highPerformanceAmount: usd(r.highPerformance), totalAmount: usd(r.standard + r.highPerformance) }));
+      const records = rows.map((r) => ({
+        ...range(w, r.time),
+        networkVolumeId: r.volumeId,
+        standardAmount: usd(r.standard),
+        highPerformanceAmount: usd(r.highPerformance),
+        totalAmount: usd(r.standard + r.highPerformance),
+      }));
       const totals = { totalAmount: sum(records, (r) => r.totalAmount), standardAmount: sum(records, (r) => r.standardAmount), highPerformanceAmount: sum(records, (r) => r.highPerformanceAmount) };
-      return { records, metadata: { query: { ...resolved(core, w), networkVolumeId: q.networkVolumeId ?? null }, recordCount: records.length, uniqueNetworkVolumeCount: new Set(rows.map((r) => r.volumeId)).size, totals } };
+      return {
+        records,
+        metadata: {
+          query: { ...resolved(core, w), networkVolumeId: q.networkVolumeId ?? null },
+          recordCount: records.length,
+          uniqueNetworkVolumeCount: new Set(rows.map((r) => r.volumeId)).size,
+          totals,
+        },
+      };
     },
   }),
   report({
@@ -153,10 +167,19 @@ export const billingV2Reports: ReportView[] = [
         if (!b) buckets.set(time, (b = { ...ZERO }));
         b[field] = (b[field] ?? 0) + x;
       };
-      for (const r of core.billing.costs("pod", w, (iv) => (iv.attrs.clusterId ? undefined : iv.resourceId))) (add(r.time, "podGpuAmount", r.gpu), add(r.time, "podCpuAmount", r.cpu));
-      for (const r of core.billing.costs("worker", w, (iv) => iv.attrs.endpointId)) (add(r.time, "serverlessGpuAmount", r.gpu), add(r.time, "serverlessCpuAmount", r.cpu));
+      for (const r of core.billing.costs("pod", w, (iv) => (iv.attrs.clusterId ? undefined : iv.resourceId))) {
+        add(r.time, "podGpuAmount", r.gpu);
+        add(r.time, "podCpuAmount", r.cpu);
+      }
+      for (const r of core.billing.costs("worker", w, (iv) => iv.attrs.endpointId)) {
+        add(r.time, "serverlessGpuAmount", r.gpu);
+        add(r.time, "serverlessCpuAmount", r.cpu);
+      }
       for (const r of core.billing.costs("pod", w, (iv) => iv.attrs.clusterId)) add(r.time, "clusterGpuAmount", r.gpu);
-      for (const r of storage(core, w)) (add(r.time, "storageStandardAmount", r.standard), add(r.time, "storageHighPerformanceAmount", r.highPerformance));
+      for (const r of storage(core, w)) {
+        add(r.time, "storageStandardAmount", r.standard);
+        add(r.time, "storageHighPerformanceAmount", r.highPerformance);
+      }
       const records = [...buckets.entries()]
         .sort(([a], [b]) => a - b)
         .map(([time, b]) => {

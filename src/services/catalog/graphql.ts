@@ -125,7 +125,13 @@ export const catalogGraphQL: GraphQLPart = {
       const count = i.gpuCount ?? 1;
       // Without secureCloud, either cloud may have it, as the service looks at both.
       const clouds = i.secureCloud ? (["SECURE"] as const) : (["SECURE", "COMMUNITY"] as const);
-      const q = { product: ["POD" as const], count, cudaVersions: i.allowedCudaVersions?.length ? i.allowedCudaVersions : undefined, minCudaVersion: i.minCudaVersion ?? undefined, countryCodes: i.countryCode ? [i.countryCode] : undefined };
+      const q = {
+        product: ["POD" as const],
+        count,
+        cudaVersions: i.allowedCudaVersions?.length ? i.allowedCudaVersions : undefined,
+        minCudaVersion: i.minCudaVersion ?? undefined,
+        countryCodes: i.countryCode ? [i.countryCode] : undefined,
+      };
       const found = clouds.map((cloud) => gpuAvailability(g, { ...q, cloud }));
       const offered = found.find((a) => a.availability === "HIGH");
       const price = gpuHourly(prices, g.id) * count;

@@ -32,11 +32,32 @@ const itemRoute = <Q extends z.ZodObject, S extends z.ZodType>(operationId: stri
   });
 
 const STOCK = "minipod never runs out: what is offered is HIGH in every data center, and every CUDA version is available.";
-const listGpus = listRoute("listGpuTypes", "/v2/catalog/gpus", "List GPU types", `Every GPU type with its serverless pool, VRAM, per-cloud machine size and the emulator's prices (pricing of the config). ${STOCK}`, GpuQuery, z.object({ gpus: z.array(GpuTypeSchema) }));
+const listGpus = listRoute(
+  "listGpuTypes",
+  "/v2/catalog/gpus",
+  "List GPU types",
+  `Every GPU type with its serverless pool, VRAM, per-cloud machine size and the emulator's prices (pricing of the config). ${STOCK}`,
+  GpuQuery,
+  z.object({ gpus: z.array(GpuTypeSchema) }),
+);
 const getGpu = itemRoute("getGpuType", "/v2/catalog/gpus/{id}", "Get a GPU type", STOCK, GpuQuery, GpuTypeSchema, "GPU type");
-const listCpus = listRoute("listCpuTypes", "/v2/catalog/cpus", "List CPU flavors", `Every CPU flavor with its vCPU range, RAM per vCPU and price. ${STOCK}`, CpuQuery, z.object({ cpus: z.array(CpuTypeSchema) }));
+const listCpus = listRoute(
+  "listCpuTypes",
+  "/v2/catalog/cpus",
+  "List CPU flavors",
+  `Every CPU flavor with its vCPU range, RAM per vCPU and price. ${STOCK}`,
+  CpuQuery,
+  z.object({ cpus: z.array(CpuTypeSchema) }),
+);
 const getCpu = itemRoute("getCpuType", "/v2/catalog/cpus/{id}", "Get a CPU flavor", STOCK, CpuQuery, CpuTypeSchema, "CPU flavor");
-const listDcs = listRoute("listDataCenters", "/v2/catalog/datacenters", "List data centers", "Filters combine (regions: any; networkVolumeTypes, compliance: all).", DataCenterQuery, z.object({ dataCenters: z.array(DataCenterSchema) }));
+const listDcs = listRoute(
+  "listDataCenters",
+  "/v2/catalog/datacenters",
+  "List data centers",
+  "Filters combine (regions: any; networkVolumeTypes, compliance: all).",
+  DataCenterQuery,
+  z.object({ dataCenters: z.array(DataCenterSchema) }),
+);
 const getDc = itemRoute("getDataCenter", "/v2/catalog/datacenters/{id}", "Get a data center", "", DataCenterGetQuery, DataCenterSchema, "data center");
 const listPublicTemplates = listRoute(
   "listPublicTemplates",

@@ -4,7 +4,7 @@ import { invalidBody, notFound } from "../shared/invalid.js";
 import type { Pod, PodCreate } from "../pods/index.js";
 import type { PodService } from "../pods/index.js";
 import type { DocumentStore } from "../shared/storage.js";
-import { CLUSTER_CIDR, CLUSTER_TYPES, memberIp, memberRole, type ClusterType } from "../pods/index.js";
+import { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "../pods/index.js";
 
 export { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType };
 

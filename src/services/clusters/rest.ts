@@ -94,7 +94,10 @@ export const clustersResource: ResourceRoutes<Cluster> = {
   get: (core, id) => core.clusters.get(id),
   delete: (core, id) => core.clusters.delete(id),
   docs: {
-    create: { description: "Makes `compute.podCount` GPU pods of one shape in one data center, RUNNING at once and billed as the cluster (GET /v2/billing/clusters). Their pods are managed through the cluster only (409 on the pod routes)." },
+    create: {
+      description:
+        "Makes `compute.podCount` GPU pods of one shape in one data center, RUNNING at once and billed as the cluster (GET /v2/billing/clusters). Their pods are managed through the cluster only (409 on the pod routes).",
+    },
     update: { summary: "Rename a cluster", description: "Only the name changes." },
     delete: { description: "Terminates every pod of the cluster." },
   },

@@ -167,7 +167,8 @@ export class EndpointManager {
       idleTimeout: idleTimeout ?? current.idleTimeout,
       executionTimeoutMs: executionTimeoutMs ?? current.executionTimeoutMs,
     };
-    if (current.type === "LOAD_BALANCER" && fields.scalerType !== "REQUEST_COUNT") throw invalidBody(["$.scalerType: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
+    if (current.type === "LOAD_BALANCER" && fields.scalerType !== "REQUEST_COUNT")
+      throw invalidBody(["$.scalerType: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
     const templateChanged = fields.templateId !== before.fields.templateId;
     const template = this.template({ spec: current, fields });
     this.check(settings, fields, template, change.templateId !== undefined && change.templateId !== was.templateId);

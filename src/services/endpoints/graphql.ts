@@ -84,11 +84,31 @@ extend type Mutation {
 `;
 
 interface EndpointInput {
-  id?: string | null; name?: string | null; templateId?: string | null; gpuIds?: string | null; gpuCount?: number | null;
-  networkVolumeId?: string | null; networkVolumeIds?: Array<{ networkVolumeId: string }> | null; locations?: string | null;
-  idleTimeout?: number | null; scalerType?: string | null; scalerValue?: number | null; workersMin?: number | null; workersMax?: number | null;
-  allowedCudaVersions?: string | null; minCudaVersion?: string | null; flashBootType?: string | null; executionTimeoutMs?: number | null;
-  template?: { imageName?: string | null; containerDiskInGb?: number | null; dockerArgs?: string | null; env?: Array<{ key: string; value?: string | null }> | null; containerRegistryAuthId?: string | null; ports?: string | null } | null;
+  id?: string | null;
+  name?: string | null;
+  templateId?: string | null;
+  gpuIds?: string | null;
+  gpuCount?: number | null;
+  networkVolumeId?: string | null;
+  networkVolumeIds?: Array<{ networkVolumeId: string }> | null;
+  locations?: string | null;
+  idleTimeout?: number | null;
+  scalerType?: string | null;
+  scalerValue?: number | null;
+  workersMin?: number | null;
+  workersMax?: number | null;
+  allowedCudaVersions?: string | null;
+  minCudaVersion?: string | null;
+  flashBootType?: string | null;
+  executionTimeoutMs?: number | null;
+  template?: {
+    imageName?: string | null;
+    containerDiskInGb?: number | null;
+    dockerArgs?: string | null;
+    env?: Array<{ key: string; value?: string | null }> | null;
+    containerRegistryAuthId?: string | null;
+    ports?: string | null;
+  } | null;
   type?: string | null;
   env?: Array<{ key: string; value?: string | null }> | null;
 }

@@ -71,8 +71,14 @@ export const endpointsResource: ResourceRoutes<ManagedEndpoint> = {
         return core.endpointManager.update(id, change, container);
       }),
       docs: {
-        create: { description: "The endpoint serves the queue under /v2/{id} at once, on simulated workers (its minimum start cold, 1 s). Its container settings (image, env, ...) go to a template of its own, copied from templateId if given; its handler is that template's, else the config's defaultHandler." },
-        update: { description: "Only the fields given change. workers, scaling and timeout reach the simulated workers at once; a change of the container settings (image, env, ...) is a new release (see /releases)." },
+        create: {
+          description:
+            "The endpoint serves the queue under /v2/{id} at once, on simulated workers (its minimum start cold, 1 s). Its container settings (image, env, ...) go to a template of its own, copied from templateId if given; its handler is that template's, else the config's defaultHandler.",
+        },
+        update: {
+          description:
+            "Only the fields given change. workers, scaling and timeout reach the simulated workers at once; a change of the container settings (image, env, ...) is a new release (see /releases).",
+        },
         delete: { description: "Its workers stop, its jobs are forgotten (held requests on them answer 404) and its own template goes with it." },
       },
     },

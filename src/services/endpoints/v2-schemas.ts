@@ -29,7 +29,14 @@ const gpuShared = {
   allowedCudaVersions: z.array(cudaVersion()).optional(),
 };
 export const CreateEndpointGpuSchema = z
-  .strictObject({ pools: z.array(z.string().min(1)).min(1).openapi({ description: "Serverless GPU pool ids (GET /v2/catalog/gpus: pool); minipod also takes a GPU type id as a pool of that one type", example: ["ADA_24"] }), ...gpuShared, minCudaVersion: cudaVersion().optional() })
+  .strictObject({
+    pools: z
+      .array(z.string().min(1))
+      .min(1)
+      .openapi({ description: "Serverless GPU pool ids (GET /v2/catalog/gpus: pool); minipod also takes a GPU type id as a pool of that one type", example: ["ADA_24"] }),
+    ...gpuShared,
+    minCudaVersion: cudaVersion().optional(),
+  })
   .openapi("CreateEndpointGpuConfig");
 export const UpdateEndpointGpuSchema = z
   .strictObject({ pools: z.array(z.string().min(1)).min(1).optional(), ...gpuShared, minCudaVersion: z.union([z.literal(""), cudaVersion()]).optional() })

@@ -114,14 +114,15 @@ function check(b: Body, computeType: "GPU" | "CPU", scalerType: EndpointFields["
     const problem = vcpuProblem(s.id, s.vcpuCount);
     if (problem) errors.push(`$.cpu[${i}]: ${problem}`);
   });
-  if (computeType === "GPU" && allowed?.length && min) errors.push("$.gpu: allowedCudaVersions (non-empty) and minCudaVersion exclude each other; send one of them ([] clears the set, \"\" the floor)");
+  if (computeType === "GPU" && allowed?.length && min) errors.push('$.gpu: allowedCudaVersions (non-empty) and minCudaVersion exclude each other; send one of them ([] clears the set, "" the floor)');
   if (scalerType === "REQUEST_COUNT" && !lb && b.workers?.idleTimeout !== undefined) errors.push("$.workers.idleTimeout: queue endpoints scaling on REQUEST_COUNT have no idle timeout; leave it out");
   if (errors.length) throw invalidBody(errors);
 }
 
 /** A v2 create body as a new endpoint and its container settings. */
 export function newEndpointFromV2(b: CreateEndpointV2): { input: NewEndpoint; container: ContainerChange } {
-  if (b.type === "LOAD_BALANCER" && b.scaling.type !== "REQUEST_COUNT") throw invalidBody(["$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
+  if (b.type === "LOAD_BALANCER" && b.scaling.type !== "REQUEST_COUNT")
+    throw invalidBody(["$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
   if ((b.gpu === undefined) === (b.cpu === undefined)) throw invalidBody(["$: expected exactly one of gpu and cpu"]);
   const computeType = b.gpu ? "GPU" : "CPU";
   check(b, computeType, b.scaling.type, b.gpu?.allowedCudaVersions, b.gpu?.minCudaVersion, b.type === "LOAD_BALANCER");
@@ -160,7 +161,8 @@ export function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): {
   const allowed = b.gpu?.allowedCudaVersions ?? f.allowedCudaVersions;
   const min = b.gpu?.minCudaVersion === undefined ? f.minCudaVersion : b.gpu.minCudaVersion || undefined;
   const lb = isLoadBalancer(e.spec);
-  if (lb && b.scaling?.type === "QUEUE_DELAY") throw invalidBody(["$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
+  if (lb && b.scaling?.type === "QUEUE_DELAY")
+    throw invalidBody(["$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
   check(b, f.computeType, b.scaling?.type ?? f.scalerType, allowed, min, lb);
   const change: EndpointChange = {
     name: b.name,

@@ -40,7 +40,12 @@ export const networkVolumesResource: ResourceRoutes<NetworkVolume> = {
       show: (_core, v) => toV2(v),
       create: withBody(CreateNetworkVolumeSchema, (core, body) => core.networkVolumes.create(body)),
       update: withBody(UpdateNetworkVolumeSchema, (core, body, _c, id) => core.networkVolumes.update(id, body), updateVolumeHook),
-      docs: { update: { summary: "Rename or grow a network volume", description: "Only `name` and `size` change (at least one). The size may only grow; `dataCenter` and `type` are immutable: an attempt is refused with 400." } },
+      docs: {
+        update: {
+          summary: "Rename or grow a network volume",
+          description: "Only `name` and `size` change (at least one). The size may only grow; `dataCenter` and `type` are immutable: an attempt is refused with 400.",
+        },
+      },
     },
     {
       version: V1,
@@ -55,7 +60,9 @@ export const networkVolumesResource: ResourceRoutes<NetworkVolume> = {
         const { name, size, dataCenterId, type } = body as { name?: string; size?: number; dataCenterId?: unknown; type?: unknown };
         return core.networkVolumes.update(id, { name, size, dataCenter: dataCenterId, type }, v1Names);
       }),
-      docs: { update: { summary: "Rename or grow a network volume (v1)", description: "Only `name` and `size` change. The size may only grow; `dataCenterId` is immutable: an attempt is refused with 400." } },
+      docs: {
+        update: { summary: "Rename or grow a network volume (v1)", description: "Only `name` and `size` change. The size may only grow; `dataCenterId` is immutable: an attempt is refused with 400." },
+      },
     },
   ],
 };

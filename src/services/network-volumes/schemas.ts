@@ -29,8 +29,6 @@ export const NetworkVolumeSchema = z
   })
   .openapi("NetworkVolume");
 
-export const ListNetworkVolumesSchema = z.object({ networkVolumes: z.array(NetworkVolumeSchema) }).openapi("ListNetworkVolumesResponse");
-
 export const CreateNetworkVolumeSchema = z
   .strictObject({
     name: z.string().min(1).openapi({ example: "my-dataset" }),

@@ -19,5 +19,15 @@ const action = (verb: "start" | "stop" | "reset" | "restart", operationId: strin
 
 export const startPod = action("start", "StartPod", "Start or resume a pod", "EXITED → RUNNING (lastStartedAt moves to now, billing resumes); a running pod is answered as it is.");
 export const stopPod = action("stop", "StopPod", "Stop a pod", "RUNNING → EXITED (billing stops); a stopped pod is answered as it is. Refused with 400 while the pod is locked.");
-export const resetPod = action("reset", "ResetPod", "Reset a pod", "Starts the container again from a clean container disk: RUNNING, lastStartedAt moves to now. Refused with 400 while the pod is locked.");
-export const restartPod = action("restart", "RestartPod", "Restart a pod", "Restarts a running pod's container: lastStartedAt moves to now. Refused with 400 on a stopped pod (start it) or a locked one.");
+export const resetPod = action(
+  "reset",
+  "ResetPod",
+  "Reset a pod",
+  "Starts the container again from a clean container disk: RUNNING, lastStartedAt moves to now. Refused with 400 while the pod is locked.",
+);
+export const restartPod = action(
+  "restart",
+  "RestartPod",
+  "Restart a pod",
+  "Restarts a running pod's container: lastStartedAt moves to now. Refused with 400 on a stopped pod (start it) or a locked one.",
+);

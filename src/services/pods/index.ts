@@ -6,7 +6,7 @@ import { PodService } from "./pods.js";
 import { podRoutes } from "./rest.js";
 
 // What other services use of this one.
-export { CLUSTER_CIDR, CLUSTER_TYPES, memberIp, memberRole, type ClusterType } from "./cluster-members.js";
+export { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "./cluster-members.js";
 export { POD_STATUSES, type Pod, type PodCreate } from "./pod.js";
 export { type PodService } from "./pods.js";
 export { PodV2Schema } from "./v2-schemas.js";

@@ -86,7 +86,10 @@ export function machineCuda(allowed: readonly string[] | undefined, floor: strin
 }
 
 /** The env with what the start flags add, unless the env sets it already. */
-export function startEnv(env: Record<string, string>, o: { startSsh?: boolean | undefined; startJupyter?: boolean | undefined; sshKeys: readonly string[]; secret: () => string }): Record<string, string> {
+export function startEnv(
+  env: Record<string, string>,
+  o: { startSsh?: boolean | undefined; startJupyter?: boolean | undefined; sshKeys: readonly string[]; secret: () => string },
+): Record<string, string> {
   const out = { ...env };
   if (o.startSsh && o.sshKeys.length && out.PUBLIC_KEY === undefined) out.PUBLIC_KEY = o.sshKeys.join("\n");
   if (o.startJupyter && out.JUPYTER_PASSWORD === undefined) out.JUPYTER_PASSWORD = o.secret();

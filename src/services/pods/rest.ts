@@ -34,7 +34,10 @@ export const podsResource: ResourceRoutes<Pod> = {
       update: withBody(UpdatePodV2Schema, (core, body, _c, id) => core.pods.update(id, podUpdateFromV2(body, core.pods.get(id)))),
       docs: {
         list: { description: "The account's pods; the pods of clusters only with includeClusterPods=true." },
-        create: { description: "The pod is RUNNING at once (nothing is provisioned) and bills from now on: one GPU type (gpu.id) or a CPU flavor (cpu). A templateId's settings apply once, under the body's; the pod keeps no link to it." },
+        create: {
+          description:
+            "The pod is RUNNING at once (nothing is provisioned) and bills from now on: one GPU type (gpu.id) or a CPU flavor (cpu). A templateId's settings apply once, under the body's; the pod keeps no link to it.",
+        },
         update: { description: "Only the fields given change; a change beyond name and locked restarts a running pod's container. A mount keeps the kind it had at creation." },
         delete: { description: "The pod is gone (404 afterwards); its billing history stays." },
       },

@@ -24,8 +24,16 @@ const strings = () => z.array(z.string()).optional();
 /** v1 PodCreateInput. The body is open: unknown fields are ignored, as the v1 surface does. */
 export const PodCreateSchema = z
   .object({
-    name: z.string().max(191).optional().openapi({ description: `Default "${POD_DEFAULTS.name}"`, example: "my pod" }),
-    imageName: z.string().min(1).optional().openapi({ description: "Shown as the pod's image; nothing is pulled. Required unless templateId is set", example: "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04" }),
+    name: z
+      .string()
+      .max(191)
+      .optional()
+      .openapi({ description: `Default "${POD_DEFAULTS.name}"`, example: "my pod" }),
+    imageName: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({ description: "Shown as the pod's image; nothing is pulled. Required unless templateId is set", example: "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04" }),
     templateId: z.string().min(1).optional(),
     computeType: z.enum(COMPUTE_TYPES).optional().openapi({ description: "Default GPU" }),
     cloudType: z.enum(["SECURE", "COMMUNITY"]).optional().openapi({ description: "Default SECURE" }),

@@ -48,7 +48,14 @@ export const TemplateMountsSchema = z.strictObject({ persistent: PersistentMount
 export const MountsSchema = z.strictObject({ persistent: PersistentMountSchema.optional(), network: z.array(NetworkMountSchema).max(1).optional() }).openapi("Mounts");
 
 /** A v2 body's container settings in the model's (v1's) names; what the body leaves out stays undefined. */
-export function containerFromV2(b: { image?: string | undefined; args?: string | undefined; disk?: number | undefined; ports?: string[] | undefined; env?: Record<string, string> | undefined; registry?: string | null | undefined }) {
+export function containerFromV2(b: {
+  image?: string | undefined;
+  args?: string | undefined;
+  disk?: number | undefined;
+  ports?: string[] | undefined;
+  env?: Record<string, string> | undefined;
+  registry?: string | null | undefined;
+}) {
   return {
     imageName: b.image,
     dockerStartCmd: b.args === undefined ? undefined : cmdOf(b.args),

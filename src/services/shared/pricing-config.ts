@@ -22,5 +22,3 @@ export const PricingConfigSchema = z.strictObject({
     .optional()
     .describe(`USD per GB per 30-day month of a HIGH_PERFORMANCE network volume; default ${DEFAULT_HIGH_PERFORMANCE_VOLUME_PRICE_PER_GB_MONTH}`),
 });
-
-export type PricingConfig = z.infer<typeof PricingConfigSchema>;

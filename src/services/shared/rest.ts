@@ -151,7 +151,13 @@ function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>
 
   const listSchema = version.wrapsLists ? z.object({ [v.listKey!]: z.array(v.schema) }) : z.array(v.schema);
   router.openapi(
-    route("list", "list", v.names.many, { method: "get", path: base, request: v.query?.list ? { query: v.query.list as never } : {}, responses: { 200: json(listSchema, `Every ${r.noun}`), ...errors } }, `List ${plural}`),
+    route(
+      "list",
+      "list",
+      v.names.many,
+      { method: "get", path: base, request: v.query?.list ? { query: v.query.list as never } : {}, responses: { 200: json(listSchema, `Every ${r.noun}`), ...errors } },
+      `List ${plural}`,
+    ),
     (c) => {
       const items = listOf(core, c).map((m) => show(c, m));
       return c.json(version.wrapsLists ? { [v.listKey!]: items } : items, 200);
@@ -162,14 +168,26 @@ function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>
     const create = v.create;
     const status = v.createStatus ?? version.createStatus;
     router.openapi(
-      route("create", "create", v.names.one, { method: "post", path: base, middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)], request: { body: jsonRequest(create.schema) }, responses: { [status]: json(v.schema, "Created"), ...errors } }, `Create a ${r.noun}`),
+      route(
+        "create",
+        "create",
+        v.names.one,
+        { method: "post", path: base, middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)], request: { body: jsonRequest(create.schema) }, responses: { [status]: json(v.schema, "Created"), ...errors } },
+        `Create a ${r.noun}`,
+      ),
       async (c) => c.json(show(c, await create.run(core, valid(c, "json") as never, c, "")), status),
       create.hook,
     );
   }
 
   router.openapi(
-    route("get", "get", v.names.one, { method: "get", path: item, request: { params, ...(v.query?.get ? { query: v.query.get as never } : {}) }, responses: { 200: json(v.schema, `The ${r.noun}`), ...errors } }, `Get a ${r.noun}`),
+    route(
+      "get",
+      "get",
+      v.names.one,
+      { method: "get", path: item, request: { params, ...(v.query?.get ? { query: v.query.get as never } : {}) }, responses: { 200: json(v.schema, `The ${r.noun}`), ...errors } },
+      `Get a ${r.noun}`,
+    ),
     (c) => c.json(show(c, getOf(core, id(c), c)), 200),
   );
 

@@ -6,7 +6,7 @@ import { TemplateService, type Template } from "./templates.js";
 
 // What other services use of this one.
 export { TemplateSchema, flagQuery, toTemplateView } from "./schemas.js";
-export { TEMPLATE_CATEGORIES, type NewTemplate, type Template, type TemplateChange, type TemplateEvent, type TemplateService } from "./templates.js";
+export { type NewTemplate, type Template, type TemplateChange, type TemplateEvent, type TemplateService } from "./templates.js";
 export { TemplateV2Schema } from "./v2.js";
 export { toGraphQLTemplate } from "./graphql.js";
 

@@ -36,12 +36,28 @@ describe("the CLI's operations", () => {
     expect(dcs.dataCenters.map((d: { id: string }) => d.id)).toEqual((await e.get("/v2/catalog/datacenters")).body.dataCenters.map((d: { id: string }) => d.id));
     const pools = await cli(`query { serverlessGpuPools { id gpuTypeIds } }`);
     expect(pools.serverlessGpuPools).toContainEqual({ id: "ADA_24", gpuTypeIds: ["NVIDIA GeForce RTX 4090"] });
-    const templates = await cli(`query PodTemplates($input: PodTemplateInput) { podTemplates(input: $input) { id name imageName isServerless isPublic isRunpod category containerDiskInGb volumeInGb volumeMountPath } }`, { input: { isRunpod: true } });
+    const templates = await cli(
+      `query PodTemplates($input: PodTemplateInput) { podTemplates(input: $input) { id name imageName isServerless isPublic isRunpod category containerDiskInGb volumeInGb volumeMountPath } }`,
+      { input: { isRunpod: true } },
+    );
     expect(templates.podTemplates).toEqual([]);
   });
 
   it("saveTemplate, saveEndpoint, updateEndpointTemplate: the resources REST shows, served by the queue", async () => {
-    const templateInput = { name: "cli-tpl", imageName: "me/cli:1", dockerArgs: "", containerDiskInGb: 5, volumeInGb: 0, volumeMountPath: "", ports: "", env: [{ key: "K", value: "v" }], isServerless: true, startSsh: true, isPublic: false, readme: "" };
+    const templateInput = {
+      name: "cli-tpl",
+      imageName: "me/cli:1",
+      dockerArgs: "",
+      containerDiskInGb: 5,
+      volumeInGb: 0,
+      volumeMountPath: "",
+      ports: "",
+      env: [{ key: "K", value: "v" }],
+      isServerless: true,
+      startSsh: true,
+      isPublic: false,
+      readme: "",
+    };
     const saved = await cli(
       `mutation saveTemplate($input: SaveTemplateInput) { saveTemplate(input: $input) { advancedStart containerDiskInGb dockerArgs env { key value } id imageName name ports readme startJupyter startScript startSsh volumeInGb volumeMountPath } }`,
       { input: templateInput },
@@ -49,8 +65,24 @@ describe("the CLI's operations", () => {
     const tplId = saved.saveTemplate.id;
     expect((await e.get(`/v1/templates/${tplId}`)).body).toMatchObject({ name: "cli-tpl", imageName: "me/cli:1", env: { K: "v" }, containerDiskInGb: 5, isServerless: true });
 
-    const endpointInput = { name: "cli-ep", templateId: tplId, gpuIds: "AMPERE_24", networkVolumeId: "", locations: "", idleTimeout: 5, scalerType: "QUEUE_DELAY", scalerValue: 4, workersMin: 0, workersMax: 3, flashBootType: "", modelReferences: [] };
-    const ep = await cli(`mutation saveEndpoint($input: EndpointInput!) { saveEndpoint(input: $input) { gpuIds id idleTimeout locations name networkVolumeId scalerType scalerValue templateId userId workersMax workersMin } }`, { input: endpointInput });
+    const endpointInput = {
+      name: "cli-ep",
+      templateId: tplId,
+      gpuIds: "AMPERE_24",
+      networkVolumeId: "",
+      locations: "",
+      idleTimeout: 5,
+      scalerType: "QUEUE_DELAY",
+      scalerValue: 4,
+      workersMin: 0,
+      workersMax: 3,
+      flashBootType: "",
+      modelReferences: [],
+    };
+    const ep = await cli(
+      `mutation saveEndpoint($input: EndpointInput!) { saveEndpoint(input: $input) { gpuIds id idleTimeout locations name networkVolumeId scalerType scalerValue templateId userId workersMax workersMin } }`,
+      { input: endpointInput },
+    );
     const id = ep.saveEndpoint.id;
     expect(ep.saveEndpoint).toMatchObject({ name: "cli-ep", gpuIds: "AMPERE_24", templateId: tplId, workersMax: 3, locations: null, networkVolumeId: null });
     expect((await e.get(`/v2/serverless/${id}`)).body).toMatchObject({ name: "cli-ep", gpu: { pools: ["AMPERE_24"] }, workers: { max: 3 } });
@@ -75,7 +107,25 @@ describe("the CLI's operations", () => {
   });
 
   it("podFindAndDeployOnDemand, podStop, podResume, podTerminate with variables", async () => {
-    const input = { stopAfter: "", terminateAfter: "", compliance: [], cloudType: "SECURE", containerDiskInGb: 20, dockerArgs: "", env: [{ key: "X", value: "1" }], gpuCount: 1, gpuTypeId: "NVIDIA L4", imageName: "me/pod:1", minMemoryInGb: 16, minVcpuCount: 4, name: "cli-pod", ports: "8888/http", templateId: "", volumeInGb: 10, volumeMountPath: "/workspace" };
+    const input = {
+      stopAfter: "",
+      terminateAfter: "",
+      compliance: [],
+      cloudType: "SECURE",
+      containerDiskInGb: 20,
+      dockerArgs: "",
+      env: [{ key: "X", value: "1" }],
+      gpuCount: 1,
+      gpuTypeId: "NVIDIA L4",
+      imageName: "me/pod:1",
+      minMemoryInGb: 16,
+      minVcpuCount: 4,
+      name: "cli-pod",
+      ports: "8888/http",
+      templateId: "",
+      volumeInGb: 10,
+      volumeMountPath: "/workspace",
+    };
     const created = await cli(`mutation createPod($input: PodFindAndDeployOnDemandInput!) { podFindAndDeployOnDemand(input: $input) { id costPerHr desiredStatus lastStatusChange } }`, { input });
     const id = created.podFindAndDeployOnDemand.id;
     const v1 = (await e.get(`/v1/pods/${id}`)).body;
@@ -102,13 +152,38 @@ describe("the CLI's operations", () => {
     expect((await e.get("/v2/account/ssh-keys")).body).toEqual({ keys: ["ssh-ed25519 AAAAC3Nza one@cli", "ssh-rsa AAAAB3Nza two@cli"] });
 
     const tpl = (await e.post("/v2/templates", { name: "ports", image: "me/p:1", ports: ["8888/http", "22/tcp"], env: { A: "1" } })).body.id;
-    const one = await cli(`query GetTemplate($id: String!) { podTemplate(id: $id) { id name imageName isServerless isPublic isRunpod category ports portsConfig { port name } env { key value } containerDiskInGb containerRegistryAuthId volumeInGb volumeMountPath readme } }`, { id: tpl });
-    expect(one.podTemplate).toMatchObject({ id: tpl, name: "ports", ports: "8888/http,22/tcp", portsConfig: [{ port: 8888, name: null }, { port: 22, name: null }], env: [{ key: "A", value: "1" }], isRunpod: false });
+    const one = await cli(
+      `query GetTemplate($id: String!) { podTemplate(id: $id) { id name imageName isServerless isPublic isRunpod category ports portsConfig { port name } env { key value } containerDiskInGb containerRegistryAuthId volumeInGb volumeMountPath readme } }`,
+      { id: tpl },
+    );
+    expect(one.podTemplate).toMatchObject({
+      id: tpl,
+      name: "ports",
+      ports: "8888/http,22/tcp",
+      portsConfig: [
+        { port: 8888, name: null },
+        { port: 22, name: null },
+      ],
+      env: [{ key: "A", value: "1" }],
+      isRunpod: false,
+    });
 
-    const hub = await inProcess({ config: { auth: { keys: [{ key: API_KEY }] }, hub: [{ repo: "acme/llm", imageName: "acme/llm:1", tags: ["vllm"] }, { repo: "acme/tts", imageName: "acme/tts:1", category: "audio" }, { repo: "other/sd", imageName: "o/sd:1", category: "image" }] } });
+    const hub = await inProcess({
+      config: {
+        auth: { keys: [{ key: API_KEY }] },
+        hub: [
+          { repo: "acme/llm", imageName: "acme/llm:1", tags: ["vllm"] },
+          { repo: "acme/tts", imageName: "acme/tts:1", category: "audio" },
+          { repo: "other/sd", imageName: "o/sd:1", category: "image" },
+        ],
+      },
+    });
     try {
       const search = async (input: Record<string, unknown>) => {
-        const res = await hub.request("POST", "/graphql", { query: `query Listings($input: ListingsInput!) { listings(input: $input) { id title repoName repoOwner description category type tags stars views deploys language createdAt updatedAt } }`, variables: { input } });
+        const res = await hub.request("POST", "/graphql", {
+          query: `query Listings($input: ListingsInput!) { listings(input: $input) { id title repoName repoOwner description category type tags stars views deploys language createdAt updatedAt } }`,
+          variables: { input },
+        });
         return (res.body.data.listings as Array<{ repoName: string }>).map((l) => l.repoName);
       };
       expect(await search({})).toEqual(["llm", "tts", "sd"]);
@@ -122,10 +197,21 @@ describe("the CLI's operations", () => {
 
   it("shows what REST created: an endpoint and a pod of /v2 in myself", async () => {
     const tpl = (await e.post("/v2/templates", { name: "rest-tpl", image: "me/rest:1", serverless: true, env: { A: "b" } })).body.id;
-    const ep = (await e.post("/v2/serverless", { name: "rest-ep", type: "QUEUE", scaling: { type: "QUEUE_DELAY", queueDelay: 4 }, templateId: tpl, gpu: { pools: ["ADA_24", "AMPERE_16"], excludedTypes: ["NVIDIA RTX A4000"] }, dataCenterIds: ["US-KS-2"] })).body;
+    const ep = (
+      await e.post("/v2/serverless", {
+        name: "rest-ep",
+        type: "QUEUE",
+        scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+        templateId: tpl,
+        gpu: { pools: ["ADA_24", "AMPERE_16"], excludedTypes: ["NVIDIA RTX A4000"] },
+        dataCenterIds: ["US-KS-2"],
+      })
+    ).body;
     const pod = (await e.post("/v2/pods", { name: "rest-pod", image: "me/rest:1", gpu: { id: "NVIDIA A40", count: 1 } })).body;
     const data = await cli(`{ myself { endpoints { id name gpuIds locations template { imageName env { key value } } } pods { id name desiredStatus } } }`);
-    expect(data.myself.endpoints).toEqual([{ id: ep.id, name: "rest-ep", gpuIds: "ADA_24,AMPERE_16,-NVIDIA RTX A4000", locations: "US-KS-2", template: { imageName: "me/rest:1", env: [{ key: "A", value: "b" }] } }]);
+    expect(data.myself.endpoints).toEqual([
+      { id: ep.id, name: "rest-ep", gpuIds: "ADA_24,AMPERE_16,-NVIDIA RTX A4000", locations: "US-KS-2", template: { imageName: "me/rest:1", env: [{ key: "A", value: "b" }] } },
+    ]);
     expect(data.myself.pods).toEqual([{ id: pod.id, name: "rest-pod", desiredStatus: "RUNNING" }]);
   });
 });

@@ -17,7 +17,25 @@ const CONFIG = {
 /** Values a client might send for a string: ids that exist, enum-like names, empty, anything. */
 const strings = (ids: () => string[]) =>
   fc.oneof(
-    fc.constantFrom("", "tpl", "vol", "ALL", "SECURE", "FLASHBOOT", "OFF", "QUEUE_DELAY", "REQUEST_COUNT", "AMPERE_16", "ADA_24,-NVIDIA GeForce RTX 4090", "NVIDIA A40", "12.4,12.8", "US-KS-2", "8888/http,22/tcp", "cpu3c-2-4", "ssh-ed25519 AAAA k"),
+    fc.constantFrom(
+      "",
+      "tpl",
+      "vol",
+      "ALL",
+      "SECURE",
+      "FLASHBOOT",
+      "OFF",
+      "QUEUE_DELAY",
+      "REQUEST_COUNT",
+      "AMPERE_16",
+      "ADA_24,-NVIDIA GeForce RTX 4090",
+      "NVIDIA A40",
+      "12.4,12.8",
+      "US-KS-2",
+      "8888/http,22/tcp",
+      "cpu3c-2-4",
+      "ssh-ed25519 AAAA k",
+    ),
     fc.constant(null).map(() => ids()[0] ?? "none"),
     fc.string({ maxLength: 12 }),
   );
@@ -28,7 +46,9 @@ function arbitraryOf(type: GraphQLInputType, ids: () => string[], depth = 0): fc
     if (isListType(inner)) return fc.array(arbitraryOf(inner.ofType as GraphQLInputType, ids, depth + 1), { maxLength: 3 });
     if (isInputObjectType(inner)) {
       const fields = Object.values(inner.getFields());
-      return fc.record(Object.fromEntries(fields.map((f) => [f.name, arbitraryOf(f.type, ids, depth + 1)])), { requiredKeys: fields.filter((f) => f.type !== getNullableType(f.type)).map((f) => f.name) });
+      return fc.record(Object.fromEntries(fields.map((f) => [f.name, arbitraryOf(f.type, ids, depth + 1)])), {
+        requiredKeys: fields.filter((f) => f.type !== getNullableType(f.type)).map((f) => f.name),
+      });
     }
     if (isEnumType(inner)) return fc.constantFrom(...inner.getValues().map((v) => v.name));
     const name = isScalarType(inner) ? inner.name : (getNamedType(inner) as unknown as { name: string }).name;

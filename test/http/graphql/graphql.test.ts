@@ -41,7 +41,8 @@ describe("POST /graphql", () => {
     expect(res.body).toEqual({ data: { me: { id: "user_minipod", pods: [pod], networkVolumes: [{ id: "vol", dataCenterId: "US-KS-2" }] }, one: pod, again: { name: "p1" } } });
     // The same text again (its parsed document is kept), with other variables and an operation to pick.
     const second = await e.post("/v2/pods", { name: "p2", image: "me/x:1", gpu: { id: "NVIDIA L4", count: 2 } });
-    const byName = (id: string) => e.request("POST", "/graphql", { query: "query A($id: String!) { pod(input: { podId: $id }) { name } } query B { myself { id } }", operationName: "A", variables: { id } });
+    const byName = (id: string) =>
+      e.request("POST", "/graphql", { query: "query A($id: String!) { pod(input: { podId: $id }) { name } } query B { myself { id } }", operationName: "A", variables: { id } });
     expect((await byName(created.body.id)).body).toEqual({ data: { pod: { name: "p1" } } });
     expect((await byName(second.body.id)).body).toEqual({ data: { pod: { name: "p2" } } });
     const unnamed = await e.request("POST", "/graphql", { query: "query A($id: String!) { pod(input: { podId: $id }) { name } } query B { myself { id } }" });
@@ -112,7 +113,10 @@ describe("POST /graphql", () => {
     for (let i = 0; i < GRAPHQL_LIMITS.depth + 1; i++) nested = `__schema { queryType { name } } a${i}: myself { id } ` + `q${i}: __type(name: "Pod") { ofType { ${nested} } }`;
     const tooDeep = await gql(`{ ${nested} }`);
     expect(tooDeep.status).toBe(400);
-    expect(tooDeep.body.errors[0]).toMatchObject({ message: `the query nests ${GRAPHQL_LIMITS.depth + 1} levels deep; minipod takes at most ${GRAPHQL_LIMITS.depth}`, extensions: { code: "QUERY_TOO_COMPLEX" } });
+    expect(tooDeep.body.errors[0]).toMatchObject({
+      message: `the query nests ${GRAPHQL_LIMITS.depth + 1} levels deep; minipod takes at most ${GRAPHQL_LIMITS.depth}`,
+      extensions: { code: "QUERY_TOO_COMPLEX" },
+    });
     // Fragments multiply: 3 spreads of 3 spreads of ... selects far more fields than the text holds.
     const fan = `{ ...F5 } fragment F0 on Query { myself { id } } ${[1, 2, 3, 4, 5].map((i) => `fragment F${i} on Query { ${"...F" + (i - 1) + " "}a${i}: myself { id } b${i}: __typename ${Array.from({ length: 8 }, () => `...F${i - 1}`).join(" ")} }`).join(" ")}`;
     const tooBig = await gql(fan);
@@ -143,7 +147,10 @@ describe("who may ask", () => {
     const logged = await inProcess({ config, logLevel: "debug", log: (line) => lines.push(line) });
     try {
       const url = `http://minipod.test/graphql?api_key=${API_KEY}`;
-      const res = await logged.app.request(url, { method: "POST", body: JSON.stringify({ query: 'mutation { saveRegistryAuth(input: { name: "r", username: "u", password: "hunter2-secret" }) { id name } }' }) });
+      const res = await logged.app.request(url, {
+        method: "POST",
+        body: JSON.stringify({ query: 'mutation { saveRegistryAuth(input: { name: "r", username: "u", password: "hunter2-secret" }) { id name } }' }),
+      });
       expect(await res.json()).toEqual({ data: { saveRegistryAuth: { id: expect.any(String), name: "r" } } });
       await logged.app.request(url, { method: "POST", body: JSON.stringify({ query: 'mutation { saveRegistryAuth(input: { name: "r", username: "u", password: "hunter2-secret" }) { id } }' }) });
       expect(lines.some((l) => l.includes("POST /graphql"))).toBe(true);
@@ -207,7 +214,12 @@ describe("GET /docs/graphql", () => {
     const html = await page.text();
     const scripts = [...html.matchAll(/src="([^"]+)"/g)].map((m) => m[1]!);
     expect(html).toContain('rel="icon"');
-    expect(scripts).toEqual(["/docs/graphql/assets/react.production.min.js", "/docs/graphql/assets/react-dom.production.min.js", "/docs/graphql/assets/graphiql.min.js", "/docs/graphql/assets/init.js"]);
+    expect(scripts).toEqual([
+      "/docs/graphql/assets/react.production.min.js",
+      "/docs/graphql/assets/react-dom.production.min.js",
+      "/docs/graphql/assets/graphiql.min.js",
+      "/docs/graphql/assets/init.js",
+    ]);
     for (const src of [...scripts, "/docs/graphql/assets/graphiql.min.css"]) {
       const asset = await e.app.request(`http://minipod.test${src}`);
       expect(asset.status, src).toBe(200);

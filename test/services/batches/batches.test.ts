@@ -4,7 +4,9 @@ import { startReceiver } from "../../support/receiver.js";
 
 let e: InProcess;
 beforeEach(async () => {
-  e = await inProcess({ config: { endpoints: [{ id: "ep", handler: "scripted", workersMax: 1, batchWorkersMax: 2, coldStartMs: 0 }], templates: [{ id: "tpl", name: "scripted", handler: "scripted" }] } });
+  e = await inProcess({
+    config: { endpoints: [{ id: "ep", handler: "scripted", workersMax: 1, batchWorkersMax: 2, coldStartMs: 0 }], templates: [{ id: "tpl", name: "scripted", handler: "scripted" }] },
+  });
 });
 afterEach(() => e.close());
 

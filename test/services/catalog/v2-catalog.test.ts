@@ -15,7 +15,17 @@ describe("/v2/catalog/gpus", () => {
     expect(res.status).toBe(200);
     expect(res.body.gpus).toHaveLength(49);
     const l4 = res.body.gpus.find((g: { id: string }) => g.id === "NVIDIA L4");
-    expect(l4).toEqual({ id: "NVIDIA L4", name: "L4", pool: "AMPERE_24", manufacturer: "NVIDIA", memory: 24, secure: true, community: true, price: { secure: 0.4, community: 0.4, serverless: 0.4 }, maxCount: { secure: 8, community: 8 } });
+    expect(l4).toEqual({
+      id: "NVIDIA L4",
+      name: "L4",
+      pool: "AMPERE_24",
+      manufacturer: "NVIDIA",
+      memory: 24,
+      secure: true,
+      community: true,
+      price: { secure: 0.4, community: 0.4, serverless: 0.4 },
+      maxCount: { secure: 8, community: 8 },
+    });
     const t4 = res.body.gpus.find((g: { id: string }) => g.id === "Tesla T4");
     expect(t4).toMatchObject({ pool: null, secure: false, community: true });
     expect(t4.price.serverless).toBeUndefined();
@@ -31,7 +41,16 @@ describe("/v2/catalog/gpus", () => {
   it("adds availability when asked, for the product contexts and filters given", async () => {
     const res = await e.get(`/v2/catalog/gpus/${enc("NVIDIA H100 80GB HBM3")}?include=AVAILABILITY&product=POD,SERVERLESS&minCudaVersion=12.8`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: "NVIDIA H100 80GB HBM3", pool: "ADA_80_PRO", availability: "HIGH", cudaVersions: [{ version: "13.0", available: true }, { version: "12.9", available: true }, { version: "12.8", available: true }] });
+    expect(res.body).toMatchObject({
+      id: "NVIDIA H100 80GB HBM3",
+      pool: "ADA_80_PRO",
+      availability: "HIGH",
+      cudaVersions: [
+        { version: "13.0", available: true },
+        { version: "12.9", available: true },
+        { version: "12.8", available: true },
+      ],
+    });
     expect(res.body.dataCenters).toHaveLength(26);
     const community = await e.get(`/v2/catalog/gpus/${enc("NVIDIA H100 80GB HBM3")}?include=AVAILABILITY&product=POD&cloud=COMMUNITY`);
     expect(community.body.availability).toBe("NONE");
@@ -60,7 +79,14 @@ describe("/v2/catalog/cpus and /datacenters and /templates", () => {
   it("lists CPU flavors with their RAM per vCPU and price", async () => {
     const res = await e.get("/v2/catalog/cpus");
     expect(res.body.cpus.map((c: { id: string }) => c.id)).toEqual(["cpu3c", "cpu3g", "cpu3m", "cpu5c", "cpu5g", "cpu5m"]);
-    expect((await e.get("/v2/catalog/cpus/cpu5g")).body).toEqual({ id: "cpu5g", name: "General Purpose", group: "Gen 5", vcpu: { min: 2, max: 32 }, ramGbPerVcpu: 4, price: { securePerVcpu: 0.03, serverlessPerVcpu: 0.03 } });
+    expect((await e.get("/v2/catalog/cpus/cpu5g")).body).toEqual({
+      id: "cpu5g",
+      name: "General Purpose",
+      group: "Gen 5",
+      vcpu: { min: 2, max: 32 },
+      ramGbPerVcpu: 4,
+      price: { securePerVcpu: 0.03, serverlessPerVcpu: 0.03 },
+    });
     expect((await e.get("/v2/catalog/cpus/cpu5g?include=AVAILABILITY&product=POD&vcpuCount=6")).body.availability).toBe("NONE");
     expect((await e.get("/v2/catalog/cpus/cpu5g?include=AVAILABILITY&product=POD&vcpuCount=8")).body.availability).toBe("HIGH");
     expect((await e.get("/v2/catalog/cpus/cpu9x")).status).toBe(404);

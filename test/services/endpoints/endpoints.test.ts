@@ -149,7 +149,12 @@ describe("endpoints, v1", () => {
   });
 
   it("answers 404 for an unknown endpoint on every operation", async () => {
-    for (const res of [await e.get("/v1/endpoints/nope"), await patch("nope", { name: "x" }), await e.post("/v1/endpoints/nope/update", { name: "x" }), await e.request("DELETE", "/v1/endpoints/nope")]) {
+    for (const res of [
+      await e.get("/v1/endpoints/nope"),
+      await patch("nope", { name: "x" }),
+      await e.post("/v1/endpoints/nope/update", { name: "x" }),
+      await e.request("DELETE", "/v1/endpoints/nope"),
+    ]) {
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ title: "Not Found", status: 404, detail: 'endpoint "nope" not found' });
     }

@@ -81,7 +81,11 @@ describe("/v2/serverless", () => {
     expect((await e.get(`/v2/templates/${v1.body.templateId}`)).body).toMatchObject({ image: "me/worker:1", serverless: true });
     // And a v1 change shows on v2.
     await e.request("PATCH", `/v1/endpoints/${id}`, { workersMax: 7, gpuTypeIds: ["NVIDIA L4"], flashboot: true });
-    expect((await e.get(`/v2/serverless/${id}`)).body).toMatchObject({ workers: { max: 7 }, gpu: { pools: ["AMPERE_24"], excludedTypes: expect.arrayContaining(["NVIDIA RTX A5000"]) }, flashboot: "FLASHBOOT" });
+    expect((await e.get(`/v2/serverless/${id}`)).body).toMatchObject({
+      workers: { max: 7 },
+      gpu: { pools: ["AMPERE_24"], excludedTypes: expect.arrayContaining(["NVIDIA RTX A5000"]) },
+      flashboot: "FLASHBOOT",
+    });
   });
 
   it("serves the queue at once on simulated workers", async () => {
@@ -122,11 +126,17 @@ describe("/v2/serverless", () => {
       [{ image: undefined }, "$.image: expected image, or a templateId to take it from"],
       [{ cpu: [{ id: "cpu3c", vcpuCount: 2 }] }, "$: expected exactly one of gpu and cpu"],
       [{ gpu: undefined }, "$: expected exactly one of gpu and cpu"],
-      [{ type: "LOAD_BALANCER", scaling: { type: "QUEUE_DELAY", queueDelay: 2 } }, "$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"],
+      [
+        { type: "LOAD_BALANCER", scaling: { type: "QUEUE_DELAY", queueDelay: 2 } },
+        "$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints",
+      ],
       [{ gpu: { pools: ["NO_SUCH_POOL"] } }, '$.gpu.pools[0]: unknown GPU pool "NO_SUCH_POOL"; the pools are the pool field of GET /v2/catalog/gpus'],
       [{ gpu: { pools: ["ADA_24"], excludedTypes: ["NVIDIA A40"] } }, '$.gpu.excludedTypes: "NVIDIA A40" is not a GPU type of the selected pools'],
       [{ gpu: { pools: ["ADA_24"], excludedTypes: ["NVIDIA GeForce RTX 4090"] } }, "$.gpu.excludedTypes: the exclusions leave no GPU type in the selected pools; keep at least one"],
-      [{ gpu: { pools: ["ADA_24"], allowedCudaVersions: ["12.8"], minCudaVersion: "12.1" } }, '$.gpu: allowedCudaVersions (non-empty) and minCudaVersion exclude each other; send one of them ([] clears the set, "" the floor)'],
+      [
+        { gpu: { pools: ["ADA_24"], allowedCudaVersions: ["12.8"], minCudaVersion: "12.1" } },
+        '$.gpu: allowedCudaVersions (non-empty) and minCudaVersion exclude each other; send one of them ([] clears the set, "" the floor)',
+      ],
       [{ gpu: { pools: ["ADA_24"], minCudaVersion: "12" } }, "$.gpu.minCudaVersion: expected a CUDA version as major.minor, such as 12.8"],
       [{ scaling: { type: "REQUEST_COUNT", requestCount: 2 }, workers: { idleTimeout: 5 } }, "$.workers.idleTimeout: queue endpoints scaling on REQUEST_COUNT have no idle timeout; leave it out"],
       [{ gpu: undefined, cpu: [{ id: "cpu3c", vcpuCount: 6 }] }, "$.cpu[0]: cpu3c takes a power of two from 2 to 32 vCPUs, not 6"],
@@ -145,7 +155,15 @@ describe("/v2/serverless", () => {
   it("creates CPU endpoints with their CPU configurations", async () => {
     const res = await create({ gpu: undefined, cpu: [{ id: "cpu5g", vcpuCount: 4 }, { id: "cpu5g", vcpuCount: 8 }], scaling: { type: "REQUEST_COUNT", requestCount: 3 } });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ gpu: null, cpu: [{ id: "cpu5g", vcpuCount: 4, memory: 16 }, { id: "cpu5g", vcpuCount: 8, memory: 32 }], workers: { min: 0, max: 3 }, scaling: { type: "REQUEST_COUNT", requestCount: 3 } });
+    expect(res.body).toMatchObject({
+      gpu: null,
+      cpu: [
+        { id: "cpu5g", vcpuCount: 4, memory: 16 },
+        { id: "cpu5g", vcpuCount: 8, memory: 32 },
+      ],
+      workers: { min: 0, max: 3 },
+      scaling: { type: "REQUEST_COUNT", requestCount: 3 },
+    });
     expect(res.body.workers.idleTimeout).toBeUndefined();
     expect((await e.get(`/v1/endpoints/${res.body.id}`)).body).toMatchObject({ computeType: "CPU", scalerType: "REQUEST_COUNT", scalerValue: 3 });
     expect((await patch(res.body.id, { gpu: { count: 2 } })).body.errors).toEqual(["$.gpu: this is a CPU endpoint; its compute family cannot change (send cpu)"]);

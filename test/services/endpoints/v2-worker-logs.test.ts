@@ -18,7 +18,13 @@ async function chatty(input: Record<string, unknown>, ctx: HandlerContext) {
 let e: InProcess;
 beforeEach(async () => {
   e = await inProcess({
-    config: { clock: { mode: "manual", start: START }, endpoints: [{ id: "chat", handler: "chatty", workersMin: 1, workersMax: 1, coldStartMs: 1000, idleTimeout: 5 }, { id: "ext", handler: "external" }] },
+    config: {
+      clock: { mode: "manual", start: START },
+      endpoints: [
+        { id: "chat", handler: "chatty", workersMin: 1, workersMax: 1, coldStartMs: 1000, idleTimeout: 5 },
+        { id: "ext", handler: "external" },
+      ],
+    },
     handlers: { chatty },
   });
 });

@@ -110,7 +110,10 @@ describe("/v2/pods", () => {
       [{ cpu: { id: "cpu3c", vcpuCount: 2 } }, "$: expected exactly one of gpu and cpu"],
       [{ gpu: { id: "NVIDIA Voodoo 2" } }, '$.gpu.id: unknown GPU type "NVIDIA Voodoo 2"; the ids are listed by GET /v2/catalog/gpus'],
       [{ gpu: undefined, cpu: { id: "cpu3c", vcpuCount: 3 } }, "$.cpu: cpu3c takes a power of two from 2 to 32 vCPUs, not 3"],
-      [{ gpu: undefined, cpu: { id: "cpu3c", vcpuCount: 2 }, mounts: { persistent: { size: 10, path: "/w" } } }, "$.mounts.persistent: CPU pods have no persistent volume; attach a network volume instead"],
+      [
+        { gpu: undefined, cpu: { id: "cpu3c", vcpuCount: 2 }, mounts: { persistent: { size: 10, path: "/w" } } },
+        "$.mounts.persistent: CPU pods have no persistent volume; attach a network volume instead",
+      ],
       [{ mounts: { persistent: { size: 10, path: "/w" }, network: [{ volumeId: "vol", path: "/v" }] } }, "$.mounts: persistent and network exclude each other; attach one"],
       [{ mounts: { network: [{ volumeId: "gone", path: "/v" }] } }, '$.networkVolumeId: network volume "gone" not found'],
       [{ image: undefined }, "$.image: expected image, or a templateId to take it from"],

@@ -49,7 +49,8 @@ const TYPES: Record<string, string> = {
 };
 
 /** Swagger UI makes its own requests only to the emulator, and styles itself inline and with data: icons. */
-export const DOCS_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+export const DOCS_CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const require = createRequire(import.meta.url);
 

@@ -44,7 +44,8 @@ const listEndpoints = createRoute({
   operationId: "listEmulatorEndpoints",
   tags: [TAG],
   summary: "Served endpoints with their workers and job counts",
-  description: "Each endpoint's settings, every simulated worker (state and the job it runs) and its jobs counted by status. Management fields (templateId, env, ...) are left out: they may hold secrets.",
+  description:
+    "Each endpoint's settings, every simulated worker (state and the job it runs) and its jobs counted by status. Management fields (templateId, env, ...) are left out: they may hold secrets.",
   responses: { 200: { description: "The endpoints", content: { "application/json": { schema: z.object({ endpoints: z.array(EndpointStateSchema) }).openapi("EndpointStates") } } } },
 });
 

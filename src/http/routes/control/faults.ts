@@ -10,7 +10,14 @@ const TAG = "Emulator control";
 const Id = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example: "fault-1" }) });
 const Removed = z.object({ removed: z.int() });
 
-const clear = createRoute({ method: "delete", path: "/_emulator/faults", operationId: "clearFaults", tags: [TAG], summary: "Remove every fault rule", responses: { 200: json(Removed, "How many were removed") } });
+const clear = createRoute({
+  method: "delete",
+  path: "/_emulator/faults",
+  operationId: "clearFaults",
+  tags: [TAG],
+  summary: "Remove every fault rule",
+  responses: { 200: json(Removed, "How many were removed") },
+});
 const remove = createRoute({
   method: "delete",
   path: "/_emulator/faults/{id}",
@@ -24,14 +31,22 @@ const remove = createRoute({
 /** The routes that show and take fault rules, whose operations are those of the services built. */
 function ruleRoutes(RuleIn: FaultRuleSchema) {
   const Rule = RuleIn.extend({ operation: z.string().optional(), id: z.string(), matched: z.int(), fired: z.int(), spent: z.boolean() });
-  const list = createRoute({ method: "get", path: "/_emulator/faults", operationId: "listFaults", tags: [TAG], summary: "Fault rules", responses: { 200: json(z.object({ faults: z.array(Rule) }), "Every rule, with how often it matched and fired") } });
+  const list = createRoute({
+    method: "get",
+    path: "/_emulator/faults",
+    operationId: "listFaults",
+    tags: [TAG],
+    summary: "Fault rules",
+    responses: { 200: json(z.object({ faults: z.array(Rule) }), "Every rule, with how often it matched and fired") },
+  });
   const add = createRoute({
     method: "post",
     path: "/_emulator/faults",
     operationId: "addFault",
     tags: [TAG],
     summary: "Add a fault rule",
-    description: "Request faults (`http`, `latency`, `reset`) match service requests by endpoint and operation; job faults (`worker-crash`, `timeout`) match jobs as they start; `no-workers` holds while the rule lives.",
+    description:
+      "Request faults (`http`, `latency`, `reset`) match service requests by endpoint and operation; job faults (`worker-crash`, `timeout`) match jobs as they start; `no-workers` holds while the rule lives.",
     middleware: [jsonBody(64 * 1024)] as const,
     request: { body: { required: true, content: { "application/json": { schema: RuleIn } } } },
     responses: { 200: json(Rule, "The rule, with its id"), 400: ERROR_RESPONSES[400] },

@@ -55,7 +55,10 @@ const listJobs = createRoute({
     }),
   },
   responses: {
-    200: { description: "One page of jobs", content: { "application/json": { schema: z.object({ jobs: z.array(JobSummarySchema), count: z.int(), limit: z.int(), offset: z.int() }).openapi("JobPage") } } },
+    200: {
+      description: "One page of jobs",
+      content: { "application/json": { schema: z.object({ jobs: z.array(JobSummarySchema), count: z.int(), limit: z.int(), offset: z.int() }).openapi("JobPage") } },
+    },
     400: ERROR_RESPONSES[400],
   },
 });
@@ -90,7 +93,12 @@ const submitJob = createRoute({
     params: z.object({ endpoint_id: z.string().min(1).openapi({ param: { name: "endpoint_id", in: "path" }, example: "echo" }) }),
     body: { required: true, content: { "application/json": { schema: SubmissionSchema } } },
   },
-  responses: { 200: { description: "The job is queued", content: { "application/json": { schema: JobAckSchema } } }, 400: ERROR_RESPONSES[400], 404: ERROR_RESPONSES[404], ...PAYLOAD_TOO_LARGE_RESPONSE },
+  responses: {
+    200: { description: "The job is queued", content: { "application/json": { schema: JobAckSchema } } },
+    400: ERROR_RESPONSES[400],
+    404: ERROR_RESPONSES[404],
+    ...PAYLOAD_TOO_LARGE_RESPONSE,
+  },
 });
 
 const jobAction = (action: "cancel" | "retry", summary: string, description: string) =>

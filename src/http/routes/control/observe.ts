@@ -52,13 +52,26 @@ const requests = createRoute({
       worker: z
         .enum(["exclude", "only"])
         .optional()
-        .openapi({ param: { name: "worker", in: "query" }, description: `The worker protocol's requests (${[...WORKER_OPERATIONS].join(", ")}): \`exclude\` leaves them out, \`only\` keeps them alone; both by default. \`count\` and \`limit\` apply after this filter` }),
-      limit: intQuery().pipe(z.int().min(1).max(10_000)).optional().openapi({ param: { name: "limit", in: "query" }, description: "Newest entries kept (default 1000)" }),
+        .openapi({
+          param: { name: "worker", in: "query" },
+          description: `The worker protocol's requests (${[...WORKER_OPERATIONS].join(", ")}): \`exclude\` leaves them out, \`only\` keeps them alone; both by default. \`count\` and \`limit\` apply after this filter`,
+        }),
+      limit: intQuery()
+        .pipe(z.int().min(1).max(10_000))
+        .optional()
+        .openapi({ param: { name: "limit", in: "query" }, description: "Newest entries kept (default 1000)" }),
     }),
   },
   responses: { 200: json(z.object({ requests: z.array(Entry), count: z.int() }), "Matching requests, oldest first; count is every match"), 400: ERROR_RESPONSES[400] },
 });
-const clearRequests = createRoute({ method: "delete", path: "/_emulator/requests", operationId: "clearRequests", tags: [TAG], summary: "Empty the request journal", responses: { 200: json(z.object({ removed: z.int() }), "Removed") } });
+const clearRequests = createRoute({
+  method: "delete",
+  path: "/_emulator/requests",
+  operationId: "clearRequests",
+  tags: [TAG],
+  summary: "Empty the request journal",
+  responses: { 200: json(z.object({ removed: z.int() }), "Removed") },
+});
 const events = createRoute({
   method: "get",
   path: "/_emulator/jobs/{id}/events",

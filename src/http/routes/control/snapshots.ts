@@ -20,7 +20,14 @@ const List = z.object({
   maxCount: z.int().openapi({ description: "Most snapshots held at once (snapshots.maxCount)" }),
   maxBytes: z.int().openapi({ description: "Most bytes held at once (snapshots.maxBytes)" }),
 });
-const list = createRoute({ method: "get", path: "/_emulator/snapshots", operationId: "listSnapshots", tags: [TAG], summary: "Saved snapshots", responses: { 200: json(List, "Snapshots held in memory, and their bounds") } });
+const list = createRoute({
+  method: "get",
+  path: "/_emulator/snapshots",
+  operationId: "listSnapshots",
+  tags: [TAG],
+  summary: "Saved snapshots",
+  responses: { 200: json(List, "Snapshots held in memory, and their bounds") },
+});
 const save = createRoute({
   method: "post",
   path: "/_emulator/snapshots/{name}",
@@ -31,7 +38,11 @@ const save = createRoute({
     "A SQLite image of the whole database (jobs, endpoints, resources, timelines), kept in memory. Fault rules are not part of it. Refused with 409 when it would pass `snapshots.maxCount` or `snapshots.maxBytes`: delete a snapshot first.",
   middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
   request: { params: Name, body: NO_PARAMETERS_BODY },
-  responses: { 200: json(Info, "Saved (an existing snapshot of that name is replaced)"), 400: ERROR_RESPONSES[400], 409: problem("Over snapshots.maxCount or snapshots.maxBytes; delete a snapshot first") },
+  responses: {
+    200: json(Info, "Saved (an existing snapshot of that name is replaced)"),
+    400: ERROR_RESPONSES[400],
+    409: problem("Over snapshots.maxCount or snapshots.maxBytes; delete a snapshot first"),
+  },
 });
 const remove = createRoute({
   method: "delete",

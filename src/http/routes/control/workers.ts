@@ -12,7 +12,9 @@ export const ExternalWorkerSchema = z
   .object({
     id: z.string(),
     endpointId: z.string(),
-    state: z.enum(EXTERNAL_WORKER_STATES).openapi({ description: "`lost`: silent past `externalWorkers.lostAfterMs` (its jobs went back to the queue); `stopped`: it asked (stopPod) or minipod stopped it" }),
+    state: z
+      .enum(EXTERNAL_WORKER_STATES)
+      .openapi({ description: "`lost`: silent past `externalWorkers.lostAfterMs` (its jobs went back to the queue); `stopped`: it asked (stopPod) or minipod stopped it" }),
     jobIds: z.array(z.string()).openapi({ description: "Jobs IN_PROGRESS on it" }),
     reportedJobIds: z.array(z.string()).optional().openapi({ description: "The job ids its last heartbeat listed" }),
     openPolls: z.int().openapi({ description: "Its requests held open now (job-take and job-stop polls)" }),
@@ -34,7 +36,11 @@ const WorkersSchema = z
       })
       .openapi({ description: "config `externalWorkers`, defaults resolved" }),
     endpoints: z.array(z.string()).openapi({ description: 'Endpoints served by worker processes (`"handler": "external"`)' }),
-    loadBalancers: z.array(z.string()).openapi({ description: 'Load-balancing endpoints served by worker processes (`"type": "LOAD_BALANCER"`, `"handler": "external"`): `minipod worker` gives their processes PORT and registers them' }),
+    loadBalancers: z
+      .array(z.string())
+      .openapi({
+        description: 'Load-balancing endpoints served by worker processes (`"type": "LOAD_BALANCER"`, `"handler": "external"`): `minipod worker` gives their processes PORT and registers them',
+      }),
     workers: z.array(ExternalWorkerSchema),
   })
   .openapi("ExternalWorkers");
@@ -56,7 +62,8 @@ const stopWorker = createRoute({
   operationId: "stopExternalWorker",
   tags: [TAG],
   summary: "Mark a worker process stopped and answer its held polls",
-  description: "What `minipod worker` calls as it stops a worker process: the worker library waits for its held job-take and job-stop polls before it exits, so they are answered (204) at once. The worker shows as stopped until it calls for work again.",
+  description:
+    "What `minipod worker` calls as it stops a worker process: the worker library waits for its held job-take and job-stop polls before it exits, so they are answered (204) at once. The worker shows as stopped until it calls for work again.",
   middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
   request: {
     body: NO_PARAMETERS_BODY,

@@ -1,4 +1,16 @@
-import { GraphQLError, execute, getOperationAST, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from "graphql";
+import {
+  GraphQLError,
+  execute,
+  getOperationAST,
+  parse,
+  validate,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type ValidationRule,
+} from "graphql";
 import { EmulatorError } from "../../../domain/errors.js";
 import type { Logger } from "../../../domain/logger.js";
 
@@ -50,7 +62,8 @@ export function prepare(schema: GraphQLSchema, req: GraphQLRequest): Prepared {
   const document = known?.get(req.query) ?? parsedAndValid(schema, req.query, known);
   if ("refused" in document) return document;
   const operation = getOperationAST(document, (req.operationName as string | null | undefined) ?? undefined);
-  if (!operation) return refuse(req.operationName ? `no operation named "${String(req.operationName)}" in the document` : "the document has several operations: name the one to run (operationName)", "BAD_REQUEST");
+  if (!operation)
+    return refuse(req.operationName ? `no operation named "${String(req.operationName)}" in the document` : "the document has several operations: name the one to run (operationName)", "BAD_REQUEST");
   return { document, operation };
 }
 
@@ -86,7 +99,13 @@ function parsedAndValid(schema: GraphQLSchema, query: string, known: Map<string,
  * of `errors[]` in a 200, with the model's own message and its code in `extensions`; variables
  * that do not fit their types are a 400; an unexpected failure is logged and reported as internal.
  */
-export async function run(schema: GraphQLSchema, p: { document: DocumentNode; operation: OperationDefinitionNode }, req: GraphQLRequest, caller: { key: string | undefined }, log: Logger): Promise<GraphQLAnswer> {
+export async function run(
+  schema: GraphQLSchema,
+  p: { document: DocumentNode; operation: OperationDefinitionNode },
+  req: GraphQLRequest,
+  caller: { key: string | undefined },
+  log: Logger,
+): Promise<GraphQLAnswer> {
   const result: ExecutionResult = await execute({
     schema,
     document: p.document,
@@ -131,7 +150,9 @@ const depthAndSize: ValidationRule = (context) => {
         fields += 1;
         if (fields > GRAPHQL_LIMITS.fields) {
           reported = true;
-          context.reportError(new GraphQLError(`the query selects more than ${GRAPHQL_LIMITS.fields} fields (aliases and fragments counted where used); minipod takes at most ${GRAPHQL_LIMITS.fields}`));
+          context.reportError(
+            new GraphQLError(`the query selects more than ${GRAPHQL_LIMITS.fields} fields (aliases and fragments counted where used); minipod takes at most ${GRAPHQL_LIMITS.fields}`),
+          );
           return;
         }
         if (s.selectionSet) walk(s.selectionSet.selections, depth + 1, seen);

@@ -99,7 +99,8 @@ export function graphqlRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
     } catch (e) {
       return reply(c, { status: 400, body: { errors: [{ message: `the body is not JSON: ${(e as Error).message}`, extensions: { code: "BAD_REQUEST" } }] } });
     }
-    if (typeof req !== "object" || req === null || Array.isArray(req)) return reply(c, { status: 400, body: { errors: [{ message: 'expected a JSON object: {"query": "...", "variables": {...}}', extensions: { code: "BAD_REQUEST" } }] } });
+    if (typeof req !== "object" || req === null || Array.isArray(req))
+      return reply(c, { status: 400, body: { errors: [{ message: 'expected a JSON object: {"query": "...", "variables": {...}}', extensions: { code: "BAD_REQUEST" } }] } });
     return answer(c, req, "POST");
   });
 

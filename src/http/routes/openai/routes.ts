@@ -34,9 +34,9 @@ const AnyAnswer = z.record(z.string(), z.unknown()).openapi("OpenAIResponse", { 
 const eventStream = { "text/event-stream": { schema: z.string().openapi({ description: "`data: {chunk}` events as the handler streams them, then `data: [DONE]`" }) } };
 
 const HOW = [
-  "The request becomes a job of the endpoint (a sync job: `sync-` id, kept a minute after it ends) whose input is `{\"openai_route\": \"/v1/...\", \"openai_input\": <body>}`, as the service gives its vLLM worker; the endpoint's handler (simulated, or a worker process) runs it, and its output is the answer.",
-  "With `\"stream\": true` the answer is `text/event-stream`: each output the handler streams is sent as it comes (`data: <JSON>` for an object, SSE text as it is), then `data: [DONE]`. Nothing is sent until the first output or the end of the job, so an error the handler reports at once keeps its status. A client that goes away cancels the job.",
-  "An output `{\"error\": {\"message\", \"type\", \"code\"}}` is answered with the status in `code` (default 400); a FAILED job with 500, a TIMED_OUT one with 504.",
+  'The request becomes a job of the endpoint (a sync job: `sync-` id, kept a minute after it ends) whose input is `{"openai_route": "/v1/...", "openai_input": <body>}`, as the service gives its vLLM worker; the endpoint\'s handler (simulated, or a worker process) runs it, and its output is the answer.',
+  'With `"stream": true` the answer is `text/event-stream`: each output the handler streams is sent as it comes (`data: <JSON>` for an object, SSE text as it is), then `data: [DONE]`. Nothing is sent until the first output or the end of the job, so an error the handler reports at once keeps its status. A client that goes away cancels the job.',
+  'An output `{"error": {"message", "type", "code"}}` is answered with the status in `code` (default 400); a FAILED job with 500, a TIMED_OUT one with 504.',
 ].join("\n\n");
 
 /** Every method and path under `/openai` is a job: the routes that serve them. */
@@ -71,7 +71,9 @@ const documented = (operationId: string, method: "get" | "post", route: string, 
     tags: [TAG],
     summary,
     description: `Served by \`${method.toUpperCase()} /v2/{endpoint_id}/openai/*\`, like any route under \`/openai\`. The built-in \`openai\` handler (and \`echo\`, \`scripted\`) answer it.`,
-    request: body ? { params: EndpointParams, body: { required: true, content: { "application/json": { schema: body } } } } : { params: route.includes("{model}") ? EndpointParams.extend({ model: z.string().openapi({ param: { name: "model", in: "path" } }) }) : EndpointParams },
+    request: body
+      ? { params: EndpointParams, body: { required: true, content: { "application/json": { schema: body } } } }
+      : { params: route.includes("{model}") ? EndpointParams.extend({ model: z.string().openapi({ param: { name: "model", in: "path" } }) }) : EndpointParams },
     responses: { 200: { description: "The answer", content: { "application/json": { schema: AnyAnswer }, ...(body ? eventStream : {}) } }, ...ERRORS },
   });
 

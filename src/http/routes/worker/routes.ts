@@ -23,27 +23,34 @@ const Params = z.object({
 const JobParams = Params.extend({ job_id: z.string().min(1).openapi({ param: { name: "job_id", in: "path" }, example: "019aab3e-5c21-0000-9f00-112233445566-u1" }) });
 
 const TakenJob = z
-  .object({ id: z.string(), input: z.record(z.string(), z.unknown()), webhook: z.string().optional(), batchId: z.string().optional().openapi({ description: "The batch this job is a request of (batch workers only)" }) })
+  .object({
+    id: z.string(),
+    input: z.record(z.string(), z.unknown()),
+    webhook: z.string().optional(),
+    batchId: z.string().optional().openapi({ description: "The batch this job is a request of (batch workers only)" }),
+  })
   .openapi("TakenJob");
 const Ack = z.object({ id: z.string(), status: z.string() }).openapi("WorkerResultAck");
 // Loose: the domain refuses other keys itself (resultProblem), failing the job it ends.
-const Result = z
-  .looseObject({ output: z.unknown().optional(), error: z.unknown().optional(), status: z.unknown().optional(), stopPod: z.boolean().optional() })
-  .openapi("WorkerResult", {
-    description:
-      '`{ "output" }`, `{ "error": "<string>" }` (both when the handler returned both), or progress `{ "status": "IN_PROGRESS", "output" }`; `"stopPod": true` stops the worker after this job (`refresh_worker`). Sent as JSON, whatever the Content-Type (the worker library sends a form type). A result of another shape (an `error` that is not a string, another key, another `status`) is refused with 400 and its job FAILS saying why.',
-  });
+const Result = z.looseObject({ output: z.unknown().optional(), error: z.unknown().optional(), status: z.unknown().optional(), stopPod: z.boolean().optional() }).openapi("WorkerResult", {
+  description:
+    '`{ "output" }`, `{ "error": "<string>" }` (both when the handler returned both), or progress `{ "status": "IN_PROGRESS", "output" }`; `"stopPod": true` stops the worker after this job (`refresh_worker`). Sent as JSON, whatever the Content-Type (the worker library sends a form type). A result of another shape (an `error` that is not a string, another key, another `status`) is refused with 400 and its job FAILS saying why.',
+});
 
 const none = { 204: { description: "Nothing now: the poll was held open as long as the hold allows (or minipod is stopping)" } };
 const resultBody = { required: true, content: { "application/json": { schema: Result } } };
 const conflict = { 409: problem("The job is not IN_PROGRESS on this worker (done, cancelled, timed out, or re-queued); it is left unchanged") };
 const boolFlag = (name: string, description: string) =>
   lastQuery(z.enum(["true", "false", "0", "1"], { error: () => "expected true, false, 0 or 1" }).optional()).openapi({ param: { name, in: "query" }, description });
-const isStream = boolFlag("isStream", "job-done: `true` ends a job whose chunks went to job-stream (its output is what this post sends: the aggregate, or `[]`; the chunks stay on /stream); repeated, the last counts");
+const isStream = boolFlag(
+  "isStream",
+  "job-done: `true` ends a job whose chunks went to job-stream (its output is what this post sends: the aggregate, or `[]`; the chunks stay on /stream); repeated, the last counts",
+);
 const jobInProgress = boolFlag("job_in_progress", "`0`: the worker holds no job (jobs minipod still counts on it go back to the queue)");
 const pool = lastQuery(z.enum(["standard", "batch"], { error: () => "expected standard or batch" }).optional()).openapi({
   param: { name: "pool", in: "query" },
-  description: "`batch`: the worker is one of the endpoint's batch workers and takes batch requests only (minipod gives a worker started with `batch: true` this in its RUNPOD_WEBHOOK_GET_JOB); default: `/run` traffic",
+  description:
+    "`batch`: the worker is one of the endpoint's batch workers and takes batch requests only (minipod gives a worker started with `batch: true` this in its RUNPOD_WEBHOOK_GET_JOB); default: `/run` traffic",
 });
 const held = "Held open (wall time, `externalWorkers.pollHoldMs`, default 20 s) while there is nothing, and answered at once when something comes.";
 
