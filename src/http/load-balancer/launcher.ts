@@ -4,6 +4,7 @@ import { EmulatorError } from "../../domain/errors.js";
 import { CLOSING_CAUSE } from "../../domain/notifier.js";
 import type { LbLauncher } from "../../domain/load-balancer/types.js";
 import type { Core } from "../core.js";
+import { pumpEvents } from "../event-stream.js";
 import type { AppEnv } from "../env.js";
 import { ERROR_RESPONSES, problem } from "../schemas.js";
 
@@ -50,56 +51,35 @@ export function loadBalancerLauncherRoute(core: Core, app: OpenAPIHono<AppEnv>):
     if (lb.handlerOf(endpointId)?.kind !== "process") {
       throw new EmulatorError("NOT_FOUND", `endpoint "${endpointId}" is not a load-balancing endpoint served by worker processes; give it "type": "LOAD_BALANCER" and "handler": "external"`);
     }
-    if (lb.launcherOf(endpointId)) throw new EmulatorError("CONFLICT", `the worker processes of endpoint "${endpointId}" are started and stopped by another launcher already (a minipod worker, or emulator.scaleWorkers); stop it first`);
-    return streamSSE(c, async (stream) => {
-      const events: LauncherEvent[] = [];
-      let closed = false;
-      let tick = false;
-      let wake: (() => void) | undefined;
-      const poke = () => {
-        wake?.();
-        wake = undefined;
-      };
-      const launcher: LbLauncher = {
-        start: () => {
-          events.push({ event: "start", data: {} });
-          poke();
+    if (lb.launcherOf(endpointId))
+      throw new EmulatorError(
+        "CONFLICT",
+        `the worker processes of endpoint "${endpointId}" are started and stopped by another launcher already (a minipod worker, or emulator.scaleWorkers); stop it first`,
+      );
+    const events: LauncherEvent[] = [];
+    return streamSSE(c, (stream) => {
+      let launcher: LbLauncher | undefined;
+      return pumpEvents(stream, {
+        listen(wake, end) {
+          const queue = (e: LauncherEvent) => {
+            events.push(e);
+            wake();
+          };
+          launcher = { start: () => queue({ event: "start", data: {} }), stop: (workerId) => queue({ event: "stop", data: { workerId } }) };
+          const unwatch = core.notifier.watch(RELEASE_WATCH_ID, (change) => {
+            if (change.cause === CLOSING_CAUSE) end();
+          });
+          // Set now: the pool asks at once for the workers it wants (workersMin, requests waiting).
+          lb.setLauncher(endpointId, launcher);
+          return () => {
+            unwatch();
+            if (lb.launcherOf(endpointId) === launcher) lb.setLauncher(endpointId, undefined);
+          };
         },
-        stop: (workerId) => {
-          events.push({ event: "stop", data: { workerId } });
-          poke();
-        },
-      };
-      const unwatch = core.notifier.watch(RELEASE_WATCH_ID, (change) => {
-        if (change.cause !== CLOSING_CAUSE) return;
-        closed = true;
-        poke();
+        take: () => events.splice(0).map((e) => ({ event: e.event, data: JSON.stringify(e.data) })),
+        tick: () => ({ event: "tick", data: "{}" }),
+        tickMs: LAUNCHER_TICK_MS,
       });
-      const timer = setInterval(() => {
-        tick = true;
-        poke();
-      }, LAUNCHER_TICK_MS);
-      timer.unref?.();
-      const stop = () => {
-        closed = true;
-        unwatch();
-        clearInterval(timer);
-        if (lb.launcherOf(endpointId) === launcher) lb.setLauncher(endpointId, undefined);
-        poke();
-      };
-      stream.onAbort(stop);
-      // Set now: the pool asks at once for the workers it wants (workersMin, requests waiting).
-      lb.setLauncher(endpointId, launcher);
-      while (!closed) {
-        if (events.length === 0 && !tick) await new Promise<void>((resolve) => (wake = resolve));
-        if (closed) break;
-        for (const e of events.splice(0)) await stream.writeSSE({ event: e.event, data: JSON.stringify(e.data) });
-        if (tick) {
-          tick = false;
-          await stream.writeSSE({ event: "tick", data: "{}" });
-        }
-      }
-      stop();
     });
   });
 }

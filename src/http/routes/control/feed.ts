@@ -1,8 +1,9 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
+import { streamSSE, type SSEMessage } from "hono/streaming";
 import { CLOSING_CAUSE, type JobChange } from "../../../domain/notifier.js";
 import type { WorkerStopped } from "../../../domain/worker-protocol.js";
 import type { Core } from "../../core.js";
+import { pumpEvents } from "../../event-stream.js";
 import type { AppEnv } from "../../env.js";
 import { jobSummary } from "../../job-summary.js";
 import { boolQuery } from "../../query-params.js";
@@ -31,7 +32,7 @@ const feedRoute = createRoute({
     "- `ready`: sent once on connect, data `{now}` (virtual epoch ms).",
     "- `job`: data `{id, endpointId, from?, to?, cause, at, job?}`; `to` and `job` (a JobSummary) are absent when the job was deleted (ttl, retention, purge). Changes to one job that arrive faster than the reader takes them are merged into the latest.",
     `- \`resync\`: the reader fell more than ${FEED_BUFFER_MAX} jobs behind and changes were dropped; reload the list.`,
-    "- `worker`: data `{endpointId, workerId, state: \"stopped\", reason}`: a worker process asked to be stopped after its job (`stopPod`, the library's `refresh_worker`); whoever runs it replaces it (`minipod worker` does).",
+    '- `worker`: data `{endpointId, workerId, state: "stopped", reason}`: a worker process asked to be stopped after its job (`stopPod`, the library\'s `refresh_worker`); whoever runs it replaces it (`minipod worker` does).',
     `- \`tick\`: every ${FEED_TICK_MS / 1000} s of wall time, data \`{now, mode, speed}\` of the virtual clock.`,
     "",
     "The stream ends after a `resync` when the emulator resets, restores a snapshot or closes (then its data is `{\"closing\": true}`); an EventSource reconnects by itself.",
@@ -64,79 +65,46 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
   const { clock, notifier } = core;
   router.openapi(feedRoute, (c) => {
     const withJobs = c.req.valid("query").jobs !== false;
-    return streamSSE(c, async (stream) => {
-      const pending = new Map<string, JobChange>();
-      let overflow = false;
-      let tick = false;
-      let closed = false;
-      let released = false;
-      let closing = false;
-      let wake: (() => void) | undefined;
-      const poke = () => {
-        wake?.();
-        wake = undefined;
-      };
-      const onChange = (change: JobChange) => {
-        if (overflow) return;
-        pending.delete(change.id); // re-insert so the map keeps changes in the order they last happened
-        pending.set(change.id, change);
-        if (pending.size > FEED_BUFFER_MAX) {
-          pending.clear();
-          overflow = true;
-        }
-        poke();
-      };
-      const unsubscribe = withJobs ? notifier.onAny(onChange) : () => {};
-      const workerEvents: WorkerStopped[] = [];
-      const unlisten = core.workerProtocol.onWorkerStopped((e) => {
-        if (workerEvents.length < FEED_BUFFER_MAX) workerEvents.push(e);
-        poke();
-      });
-      const unwatch = notifier.watch(RELEASE_WATCH_ID, (change) => {
-        released = true;
-        closing = change.cause === CLOSING_CAUSE;
-        poke();
-      });
-      const timer = setInterval(() => {
-        tick = true;
-        poke();
-      }, FEED_TICK_MS);
-      timer.unref?.();
-      let stopped = false;
-      const stop = () => {
-        if (stopped) return;
-        stopped = true;
-        closed = true;
-        unsubscribe();
-        unlisten();
-        unwatch();
-        clearInterval(timer);
-        poke();
-      };
-      stream.onAbort(stop);
-
-      await stream.writeSSE({ event: "ready", data: JSON.stringify({ now: clock.now() }), retry: 2000 });
-      while (!closed) {
-        if (pending.size === 0 && workerEvents.length === 0 && !overflow && !tick && !released) await new Promise<void>((resolve) => (wake = resolve));
-        if (closed) break;
-        if (released) {
-          await stream.writeSSE({ event: "resync", data: closing ? '{"closing":true}' : "{}" });
-          break;
-        }
-        if (overflow) {
+    const pending = new Map<string, JobChange>();
+    const workerEvents: WorkerStopped[] = [];
+    let overflow = false;
+    return streamSSE(c, (stream) =>
+      pumpEvents(stream, {
+        listen(wake, end) {
+          const onChange = (change: JobChange) => {
+            if (overflow) return;
+            pending.delete(change.id); // re-insert so the map keeps changes in the order they last happened
+            pending.set(change.id, change);
+            if (pending.size > FEED_BUFFER_MAX) {
+              pending.clear();
+              overflow = true;
+            }
+            wake();
+          };
+          const unsubscribe = withJobs ? notifier.onAny(onChange) : () => {};
+          const unlisten = core.workerProtocol.onWorkerStopped((e) => {
+            if (workerEvents.length < FEED_BUFFER_MAX) workerEvents.push(e);
+            wake();
+          });
+          const unwatch = notifier.watch(RELEASE_WATCH_ID, (change) => end({ event: "resync", data: change.cause === CLOSING_CAUSE ? '{"closing":true}' : "{}" }));
+          return () => {
+            unsubscribe();
+            unlisten();
+            unwatch();
+          };
+        },
+        take() {
+          const out: SSEMessage[] = overflow ? [{ event: "resync", data: "{}" }] : [];
           overflow = false;
-          await stream.writeSSE({ event: "resync", data: "{}" });
-        }
-        const batch = [...pending.values()];
-        pending.clear();
-        for (const change of batch) await stream.writeSSE({ event: "job", data: JSON.stringify(feedEvent(change)) });
-        for (const e of workerEvents.splice(0)) await stream.writeSSE({ event: "worker", data: JSON.stringify({ ...e, state: "stopped" }) });
-        if (tick) {
-          tick = false;
-          await stream.writeSSE({ event: "tick", data: JSON.stringify({ now: clock.now(), mode: clock.mode, speed: clock.speed }) });
-        }
-      }
-      stop();
-    });
+          for (const change of pending.values()) out.push({ event: "job", data: JSON.stringify(feedEvent(change)) });
+          pending.clear();
+          for (const e of workerEvents.splice(0)) out.push({ event: "worker", data: JSON.stringify({ ...e, state: "stopped" }) });
+          return out;
+        },
+        tick: () => ({ event: "tick", data: JSON.stringify({ now: clock.now(), mode: clock.mode, speed: clock.speed }) }),
+        tickMs: FEED_TICK_MS,
+        first: { event: "ready", data: JSON.stringify({ now: clock.now() }), retry: 2000 },
+      }),
+    );
   });
 }
