@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -138,6 +139,16 @@ export function problemAnswer(err: unknown): { status: number; headers: Record<s
   // No `Connection: close` on 413: a client still sending its body would then often see a reset
   // (EPIPE) instead of this answer. Node's server discards the unread rest without buffering it.
   return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+/**
+ * Answers a request refused on minipod's socket before any route (a Host not allowed, a write
+ * from another origin) with its problem+json, closing the connection: nothing of it is read.
+ */
+export function writeProblem(res: ServerResponse, err: unknown): void {
+  const { status, headers, body } = problemAnswer(err);
+  res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body), connection: "close" });
+  res.end(body);
 }
 
 /** OpenAI's `code` for the errors minipod itself answers on the OpenAI routes. */
