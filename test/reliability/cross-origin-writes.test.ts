@@ -144,5 +144,11 @@ describe("a write from a browser page of another origin", () => {
     const get = await send("GET", `/graphql?api_key=x&query=${encodeURIComponent('mutation { deleteEndpoint(id: "echo") }')}`, cross);
     expect(get.status).toBe(405);
     expect(await state()).toEqual(before);
+    // A preflight to a load-balancing endpoint needs a key as any of its requests: a worker's own
+    // CORS answer is never reached by a page's preflight, which carries none.
+    const preflight = await send("OPTIONS", "/lb/lb/x", { ...cross, "access-control-request-method": "POST", "access-control-request-headers": "authorization" });
+    expect(preflight.status).toBe(401);
+    expect(preflight.headers["access-control-allow-origin"]).toBeUndefined();
+    expect(await state()).toEqual(before);
   });
 });
