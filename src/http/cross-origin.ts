@@ -96,7 +96,8 @@ export function crossOriginGuard(log: Logger): (req: IncomingMessage, res: Serve
   const logged = new Set<string>();
   return (req, res) => {
     const method = req.method ?? "GET";
-    if (SAFE_METHODS.has(method)) return false;
+    // Reads, and clients outside a browser (SDKs, workers: almost every write), leave at once.
+    if (SAFE_METHODS.has(method) || (req.headers["sec-fetch-site"] === undefined && req.headers.origin === undefined)) return false;
     const startedMs = performance.now();
     const path = (req.url ?? "/").split("?")[0]!;
     const header: HeaderOf = (name) => req.headers[name] as string | undefined;
