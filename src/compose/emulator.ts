@@ -16,6 +16,7 @@ import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
 import { HostCheck, hostGuard } from "../http/host-check.js";
+import { crossOriginGuard } from "../http/cross-origin.js";
 import { endpointOfHost, routeByHost } from "../http/load-balancer/host-route.js";
 import { HealthPoller } from "../http/load-balancer/health-poller.js";
 import { loadBalancerUpgrade } from "../http/load-balancer/upgrade.js";
@@ -206,9 +207,11 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
   const lbHost = (name: string) => endpointOfHost(name, core.loadBalancers) !== undefined;
   const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost }, log);
+  // Then a write from a browser page of another origin that carries no key (cross-origin.ts).
+  const foreign = crossOriginGuard(log);
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    if (refused(req, res)) return;
+    if (refused(req, res) || foreign(req, res)) return;
     routeByHost(req, core.loadBalancers);
     if (app.loadBalancerDirect.handle(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);

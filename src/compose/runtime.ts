@@ -26,7 +26,7 @@ import { WorkerProtocol } from "../domain/worker-protocol.js";
 import type { WorkerEvent } from "../domain/simulated-workers.js";
 import { ApiKeys } from "../http/auth.js";
 import type { Core } from "../http/core.js";
-import { isStorageFull, logFailure } from "../http/problem.js";
+import { FailureLog, isStorageFull } from "../http/problem.js";
 import { ServicePaths } from "../http/surfaces.js";
 import { SERVICES, type Services } from "../services/index.js";
 import { assembleSchema } from "../services/shared/graphql.js";
@@ -90,9 +90,10 @@ export async function buildRuntime(o: RuntimeOptions): Promise<EmulatorRuntime> 
 
 async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   const { clock, log, config } = o;
+  const failures = new FailureLog(log, o.db === ":memory:" ? { memoryBytes: config.memory.databaseBytes } : { file: o.db });
   // One commit per turn of the event loop for the jobs, their timelines and the journal.
   const writes = new WriteBehind(db, (e) =>
-    isStorageFull(e) ? logFailure(log, "(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
+    isStorageFull(e) ? failures.failed("(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
   );
   const jobStore = new SqliteJobStore(db, writes);
   // The endpoints are documents like every resource: measured against their former table (1,000
@@ -226,6 +227,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     loadBalancers,
     openAiSettings,
     log,
+    failures,
     db,
     notifier,
     jobStore,
