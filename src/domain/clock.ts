@@ -112,7 +112,8 @@ export class VirtualClock {
 
   /** Virtual now, integer epoch milliseconds; never past `VIRTUAL_TIME_MAX_MS`. */
   now(): number {
-    if (this.mode === "manual") return this.anchorVirtual;
+    // While auto skips, time stands between its jumps (as manual time does), so a 1500 ms sleep lasts 1500 ms exactly.
+    if (this.mode === "manual" || this.skipping) return this.anchorVirtual;
     // A fast real clock left running long enough reaches the end of time, and stays there.
     return Math.min(VIRTUAL_TIME_MAX_MS, this.anchorVirtual + Math.floor((this.wall.now() - this.anchorWall) * this.speed));
   }
@@ -295,10 +296,11 @@ export class VirtualClock {
   /**
    * Jumps to the next due timer, fires it and lets its work settle, again and again while the
    * rule allows it. The rule is asked before each jump, so a waiter answered, or real work begun,
-   * by one timer stops the next jump.
+   * by one timer stops the next jump. Time does not follow the wall meanwhile.
    */
   private async skip(): Promise<void> {
     if (this.skipping) return;
+    this.anchorVirtual = this.now();
     this.skipping = true;
     try {
       for (;;) {
@@ -310,7 +312,10 @@ export class VirtualClock {
     } catch (error) {
       this.onError(error, "auto-skip");
     } finally {
+      // Time follows the wall again from where the last jump left it.
+      this.anchorWall = this.wall.now();
       this.skipping = false;
+      this.arm();
     }
   }
 

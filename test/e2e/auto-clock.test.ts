@@ -77,7 +77,8 @@ describe("runUntilIdle", () => {
     const before = emu.clock.now();
     const answer = fetch(`${emu.url}/lb/api/ready`, { headers: { authorization: "Bearer k" }, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
     // The request reaches the pool and waits for a worker before the clock is run.
-    await expect.poll(async () => ((await (await fetch(`${emu!.url}/_emulator/clock`)).json()) as { waiting: number }).waiting, { timeout: 15_000 }).toBe(1);
+    type Listed = { endpoints: Array<{ status: { requests: { waiting: number } } }> };
+    await expect.poll(async () => ((await (await fetch(`${emu!.url}/_emulator/load-balancers`)).json()) as Listed).endpoints[0]!.status.requests.waiting, { timeout: 15_000 }).toBe(1);
     await emu.runUntilIdle();
     expect(emu.clock.now() - before).toBe(30_000);
     expect(await (await answer).text()).toBe("ok");
@@ -100,6 +101,9 @@ describe.skipIf(!available)("a job that a worker process really runs for 2 s", {
     const done = await emu.waitForJob("py", id, "COMPLETED");
     expect(done.output).toMatchObject({ slept: 2 });
     expect(worker.lines.some((l) => l.includes(`TEST started ${id}`))).toBe(true);
+    // And one submitted to the worker waiting for jobs: its 600 s execution timeout is the only timer ahead of it.
+    const next = await py.run({ do: "sleep", seconds: 2 });
+    expect((await emu.waitForJob("py", next, "COMPLETED")).output).toMatchObject({ slept: 2 });
     // Time never skipped while the job ran: the other job is still queued, its ttl not reached.
     expect((await queue(emu, "parked").status(parked)).status).toBe("IN_QUEUE");
     if (mode === "auto") {

@@ -60,6 +60,24 @@ describe("the auto clock", () => {
     clock.stop();
   });
 
+  it("stands still between its jumps, however long their work takes on the wall, then follows the wall from there", async () => {
+    const { wall, clock } = auto();
+    const seen: number[] = [];
+    clock.after(1000, () => {
+      wall.advance(50); // the work of this timer took 50 wall ms
+      seen.push(clock.now() - START);
+    });
+    const release = clock.activity.waiting();
+    const last = firing(clock, 1500);
+    expect(await last).toBe(START + 1500);
+    expect(seen).toEqual([1000]);
+    release();
+    await turns();
+    wall.advance(10);
+    expect(clock.now()).toBe(START + 1510);
+    clock.stop();
+  });
+
   it("stops jumping once the waiter is answered: a timer that answers it is the last one", async () => {
     const { clock } = auto();
     let later = false;
