@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { banner } from "./cli/banner.js";
 import { parseCli, USAGE } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
-import { createEmulator } from "./compose/emulator.js";
+import { startEmulator } from "./compose/emulator.js";
 import { exportCommand } from "./cli/export-command.js";
 import { hubTestCommand } from "./cli/hub-test.js";
 import { watchServe } from "./cli/serve-watch.js";
@@ -42,11 +42,12 @@ async function main(): Promise<void> {
     config: cli.config ?? (demo ? DEMO_CONFIG : {}),
     db: cli.db,
     importFile,
-    ...(cli.clock || cli.speed ? { clock: { mode: cli.clock ?? "real", ...(cli.speed ? { speed: cli.speed } : {}) } } : {}),
+    // A flag overrides the config's clock; without one, the config's mode, else real (see startEmulator).
+    ...(cli.clock || cli.speed ? { clock: { ...(cli.clock ? { mode: cli.clock } : {}), ...(cli.speed ? { speed: cli.speed } : {}) } } : {}),
     ...(cli.logLevel ? { logLevel: cli.logLevel } : {}),
     log: (line: string) => process.stderr.write(line + "\n"),
   });
-  let emulator = await createEmulator(options(cli.importFile, cli.port));
+  let emulator = await startEmulator(options(cli.importFile, cli.port), "real");
   // Handlers first: a signal that arrives before they exist kills the process at once, and a
   // client that saw the banner may send one straight away.
   let stopping = false;
@@ -74,13 +75,13 @@ async function main(): Promise<void> {
       configFile: cli.config ? resolve(cli.config) : demo ? DEMO_CONFIG : undefined,
       durable: cli.db !== undefined,
       check: async () => {
-        const probe = await createEmulator({ ...options(undefined, 0), db: undefined, logLevel: "silent", log: () => {} });
+        const probe = await startEmulator({ ...options(undefined, 0), db: undefined, logLevel: "silent", log: () => {} }, "real");
         await probe.close();
       },
       restart: async (importFile) => {
         const port = emulator.port;
         await emulator.close();
-        emulator = await createEmulator(options(importFile, port));
+        emulator = await startEmulator(options(importFile, port), "real");
         return emulator;
       },
       log: (line) => process.stderr.write(line + "\n"),

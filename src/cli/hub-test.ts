@@ -159,7 +159,8 @@ export async function hubTestCommand(argv: string[], env: NodeJS.ProcessEnv): Pr
   const envNames = Object.keys(files.env);
   out(`minipod hub-test: ${files.tests.length} test(s) from ${files.testsSource}${files.hubSource ? `, ${files.hubSource} checked` : ""}; worker: ${cmd.join(" ")}${envNames.length ? ` (env ${envNames.join(", ")})` : ""}\n`);
 
-  const emu = await createEmulator({ port: 0, logLevel: "error", log: (line) => process.stderr.write(line + "\n"), config: { endpoints: [{ id: ENDPOINT, handler: "external" }] } });
+  // Real time: a test's timeout is wall time, as on the Hub.
+  const emu = await createEmulator({ port: 0, clock: "real", logLevel: "error", log: (line) => process.stderr.write(line + "\n"), config: { endpoints: [{ id: ENDPOINT, handler: "external" }] } });
   const lines: string[] = [];
   const start = () =>
     emu.startWorker({

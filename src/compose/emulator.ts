@@ -44,11 +44,14 @@ export interface EmulatorOptions {
    */
   allowedHosts?: string[] | "all";
   /**
-   * Clock mode, or mode with speed and start; overrides the config's `clock`. `wall` replaces wall
-   * time where minipod uses it (worker processes' held polls and heartbeat deadlines), so a test
-   * can make a worker go silent without waiting.
+   * Clock mode, or mode with speed and start; overrides the config's `clock`. Default: the
+   * config's mode, else `auto` (time follows the wall, and skips to the next timer whenever
+   * something waits on virtual time and nothing runs on real time; see docs/control-api.md).
+   * `wall` replaces wall time where minipod uses it (worker processes' held polls and heartbeat
+   * deadlines, and what real and auto time follow), so a test can make a worker go silent
+   * without waiting.
    */
-  clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string; wall?: WallTime };
+  clock?: ClockMode | { mode?: ClockMode; speed?: number; start?: number | string; wall?: WallTime };
   /**
    * A config object, or the path of a JSON config file. In an object, an endpoint's or a
    * template's `handler` (and `defaultHandler`) may be a function or an async generator function.
@@ -108,11 +111,17 @@ export interface Emulator {
   /** Deletes a snapshot, freeing its memory; false when there is none of that name. */
   deleteSnapshot(name: string): boolean;
   /**
-   * Resolves when the job reaches `status` (advancing the manual clock timer by timer, at most
-   * `withinMs` virtual ms, default 1 hour); rejects if it ends otherwise.
+   * Resolves when the job reaches `status`, within `withinMs` virtual ms (default 1 hour); rejects
+   * if it ends otherwise. On the manual clock it moves time timer by timer; on the auto clock time
+   * skips ahead by itself while it waits; on both, never while real work runs (a handler
+   * computing, a job on a worker process), whose end it waits for instead.
    */
   waitForJob(endpointId: string, jobId: string, status: JobStatus, withinMs?: number): Promise<JobView>;
-  /** Advances the manual clock until no job waits or runs and no webhook retry is due. */
+  /**
+   * Moves time timer by timer until no job waits or runs and no webhook retry is due (at most
+   * `maxMs`, default 7 days), waiting for real work (a job on a worker process) rather than
+   * moving time past it.
+   */
   runUntilIdle(maxMs?: number): Promise<void>;
   /**
    * Loads every handler module again, with what it imports (what `minipod --watch` does on an
@@ -162,7 +171,10 @@ const MAX_HEADER_BYTES = 16 * 1024;
  * Builds the emulator without listening: for in-process tests through `app.request`. `services`
  * replaces the list of management services (src/services/index.ts), for tests of the list itself.
  */
-export async function buildEmulator(options: EmulatorOptions = {}, internal: { services?: readonly ServiceDef[] } = {}): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
+export async function buildEmulator(
+  options: EmulatorOptions = {},
+  internal: { services?: readonly ServiceDef[]; defaultClock?: ClockMode } = {},
+): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
   const loaded = inline === undefined ? loadConfigFile(options.config as string) : inlineConfig(inline.config);
   const handlers: Record<string, Handler> = { ...options.handlers };
@@ -180,7 +192,7 @@ export async function buildEmulator(options: EmulatorOptions = {}, internal: { s
   let clock: VirtualClock | undefined;
   const log = createLogger(level, write, () => clock?.now() ?? Date.now());
   clock = new VirtualClock({
-    mode: clockOpt?.mode ?? config.clock.mode,
+    mode: clockOpt?.mode ?? config.clock.mode ?? internal.defaultClock ?? "auto",
     speed: clockOpt?.speed ?? config.clock.speed,
     ...(typeof clockOpt === "object" && "wall" in clockOpt && clockOpt.wall ? { wall: clockOpt.wall } : {}),
     start: start === undefined ? undefined : typeof start === "number" ? start : Date.parse(start),
@@ -194,12 +206,17 @@ export async function buildEmulator(options: EmulatorOptions = {}, internal: { s
 }
 
 /**
- * Starts an emulator: `createEmulator({ port: 0, clock: "manual" })` in a test suite. Several can
- * run in one process; each has its own clock, database and server.
+ * Starts an emulator: `createEmulator()` in a test suite (a free port of 127.0.0.1, the auto
+ * clock). Several can run in one process; each has its own clock, database and server.
  */
-export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+export function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  return startEmulator(options, "auto");
+}
+
+/** `createEmulator` with another default clock: the minipod command's is `real`, a server for people to use. */
+export async function startEmulator(options: EmulatorOptions, defaultClock: ClockMode): Promise<Emulator> {
   const allowedHosts = mergeAllowedHosts(options.allowedHosts);
-  const { core, app, loaded, log } = await buildEmulator(options);
+  const { core, app, loaded, log } = await buildEmulator(options, { defaultClock });
   const host = options.host ?? "127.0.0.1";
   // Requests for a host that is not minipod's are refused first (DNS rebinding), then the app on
   // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the

@@ -100,6 +100,8 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   // endpoints), listing them all at start-up, a get and a save took no longer as documents.
   const endpoints: EndpointStore = new SqliteDocumentStore<EndpointSpec>(db, "endpoint");
   const notifier = new JobNotifier();
+  // A job that moves may change what waits on real time (a job queued for a worker process taken or gone).
+  notifier.onAny(() => clock.activity.changed());
   const openAiSettings = openAiSettingsOf(config.endpoints);
   const handlers = new HandlerRegistry(o.baseDir, o.handlers, openAiSettings);
   let service: JobService | undefined;

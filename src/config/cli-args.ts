@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CLOCK_SPEED_MAX } from "../domain/bounds.js";
+import { CLOCK_MODES, type ClockMode } from "../domain/clock.js";
 import { ConfigError } from "./load.js";
 import { AllowedHostsSchema } from "./security-schema.js";
 
@@ -12,7 +13,7 @@ export interface CliOptions {
   allowedHosts: string[] | "all" | undefined;
   db: string | undefined;
   importFile: string | undefined;
-  clock: "real" | "manual" | undefined;
+  clock: ClockMode | undefined;
   speed: number | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent" | undefined;
   watch: boolean;
@@ -47,8 +48,14 @@ export const FLAGS: readonly Flag[] = [
   },
   { name: "db", arg: "FILE", env: "MINIPOD_DB", default: "in memory", text: "SQLite file; state survives a restart (WAL)" },
   { name: "import", arg: "FILE", default: "", text: 'start from a state file written by "minipod export"' },
-  { name: "clock", arg: "real|manual", env: "MINIPOD_CLOCK", default: "the config's, else real", text: "real: time follows the wall clock; manual: time moves only when told" },
-  { name: "speed", arg: "X", env: "MINIPOD_SPEED", default: "the config's, else 1", text: "real clock: virtual ms per wall ms, above 0 and at most 1000000" },
+  {
+    name: "clock",
+    arg: "real|manual|auto",
+    env: "MINIPOD_CLOCK",
+    default: "the config's, else real",
+    text: "real: time follows the wall clock; manual: time moves only when told; auto: follows the wall clock, and skips to the next timer whenever a client waits and nothing runs on real time",
+  },
+  { name: "speed", arg: "X", env: "MINIPOD_SPEED", default: "the config's, else 1", text: "real and auto clocks: virtual ms per wall ms, above 0 and at most 1000000" },
   { name: "log-level", arg: "LEVEL", env: "MINIPOD_LOG_LEVEL", default: "the config's, else info", text: "debug, info, warn, error or silent" },
   { name: "watch", default: "", text: "reload handler modules when edited (jobs running finish on their code), and the config file (restarting on the same port, state kept)" },
   { name: "help", short: "h", default: "", text: "this help" },
@@ -144,7 +151,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be an integer from 0 to 65535, got "${portText}"`);
 
   const clock = pick("clock");
-  if (clock !== undefined && clock !== "real" && clock !== "manual") throw new ConfigError(`--clock must be "real" or "manual", got "${clock}"`);
+  if (clock !== undefined && !(CLOCK_MODES as readonly string[]).includes(clock)) throw new ConfigError(`--clock must be "real", "manual" or "auto", got "${clock}"`);
 
   const speedText = pick("speed");
   const speed = speedText === undefined ? undefined : Number(speedText);

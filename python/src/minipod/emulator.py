@@ -72,21 +72,23 @@ class Emulator:
     """
     minipod in a child process, on a free port of 127.0.0.1, for tests and scripts::
 
-        with Emulator(config={"endpoints": [{"id": "echo", "handler": "echo"}]}, clock="manual") as emu:
+        with Emulator(config={"endpoints": [{"id": "echo", "handler": "echo"}]}) as emu:
             runpod.endpoint_url_base = emu.v2_url
             ...
 
     `config` is a dict (the content of an emulator.config.json; relative handler paths are read
     from the current directory), a path to such a file, or None (./emulator.config.json when there
-    is one, else minipod's demo endpoints). `clock` is "real" (time follows the wall clock, `speed`
-    times faster) or "manual" (time moves only on `advance`). It needs Node.js 20 or later and
-    minipod's command line (found as `find_cli` says; `cli=` or MINIPOD_CLI name it).
+    is one, else minipod's demo endpoints). `clock` is "auto" (the default: time follows the wall
+    clock, and skips to the next timer whenever a client waits and nothing runs on real time),
+    "real" (time follows the wall clock, `speed` times faster) or "manual" (time moves only on
+    `advance`). It needs Node.js 20 or later and minipod's command line (found as `find_cli` says;
+    `cli=` or MINIPOD_CLI name it).
     """
 
     def __init__(
         self,
         config: Config = None,
-        clock: str = "real",
+        clock: str = "auto",
         *,
         speed: Optional[float] = None,
         cli: Optional[str] = None,
@@ -94,8 +96,8 @@ class Emulator:
         log_level: str = "warn",
         start_timeout: float = 60.0,
     ) -> None:
-        if clock not in ("real", "manual"):
-            raise MinipodError(f'clock must be "real" or "manual", got {clock!r}')
+        if clock not in ("auto", "real", "manual"):
+            raise MinipodError(f'clock must be "auto", "real" or "manual", got {clock!r}')
         self._config = config
         self._clock = clock
         self._speed = speed
@@ -209,17 +211,21 @@ class Emulator:
         return self._call("POST", "/_emulator/clock/advance", {"ms": ms})
 
     def run_until_idle(self) -> Dict[str, Any]:
-        """Advances timer by timer until no job waits or runs (at most 7 virtual days)."""
+        """
+        Advances timer by timer until no job waits or runs (at most 7 virtual days); a job on a
+        worker process is waited for, never moved past.
+        """
         return self._call("POST", "/_emulator/run-until-idle", {})
 
     def wait_for_job(self, endpoint: str, job_id: str, status: str = "COMPLETED", within_ms: int = 3_600_000) -> Dict[str, Any]:
         """
-        The job (as /status shows it) once it reaches `status`. On the manual clock minipod advances
-        time timer by timer; on the real clock it waits. Raises MinipodError when the job ends
-        otherwise, is unknown, or `within_ms` virtual ms pass first. Jobs of worker processes run in
-        wall time: on the manual clock, wait for those with the client (`run_sync`, `status`).
+        The job (as /status shows it) once it reaches `status`. On the auto clock time skips ahead
+        while it waits, on the manual clock minipod advances it timer by timer, on the real clock it
+        waits; never past a job that a worker process runs, whose end it waits for instead. Raises
+        MinipodError when the job ends otherwise, is unknown, or `within_ms` virtual ms pass first.
         """
-        wall = 60.0 + (within_ms / 1000.0 / (self._speed or 1.0) if self._clock == "real" else 0.0)
+        # A worker process's job takes wall time on every clock: up to `within_ms` of it.
+        wall = 60.0 + within_ms / 1000.0
         path = f"/_emulator/endpoints/{urllib.parse.quote(endpoint, safe='')}/jobs/{urllib.parse.quote(job_id, safe='')}/wait"
         return self._call("POST", path, {"status": status, "withinMs": within_ms}, timeout=wall)
 

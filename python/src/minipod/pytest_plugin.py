@@ -8,7 +8,7 @@ service's Python library points at it (`runpod.endpoint_url_base`, `RUNPOD_ENDPO
 
     [pytest]
     minipod_config = emulator.config.json   # default: ./emulator.config.json, else the demo endpoints
-    minipod_clock = manual                  # default: real
+    minipod_clock = manual                  # default: auto
 
 or by overriding the session fixtures `minipod_config` / `minipod_clock` in a conftest.py (a dict
 config there needs no file).
@@ -26,7 +26,7 @@ from .emulator import Emulator
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("minipod_config", "emulator.config.json for the minipod fixture (relative to the ini file)", default=None)
-    parser.addini("minipod_clock", 'clock of the minipod fixture: "real" (default) or "manual"', default="real")
+    parser.addini("minipod_clock", 'clock of the minipod fixture: "auto" (default), "real" or "manual"', default="auto")
 
 
 @pytest.fixture(scope="session")
@@ -41,8 +41,8 @@ def minipod_config(pytestconfig: pytest.Config) -> Union[Mapping[str, Any], str,
 
 @pytest.fixture(scope="session")
 def minipod_clock(pytestconfig: pytest.Config) -> str:
-    """The clock of the session's minipod: the ini's `minipod_clock` ("real" unless set)."""
-    return str(pytestconfig.getini("minipod_clock") or "real")
+    """The clock of the session's minipod: the ini's `minipod_clock` ("auto" unless set)."""
+    return str(pytestconfig.getini("minipod_clock") or "auto")
 
 
 @pytest.fixture(scope="session")
