@@ -1,10 +1,9 @@
-import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { options, parseOptions, WORKER_FLAGS } from "../config/cli-args.js";
 import { ConfigError } from "../config/load.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "../launch/worker-process.js";
-import { watchFiles } from "./file-watch.js";
+import { watchWorkerSources } from "./watch-sources.js";
 import { freePort, healthPathOf, lbWorkerEnv } from "../launch/lb-worker.js";
 import { scaledWorkers } from "./scaled-workers.js";
 
@@ -25,7 +24,10 @@ ${options(WORKER_FLAGS)}
 Each line the command writes is prefixed with [worker id]. Ctrl-C or SIGTERM stops the workers
 (SIGTERM, then SIGKILL after 10 s); so does minipod stopping. A worker that asks to be stopped
 after a job (refresh_worker) is replaced by a fresh one, as the platform does. With --watch, an
-edit of a file under the watched folders (the current one by default) restarts the workers.`;
+edit of the command's source files (.py for Python; .js, .ts, .mjs, .cjs... for Node) or of a
+config file (requirements.txt, pyproject.toml, package.json, emulator.config.json...) under the
+watched folders (the current one by default) restarts the workers, once per edit; what the worker
+writes there (logs, databases, outputs, caches) does not.`;
 
 interface Parsed {
   help?: boolean;
@@ -235,14 +237,10 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
 
   for (const w of processes) w.start();
   if (p.watch.length > 0) {
-    const unwatch = watchFiles(p.watch, (files) => {
-      if (stopping) return;
-      const names = files.map((f) => relative(process.cwd(), f) || f).join(", ");
-      process.stderr.write(`minipod worker: ${names} changed: restarting the worker(s)\n`);
-      for (const w of processes) w.refresh(`${names} changed`);
+    const unwatch = watchWorkerSources(p.watch, p.command, (why) => {
+      for (const w of processes) w.refresh(why);
     });
     stopped.signal.addEventListener("abort", unwatch);
-    process.stderr.write(`minipod worker: watching ${p.watch.join(", ")} for edits\n`);
   }
   const onWorker = (e: { endpointId: string; workerId: string }) => {
     if (e.endpointId === endpoint) processes.find((w) => w.workerId === e.workerId)?.refresh();

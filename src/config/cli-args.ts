@@ -70,7 +70,7 @@ export const WORKER_FLAGS: readonly Flag[] = [
   { name: "workers", arg: "N", default: "1; a load-balancing endpoint: as its scaler asks", text: "run N copies of the command, worker ids ID-1 .. ID-N (1 to 64); on a load-balancing endpoint a fixed set instead of following its scaler" },
   { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends (with the worker scope once auth.keys is set)" },
   { name: "restart", default: "", text: "start the command again when it exits (1 s later, doubling to 30 s while it keeps failing fast)" },
-  { name: "watch", default: "", text: "restart the command when a file under the watched folder changes" },
+  { name: "watch", default: "", text: "restart the command when one of its source files (its language's) or a config file under the watched folder changes; not on logs or data it writes" },
   { name: "watch-path", arg: "PATHS", default: "the current folder", text: "with --watch: the files and folders watched, comma-separated" },
   { name: "batch", default: "", text: "run batch workers: they take the endpoint's batch requests, and only those" },
   { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },
