@@ -9,6 +9,7 @@ import { createEmulator } from "./compose/emulator.js";
 import { exportCommand } from "./cli/export-command.js";
 import { hubTestCommand } from "./cli/hub-test.js";
 import { watchServe } from "./cli/serve-watch.js";
+import { onStdinClose } from "./cli/stdin-close.js";
 import { workerCommand } from "./cli/worker-command.js";
 import { VERSION } from "./version.js";
 
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  if (cli.exitOnStdinClose) onStdinClose(() => stop("stdin closed"));
 
   const specs = emulator.endpoints();
   process.stdout.write(

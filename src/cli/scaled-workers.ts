@@ -2,6 +2,7 @@ import { ConfigError } from "../config/load.js";
 import { newWorkerId } from "../domain/ids.js";
 import { freePort, healthPathOf, lbWorkerEnv } from "../launch/lb-worker.js";
 import { WorkerProcess } from "../launch/worker-process.js";
+import { onStdinClose } from "./stdin-close.js";
 import { watchWorkerSources } from "./watch-sources.js";
 
 /** A process that exits sooner than this after its start makes the next start wait. */
@@ -19,6 +20,8 @@ export interface ScaledWorkersOptions {
   workerId: string | undefined;
   /** Folders and files whose edits restart the processes; empty without `--watch`. */
   watch: string[];
+  /** Stop when stdin closes (`--exit-on-stdin-close`). */
+  stdinLifeline: boolean;
   /** The control key's header, when minipod has one. */
   headers: Record<string, string>;
   env: NodeJS.ProcessEnv;
@@ -116,6 +119,7 @@ export async function scaledWorkers(o: ScaledWorkersOptions): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.on("SIGHUP", onSignal);
+  if (o.stdinLifeline) onStdinClose(() => stopAll("stdin closed"));
   process.stderr.write(`minipod worker: worker processes for endpoint ${o.endpoint} of ${o.url}, started and stopped as its scaler asks (workersMin..workersMax); Ctrl-C stops them\n`);
   if (o.watch.length > 0) {
     const unwatch = watchWorkerSources(o.watch, o.command, (why) => {

@@ -3,6 +3,7 @@ import { options, parseOptions, WORKER_FLAGS } from "../config/cli-args.js";
 import { ConfigError } from "../config/load.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "../launch/worker-process.js";
+import { onStdinClose } from "./stdin-close.js";
 import { watchWorkerSources } from "./watch-sources.js";
 import { freePort, healthPathOf, lbWorkerEnv } from "../launch/lb-worker.js";
 import { scaledWorkers } from "./scaled-workers.js";
@@ -43,6 +44,8 @@ interface Parsed {
   watch: string[];
   batch: boolean;
   controlKey: string | undefined;
+  /** `--exit-on-stdin-close`: stop when stdin closes. */
+  stdinLifeline: boolean;
   command: string[];
 }
 
@@ -75,6 +78,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     watch: values.watch === true ? (text("watch-path") ?? ".").split(",").map((w) => w.trim()).filter((w) => w !== "") : [],
     batch: values.batch === true,
     controlKey: text("control-key") ?? env.MINIPOD_CONTROL_KEY,
+    stdinLifeline: values["exit-on-stdin-close"] === true,
     command,
   };
 }
@@ -175,7 +179,7 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
     }
   };
   if (info.loadBalancers?.includes(endpoint) && !p.fixed) {
-    return scaledWorkers({ url: p.url, endpoint, key: p.key, command: p.command, workerId: p.workerId, watch: p.watch, headers, env, output: write });
+    return scaledWorkers({ url: p.url, endpoint, key: p.key, command: p.command, workerId: p.workerId, watch: p.watch, stdinLifeline: p.stdinLifeline, headers, env, output: write });
   }
   const base = p.workerId ?? newWorkerId();
   const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
@@ -234,6 +238,7 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.on("SIGHUP", onSignal);
+  if (p.stdinLifeline) onStdinClose(() => stopAll("stdin closed"));
 
   for (const w of processes) w.start();
   if (p.watch.length > 0) {

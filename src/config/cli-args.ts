@@ -16,6 +16,7 @@ export interface CliOptions {
   speed: number | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent" | undefined;
   watch: boolean;
+  exitOnStdinClose: boolean;
   help: boolean;
   version: boolean;
 }
@@ -32,6 +33,12 @@ export interface Flag {
   default: string;
   text: string;
 }
+
+/**
+ * A program that starts minipod as its child (the Python package does) holds its stdin open: the
+ * pipe closes when that program ends, even killed with SIGKILL, and minipod ends with it.
+ */
+const STDIN_TEXT = "stop (as on SIGTERM) when stdin closes: for a program that starts minipod as its child and holds its stdin open, so minipod ends with it, even when it is killed";
 
 /** The flags of `minipod`: the one list that the parser, `--help` and the table of docs/configuration.md follow. */
 export const FLAGS: readonly Flag[] = [
@@ -51,6 +58,7 @@ export const FLAGS: readonly Flag[] = [
   { name: "speed", arg: "X", env: "MINIPOD_SPEED", default: "the config's, else 1", text: "real clock: virtual ms per wall ms, above 0 and at most 1000000" },
   { name: "log-level", arg: "LEVEL", env: "MINIPOD_LOG_LEVEL", default: "the config's, else info", text: "debug, info, warn, error or silent" },
   { name: "watch", default: "", text: "reload handler modules when edited (jobs running finish on their code), and the config file (restarting on the same port, state kept)" },
+  { name: "exit-on-stdin-close", default: "", text: STDIN_TEXT },
   { name: "help", short: "h", default: "", text: "this help" },
   { name: "version", short: "v", default: "", text: "the version" },
 ];
@@ -74,6 +82,7 @@ export const WORKER_FLAGS: readonly Flag[] = [
   { name: "watch-path", arg: "PATHS", default: "the current folder", text: "with --watch: the files and folders watched, comma-separated" },
   { name: "batch", default: "", text: "run batch workers: they take the endpoint's batch requests, and only those" },
   { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },
+  { name: "exit-on-stdin-close", default: "", text: STDIN_TEXT },
   { name: "help", short: "h", default: "", text: "this help" },
 ];
 
@@ -178,6 +187,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     speed,
     logLevel: logLevel as CliOptions["logLevel"],
     watch: values.watch === true,
+    exitOnStdinClose: values["exit-on-stdin-close"] === true,
     help: values.help === true,
     version: values.version === true,
   };
