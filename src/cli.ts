@@ -92,7 +92,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  const { code, port, host } = e as { code?: string; port?: number; host?: string };
   if (e instanceof ConfigError) process.stderr.write(`minipod: ${e.message}\n`);
+  else if (code === "EADDRINUSE") process.stderr.write(`minipod: port ${port} of ${host} is already in use; choose another with --port, or 0 for a free one\n`);
   else process.stderr.write(`minipod: ${(e as Error)?.message ?? String(e)}\n`);
   process.exit(2);
 });

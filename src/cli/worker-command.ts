@@ -1,5 +1,4 @@
-import { parseArgs } from "node:util";
-import { options, parseOptions, WORKER_FLAGS } from "../config/cli-args.js";
+import { options, parseFlags, WORKER_FLAGS } from "../config/cli-args.js";
 import { ConfigError } from "../config/load.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "../launch/worker-process.js";
@@ -53,12 +52,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
   const command = dash === -1 ? [] : argv.slice(dash + 1);
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: own, strict: true, allowPositionals: false, options: parseOptions(WORKER_FLAGS) }));
-  } catch (e) {
-    throw new ConfigError(`${(e as Error).message}\n\n${WORKER_USAGE}`);
-  }
+  const { values } = parseFlags(own, WORKER_FLAGS, WORKER_USAGE);
   if (values.help) return { help: true } as Parsed;
   const text = (name: string) => values[name] as string | undefined;
   if (command.length === 0) throw new ConfigError(`no command to run: put it after --, e.g. minipod worker -- python3 handler.py\n\n${WORKER_USAGE}`);

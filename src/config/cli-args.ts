@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CLOCK_SPEED_MAX } from "../domain/bounds.js";
+import { nearest } from "../domain/nearest.js";
 import { ConfigError } from "./load.js";
 import { AllowedHostsSchema } from "./security-schema.js";
 
@@ -135,14 +136,24 @@ export function parseOptions(flags: readonly Flag[]): Record<string, { type: "st
   return Object.fromEntries(flags.map((f) => [f.name, { type: f.arg ? "string" : "boolean", ...(f.short ? { short: f.short } : {}) }]));
 }
 
+/**
+ * `parseArgs` on `flags`; a flag it does not know, or one given wrongly, is a ConfigError that says
+ * so (with the nearest flag when it looks like a typo of one) above `usage`.
+ */
+export function parseFlags(args: string[], flags: readonly Flag[], usage: string, allowPositionals = false): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    return parseArgs({ args, strict: true, allowPositionals, options: parseOptions(flags) });
+  } catch (e) {
+    const unknown = (e as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /option '([^']+)'/i.exec((e as Error).message)?.[1] : undefined;
+    if (unknown === undefined) throw new ConfigError(`${(e as Error).message}\n\n${usage}`);
+    const near = unknown.startsWith("--") ? nearest(unknown.slice(2), flags.map((f) => f.name)) : undefined;
+    throw new ConfigError(`unknown flag ${unknown}${near ? `: did you mean --${near}?` : ""}\n\n${usage}`);
+  }
+}
+
 /** Parses the command line (and MINIPOD_* variables); throws ConfigError naming a bad flag. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): CliOptions {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: parseOptions(FLAGS) }));
-  } catch (e) {
-    throw new ConfigError(`${(e as Error).message}\n\n${USAGE}`);
-  }
+  const { values } = parseFlags(argv, FLAGS, USAGE);
   const pick = (name: string): string | undefined => {
     const flag = FLAGS.find((f) => f.name === name)!;
     return (values[name] as string | undefined) ?? (flag.env === undefined ? undefined : env[flag.env]);
