@@ -9,6 +9,7 @@ import { startEmulator } from "./compose/emulator.js";
 import { exportCommand } from "./cli/export-command.js";
 import { hubTestCommand } from "./cli/hub-test.js";
 import { watchServe } from "./cli/serve-watch.js";
+import { onStdinClose } from "./cli/stdin-close.js";
 import { workerCommand } from "./cli/worker-command.js";
 import { VERSION } from "./version.js";
 
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  if (cli.exitOnStdinClose) onStdinClose(() => stop("stdin closed"));
 
   const specs = emulator.endpoints();
   process.stdout.write(
@@ -91,7 +93,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  const { code, port, host } = e as { code?: string; port?: number; host?: string };
   if (e instanceof ConfigError) process.stderr.write(`minipod: ${e.message}\n`);
+  else if (code === "EADDRINUSE") process.stderr.write(`minipod: port ${port} of ${host} is already in use; choose another with --port, or 0 for a free one\n`);
   else process.stderr.write(`minipod: ${(e as Error)?.message ?? String(e)}\n`);
   process.exit(2);
 });

@@ -5,7 +5,8 @@ import { createServer, type Server } from "node:http";
 /** How long an idle keep-alive connection stays open: past every common client's idle pool timeout. */
 export const SERVER_KEEP_ALIVE_MS = 75_000;
 import type { AddressInfo } from "node:net";
-import { checkClockOption, checkPortOption, ConfigError, inlineConfig, loadConfigFile, type LoadedConfig } from "../config/load.js";
+import { checkClockOption, checkPortOption, ConfigError, inlineSource, readConfigFile, validated, type LoadedConfig } from "../config/load.js";
+import { withEveryHandlerProblem } from "./config-problems.js";
 import { parseFaultRule, type FaultRuleConfigInput } from "../config/faults-schema.js";
 import type { Config } from "../config/schema.js";
 import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
@@ -176,12 +177,15 @@ export async function buildEmulator(
   internal: { services?: readonly ServiceDef[]; defaultClock?: ClockMode } = {},
 ): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
-  const loaded = inline === undefined ? loadConfigFile(options.config as string) : inlineConfig(inline.config);
+  const source = inline === undefined ? readConfigFile(options.config as string) : inlineSource(inline.config);
   const handlers: Record<string, Handler> = { ...options.handlers };
   for (const [name, fn] of Object.entries(inline?.functions ?? {})) {
     if (name in handlers) throw new ConfigError(`handlers["${name}"]: the name is taken by a handler function given in config; choose another`);
     handlers[name] = fn;
   }
+  // Every problem of the config at once: those of its handlers with those of its values.
+  const everyProblem = (e: unknown) => withEveryHandlerProblem(e, source.raw, source.baseDir, handlers).then((all) => Promise.reject(all));
+  const loaded = await Promise.resolve().then(() => validated(source)).catch(everyProblem);
   const config = loaded.config;
   checkPortOption(options.port);
   const clockOpt = typeof options.clock === "string" ? { mode: options.clock } : options.clock;
@@ -200,7 +204,7 @@ export async function buildEmulator(
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
   const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
-  const core = await buildRuntime({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage, services: internal.services });
+  const core = await buildRuntime({ config, configLabel: loaded.label, baseDir: loaded.baseDir, db: options.db ?? ":memory:", clock, handlers, log, importImage, services: internal.services }).catch(everyProblem);
   const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
   return { core, app, loaded, log };
 }
@@ -256,7 +260,9 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     server.listen(options.port ?? 0, host, () => resolve(server.address() as AddressInfo));
   }).catch((e: NodeJS.ErrnoException) => {
     core.close();
-    throw new Error(e.code === "EADDRINUSE" ? `port ${options.port} is already in use; choose another with --port, or 0 for a free one` : e.message, { cause: e });
+    // The code (EADDRINUSE, EACCES...) for a caller to act on; the words of this API, not the CLI's.
+    const message = e.code === "EADDRINUSE" ? `port ${options.port} of ${host} is already in use; choose another port, or 0 for a free one` : e.message;
+    throw Object.assign(new Error(message, { cause: e }), { code: e.code, port: options.port, host });
   });
   const warnings = exposureWarnings(host, { apiKeys: loaded.config.auth.keys.length > 0, controlKey: loaded.config.controlKey !== undefined });
   for (const w of warnings) log.warn(w);

@@ -6,14 +6,24 @@ import { ClockConfigSchema, ConfigSchema, type Config, type ConfigInput } from "
 
 /** A configuration that cannot be used; the message names each bad field and why. */
 export class ConfigError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** A config found invalid: how it is named, and its problems, one line each (`field: why`). */
+    readonly invalid?: { label: string; problems: string[] },
+  ) {
     super(message);
     this.name = "ConfigError";
   }
 }
 
-export interface LoadedConfig {
-  config: Config;
+/** The error of a config with these problems (`endpoints[0].handler: ...`), listed under its name. */
+export function invalidConfig(label: string, problems: string[]): ConfigError {
+  return new ConfigError(`${label} is invalid:\n${problems.map((p) => `  - ${p.replaceAll("\n", "\n    ")}`).join("\n")}`, { label, problems });
+}
+
+/** A config as read, before it is validated. */
+export interface ConfigSource {
+  raw: unknown;
   /** Folder that relative paths in the config (handler modules) start from. */
   baseDir: string;
   /** Where it came from, for messages: a file path or "inline". */
@@ -22,15 +32,29 @@ export interface LoadedConfig {
   label: string;
 }
 
+export interface LoadedConfig extends ConfigSource {
+  config: Config;
+}
+
 /** Validates a config object; on failure throws ConfigError listing every bad path. */
 export function parseConfig(raw: unknown, source = "config"): Config {
   const result = ConfigSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(`${source} is invalid:\n${describeIssues(result.error)}`);
+  if (!result.success) throw invalidConfig(source, describeIssues(result.error));
   return result.data;
 }
 
 /** Reads and validates a JSON config file. */
 export function loadConfigFile(file: string): LoadedConfig {
+  return validated(readConfigFile(file));
+}
+
+/** A config source validated; throws ConfigError listing every bad path. */
+export function validated(source: ConfigSource): LoadedConfig {
+  return { ...source, config: parseConfig(source.raw, source.label) };
+}
+
+/** Reads a JSON config file, unvalidated; throws ConfigError when it cannot be read or is not JSON. */
+export function readConfigFile(file: string): ConfigSource {
   const path = resolve(file);
   let text: string;
   try {
@@ -44,13 +68,17 @@ export function loadConfigFile(file: string): LoadedConfig {
   } catch (e) {
     throw new ConfigError(`config file ${path} is not valid JSON: ${withLineAndColumn((e as Error).message, text)}`);
   }
-  const label = `config file ${path}`;
-  return { config: parseConfig(raw, label), baseDir: dirname(path), source: path, label };
+  return { raw, baseDir: dirname(path), source: path, label: `config file ${path}` };
 }
 
-/** A config given as an object (programmatic API). */
+/** A config given as an object (programmatic API), unvalidated. */
+export function inlineSource(raw: ConfigInput | undefined, baseDir = process.cwd()): ConfigSource {
+  return { raw: raw ?? {}, baseDir, source: "inline", label: "config" };
+}
+
+/** A config given as an object (programmatic API), validated. */
 export function inlineConfig(raw: ConfigInput | undefined, baseDir = process.cwd()): LoadedConfig {
-  return { config: parseConfig(raw ?? {}, "config"), baseDir, source: "inline", label: "config" };
+  return validated(inlineSource(raw, baseDir));
 }
 
 /** Runs a step of putting the config to use; what it throws becomes a ConfigError naming `field`. */
@@ -67,7 +95,7 @@ export function atConfigField(label: string): AtField {
     const lines = Array.isArray(listed) && listed.length > 0
       ? listed.map((line) => (typeof line === "string" && line.startsWith("$") ? `${field}${line.slice(1)}` : `${field}: ${String(line)}`))
       : [`${field}: ${(e as Error)?.message ?? String(e)}`];
-    return new ConfigError(`${label} is invalid:\n${lines.map((l) => `  - ${l}`).join("\n")}`);
+    return invalidConfig(label, lines);
   };
   return <T>(field: string, step: () => T): T => {
     let out: T;
@@ -89,7 +117,7 @@ export function checkClockOption(raw: { mode?: unknown; speed?: unknown; start?:
   // `wall` (a function standing in for wall time, for tests) exists only in code, not in the config.
   const { wall: _wall, ...checked } = raw;
   const result = ClockConfigSchema.safeParse(checked);
-  if (!result.success) throw new ConfigError(`the clock option is invalid:\n${describeIssues(result.error, "clock", ClockConfigSchema)}`);
+  if (!result.success) throw invalidConfig("the clock option", describeIssues(result.error, "clock", ClockConfigSchema));
 }
 
 /** Checks the `port` option of `createEmulator`. */
@@ -130,16 +158,14 @@ function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] | und
   return def?.type === "object" && def.shape ? Object.keys(def.shape) : undefined;
 }
 
-function describeIssues(error: z.ZodError, prefix?: string, schema: z.ZodType = ConfigSchema): string {
-  return error.issues
-    .map((i) => {
-      const inner = i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
-      const path = prefix ? `${prefix}${inner}` : inner ? inner.replace(/^\./, "") : "(root)";
-      if (i.code === "unrecognized_keys") {
-        const valid = keysAt(schema, i.path);
-        if (valid) return i.keys.map((k) => `  - ${path}: ${unknownName("key", k, valid)}`).join("\n");
-      }
-      return `  - ${path}: ${i.message}`;
-    })
-    .join("\n");
+function describeIssues(error: z.ZodError, prefix?: string, schema: z.ZodType = ConfigSchema): string[] {
+  return error.issues.flatMap((i) => {
+    const inner = i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
+    const path = prefix ? `${prefix}${inner}` : inner ? inner.replace(/^\./, "") : "(root)";
+    if (i.code === "unrecognized_keys") {
+      const valid = keysAt(schema, i.path);
+      if (valid) return i.keys.map((k) => `${path}: ${unknownName("key", k, valid)}`);
+    }
+    return [`${path}: ${i.message}`];
+  });
 }
