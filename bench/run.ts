@@ -7,7 +7,10 @@
  * (default 10000), --soak-seconds N (default 60), --stream-tokens N (tokens per streamed
  * completion, default 1000), --only a,b (throughput, lifecycle, clock, cold, soak, streaming,
  * workers, memory, loop), --memory-seconds N (each of the two memory soaks, default 120; its figures go to
- * bench/RESULTS-memory.md; the event-loop block of maximum-size requests, "loop", to bench/RESULTS-loop.md), --baseline REF (also measure the workers section on that commit, built in a temporary
+ * bench/RESULTS-memory.md; the event-loop block of maximum-size requests, "loop", to bench/RESULTS-loop.md), --only retention
+ * (not run by default: the long soak at --speed 10 with every kind of job and 100,000 API keys,
+ * --retention-seconds N, default 3600, --retention-rate N turns a second, default 60; its section of
+ * bench/RESULTS-memory.md), --baseline REF (also measure the workers section on that commit, built in a temporary
  * folder), --out FILE.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -25,6 +28,7 @@ import { streaming } from "./sections/streaming.js";
 import { throughput } from "./sections/throughput.js";
 import { workersBench } from "./sections/workers.js";
 import { memorySoak, renderMemorySoak } from "./sections/memory-soak.js";
+import { renderRetentionSoak, retentionSection, retentionSoak, writeRetentionSection } from "./sections/retention-soak.js";
 import { eventLoop, renderEventLoop } from "./sections/event-loop.js";
 import { buildBaseline } from "./lib/baseline.js";
 
@@ -37,6 +41,8 @@ const { values } = parseArgs({
     "clock-jobs": { type: "string" },
     "soak-seconds": { type: "string" },
     "memory-seconds": { type: "string" },
+    "retention-seconds": { type: "string" },
+    "retention-rate": { type: "string" },
     "stream-tokens": { type: "string" },
     only: { type: "string" },
     baseline: { type: "string" },
@@ -54,12 +60,14 @@ const jobs = num(values.jobs, 100_000, 10_000);
 const clockJobs = num(values["clock-jobs"], 10_000, 10_000);
 const soakSeconds = num(values["soak-seconds"], 60, 10);
 const memorySeconds = num(values["memory-seconds"], 120, 30);
+const retentionSeconds = num(values["retention-seconds"], 3600, 600);
+const retentionRate = num(values["retention-rate"], 60, 60);
 /** The heap limit (MB) the README suggests for a bounded process, and the memory soak runs with. */
 const MEMORY_HEAP_MB = 384;
 const streamTokens = num(values["stream-tokens"], 1000, 200);
 const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming", "workers", "memory", "loop"];
 const only = new Set(values.only ? values.only.split(",") : all);
-for (const s of only) if (!all.includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}`);
+for (const s of only) if (![...all, "retention"].includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}, retention`);
 const partial = values.quick || only.size < all.length || values.seconds !== undefined || values["soak-seconds"] !== undefined || values.jobs !== undefined;
 const out = values.out ?? join(BENCH, partial ? "RESULTS-quick.md" : "RESULTS.md");
 
@@ -98,10 +106,17 @@ await section("memory", async () => {
   // With the heap limit the README suggests, and with node's default one.
   const runs = [await memorySoak(memorySeconds, log, [`--max-old-space-size=${MEMORY_HEAP_MB}`]), await memorySoak(memorySeconds, log)];
   const header = `- date: ${new Date().toISOString()}\n- node ${process.version}; minipod run from dist/ through bin/minipod.js; all traffic on 127.0.0.1; load average at the end ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`;
-  writeFileSync(join(BENCH, "RESULTS-memory.md"), renderMemorySoak(runs, header) + "\n");
+  const kept = retentionSection(join(BENCH, "RESULTS-memory.md"));
+  writeFileSync(join(BENCH, "RESULTS-memory.md"), renderMemorySoak(runs, header) + (kept ? `\n${kept}` : "") + "\n");
   for (const r of runs)
     log(`memory soak (${r.nodeArgs.join(" ") || "default heap"}): steady ${(r.steadyRss / 1024 / 1024).toFixed(0)} MB, peak ${(r.peakRss / 1024 / 1024).toFixed(0)} MB, ${r.errors} errors`);
   log("wrote bench/RESULTS-memory.md");
+});
+await section("retention", async () => {
+  const r = await retentionSoak(retentionSeconds, retentionRate, log);
+  const header = `- date: ${new Date().toISOString()}\n- node ${process.version}; minipod run from dist/ through bin/minipod.js; all traffic on 127.0.0.1; load average at the end ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`;
+  writeRetentionSection(join(BENCH, "RESULTS-memory.md"), renderRetentionSoak(r, header));
+  log(`retention soak: ${r.requests} requests, RSS by period ${r.periods.map((p) => p.rssMb.toFixed(0)).join(" ")} MB, change ${(r.growth * 100).toFixed(1)} %`);
 });
 await section("loop", async () => {
   const loop = await eventLoop(values.quick ? 1 : 5, log);

@@ -5,10 +5,11 @@ import { fileURLToPath } from "node:url";
 import { banner } from "./cli/banner.js";
 import { parseCli, USAGE } from "./config/cli-args.js";
 import { ConfigError } from "./config/load.js";
-import { createEmulator } from "./compose/emulator.js";
+import { startEmulator } from "./compose/emulator.js";
 import { exportCommand } from "./cli/export-command.js";
 import { hubTestCommand } from "./cli/hub-test.js";
 import { watchServe } from "./cli/serve-watch.js";
+import { onStdinClose } from "./cli/stdin-close.js";
 import { workerCommand } from "./cli/worker-command.js";
 import { VERSION } from "./version.js";
 
@@ -42,11 +43,12 @@ async function main(): Promise<void> {
     config: cli.config ?? (demo ? DEMO_CONFIG : {}),
     db: cli.db,
     importFile,
-    ...(cli.clock || cli.speed ? { clock: { mode: cli.clock ?? "real", ...(cli.speed ? { speed: cli.speed } : {}) } } : {}),
+    // A flag overrides the config's clock; without one, the config's mode, else real (see startEmulator).
+    ...(cli.clock || cli.speed ? { clock: { ...(cli.clock ? { mode: cli.clock } : {}), ...(cli.speed ? { speed: cli.speed } : {}) } } : {}),
     ...(cli.logLevel ? { logLevel: cli.logLevel } : {}),
     log: (line: string) => process.stderr.write(line + "\n"),
   });
-  let emulator = await createEmulator(options(cli.importFile, cli.port));
+  let emulator = await startEmulator(options(cli.importFile, cli.port), "real");
   // Handlers first: a signal that arrives before they exist kills the process at once, and a
   // client that saw the banner may send one straight away.
   let stopping = false;
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  if (cli.exitOnStdinClose) onStdinClose(() => stop("stdin closed"));
 
   const specs = emulator.endpoints();
   process.stdout.write(
@@ -80,13 +83,13 @@ async function main(): Promise<void> {
       configFile: cli.config ? resolve(cli.config) : demo ? DEMO_CONFIG : undefined,
       durable: cli.db !== undefined,
       check: async () => {
-        const probe = await createEmulator({ ...options(undefined, 0), db: undefined, logLevel: "silent", log: () => {} });
+        const probe = await startEmulator({ ...options(undefined, 0), db: undefined, logLevel: "silent", log: () => {} }, "real");
         await probe.close();
       },
       restart: async (importFile) => {
         const port = emulator.port;
         await emulator.close();
-        emulator = await createEmulator(options(importFile, port));
+        emulator = await startEmulator(options(importFile, port), "real");
         return emulator;
       },
       log: (line) => process.stderr.write(line + "\n"),
@@ -96,7 +99,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  const { code, port, host } = e as { code?: string; port?: number; host?: string };
   if (e instanceof ConfigError) process.stderr.write(`minipod: ${e.message}\n`);
+  else if (code === "EADDRINUSE") process.stderr.write(`minipod: port ${port} of ${host} is already in use; choose another with --port, or 0 for a free one\n`);
   else process.stderr.write(`minipod: ${(e as Error)?.message ?? String(e)}\n`);
   process.exit(2);
 });

@@ -9,7 +9,12 @@ let schema: { safeParse(v: unknown): { success: boolean } } | undefined;
 
 /** Whether this build's config schema accepts `partial` (features differ between builds). */
 export async function supportsConfig(partial: object): Promise<boolean> {
-  schema ??= ((await import(pathToFileURL(join(ROOT, "dist/config/schema.js")).href)) as { ConfigSchema: NonNullable<typeof schema> }).ConfigSchema;
+  if (!schema) {
+    // A build has its config schema as compose/config.js reads it (configFor), or, before, as config/schema.js exported it.
+    const url = (file: string) => pathToFileURL(join(ROOT, file)).href;
+    const composed = (await import(url("dist/compose/config.js")).catch(() => undefined)) as { configFor?: () => { schema: NonNullable<typeof schema> } } | undefined;
+    schema = composed?.configFor ? composed.configFor().schema : ((await import(url("dist/config/schema.js"))) as { ConfigSchema: NonNullable<typeof schema> }).ConfigSchema;
+  }
   return schema.safeParse(partial).success;
 }
 

@@ -27,6 +27,14 @@ def test_run_sync(minipod):
     assert runpod.Endpoint("echo").run_sync({"n": 1}, timeout=30) == {"n": 1}
 
 
+def test_the_fixtures_clock_skips_ahead_while_a_client_waits(minipod):
+    assert minipod.clock()["mode"] == "auto"
+    before = minipod.now()
+    # A virtual minute of sleep, and no one moves the clock: run_sync's /runsync is held on virtual time.
+    assert runpod.Endpoint("work").run_sync({"sleepMs": 60_000, "output": "done"}, timeout=30) == "done"
+    assert minipod.now() - before >= 60_000
+
+
 def test_stream(minipod):
     job = runpod.Endpoint("work").run({"stream": ["a", "b", "c"], "streamIntervalMs": 10})
     assert list(job.stream()) == ["a", "b", "c"]

@@ -4,6 +4,7 @@ import urllib.request
 
 import pytest
 
+import handlers
 from minipod import Emulator, MinipodError
 
 
@@ -29,3 +30,14 @@ def test_the_manual_clock_moves_only_when_told():
         emu.url  # noqa: B018 (the property raises once stopped)
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/_emulator/clock", timeout=5)
+
+
+def test_wait_for_job_on_the_manual_clock_waits_for_a_worker_process_instead_of_timing_it_out():
+    config = {"endpoints": [{"id": "py", "handler": "external"}], "externalWorkers": {"pingIntervalMs": 1000}}
+    with Emulator(config=config, clock="manual") as emu:
+        emu.worker(handlers.nap, endpoint="py")
+        job = post(f"{emu.v2_url}/py/run", {"input": {"seconds": 2}})
+        # The job's execution timeout (600 s) is the only timer ahead: a wait that moved time to it
+        # would time the job out while the worker still ran it.
+        done = emu.wait_for_job("py", job["id"])
+        assert done["status"] == "COMPLETED" and done["output"] == {"slept": 2}

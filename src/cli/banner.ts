@@ -1,6 +1,13 @@
 import type { Emulator } from "../compose/emulator.js";
+import type { ClockMode } from "../domain/clock.js";
 import type { EndpointSpec } from "../domain/endpoint.js";
 import { describeHandler, isLoadBalancer } from "../domain/endpoint.js";
+
+const CLOCK_NOTES: Record<ClockMode, string> = {
+  real: "",
+  manual: "   (time moves only on POST /_emulator/clock/advance: a /runsync or a job's run waits for it)",
+  auto: "   (follows the wall; skips to the next timer while a client waits and nothing runs on real time)",
+};
 
 /** The startup banner: where everything is. */
 export function banner(e: Emulator, o: { version: string; db: string; configSource: string; endpoints: EndpointSpec[]; recovered: number }): string {
@@ -14,9 +21,7 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
     `  docs        ${e.url}/docs   ·   OpenAPI ${e.url}/openapi.json`,
     `  control     ${e.url}/_emulator/clock   ·   POST /_emulator/clock/advance {"ms":N}`,
     `              reset: curl -X POST -H 'content-type: application/json' -d '{}' ${e.url}/_emulator/reset`,
-    `  clock       ${e.clock.mode}${e.clock.mode === "real" && e.config.clock.speed !== 1 ? ` ×${e.config.clock.speed}` : ""}, now ${new Date(e.clock.now()).toISOString()}${
-      e.clock.mode === "manual" ? "   (time moves only on POST /_emulator/clock/advance: a /runsync or a job's run waits for it)" : ""
-    }`,
+    `  clock       ${e.clock.mode}${e.clock.mode !== "manual" && e.config.clock.speed !== 1 ? ` ×${e.config.clock.speed}` : ""}, now ${new Date(e.clock.now()).toISOString()}${CLOCK_NOTES[e.clock.mode]}`,
     `  database    ${o.db}`,
     `  config      ${o.configSource}`,
     `  auth        ${e.config.auth.keys.length ? `${e.config.auth.keys.length} API key(s) from auth.keys` : "open: any non-empty API key is accepted (no auth.keys configured)"}`,

@@ -1,6 +1,5 @@
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { EXPORT_FLAGS, EXPORT_USAGE, parseOptions } from "../config/cli-args.js";
+import { EXPORT_FLAGS, EXPORT_USAGE, parseFlags } from "../config/cli-args.js";
 import { ConfigError } from "../config/load.js";
 
 const DEFAULT_URL = EXPORT_FLAGS.find((f) => f.name === "url")!.default;
@@ -10,12 +9,7 @@ const DEFAULT_URL = EXPORT_FLAGS.find((f) => f.name === "url")!.default;
  * (a SQLite file, secrets redacted) for `minipod --import FILE`.
  */
 export async function exportCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: parseOptions(EXPORT_FLAGS) });
-  } catch (e) {
-    throw new ConfigError(`${(e as Error).message}\n\n${EXPORT_USAGE}`);
-  }
+  const parsed = parseFlags(argv, EXPORT_FLAGS, EXPORT_USAGE, true);
   if (parsed.values.help === true) {
     process.stdout.write(EXPORT_USAGE + "\n");
     return;

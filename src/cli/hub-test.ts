@@ -1,8 +1,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { createEmulator, type Emulator } from "../compose/emulator.js";
-import { options, parseOptions, type Flag } from "../config/cli-args.js";
+import { options, parseFlags, type Flag } from "../config/cli-args.js";
 import { ConfigError } from "../config/load.js";
 import type { JobView } from "../domain/job.js";
 import type { WorkerProcess } from "../launch/worker-process.js";
@@ -133,13 +132,7 @@ export async function hubTestCommand(argv: string[], env: NodeJS.ProcessEnv): Pr
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
   const command = dash === -1 ? [] : argv.slice(dash + 1);
-  let values: Record<string, string | boolean | undefined>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({ args: own, strict: true, allowPositionals: true, options: parseOptions(HUB_TEST_FLAGS) }));
-  } catch (e) {
-    throw new ConfigError(`${(e as Error).message}\n\n${HUB_TEST_USAGE}`);
-  }
+  const { values, positionals } = parseFlags(own, HUB_TEST_FLAGS, HUB_TEST_USAGE, true);
   if (values.help) {
     process.stdout.write(HUB_TEST_USAGE + "\n");
     return 0;
@@ -163,7 +156,8 @@ export async function hubTestCommand(argv: string[], env: NodeJS.ProcessEnv): Pr
     `minipod hub-test: ${files.tests.length} test(s) from ${files.testsSource}${files.hubSource ? `, ${files.hubSource} checked` : ""}; worker: ${cmd.join(" ")}${envNames.length ? ` (env ${envNames.join(", ")})` : ""}\n`,
   );
 
-  const emu = await createEmulator({ port: 0, logLevel: "error", log: (line) => process.stderr.write(line + "\n"), config: { endpoints: [{ id: ENDPOINT, handler: "external" }] } });
+  // Real time: a test's timeout is wall time, as on the Hub.
+  const emu = await createEmulator({ port: 0, clock: "real", logLevel: "error", log: (line) => process.stderr.write(line + "\n"), config: { endpoints: [{ id: ENDPOINT, handler: "external" }] } });
   const lines: string[] = [];
   const start = () =>
     emu.startWorker({

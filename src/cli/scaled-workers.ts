@@ -1,9 +1,9 @@
-import { relative } from "node:path";
 import { ConfigError } from "../config/load.js";
 import { newWorkerId } from "../domain/ids.js";
 import { freePort, healthPathOf, lbWorkerEnv } from "../launch/lb-worker.js";
 import { WorkerProcess } from "../launch/worker-process.js";
-import { watchFiles } from "./file-watch.js";
+import { onStdinClose } from "./stdin-close.js";
+import { watchWorkerSources } from "./watch-sources.js";
 
 /** A process that exits sooner than this after its start makes the next start wait. */
 const FAST_EXIT_MS = 10_000;
@@ -20,6 +20,8 @@ export interface ScaledWorkersOptions {
   workerId: string | undefined;
   /** Folders and files whose edits restart the processes; empty without `--watch`. */
   watch: string[];
+  /** Stop when stdin closes (`--exit-on-stdin-close`). */
+  stdinLifeline: boolean;
   /** The control key's header, when minipod has one. */
   headers: Record<string, string>;
   env: NodeJS.ProcessEnv;
@@ -117,13 +119,11 @@ export async function scaledWorkers(o: ScaledWorkersOptions): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.on("SIGHUP", onSignal);
+  if (o.stdinLifeline) onStdinClose(() => stopAll("stdin closed"));
   process.stderr.write(`minipod worker: worker processes for endpoint ${o.endpoint} of ${o.url}, started and stopped as its scaler asks (workersMin..workersMax); Ctrl-C stops them\n`);
   if (o.watch.length > 0) {
-    const unwatch = watchFiles(o.watch, (files) => {
-      if (stopping) return;
-      const names = files.map((f) => relative(process.cwd(), f) || f).join(", ");
-      process.stderr.write(`minipod worker: ${names} changed: restarting the worker(s)\n`);
-      for (const w of processes.values()) w.refresh(`${names} changed`);
+    const unwatch = watchWorkerSources(o.watch, o.command, (why) => {
+      for (const w of processes.values()) w.refresh(why);
     });
     stopped.signal.addEventListener("abort", unwatch);
   }

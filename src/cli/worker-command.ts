@@ -1,10 +1,9 @@
-import { relative } from "node:path";
-import { parseArgs } from "node:util";
-import { options, parseOptions, WORKER_FLAGS } from "../config/cli-args.js";
+import { options, parseFlags, WORKER_FLAGS } from "../config/cli-args.js";
 import { ConfigError } from "../config/load.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "../launch/worker-process.js";
-import { watchFiles } from "./file-watch.js";
+import { onStdinClose } from "./stdin-close.js";
+import { watchWorkerSources } from "./watch-sources.js";
 import { freePort, healthPathOf, lbWorkerEnv } from "../launch/lb-worker.js";
 import { scaledWorkers } from "./scaled-workers.js";
 
@@ -25,7 +24,10 @@ ${options(WORKER_FLAGS)}
 Each line the command writes is prefixed with [worker id]. Ctrl-C or SIGTERM stops the workers
 (SIGTERM, then SIGKILL after 10 s); so does minipod stopping. A worker that asks to be stopped
 after a job (refresh_worker) is replaced by a fresh one, as the platform does. With --watch, an
-edit of a file under the watched folders (the current one by default) restarts the workers.`;
+edit of the command's source files (.py for Python; .js, .ts, .mjs, .cjs... for Node) or of a
+config file (requirements.txt, pyproject.toml, package.json, emulator.config.json...) under the
+watched folders (the current one by default) restarts the workers, once per edit; what the worker
+writes there (logs, databases, outputs, caches) does not.`;
 
 interface Parsed {
   help?: boolean;
@@ -41,6 +43,8 @@ interface Parsed {
   watch: string[];
   batch: boolean;
   controlKey: string | undefined;
+  /** `--exit-on-stdin-close`: stop when stdin closes. */
+  stdinLifeline: boolean;
   command: string[];
 }
 
@@ -48,12 +52,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
   const command = dash === -1 ? [] : argv.slice(dash + 1);
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: own, strict: true, allowPositionals: false, options: parseOptions(WORKER_FLAGS) }));
-  } catch (e) {
-    throw new ConfigError(`${(e as Error).message}\n\n${WORKER_USAGE}`);
-  }
+  const { values } = parseFlags(own, WORKER_FLAGS, WORKER_USAGE);
   if (values.help) return { help: true } as Parsed;
   const text = (name: string) => values[name] as string | undefined;
   if (command.length === 0) throw new ConfigError(`no command to run: put it after --, e.g. minipod worker -- python3 handler.py\n\n${WORKER_USAGE}`);
@@ -73,6 +72,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     watch: values.watch === true ? (text("watch-path") ?? ".").split(",").map((w) => w.trim()).filter((w) => w !== "") : [],
     batch: values.batch === true,
     controlKey: text("control-key") ?? env.MINIPOD_CONTROL_KEY,
+    stdinLifeline: values["exit-on-stdin-close"] === true,
     command,
   };
 }
@@ -175,7 +175,7 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
     }
   };
   if (info.loadBalancers?.includes(endpoint) && !p.fixed) {
-    return scaledWorkers({ url: p.url, endpoint, key: p.key, command: p.command, workerId: p.workerId, watch: p.watch, headers, env, output: write });
+    return scaledWorkers({ url: p.url, endpoint, key: p.key, command: p.command, workerId: p.workerId, watch: p.watch, stdinLifeline: p.stdinLifeline, headers, env, output: write });
   }
   const base = p.workerId ?? newWorkerId();
   const ids = p.workers === 1 ? [base] : Array.from({ length: p.workers }, (_, i) => `${base}-${i + 1}`);
@@ -240,17 +240,14 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.on("SIGHUP", onSignal);
+  if (p.stdinLifeline) onStdinClose(() => stopAll("stdin closed"));
 
   for (const w of processes) w.start();
   if (p.watch.length > 0) {
-    const unwatch = watchFiles(p.watch, (files) => {
-      if (stopping) return;
-      const names = files.map((f) => relative(process.cwd(), f) || f).join(", ");
-      process.stderr.write(`minipod worker: ${names} changed: restarting the worker(s)\n`);
-      for (const w of processes) w.refresh(`${names} changed`);
+    const unwatch = watchWorkerSources(p.watch, p.command, (why) => {
+      for (const w of processes) w.refresh(why);
     });
     stopped.signal.addEventListener("abort", unwatch);
-    process.stderr.write(`minipod worker: watching ${p.watch.join(", ")} for edits\n`);
   }
   const onWorker = (e: { endpointId: string; workerId: string }) => {
     if (e.endpointId === endpoint) processes.find((w) => w.workerId === e.workerId)?.refresh();

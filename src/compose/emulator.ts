@@ -5,9 +5,10 @@ import { createServer, type Server } from "node:http";
 /** How long an idle keep-alive connection stays open: past every common client's idle pool timeout. */
 export const SERVER_KEEP_ALIVE_MS = 75_000;
 import type { AddressInfo } from "node:net";
-import { checkClockOption, checkPortOption, ConfigError, type LoadedConfig } from "../config/load.js";
-import { parseFaultRule, type FaultRuleConfigInput } from "../config/faults-schema.js";
+import { checkClockOption, checkPortOption, ConfigError, inlineSource, readConfigFile, type LoadedConfig } from "../config/load.js";
 import { configFor } from "./config.js";
+import { withEveryHandlerProblem } from "./config-problems.js";
+import { parseFaultRule, type FaultRuleConfigInput } from "../config/faults-schema.js";
 import type { Config } from "../config/schema.js";
 import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
 import { buildRuntime, type EmulatorRuntime } from "./runtime.js";
@@ -17,6 +18,7 @@ import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
 import { HostCheck, hostGuard } from "../http/host-check.js";
+import { crossOriginGuard } from "../http/cross-origin.js";
 import { endpointOfHost, routeByHost } from "../http/load-balancer/host-route.js";
 import { HealthPoller } from "../http/load-balancer/health-poller.js";
 import { loadBalancerUpgrade } from "../http/load-balancer/upgrade.js";
@@ -44,11 +46,14 @@ export interface EmulatorOptions {
    */
   allowedHosts?: string[] | "all";
   /**
-   * Clock mode, or mode with speed and start; overrides the config's `clock`. `wall` replaces wall
-   * time where minipod uses it (worker processes' held polls and heartbeat deadlines), so a test
-   * can make a worker go silent without waiting.
+   * Clock mode, or mode with speed and start; overrides the config's `clock`. Default: the
+   * config's mode, else `auto` (time follows the wall, and skips to the next timer whenever
+   * something waits on virtual time and nothing runs on real time; see docs/control-api.md).
+   * `wall` replaces wall time where minipod uses it (worker processes' held polls and heartbeat
+   * deadlines, and what real and auto time follow), so a test can make a worker go silent
+   * without waiting.
    */
-  clock?: ClockMode | { mode: ClockMode; speed?: number; start?: number | string; wall?: WallTime };
+  clock?: ClockMode | { mode?: ClockMode; speed?: number; start?: number | string; wall?: WallTime };
   /**
    * A config object, or the path of a JSON config file. In an object, an endpoint's or a
    * template's `handler` (and `defaultHandler`) may be a function or an async generator function.
@@ -108,11 +113,17 @@ export interface Emulator {
   /** Deletes a snapshot, freeing its memory; false when there is none of that name. */
   deleteSnapshot(name: string): boolean;
   /**
-   * Resolves when the job reaches `status` (advancing the manual clock timer by timer, at most
-   * `withinMs` virtual ms, default 1 hour); rejects if it ends otherwise.
+   * Resolves when the job reaches `status`, within `withinMs` virtual ms (default 1 hour); rejects
+   * if it ends otherwise. On the manual clock it moves time timer by timer; on the auto clock time
+   * skips ahead by itself while it waits; on both, never while real work runs (a handler
+   * computing, a job on a worker process), whose end it waits for instead.
    */
   waitForJob(endpointId: string, jobId: string, status: JobStatus, withinMs?: number): Promise<JobView>;
-  /** Advances the manual clock until no job waits or runs and no webhook retry is due. */
+  /**
+   * Moves time timer by timer until no job waits or runs and no webhook retry is due (at most
+   * `maxMs`, default 7 days), waiting for real work (a job on a worker process) rather than
+   * moving time past it.
+   */
   runUntilIdle(maxMs?: number): Promise<void>;
   /**
    * Loads every handler module again, with what it imports (what `minipod --watch` does on an
@@ -164,17 +175,20 @@ const MAX_HEADER_BYTES = 16 * 1024;
  */
 export async function buildEmulator(
   options: EmulatorOptions = {},
-  internal: { services?: readonly ServiceDef[] } = {},
+  internal: { services?: readonly ServiceDef[]; defaultClock?: ClockMode } = {},
 ): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
   const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
-  // The config is checked against the services built: their collections are reserved ids and fault operations.
-  const reader = configFor(internal.services);
-  const loaded = inline === undefined ? reader.loadFile(options.config as string) : reader.inline(inline.config);
+  const source = inline === undefined ? readConfigFile(options.config as string) : inlineSource(inline.config);
   const handlers: Record<string, Handler> = { ...options.handlers };
   for (const [name, fn] of Object.entries(inline?.functions ?? {})) {
     if (name in handlers) throw new ConfigError(`handlers["${name}"]: the name is taken by a handler function given in config; choose another`);
     handlers[name] = fn;
   }
+  // Every problem of the config at once: those of its handlers with those of its values.
+  const everyProblem = (e: unknown) => withEveryHandlerProblem(e, source.raw, source.baseDir, handlers).then((all) => Promise.reject(all));
+  // The config is checked against the services built: their collections are reserved ids and fault operations.
+  const reader = configFor(internal.services);
+  const loaded = await Promise.resolve().then(() => reader.validated(source)).catch(everyProblem);
   const config = loaded.config;
   checkPortOption(options.port);
   const clockOpt = typeof options.clock === "string" ? { mode: options.clock } : options.clock;
@@ -185,7 +199,7 @@ export async function buildEmulator(
   let clock: VirtualClock | undefined;
   const log = createLogger(level, write, () => clock?.now() ?? Date.now());
   clock = new VirtualClock({
-    mode: clockOpt?.mode ?? config.clock.mode,
+    mode: clockOpt?.mode ?? config.clock.mode ?? internal.defaultClock ?? "auto",
     speed: clockOpt?.speed ?? config.clock.speed,
     ...(typeof clockOpt === "object" && "wall" in clockOpt && clockOpt.wall ? { wall: clockOpt.wall } : {}),
     start: start === undefined ? undefined : typeof start === "number" ? start : Date.parse(start),
@@ -204,18 +218,23 @@ export async function buildEmulator(
     importImage,
     services: internal.services,
     faultRuleSchema: reader.faultRuleSchema,
-  });
+  }).catch(everyProblem);
   const app = createApp(core, { version: VERSION, controlKey: config.controlKey });
   return { core, app, loaded, log };
 }
 
 /**
- * Starts an emulator: `createEmulator({ port: 0, clock: "manual" })` in a test suite. Several can
- * run in one process; each has its own clock, database and server.
+ * Starts an emulator: `createEmulator()` in a test suite (a free port of 127.0.0.1, the auto
+ * clock). Several can run in one process; each has its own clock, database and server.
  */
-export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+export function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  return startEmulator(options, "auto");
+}
+
+/** `createEmulator` with another default clock: the minipod command's is `real`, a server for people to use. */
+export async function startEmulator(options: EmulatorOptions, defaultClock: ClockMode): Promise<Emulator> {
   const allowedHosts = mergeAllowedHosts(options.allowedHosts);
-  const { core, app, loaded, log } = await buildEmulator(options);
+  const { core, app, loaded, log } = await buildEmulator(options, { defaultClock });
   const host = options.host ?? "127.0.0.1";
   // Requests for a host that is not minipod's are refused first (DNS rebinding), then the app on
   // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the
@@ -223,9 +242,11 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
   const lbHost = (name: string) => endpointOfHost(name, core.loadBalancers) !== undefined;
   const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost }, log);
+  // Then a write from a browser page of another origin that carries no key (cross-origin.ts).
+  const foreign = crossOriginGuard(log);
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    if (refused(req, res)) return;
+    if (refused(req, res) || foreign(req, res)) return;
     routeByHost(req, core.loadBalancers);
     if (app.loadBalancerDirect.handle(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);
@@ -253,7 +274,9 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     server.listen(options.port ?? 0, host, () => resolve(server.address() as AddressInfo));
   }).catch((e: NodeJS.ErrnoException) => {
     core.close();
-    throw new Error(e.code === "EADDRINUSE" ? `port ${options.port} is already in use; choose another with --port, or 0 for a free one` : e.message, { cause: e });
+    // The code (EADDRINUSE, EACCES...) for a caller to act on; the words of this API, not the CLI's.
+    const message = e.code === "EADDRINUSE" ? `port ${options.port} of ${host} is already in use; choose another port, or 0 for a free one` : e.message;
+    throw Object.assign(new Error(message, { cause: e }), { code: e.code, port: options.port, host });
   });
   const warnings = exposureWarnings(host, { apiKeys: loaded.config.auth.keys.length > 0, controlKey: loaded.config.controlKey !== undefined });
   for (const w of warnings) log.warn(w);

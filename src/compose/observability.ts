@@ -1,5 +1,6 @@
 import type { Config } from "../config/schema.js";
 import type { VirtualClock } from "../domain/clock.js";
+import { stepUntil } from "../domain/activity.js";
 import { VIRTUAL_TIME_MAX_MS } from "../domain/bounds.js";
 import { FaultRules, JOB_FAULTS } from "../domain/faults.js";
 import type { Logger } from "../domain/logger.js";
@@ -37,22 +38,20 @@ export function buildObserve(d: { db: Db; writes: WriteBehind; clock: VirtualClo
   const webhooks = new Webhooks({ clock, notifier, store: observe, send: fetchWebhookSender(config.webhooks.timeoutMs), log });
   webhooks.start();
 
-  /** Advances to each next timer until no job waits or runs and no webhook retry is due. */
+  /**
+   * Advances to each next timer until no job waits or runs, no webhook retry is due and no request
+   * waits on virtual time (a load-balanced request waiting for a cold start, a paced stream), at
+   * most `maxMs` virtual ms, by the rule of `Activity`: real work (a job on a worker process) is
+   * waited for, not skipped past, at most `maxMs` of wall time in all.
+   */
   const runUntilIdle = async (maxMs = WEEK_MS): Promise<void> => {
     if (!(maxMs >= 0)) throw new RangeError(`runUntilIdle needs a non-negative number of ms, got ${maxMs}`);
     // Never past the end of virtual time: a timer due after it can never fire.
     const limit = Math.min(clock.now() + maxMs, VIRTUAL_TIME_MAX_MS);
-    for (let i = 0; i < 1_000_000; i++) {
-      await clock.settle();
-      if (d.jobs.countActive() === 0 && webhooks.pending() === 0) return;
-      const next = clock.nextDue();
-      if (next === undefined) return; // nothing on the clock can change anything any more
-      if (next > limit) {
-        if (limit > clock.now()) await clock.advance(limit - clock.now());
-        return;
-      }
-      await clock.advance(Math.max(0, next - clock.now()));
-    }
+    const idle = () => d.jobs.countActive() === 0 && webhooks.pending() === 0 && clock.activity.waiterCount === 0;
+    const end = await stepUntil(clock, idle, limit, maxMs);
+    // Nothing due before the limit: time still moves to it (as advance would), unless nothing is due at all.
+    if (end === "stuck" && clock.nextDue() !== undefined && limit > clock.now()) await clock.advanceTo(limit);
   };
 
   return {

@@ -27,7 +27,7 @@ import { WorkerProtocol } from "../domain/worker-protocol.js";
 import type { WorkerEvent } from "../domain/simulated-workers.js";
 import { ApiKeys } from "../http/auth.js";
 import type { Core } from "../http/core.js";
-import { isStorageFull, logFailure } from "../http/problem.js";
+import { FailureLog, isStorageFull } from "../http/problem.js";
 import { ServicePaths } from "../http/surfaces.js";
 import { SERVICES, type Services } from "../services/index.js";
 import { assembleSchema } from "../services/shared/graphql.js";
@@ -93,15 +93,18 @@ export async function buildRuntime(o: RuntimeOptions): Promise<EmulatorRuntime> 
 
 async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   const { clock, log, config } = o;
+  const failures = new FailureLog(log, o.db === ":memory:" ? { memoryBytes: config.memory.databaseBytes } : { file: o.db });
   // One commit per turn of the event loop for the jobs, their timelines and the journal.
   const writes = new WriteBehind(db, (e) =>
-    isStorageFull(e) ? logFailure(log, "(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
+    isStorageFull(e) ? failures.failed("(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
   );
   const jobStore = new SqliteJobStore(db, writes);
   // The endpoints are documents like every resource: measured against their former table (1,000
   // endpoints), listing them all at start-up, a get and a save took no longer as documents.
   const endpoints: EndpointStore = new SqliteDocumentStore<EndpointSpec>(db, "endpoint");
   const notifier = new JobNotifier();
+  // A job that moves may change what waits on real time (a job queued for a worker process taken or gone).
+  notifier.onAny(() => clock.activity.changed());
   const openAiSettings = openAiSettingsOf(config.endpoints);
   const handlers = new HandlerRegistry(o.baseDir, o.handlers, openAiSettings);
   let service: JobService | undefined;
@@ -229,6 +232,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     loadBalancers,
     openAiSettings,
     log,
+    failures,
     db,
     notifier,
     jobStore,

@@ -1,3 +1,4 @@
+import { stepUntil } from "../domain/activity.js";
 import { RawJson, valueOf } from "../domain/json-text.js";
 import { VIRTUAL_TIME_MAX_MS } from "../domain/bounds.js";
 import type { VirtualClock } from "../domain/clock.js";
@@ -10,9 +11,12 @@ import type { JobNotifier } from "../domain/notifier.js";
 const withValue = (view: JobView): JobView => (view.output instanceof RawJson ? { ...view, output: valueOf(view.output) } : view);
 
 /**
- * Resolves with the job's view once it reaches `status`. On the manual clock it advances time
- * timer by timer (at most `withinMs` virtual ms); on the real clock it waits (at most `withinMs`
- * virtual ms). Rejects when the job ends in another final state, disappears, or time runs out.
+ * Resolves with the job's view once it reaches `status`, within `withinMs` virtual ms. On the
+ * manual clock it moves time itself, timer by timer, by the rule of `Activity`: never while real
+ * work runs (a handler computing, a job on a worker process), whose end it waits for instead, at
+ * most `withinMs` of wall time in all. On the auto clock it is a waiter, for which time skips
+ * ahead by the same rule; on the real clock it waits. Rejects when the job ends in another final
+ * state, disappears, or time runs out.
  */
 export async function waitForJob(
   d: { clock: VirtualClock; jobs: JobService; notifier: JobNotifier },
@@ -49,19 +53,20 @@ export async function waitForJob(
     }
   };
   if (clock.mode === "manual") {
-    for (;;) {
-      await clock.settle();
-      const view = check(current());
-      if (view) return view;
-      const next = clock.nextDue();
-      if (next === undefined || next > limit) throw new EmulatorError("INVALID_STATE", `job ${jobId} did not reach ${status} within ${withinMs} virtual ms (it is ${current()?.status})`);
-      await clock.advance(Math.max(0, next - clock.now()));
-    }
+    let view: JobView | undefined;
+    const end = await stepUntil(clock, () => (view = check(current())) !== undefined, limit, withinMs);
+    if (view) return view;
+    const job = current();
+    const held = end === "late" ? `; real work held it ${withinMs} ms of wall time` : "";
+    throw new EmulatorError("INVALID_STATE", `job ${jobId} did not reach ${status} within ${withinMs} virtual ms (it is ${job?.status}${job?.workerId && job.status === "IN_PROGRESS" ? ` on worker ${job.workerId}` : ""}${held})`);
   }
   const first = check(current());
   if (first) return first;
   return new Promise<JobView>((resolve, reject) => {
+    // Released in the same turn as the change it waited for, so the auto clock skips no further.
+    const waiting = clock.activity.waiting();
     const done = (fn: () => void) => {
+      waiting();
       unwatch();
       clock.cancel(timer);
       fn();

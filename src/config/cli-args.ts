@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CLOCK_SPEED_MAX } from "../domain/bounds.js";
+import { CLOCK_MODES, type ClockMode } from "../domain/clock.js";
+import { nearest } from "../domain/nearest.js";
 import { ConfigError } from "./load.js";
 import { AllowedHostsSchema } from "./security-schema.js";
 
@@ -12,10 +14,11 @@ export interface CliOptions {
   allowedHosts: string[] | "all" | undefined;
   db: string | undefined;
   importFile: string | undefined;
-  clock: "real" | "manual" | undefined;
+  clock: ClockMode | undefined;
   speed: number | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent" | undefined;
   watch: boolean;
+  exitOnStdinClose: boolean;
   help: boolean;
   version: boolean;
 }
@@ -33,6 +36,12 @@ export interface Flag {
   text: string;
 }
 
+/**
+ * A program that starts minipod as its child (the Python package does) holds its stdin open: the
+ * pipe closes when that program ends, even killed with SIGKILL, and minipod ends with it.
+ */
+const STDIN_TEXT = "stop (as on SIGTERM) when stdin closes: for a program that starts minipod as its child and holds its stdin open, so minipod ends with it, even when it is killed";
+
 /** The flags of `minipod`: the one list that the parser, `--help` and the table of docs/configuration.md follow. */
 export const FLAGS: readonly Flag[] = [
   { name: "config", arg: "FILE", env: "MINIPOD_CONFIG", default: "./emulator.config.json if present, else the demo endpoints", text: "the config file" },
@@ -47,10 +56,17 @@ export const FLAGS: readonly Flag[] = [
   },
   { name: "db", arg: "FILE", env: "MINIPOD_DB", default: "in memory", text: "SQLite file; state survives a restart (WAL)" },
   { name: "import", arg: "FILE", default: "", text: 'start from a state file written by "minipod export"' },
-  { name: "clock", arg: "real|manual", env: "MINIPOD_CLOCK", default: "the config's, else real", text: "real: time follows the wall clock; manual: time moves only when told" },
-  { name: "speed", arg: "X", env: "MINIPOD_SPEED", default: "the config's, else 1", text: "real clock: virtual ms per wall ms, above 0 and at most 1000000" },
+  {
+    name: "clock",
+    arg: "real|manual|auto",
+    env: "MINIPOD_CLOCK",
+    default: "the config's, else real",
+    text: "real: time follows the wall clock; manual: time moves only when told; auto: follows the wall clock, and skips to the next timer whenever a client waits and nothing runs on real time",
+  },
+  { name: "speed", arg: "X", env: "MINIPOD_SPEED", default: "the config's, else 1", text: "real and auto clocks: virtual ms per wall ms, above 0 and at most 1000000" },
   { name: "log-level", arg: "LEVEL", env: "MINIPOD_LOG_LEVEL", default: "the config's, else info", text: "debug, info, warn, error or silent" },
   { name: "watch", default: "", text: "reload handler modules when edited (jobs running finish on their code), and the config file (restarting on the same port, state kept)" },
+  { name: "exit-on-stdin-close", default: "", text: STDIN_TEXT },
   { name: "help", short: "h", default: "", text: "this help" },
   { name: "version", short: "v", default: "", text: "the version" },
 ];
@@ -75,10 +91,11 @@ export const WORKER_FLAGS: readonly Flag[] = [
   },
   { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends (with the worker scope once auth.keys is set)" },
   { name: "restart", default: "", text: "start the command again when it exits (1 s later, doubling to 30 s while it keeps failing fast)" },
-  { name: "watch", default: "", text: "restart the command when a file under the watched folder changes" },
+  { name: "watch", default: "", text: "restart the command when one of its source files (its language's) or a config file under the watched folder changes; not on logs or data it writes" },
   { name: "watch-path", arg: "PATHS", default: "the current folder", text: "with --watch: the files and folders watched, comma-separated" },
   { name: "batch", default: "", text: "run batch workers: they take the endpoint's batch requests, and only those" },
   { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },
+  { name: "exit-on-stdin-close", default: "", text: STDIN_TEXT },
   { name: "help", short: "h", default: "", text: "this help" },
 ];
 
@@ -131,14 +148,24 @@ export function parseOptions(flags: readonly Flag[]): Record<string, { type: "st
   return Object.fromEntries(flags.map((f) => [f.name, { type: f.arg ? "string" : "boolean", ...(f.short ? { short: f.short } : {}) }]));
 }
 
+/**
+ * `parseArgs` on `flags`; a flag it does not know, or one given wrongly, is a ConfigError that says
+ * so (with the nearest flag when it looks like a typo of one) above `usage`.
+ */
+export function parseFlags(args: string[], flags: readonly Flag[], usage: string, allowPositionals = false): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    return parseArgs({ args, strict: true, allowPositionals, options: parseOptions(flags) });
+  } catch (e) {
+    const unknown = (e as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /option '([^']+)'/i.exec((e as Error).message)?.[1] : undefined;
+    if (unknown === undefined) throw new ConfigError(`${(e as Error).message}\n\n${usage}`);
+    const near = unknown.startsWith("--") ? nearest(unknown.slice(2), flags.map((f) => f.name)) : undefined;
+    throw new ConfigError(`unknown flag ${unknown}${near ? `: did you mean --${near}?` : ""}\n\n${usage}`);
+  }
+}
+
 /** Parses the command line (and MINIPOD_* variables); throws ConfigError naming a bad flag. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): CliOptions {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: parseOptions(FLAGS) }));
-  } catch (e) {
-    throw new ConfigError(`${(e as Error).message}\n\n${USAGE}`);
-  }
+  const { values } = parseFlags(argv, FLAGS, USAGE);
   const pick = (name: string): string | undefined => {
     const flag = FLAGS.find((f) => f.name === name)!;
     return (values[name] as string | undefined) ?? (flag.env === undefined ? undefined : env[flag.env]);
@@ -149,7 +176,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be an integer from 0 to 65535, got "${portText}"`);
 
   const clock = pick("clock");
-  if (clock !== undefined && clock !== "real" && clock !== "manual") throw new ConfigError(`--clock must be "real" or "manual", got "${clock}"`);
+  if (clock !== undefined && !(CLOCK_MODES as readonly string[]).includes(clock)) throw new ConfigError(`--clock must be "real", "manual" or "auto", got "${clock}"`);
 
   const speedText = pick("speed");
   const speed = speedText === undefined ? undefined : Number(speedText);
@@ -183,6 +210,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     speed,
     logLevel: logLevel as CliOptions["logLevel"],
     watch: values.watch === true,
+    exitOnStdinClose: values["exit-on-stdin-close"] === true,
     help: values.help === true,
     version: values.version === true,
   };

@@ -7,14 +7,24 @@ import { ClockConfigSchema, configSchema, type Config, type ConfigInput, type Co
 
 /** A configuration that cannot be used; the message names each bad field and why. */
 export class ConfigError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** A config found invalid: how it is named, and its problems, one line each (`field: why`). */
+    readonly invalid?: { label: string; problems: string[] },
+  ) {
     super(message);
     this.name = "ConfigError";
   }
 }
 
-export interface LoadedConfig {
-  config: Config;
+/** The error of a config with these problems (`endpoints[0].handler: ...`), listed under its name. */
+export function invalidConfig(label: string, problems: string[]): ConfigError {
+  return new ConfigError(`${label} is invalid:\n${problems.map((p) => `  - ${p.replaceAll("\n", "\n    ")}`).join("\n")}`, { label, problems });
+}
+
+/** A config as read, before it is validated. */
+export interface ConfigSource {
+  raw: unknown;
   /** Folder that relative paths in the config (handler modules) start from. */
   baseDir: string;
   /** Where it came from, for messages: a file path or "inline". */
@@ -23,14 +33,20 @@ export interface LoadedConfig {
   label: string;
 }
 
+export interface LoadedConfig extends ConfigSource {
+  config: Config;
+}
+
 /** How the config of an emulator is read and checked, for the services it is built with. */
 export interface ConfigReader {
   schema: ConfigSchema;
   /** Validates a config object; on failure throws ConfigError listing every bad path. */
   parse(raw: unknown, source?: string): Config;
+  /** A config source validated; throws ConfigError listing every bad path. */
+  validated(source: ConfigSource): LoadedConfig;
   /** Reads and validates a JSON config file. */
   loadFile(file: string): LoadedConfig;
-  /** A config given as an object (programmatic API). */
+  /** A config given as an object (programmatic API), validated. */
   inline(raw: ConfigInput | undefined, baseDir?: string): LoadedConfig;
   /** The schema of one fault rule (the control API's body). */
   faultRuleSchema: FaultRuleSchema;
@@ -39,36 +55,45 @@ export interface ConfigReader {
 /** Reads configs whose fault rules and reserved ids are those of the services serving `names`. */
 export function configReader(names: ServiceNames): ConfigReader {
   const schema = configSchema(names);
-  const ruleSchema = faultRuleSchema(faultOperations([...names.v1, ...names.v2]));
   const parse = (raw: unknown, source = "config"): Config => {
     const result = schema.safeParse(raw);
-    if (!result.success) throw new ConfigError(`${source} is invalid:\n${describeIssues(result.error, schema)}`);
+    if (!result.success) throw invalidConfig(source, describeIssues(result.error, undefined, schema));
     return result.data;
   };
+  const validated = (source: ConfigSource): LoadedConfig => ({ ...source, config: parse(source.raw, source.label) });
   return {
     schema,
     parse,
-    loadFile(file) {
-      const path = resolve(file);
-      let text: string;
-      try {
-        text = readFileSync(path, "utf8");
-      } catch (e) {
-        throw new ConfigError(`cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
-      }
-      let raw: unknown;
-      try {
-        raw = JSON.parse(text);
-      } catch (e) {
-        throw new ConfigError(`config file ${path} is not valid JSON: ${withLineAndColumn((e as Error).message, text)}`);
-      }
-      const label = `config file ${path}`;
-      return { config: parse(raw, label), baseDir: dirname(path), source: path, label };
-    },
-    inline: (raw, baseDir = process.cwd()) => ({ config: parse(raw ?? {}, "config"), baseDir, source: "inline", label: "config" }),
-    faultRuleSchema: ruleSchema,
+    validated,
+    loadFile: (file) => validated(readConfigFile(file)),
+    inline: (raw, baseDir) => validated(inlineSource(raw, baseDir)),
+    faultRuleSchema: faultRuleSchema(faultOperations([...names.v1, ...names.v2])),
   };
 }
+
+/** Reads a JSON config file, unvalidated; throws ConfigError when it cannot be read or is not JSON. */
+export function readConfigFile(file: string): ConfigSource {
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ConfigError(`cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${withLineAndColumn((e as Error).message, text)}`);
+  }
+  return { raw, baseDir: dirname(path), source: path, label: `config file ${path}` };
+}
+
+/** A config given as an object (programmatic API), unvalidated. */
+export function inlineSource(raw: ConfigInput | undefined, baseDir = process.cwd()): ConfigSource {
+  return { raw: raw ?? {}, baseDir, source: "inline", label: "config" };
+}
+
 
 /** Runs a step of putting the config to use; what it throws becomes a ConfigError naming `field`. */
 export type AtField = <T>(field: string, step: () => T) => T;
@@ -84,7 +109,7 @@ export function atConfigField(label: string): AtField {
     const lines = Array.isArray(listed) && listed.length > 0
       ? listed.map((line) => (typeof line === "string" && line.startsWith("$") ? `${field}${line.slice(1)}` : `${field}: ${String(line)}`))
       : [`${field}: ${(e as Error)?.message ?? String(e)}`];
-    return new ConfigError(`${label} is invalid:\n${lines.map((l) => `  - ${l}`).join("\n")}`);
+    return invalidConfig(label, lines);
   };
   return <T>(field: string, step: () => T): T => {
     let out: T;
@@ -106,7 +131,7 @@ export function checkClockOption(raw: { mode?: unknown; speed?: unknown; start?:
   // `wall` (a function standing in for wall time, for tests) exists only in code, not in the config.
   const { wall: _wall, ...checked } = raw;
   const result = ClockConfigSchema.safeParse(checked);
-  if (!result.success) throw new ConfigError(`the clock option is invalid:\n${describeIssues(result.error, ClockConfigSchema, "clock")}`);
+  if (!result.success) throw invalidConfig("the clock option", describeIssues(result.error, "clock", ClockConfigSchema));
 }
 
 /** Checks the `port` option of `createEmulator`. */
@@ -147,16 +172,14 @@ function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] | und
   return def?.type === "object" && def.shape ? Object.keys(def.shape) : undefined;
 }
 
-function describeIssues(error: z.ZodError, schema: z.ZodType, prefix?: string): string {
-  return error.issues
-    .map((i) => {
-      const inner = i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
-      const path = prefix ? `${prefix}${inner}` : inner ? inner.replace(/^\./, "") : "(root)";
-      if (i.code === "unrecognized_keys") {
-        const valid = keysAt(schema, i.path);
-        if (valid) return i.keys.map((k) => `  - ${path}: ${unknownName("key", k, valid)}`).join("\n");
-      }
-      return `  - ${path}: ${i.message}`;
-    })
-    .join("\n");
+function describeIssues(error: z.ZodError, prefix: string | undefined, schema: z.ZodType): string[] {
+  return error.issues.flatMap((i) => {
+    const inner = i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
+    const path = prefix ? `${prefix}${inner}` : inner ? inner.replace(/^\./, "") : "(root)";
+    if (i.code === "unrecognized_keys") {
+      const valid = keysAt(schema, i.path);
+      if (valid) return i.keys.map((k) => `${path}: ${unknownName("key", k, valid)}`);
+    }
+    return [`${path}: ${i.message}`];
+  });
 }

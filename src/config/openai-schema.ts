@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OPENAI_MAX_DIMENSIONS, OPENAI_MAX_INPUT_TOKENS } from "../domain/openai/bounds.js";
 import { OPENAI_DEFAULTS, type OpenAiSettings, type OpenAiSettingsOf } from "../domain/openai/settings.js";
 
 /** An endpoint's `openai`: how the built-in handlers answer its OpenAI routes. */
@@ -17,7 +18,13 @@ export const OpenAiConfigSchema = z
       )
       .optional()
       .describe("Tool calls made when the request offers those tools and its last message is not a tool result"),
-    embeddingDimensions: z.int().min(1).max(65_536).optional().describe(`Length of embeddings when the request gives no dimensions (default ${OPENAI_DEFAULTS.embeddingDimensions})`),
+    embeddingDimensions: z.int().min(1).max(OPENAI_MAX_DIMENSIONS).optional().describe(`Length of embeddings when the request gives no dimensions (default ${OPENAI_DEFAULTS.embeddingDimensions})`),
+    maxModelLen: z
+      .int()
+      .min(16)
+      .max(OPENAI_MAX_INPUT_TOKENS)
+      .optional()
+      .describe(`The model's context length in tokens (words): a prompt and its max_tokens must fit, or 400 as vLLM answers (default ${OPENAI_DEFAULTS.maxModelLen})`),
   })
   .describe('How the built-in handlers ("openai", and "echo" or "scripted" given an OpenAI request) answer /v2/{id}/openai/*');
 

@@ -10,6 +10,7 @@ import {
   EXECUTION_TIMEOUT_MIN_MS,
 } from "../domain/limits.js";
 import { CLOCK_SPEED_MAX, ENDPOINT_COLD_START_MAX_MS, ENDPOINT_WORKERS_LIMIT, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "../domain/bounds.js";
+import { CLOCK_MODES } from "../domain/clock.js";
 import { AuthConfigSchema } from "./auth-schema.js";
 import { faultOperations, faultRuleSchema } from "./faults-schema.js";
 import { OpenAiConfigSchema } from "./openai-schema.js";
@@ -83,8 +84,13 @@ export const EndpointConfigSchema = z
   });
 
 export const ClockConfigSchema = z.strictObject({
-  mode: z.enum(["real", "manual"]).default("real").describe("real: virtual time follows wall time; manual: time moves only through /_emulator/clock/advance"),
-  speed: z.number().positive().max(CLOCK_SPEED_MAX).default(1).describe("Real mode: virtual ms per wall ms"),
+  mode: z
+    .enum(CLOCK_MODES)
+    .optional()
+    .describe(
+      "real: virtual time follows wall time; manual: time moves only through /_emulator/clock/advance; auto: follows wall time, and skips to the next timer whenever someone waits on virtual time and nothing runs on real time. Default: real for the minipod command, auto for createEmulator and the Python fixture",
+    ),
+  speed: z.number().positive().max(CLOCK_SPEED_MAX).default(1).describe("Real and auto modes: virtual ms per wall ms while time follows the wall"),
   start: z
     .union([
       z.int().min(VIRTUAL_TIME_MIN_MS).max(VIRTUAL_TIME_MAX_MS),
@@ -114,7 +120,7 @@ export function configSchema(names: ServiceNames) {
     .strictObject({
       $schema: z.string().optional(),
       logLevel: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
-      clock: ClockConfigSchema.default({ mode: "real", speed: 1 }),
+      clock: ClockConfigSchema.default({ speed: 1 }),
       endpoints: z.array(EndpointConfigSchema).default([]).describe("Queue-based endpoints served at /v2/{id}"),
       ...TEMPLATES_CONFIG,
       ...NETWORK_VOLUMES_CONFIG,

@@ -5,13 +5,20 @@
  * cold starts, idle scale-down, held requests, webhook retries, rate-limit windows) is a timer
  * here. In `manual` mode time moves only through `advance`; in `real` mode virtual time follows
  * the wall clock (optionally scaled by `speed`) and a single wall-clock timer is armed for the
- * earliest virtual timer.
+ * earliest virtual timer. `auto` is `real` that also skips ahead: whenever someone waits on
+ * virtual time and nothing runs on real time (the rule of `Activity`), time jumps to the next
+ * due timer, fires it, lets its work settle, and looks again.
  */
 
+import { Activity } from "./activity.js";
 import { CLOCK_SPEED_MAX, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "./bounds.js";
+import { MAX_WALL_DELAY, ProcessWall } from "./process-wall.js";
 import { TimerHeap, type Timer } from "./timer-heap.js";
 
-export type ClockMode = "real" | "manual";
+export type ClockMode = "real" | "manual" | "auto";
+
+/** The clock modes, as the config, the flags and the control API name them. */
+export const CLOCK_MODES = ["real", "manual", "auto"] as const satisfies readonly ClockMode[];
 
 export interface TimerHandle {
   readonly id: number;
@@ -34,7 +41,7 @@ export interface ClockOptions {
   mode: ClockMode;
   /** Virtual epoch ms at start; defaults to the wall clock. */
   start?: number;
-  /** Real mode only: virtual ms per wall ms. */
+  /** Real and auto modes: virtual ms per wall ms while time follows the wall. */
   speed?: number;
   /** How long `advance` waits (wall ms) for work that does not settle before moving on. */
   settleTimeoutMs?: number;
@@ -42,11 +49,10 @@ export interface ClockOptions {
   onError?: (error: unknown, label: string) => void;
   /** Called when `advance` gave up waiting for held work. */
   onSettleTimeout?: (holds: number) => void;
-  /** Wall time; default the process's (tests give a fake one). */
+  /** Wall time; default the process's (tests give a fake one, which real and auto time then follow). */
   wall?: WallTime;
 }
 
-const MAX_WALL_DELAY = 2_147_483_647;
 /** Cancelled timers the heap may keep before they are dropped at once (when they are half of it). */
 const CANCELLED_KEPT = 256;
 
@@ -70,59 +76,46 @@ export class VirtualClock {
   private holds = 0;
   private version = 0;
   private holdWaiters: Array<() => void> = [];
-  private wallTimer: NodeJS.Timeout | undefined;
+  private cancelWallTimer: (() => void) | undefined;
   private wallTimerAt = Infinity;
   private drainScheduled = false;
   private advancing: Promise<void> = Promise.resolve();
   private stopped = false;
+  private skipScheduled = false;
+  private skipping = false;
   private readonly settleTimeoutMs: number;
   private readonly onError: (error: unknown, label: string) => void;
   private readonly onSettleTimeout: (holds: number) => void;
-  private readonly wallTimers = new Set<NodeJS.Timeout>();
+  private readonly processWall: ProcessWall;
 
-  /** Wall time and wall timers; `stop()` cancels the timers too. */
+  /** Wall time and wall timers; `stop()` cancels the process's wall timers too. */
   readonly wall: WallTime;
-  private readonly processWall: WallTime = {
-    now: () => Date.now(),
-    after: (ms, fn) => {
-      if (this.stopped) return () => {};
-      const timer = setTimeout(() => {
-        this.wallTimers.delete(timer);
-        try {
-          fn();
-        } catch (error) {
-          this.onError(error, "wall-timer");
-        }
-      }, Math.max(0, Math.min(MAX_WALL_DELAY, ms)));
-      timer.unref?.();
-      this.wallTimers.add(timer);
-      return () => {
-        clearTimeout(timer);
-        this.wallTimers.delete(timer);
-      };
-    },
-  };
+  /** Who waits on virtual time and what runs on real time: when time may skip ahead. */
+  readonly activity = new Activity();
 
   constructor(options: ClockOptions) {
     this.mode = options.mode;
     this.speed = options.speed ?? 1;
     if (!(this.speed > 0 && this.speed <= CLOCK_SPEED_MAX)) throw new RangeError(`clock speed must be above 0 and at most ${CLOCK_SPEED_MAX}, got ${this.speed}`);
-    this.anchorWall = Date.now();
-    this.anchorVirtual = options.start ?? this.anchorWall;
+    this.onError = options.onError ?? (() => {});
+    this.processWall = new ProcessWall(this.onError);
+    this.wall = options.wall ?? this.processWall;
+    this.anchorWall = this.wall.now();
+    this.anchorVirtual = options.start ?? Date.now();
     if (!(this.anchorVirtual >= VIRTUAL_TIME_MIN_MS && this.anchorVirtual <= VIRTUAL_TIME_MAX_MS)) {
       throw new RangeError(`clock start must be from ${VIRTUAL_TIME_MIN_MS} to ${VIRTUAL_TIME_MAX_MS} (${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}), got ${options.start}`);
     }
     this.settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
-    this.onError = options.onError ?? (() => {});
     this.onSettleTimeout = options.onSettleTimeout ?? (() => {});
-    this.wall = options.wall ?? this.processWall;
+    if (this.mode === "auto") this.activity.onChange(() => this.maySkip());
   }
 
   /** Virtual now, integer epoch milliseconds; never past `VIRTUAL_TIME_MAX_MS`. */
   now(): number {
-    if (this.mode === "manual") return this.anchorVirtual;
+    // While auto skips, time stands between its jumps (as manual time does), so a 1500 ms sleep lasts 1500 ms exactly.
+    if (this.mode === "manual" || this.skipping) return this.anchorVirtual;
     // A fast real clock left running long enough reaches the end of time, and stays there.
-    return Math.min(VIRTUAL_TIME_MAX_MS, this.anchorVirtual + Math.floor((Date.now() - this.anchorWall) * this.speed));
+    return Math.min(VIRTUAL_TIME_MAX_MS, this.anchorVirtual + Math.floor((this.wall.now() - this.anchorWall) * this.speed));
   }
 
   /** How far `advance` can still move time: the virtual ms left before `VIRTUAL_TIME_MAX_MS`. */
@@ -147,7 +140,8 @@ export class VirtualClock {
     this.byId.set(t.id, t);
     this.version++;
     if (t.at <= this.now()) this.scheduleDrain();
-    else if (this.mode === "real") this.arm();
+    else if (this.mode !== "manual") this.arm();
+    this.maySkip();
     return { id: t.id, at: t.at };
   }
 
@@ -178,15 +172,18 @@ export class VirtualClock {
 
   /**
    * Marks asynchronous work in progress that `advance` must wait for (a handler computing, a
-   * request being written). Returns the release function; releasing twice is harmless.
+   * request being written); it is real work for `activity` too. Returns the release function;
+   * releasing twice is harmless.
    */
   hold(): () => void {
     this.holds++;
     this.version++;
+    const working = this.activity.working();
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      working();
       this.holds--;
       this.version++;
       if (this.holds === 0) {
@@ -204,6 +201,13 @@ export class VirtualClock {
    */
   advance(ms: number): Promise<void> {
     const run = this.advancing.then(() => this.doAdvance(ms));
+    this.advancing = run.catch(() => {});
+    return run;
+  }
+
+  /** `advance` to virtual time `at`, measured when its turn comes: none when `at` has passed (it settles). */
+  advanceTo(at: number): Promise<void> {
+    const run = this.advancing.then(() => this.doAdvance(Math.max(0, Math.min(at, VIRTUAL_TIME_MAX_MS) - this.now())));
     this.advancing = run.catch(() => {});
     return run;
   }
@@ -235,16 +239,15 @@ export class VirtualClock {
   set(at: number): void {
     this.setNow(Math.min(VIRTUAL_TIME_MAX_MS, Math.max(VIRTUAL_TIME_MIN_MS, Math.floor(at))));
     this.version++;
-    if (this.mode === "real") this.arm();
+    if (this.mode !== "manual") this.arm();
   }
 
   /** Stops the wall-clock driver and forgets every timer. */
   stop(): void {
     this.stopped = true;
-    if (this.wallTimer) clearTimeout(this.wallTimer);
-    this.wallTimer = undefined;
-    for (const t of this.wallTimers) clearTimeout(t);
-    this.wallTimers.clear();
+    this.cancelWallTimer?.();
+    this.cancelWallTimer = undefined;
+    this.processWall.stop();
     this.heap.clear();
     this.byId.clear();
     this.cancelledInHeap = 0;
@@ -272,15 +275,47 @@ export class VirtualClock {
     }
     if (target > this.now()) this.setNow(target);
     await this.settle();
-    if (this.mode === "real") this.arm();
+    if (this.mode !== "manual") this.arm();
   }
 
   private setNow(v: number): void {
-    if (this.mode === "manual") {
-      this.anchorVirtual = v;
-    } else {
-      this.anchorVirtual = v;
-      this.anchorWall = Date.now();
+    this.anchorVirtual = v;
+    if (this.mode !== "manual") this.anchorWall = this.wall.now();
+  }
+
+  /** Auto mode: starts skipping ahead (soon, once) when the rule allows it. */
+  private maySkip(): void {
+    if (this.mode !== "auto" || this.skipScheduled || this.skipping || this.stopped || !this.activity.maySkip()) return;
+    this.skipScheduled = true;
+    setImmediate(() => {
+      this.skipScheduled = false;
+      void this.skip();
+    });
+  }
+
+  /**
+   * Jumps to the next due timer, fires it and lets its work settle, again and again while the
+   * rule allows it. The rule is asked before each jump, so a waiter answered, or real work begun,
+   * by one timer stops the next jump. Time does not follow the wall meanwhile.
+   */
+  private async skip(): Promise<void> {
+    if (this.skipping) return;
+    this.anchorVirtual = this.now();
+    this.skipping = true;
+    try {
+      for (;;) {
+        if (this.stopped || !this.activity.maySkip()) return;
+        const next = this.peekLive();
+        if (!next || next.at > VIRTUAL_TIME_MAX_MS) return;
+        await this.advanceTo(next.at);
+      }
+    } catch (error) {
+      this.onError(error, "auto-skip");
+    } finally {
+      // Time follows the wall again from where the last jump left it.
+      this.anchorWall = this.wall.now();
+      this.skipping = false;
+      this.arm();
     }
   }
 
@@ -320,7 +355,7 @@ export class VirtualClock {
       this.drainScheduled = false;
       if (this.stopped) return;
       this.runDue(this.now());
-      if (this.mode === "real") this.arm();
+      if (this.mode !== "manual") this.arm();
     });
   }
 
@@ -334,31 +369,30 @@ export class VirtualClock {
     });
   }
 
-  /** Real mode: keep one wall-clock timer armed for the earliest virtual timer. */
+  /** Real and auto modes: keep one wall-clock timer armed for the earliest virtual timer. */
   private arm(): void {
     if (this.stopped) return;
     const next = this.peekLive();
     if (!next) {
-      if (this.wallTimer) clearTimeout(this.wallTimer);
-      this.wallTimer = undefined;
+      this.cancelWallTimer?.();
+      this.cancelWallTimer = undefined;
       this.wallTimerAt = Infinity;
       return;
     }
-    if (this.wallTimer && this.wallTimerAt <= next.at) return;
-    if (this.wallTimer) clearTimeout(this.wallTimer);
-    this.wallTimer = undefined;
+    if (this.cancelWallTimer && this.wallTimerAt <= next.at) return;
+    this.cancelWallTimer?.();
+    this.cancelWallTimer = undefined;
     this.wallTimerAt = Infinity;
     // Time stops at its end: a timer due after it never fires, and nothing is woken up for it.
     const now = this.now();
     if (next.at > VIRTUAL_TIME_MAX_MS && now >= VIRTUAL_TIME_MAX_MS) return;
     const delay = Math.min(MAX_WALL_DELAY, Math.max(0, Math.ceil((Math.min(next.at, VIRTUAL_TIME_MAX_MS) - now) / this.speed)));
     this.wallTimerAt = next.at;
-    this.wallTimer = setTimeout(() => {
-      this.wallTimer = undefined;
+    this.cancelWallTimer = this.wall.after(delay, () => {
+      this.cancelWallTimer = undefined;
       this.wallTimerAt = Infinity;
       this.runDue(this.now());
       this.arm();
-    }, delay);
-    this.wallTimer.unref?.();
+    });
   }
 }

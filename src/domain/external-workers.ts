@@ -8,6 +8,7 @@
  * silent for `lostAfterMs` is lost, and the owner is told (its jobs go back to the queue). A lost
  * or stopped worker stays listed for a while, then is forgotten; one that calls again is back.
  */
+import type { Activity, Release } from "./activity.js";
 import type { WallTime } from "./clock.js";
 import { WORKER_FORGET_AFTER_MS, WORKER_RECORDS_MAX } from "./limits.js";
 import { EmulatorError } from "./errors.js";
@@ -82,12 +83,15 @@ export const EXITED_GRACE_MS = 1000;
 export class ExternalWorkers {
   private readonly byEndpoint = new Map<string, Map<string, ExternalWorker>>();
   private readonly holders = new Map<string, ExternalWorker>();
+  /** A job on a worker process runs on real time: the clock does not skip past it (see Activity). */
+  private readonly working = new Map<string, Release>();
 
   constructor(
     private readonly wall: WallTime,
     readonly settings: ExternalWorkerSettings,
     /** A worker went silent: `jobIds` were on it (and no longer are). */
     private readonly onLost: (worker: ExternalWorker, jobIds: string[]) => void,
+    private readonly activity?: Activity,
   ) {}
 
   /** Notes a request of the worker (made on first contact); a lost worker that calls is back. */
@@ -181,6 +185,7 @@ export class ExternalWorkers {
   hold(w: ExternalWorker, jobId: string): void {
     w.jobs.add(jobId);
     this.holders.set(jobId, w);
+    if (this.activity && !this.working.has(jobId)) this.working.set(jobId, this.activity.working());
   }
 
   /** The job is no longer on its worker; answers the worker that held it. */
@@ -189,7 +194,19 @@ export class ExternalWorkers {
     if (!w) return undefined;
     this.holders.delete(jobId);
     w.jobs.delete(jobId);
+    this.stopWorking(jobId);
     return w;
+  }
+
+  private stopWorking(jobId: string): void {
+    this.working.get(jobId)?.();
+    this.working.delete(jobId);
+  }
+
+  /** Whether a live worker passes `test`. */
+  anyLive(test: (w: ExternalWorker) => boolean): boolean {
+    for (const m of this.byEndpoint.values()) for (const w of m.values()) if (w.status === "live" && test(w)) return true;
+    return false;
   }
 
   holder(jobId: string): ExternalWorker | undefined {
@@ -228,7 +245,10 @@ export class ExternalWorkers {
     for (const id of ids) {
       for (const w of this.byEndpoint.get(id)?.values() ?? []) {
         w.timer?.();
-        for (const jobId of w.jobs) this.holders.delete(jobId);
+        for (const jobId of w.jobs) {
+          this.holders.delete(jobId);
+          this.stopWorking(jobId);
+        }
       }
       this.byEndpoint.delete(id);
     }

@@ -281,7 +281,10 @@ export class JobService {
     return new Promise((resolve) => {
       const current = jobs.get(jobId);
       if (done(current) || signal?.aborted) return resolve(current);
+      // A request held on virtual time: the auto clock may skip ahead for it.
+      const waiting = clock.activity.waiting();
       const finish = () => {
+        waiting();
         unwatch();
         clock.cancel(timer);
         signal?.removeEventListener("abort", finish);

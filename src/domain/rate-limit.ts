@@ -1,7 +1,6 @@
 import { EmulatorError } from "./errors.js";
 import { LOAD_BALANCER_OPERATION } from "./operations.js";
 import { LB_RATE_LIMIT_CONCURRENT_DEFAULT, LB_RATE_LIMIT_REQUESTS_DEFAULT, QUEUE_RATE_LIMITS, QUEUE_RATE_WINDOW_MS, REST_RATE_KEYS_MAX, REST_RATE_LIMIT_WINDOWS } from "./limits.js";
-import { RecentMap } from "./recent-map.js";
 
 /** What the limiters read the time from: the virtual clock. */
 export interface NowSource {
@@ -30,18 +29,23 @@ export interface RestDecision {
   exceeded: RestWindowReport | undefined;
 }
 
-interface KeyCounters {
-  starts: number[];
-  used: number[];
-}
-
 /**
  * The REST surface's quotas per API key: fixed windows aligned to the UTC minute, hour and day of
  * the virtual clock (the real service's example headers, `t=12`, `t=1812`, `t=45012`, are
  * consistent with that: each is the time to the next boundary). A refused request uses no quota.
+ *
+ * The counts of at most {@link REST_RATE_KEYS_MAX} keys are kept, in fixed tables of numbers, one
+ * slot per key: a new key past the bound takes the slot of the key counted first. A key costs no
+ * object of its own, so keys that come and go (open auth takes any) leave no garbage behind to
+ * grow the heap between collections.
  */
 export class RestRateLimiter {
-  private readonly counters = new RecentMap<string, KeyCounters>(REST_RATE_KEYS_MAX);
+  private readonly slotOf = new Map<string, number>();
+  private readonly keyAt: Array<string | undefined> = new Array<string | undefined>(REST_RATE_KEYS_MAX);
+  private next = 0;
+  /** Window starts and requests counted, `slot × windows + window`. */
+  private readonly starts: Float64Array;
+  private readonly used: Uint32Array;
   private readonly windows: ReadonlyArray<{ name: RestWindowName; ms: number; quota: number }>;
 
   constructor(
@@ -49,6 +53,13 @@ export class RestRateLimiter {
     quotas: Readonly<Record<RestWindowName, number>>,
   ) {
     this.windows = REST_RATE_LIMIT_WINDOWS.map((w) => ({ name: w.name, ms: w.ms, quota: quotas[w.name] }));
+    this.starts = new Float64Array(REST_RATE_KEYS_MAX * this.windows.length);
+    this.used = new Uint32Array(REST_RATE_KEYS_MAX * this.windows.length);
+  }
+
+  /** Keys counted now (at most {@link REST_RATE_KEYS_MAX}). */
+  get size(): number {
+    return this.slotOf.size;
   }
 
   /** Quota and length of each window (the static `RateLimit-Policy`). */
@@ -59,37 +70,51 @@ export class RestRateLimiter {
   /** Counts one request of `key` if every window has room; reports the windows either way. */
   take(key: string): RestDecision {
     const now = this.clock.now();
-    let c = this.counters.get(key);
-    if (!c) {
-      c = { starts: this.windows.map(() => -1), used: this.windows.map(() => 0) };
-      this.counters.set(key, c);
-    }
+    const base = this.slot(key) * this.windows.length;
     let allowed = true;
     for (let i = 0; i < this.windows.length; i++) {
       const w = this.windows[i]!;
       const start = now - (now % w.ms);
-      if (c.starts[i] !== start) {
-        c.starts[i] = start;
-        c.used[i] = 0;
+      if (this.starts[base + i] !== start) {
+        this.starts[base + i] = start;
+        this.used[base + i] = 0;
       }
-      if (c.used[i]! >= w.quota) allowed = false;
+      if (this.used[base + i]! >= w.quota) allowed = false;
     }
-    if (allowed) for (let i = 0; i < c.used.length; i++) c.used[i]!++;
+    if (allowed) for (let i = 0; i < this.windows.length; i++) this.used[base + i]!++;
     const windows = this.windows.map((w, i) => ({
       name: w.name,
       quota: w.quota,
       windowSeconds: w.ms / 1000,
-      remaining: Math.max(0, w.quota - c.used[i]!),
-      resetSeconds: Math.ceil((c.starts[i]! + w.ms - now) / 1000),
+      remaining: Math.max(0, w.quota - this.used[base + i]!),
+      resetSeconds: Math.ceil((this.starts[base + i]! + w.ms - now) / 1000),
     }));
     let exceeded: RestWindowReport | undefined;
     if (!allowed) for (const w of windows) if (w.remaining === 0 && (!exceeded || w.resetSeconds > exceeded.resetSeconds)) exceeded = w;
     return { allowed, windows, exceeded };
   }
 
+  /** The slot of `key`, a new one (counts at zero) for a key not counted. */
+  private slot(key: string): number {
+    let slot = this.slotOf.get(key);
+    if (slot !== undefined) return slot;
+    slot = this.next;
+    this.next = (slot + 1) % REST_RATE_KEYS_MAX;
+    const dropped = this.keyAt[slot];
+    if (dropped !== undefined) this.slotOf.delete(dropped);
+    this.keyAt[slot] = key;
+    this.slotOf.set(key, slot);
+    const base = slot * this.windows.length;
+    this.starts.fill(-1, base, base + this.windows.length);
+    this.used.fill(0, base, base + this.windows.length);
+    return slot;
+  }
+
   /** Forgets every count (emulator reset). */
   reset(): void {
-    this.counters.clear();
+    this.slotOf.clear();
+    this.keyAt.fill(undefined);
+    this.next = 0;
   }
 }
 

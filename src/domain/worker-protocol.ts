@@ -1,3 +1,4 @@
+import type { Release } from "./activity.js";
 import { afterStaging } from "./payload-staging.js";
 import type { VirtualClock } from "./clock.js";
 import { endpointNotFound } from "./endpoint.js";
@@ -52,12 +53,34 @@ export class WorkerProtocol {
   /** Refusals of job-take and job-stop waiting out WORKER_ERROR_DELAY_MS. */
   private readonly refusals: HeldPolls<string, undefined, undefined>;
   private closing = false;
+  /** Worker processes started and not heard from yet, by `endpointId/workerId`. */
+  private readonly expected = new Map<string, Release>();
 
   constructor(private readonly d: { clock: VirtualClock; jobs: JobStore; scheduler: Scheduler; transitions: Transitions; settings: ExternalWorkerSettings; log: Logger }) {
-    this.workers = new ExternalWorkers(d.clock.wall, d.settings, (w, jobIds) => this.lost(w, jobIds));
+    const { activity } = d.clock;
+    this.workers = new ExternalWorkers(d.clock.wall, d.settings, (w, jobIds) => this.lost(w, jobIds), activity);
     this.takes = new HeldPolls(d.clock.wall, () => []);
     this.stopChannel = new StopChannel(d.clock.wall);
     this.refusals = new HeldPolls(d.clock.wall, () => undefined);
+    // A job queued where a live worker process takes jobs waits on that process, not on a timer:
+    // real work, or its ttl would pass between the worker's result and its next job-take.
+    activity.addSource(() => this.workers.anyLive((w) => d.jobs.hasQueued(w.endpointId, w.lane) && d.scheduler.pool(w.endpointId)?.throttled === false));
+  }
+
+  /**
+   * A worker process was started for the endpoint: until it first calls (or `cancel` is called,
+   * its process having exited), it is starting, which is real work (see Activity). Returns `cancel`.
+   */
+  expect(endpointId: string, workerId: string): Release {
+    const key = `${endpointId}/${workerId}`;
+    this.expected.get(key)?.();
+    const release = this.d.clock.activity.working();
+    const cancel = () => {
+      release();
+      if (this.expected.get(key) === cancel) this.expected.delete(key);
+    };
+    this.expected.set(key, cancel);
+    return cancel;
   }
 
   /**
@@ -232,7 +255,9 @@ export class WorkerProtocol {
   }
 
   private touch(endpointId: string, workerId: string, contact: Contact): ExternalWorker {
-    return this.workers.touch(endpointId, workerId, this.d.clock.now(), contact);
+    const w = this.workers.touch(endpointId, workerId, this.d.clock.now(), contact);
+    if (this.expected.size > 0) this.expected.get(`${endpointId}/${workerId}`)?.();
+    return w;
   }
 
   private async held<T>(w: ExternalWorker, poll: Promise<T>): Promise<T> {
@@ -289,6 +314,8 @@ export class WorkerProtocol {
   }
 
   private releaseWorkerPolls(w: ExternalWorker): void {
+    // A stopped or lost worker takes nothing more: what is queued for it no longer waits on it.
+    this.d.clock.activity.changed();
     this.stopChannel.release(w);
     // Its held job-take, if any, ends empty: a stopped worker takes nothing.
     this.takes.release(w.endpointId, (req) => req.worker === w);
@@ -301,6 +328,7 @@ export class WorkerProtocol {
   }
 
   private lost(w: ExternalWorker, jobIds: string[]): void {
+    this.d.clock.activity.changed();
     this.stopChannel.forget(w);
     this.d.log.info(`worker ${w.id} of endpoint ${w.endpointId} is lost (${w.reason ?? "silent"})${jobIds.length ? `; its job(s) ${jobIds.join(", ")} go back to the queue` : ""}`);
     this.requeue(w, jobIds, `worker ${w.id} lost: ${w.reason ?? "silent"}`);

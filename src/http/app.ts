@@ -15,7 +15,7 @@ import { DirectRoutes } from "./direct.js";
 import { requestGate, serviceAdmission } from "./gate.js";
 import { RequestJournal } from "./journal.js";
 import { serveOpenApi } from "./openapi.js";
-import { logFailure, problemResponse, validationError } from "./problem.js";
+import { problemResponse, validationError } from "./problem.js";
 import { dashboardRoutes } from "./dashboard/index.js";
 import { controlRoutes } from "./routes/control/index.js";
 import { docsRoutes } from "./routes/control/docs.js";
@@ -48,7 +48,7 @@ export type App = OpenAPIHono<AppEnv> & { direct: DirectRoutes; loadBalancerDire
  */
 export function createApp(core: Core, info: AppInfo): App {
   const onError = (err: Error, c: Context<AppEnv>): Response => {
-    logFailure(core.log, c.req.method, c.req.path, err);
+    core.failures.failed(c.req.method, c.req.path, err);
     return problemResponse(c, err);
   };
   // The handlers matched for a request (the gate, a guard, the route) run as one link, which

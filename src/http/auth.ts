@@ -65,6 +65,9 @@ export function keyFromHeader(header: string | undefined, bareAllowed: boolean):
 }
 
 const unauthorized = (detail: string) => new EmulatorError("UNAUTHORIZED", detail);
+/** Where the keys come from, said with each 401: a client's key is set on one side, minipod's on the other. */
+const OPEN_KEYS = "any non-empty key is accepted: auth.keys of minipod's config is empty";
+const CONFIGURED_KEYS = "minipod accepts the keys listed in auth.keys of its config";
 
 /**
  * Where the steps before a route put the headers its answer carries, whatever the answer turns
@@ -83,12 +86,12 @@ export function authenticate(authorization: string | undefined, answer: HeaderSi
   const parsed = keys.parse(authorization, route.surface !== "rest");
   if ("problem" in parsed) {
     answer.header("www-authenticate", 'Bearer realm="minipod"');
-    throw unauthorized(parsed.problem);
+    throw unauthorized(`${parsed.problem}; ${keys.open ? OPEN_KEYS : CONFIGURED_KEYS}`);
   }
   const entry = keys.lookup(parsed.key);
   if (!entry) {
     answer.header("www-authenticate", 'Bearer realm="minipod", error="invalid_token"');
-    throw unauthorized("invalid API key");
+    throw unauthorized(`invalid API key: ${CONFIGURED_KEYS}`);
   }
   return { key: parsed.key, scopes: entry.scopes, rateLimitExempt: entry.rateLimitExempt, route };
 }

@@ -53,7 +53,7 @@ export function controlAuth(controlKey: string | undefined, page = false): Middl
           ? page
             ? "the dashboard needs the control key: open /?key=<controlKey> once in this browser"
             : `the control API needs the control key: send Authorization: Bearer <controlKey> or ${CONTROL_KEY_HEADER}: <controlKey>`
-          : "the control key is wrong",
+          : "the control key is wrong: it is controlKey of minipod's config",
       );
     }
     await next();

@@ -18,6 +18,7 @@ import type { LoadBalancers } from "../domain/load-balancer/balancer.js";
 import type { HandlerRegistry } from "../domain/handlers/registry.js";
 import type { OpenAiSettingsOf } from "../domain/openai/settings.js";
 import type { ApiKeys } from "./auth.js";
+import type { FailureLog } from "./problem.js";
 import type { AppEnv } from "./env.js";
 import type { ServicePaths } from "./surfaces.js";
 
@@ -51,6 +52,8 @@ export interface Core {
   /** Each endpoint's settings of the built-in OpenAI answers. */
   openAiSettings: OpenAiSettingsOf;
   log: Logger;
+  /** Logs the errors answered to requests: a full disk once per 10 s, saying what is full here. */
+  failures: FailureLog;
   /** Every job change, for live views (the dashboard's feed). */
   notifier: JobNotifier;
   /** Read-only job queries for the dashboard's listings; every change goes through `jobs`. */

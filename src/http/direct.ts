@@ -14,7 +14,7 @@ import { requestLogLine, type Admission } from "./gate.js";
 import type { RequestJournal } from "./journal.js";
 import { endWith, joined, type Body } from "./large-body.js";
 import { OFF_LOOP_BYTES, parseOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
-import { logFailure, problemAnswer, validationError } from "./problem.js";
+import { problemAnswer, validationError } from "./problem.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
 
 /**
@@ -102,7 +102,7 @@ export class DirectRoutes {
   private readonly log: Logger;
 
   constructor(
-    private readonly core: Pick<Core, "jobStore" | "faults" | "log" | "paths" | "bodies">,
+    private readonly core: Pick<Core, "jobStore" | "faults" | "log" | "failures" | "paths" | "bodies">,
     private readonly journal: RequestJournal,
     private readonly admit: Admission,
     /** The app's routes a request matches, in order (Hono's `RouterRoute` path of each), with the params of the last. */
@@ -270,7 +270,7 @@ export class DirectRoutes {
   }
 
   private fail(answer: Answer, err: unknown, method: string, path: string): void {
-    logFailure(this.log, method, path, err);
+    this.core.failures.failed(method, path, err);
     answer.problem(err);
   }
 

@@ -3,7 +3,7 @@ import { isIP } from "node:net";
 import { EmulatorError } from "../domain/errors.js";
 import type { Logger } from "../domain/logger.js";
 import { RecentMap } from "../domain/recent-map.js";
-import { problemAnswer } from "./problem.js";
+import { writeProblem } from "./problem.js";
 
 /** Names every minipod answers to: they can only lead to this machine. */
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
@@ -113,9 +113,7 @@ export function hostGuard(options: HostCheckOptions, log: Logger): (req: Incomin
       logged.add(host!);
       log.warn(`refused ${req.method} ${req.url?.split("?")[0]}: ${err.message}`);
     }
-    const { status, headers, body } = problemAnswer(err);
-    res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body), connection: "close" });
-    res.end(body);
+    writeProblem(res, err);
     return true;
   };
 }

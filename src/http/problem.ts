@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -88,6 +89,11 @@ function known(err: unknown): EmulatorError | undefined {
   return undefined;
 }
 
+/** `err` as the EmulatorError it is or stands for (a full disk, a malformed encoding); undefined for a fault of minipod's own. */
+export function asEmulatorError(err: unknown): EmulatorError | undefined {
+  return err instanceof EmulatorError ? err : known(err);
+}
+
 /** Turns anything thrown into a problem; unknown errors become 500 without leaking internals. */
 export function toProblem(thrown: unknown): { problem: Problem; retryAfter?: number | undefined } {
   const err = known(thrown) ?? thrown;
@@ -116,21 +122,43 @@ export function unexpected(err: unknown): boolean {
   return known(err) === undefined && !(err instanceof EmulatorError) && !(typeof err === "object" && err !== null && "getResponse" in err && "status" in err);
 }
 
-let storageFullLoggedAt = -Infinity;
+/** Where the database is kept, which the log line of a full disk names: a `--db` file, or memory bounded by `memory.databaseBytes`. */
+export type StorageSetup = { file: string } | { memoryBytes: number };
+
+/** Every how long a full disk is logged again (every write fails alike until space returns). */
+const STORAGE_FULL_LOG_MS = 10_000;
 
 /**
- * Logs an error answered to `method path`: a fault of minipod's own with its stack; a full disk
- * as one line at most every 10 s (every write fails alike until space returns).
+ * Logs the errors answered to requests (and the failed writes of a turn): a fault of minipod's
+ * own with its stack; a full disk as one line at most every 10 s, saying what is full in this
+ * setup (the disk of the `--db` file, or the in-memory database's `memory.databaseBytes`).
  */
-export function logFailure(log: Logger, method: string, path: string, err: unknown): void {
-  if (isStorageFull(err)) {
-    const now = performance.now();
-    if (now - storageFullLoggedAt < 10_000) return;
-    storageFullLoggedAt = now;
-    log.error(`the disk is full: writes fail and are answered 507 (first: ${method} ${path}); free space on the disk of the --db file, minipod goes on once there is room`);
-    return;
+export class FailureLog {
+  private storageFullAt = -Infinity;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly storage: StorageSetup,
+  ) {}
+
+  failed(method: string, path: string, err: unknown): void {
+    if (isStorageFull(err)) {
+      const now = performance.now();
+      if (now - this.storageFullAt < STORAGE_FULL_LOG_MS) return;
+      this.storageFullAt = now;
+      this.log.error(this.storageFullLine(`${method} ${path}`));
+      return;
+    }
+    if (unexpected(err)) this.log.error(`${method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
   }
-  if (unexpected(err)) log.error(`${method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
+
+  private storageFullLine(first: string): string {
+    if ("file" in this.storage) {
+      return `the disk is full: writes fail and are answered 507 (first: ${first}); free space on the disk that holds ${this.storage.file}, minipod goes on once there is room`;
+    }
+    const mib = (this.storage.memoryBytes / 1024 / 1024).toFixed(0);
+    return `the in-memory database is full (memory.databaseBytes, ${mib} MiB): writes fail and are answered 507 (first: ${first}); minipod goes on as results expire (30 min after completion) or are purged; raise memory.databaseBytes, or keep the state in a file with --db`;
+  }
 }
 
 /** The problem+json answer to `err`: status, headers and body text. */
@@ -141,6 +169,16 @@ export function problemAnswer(err: unknown): { status: number; headers: Record<s
   // No `Connection: close` on 413: a client still sending its body would then often see a reset
   // (EPIPE) instead of this answer. Node's server discards the unread rest without buffering it.
   return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+/**
+ * Answers a request refused on minipod's socket before any route (a Host not allowed, a write
+ * from another origin) with its problem+json, closing the connection: nothing of it is read.
+ */
+export function writeProblem(res: ServerResponse, err: unknown): void {
+  const { status, headers, body } = problemAnswer(err);
+  res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body), connection: "close" });
+  res.end(body);
 }
 
 /** OpenAI's `code` for the errors minipod itself answers on the OpenAI routes. */

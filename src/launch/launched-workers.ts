@@ -75,12 +75,18 @@ export class EmulatorWorkers {
       onStopping: () => {
         if (protocol.workers.get(spec.endpoint, workerId)) protocol.stopWorker(spec.endpoint, workerId);
       },
-      onExit: (reason) => protocol.workerExited(spec.endpoint, workerId, reason),
+      onExit: (reason) => {
+        starting();
+        protocol.workerExited(spec.endpoint, workerId, reason);
+      },
     });
+    // Until it first calls, the process is starting: real work the clock does not skip past.
+    const starting = protocol.expect(spec.endpoint, workerId);
     const key = `${spec.endpoint}/${workerId}`;
     this.running.add(proc);
     this.byWorker.set(key, proc);
     void proc.exited.then(() => {
+      starting();
       this.running.delete(proc);
       if (this.byWorker.get(key) === proc) this.byWorker.delete(key);
     });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { reaperOf } from "./reaper.js";
 
 /** Where the worker library finds minipod, for one worker of one endpoint. */
 export interface WorkerEnvOptions {
@@ -73,7 +74,8 @@ const LINE_MAX = 16 * 1024;
  * One worker process: started in a process group of its own (as a container is), its output
  * prefixed line by line, started again when it exits if asked, and stopped as a container is:
  * SIGTERM to the group, SIGKILL after the grace period. When the process exits, whatever it left
- * in its group (the worker library's heartbeat process) is killed with it.
+ * in its group (the worker library's heartbeat process) is killed with it; and so is the group
+ * when this process ends without stopping it (the reaper).
  */
 export class WorkerProcess {
   private child: ChildProcess | undefined;
@@ -108,6 +110,7 @@ export class WorkerProcess {
     this.startedAt = Date.now();
     const child = spawn(cmd, args, { cwd: this.o.cwd, env: this.o.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     this.child = child;
+    if (child.pid !== undefined) reaperOf.watch(child.pid);
     this.say(`started: ${this.o.command.join(" ")} (pid ${child.pid ?? "?"})`);
     pipeLines(child.stdout!, (l) => this.o.output(`[${this.o.workerId}] ${l}`, "stdout"));
     pipeLines(child.stderr!, (l) => this.o.output(`[${this.o.workerId}] ${l}`, "stderr"));
@@ -169,6 +172,7 @@ export class WorkerProcess {
     this.child = undefined;
     // The library's heartbeat runs in a process of its own, which outlives a killed main process.
     killGroup(child, "SIGKILL");
+    if (child.pid !== undefined) reaperOf.forget(child.pid);
     this.say(`exited ${signal ? `on ${signal}` : `with code ${code}`}`);
     this.o.onExit?.(`its process ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`);
     if (this.refreshing && !this.stopping) {

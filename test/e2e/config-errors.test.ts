@@ -33,13 +33,46 @@ describe("a config that breaks the start names the field", () => {
     expect(await refused({ endpoints: [{ id: "a", handler: "./five.js" }] }, { "five.js": "export default 5;" })).toContain(
       '  - endpoints[0].handler: cannot load ./five.js: it exports no function as default or as "handler"',
     );
-    expect(await refused({ endpoints: [{ id: "a", handler: "./boom.ts" }] }, { "boom.ts": 'throw new Error("no GPU here");' })).toContain(
-      "  - endpoints[0].handler: cannot load ./boom.ts: no GPU here",
-    );
+    // The module's own stack, naming the file, under the field.
+    const throwing = 'function init(): void {\n  throw new Error("no GPU here");\n}\ninit();\n';
+    const boom = await refused({ endpoints: [{ id: "a", handler: "./boom.ts" }] }, { "boom.ts": throwing, "package.json": '{ "type": "module" }' });
+    expect(boom).toContain("  - endpoints[0].handler: cannot load ./boom.ts (<dir>/boom.ts): it threw as it loaded: Error: no GPU here\n      at init (<dir>/boom.ts:2:9)\n");
+    expect(boom).not.toMatch(/node:internal|node_modules\/tsx|minipod\.js/);
+    // In a CommonJS package, tsx runs the compiled code from a data: URL: its frames name the file.
+    const compiled = await refused({ endpoints: [{ id: "a", handler: "./boom.ts" }] }, { "boom.ts": throwing });
+    expect(compiled).toContain("it threw as it loaded: Error: no GPU here\n      at init (<dir>/boom.ts)\n");
+    expect(compiled).not.toContain("data:");
+    const cjs = await refused({ endpoints: [{ id: "a", handler: "./boom.cjs" }] }, { "boom.cjs": 'require("./helper.cjs");\n', "helper.cjs": 'throw new TypeError("bad helper");\n' });
+    expect(cjs).toContain("  - endpoints[0].handler: cannot load ./boom.cjs (<dir>/boom.cjs): it threw as it loaded: TypeError: bad helper\n");
+    expect(cjs).toMatch(/\n {6}at .*<dir>\/helper\.cjs:1:\d+/);
     expect(await refused({ endpoints: [{ id: "a", handler: "nonsense" }] })).toContain(
       '  - endpoints[0].handler: unknown handler "nonsense": use one of echo, scripted, openai, external, a module path',
     );
     expect(await refused({ endpoints: [{ id: "a", handler: "http://[::1" }] })).toContain('  - endpoints[0].handler: "http://[::1" is not a valid URL for an HTTP worker');
+  });
+
+  it("every problem at once: a type error hides no handler, and every bad handler is named", async () => {
+    const printed = await refused({
+      endpoints: [
+        { id: "a", workersMax: "3", handler: "ecoh" },
+        { id: "b", handler: "./missing.ts" },
+        { id: "c", handler: "./five.js" },
+        { id: "d", handler: "scripted" },
+      ],
+      templates: [{ id: "t", name: "T", handler: "nonsense" }],
+      defaultHandler: "./gone.js",
+    }, { "five.js": "export default 5;" });
+    expect(printed).toContain("  - endpoints[0].workersMax: ");
+    expect(printed).toContain('  - endpoints[0].handler: unknown handler "ecoh": did you mean "echo"?');
+    expect(printed).toContain("  - endpoints[1].handler: cannot load ./missing.ts: no such file");
+    expect(printed).toContain('  - endpoints[2].handler: cannot load ./five.js: it exports no function as default or as "handler"');
+    expect(printed).toContain('  - templates[0].handler: unknown handler "nonsense"');
+    expect(printed).toContain("  - defaultHandler: cannot load ./gone.js: no such file");
+    expect(printed).not.toContain("endpoints[3]");
+    // A config that validates stops at its handlers all the same: each is named.
+    const valid = await refused({ endpoints: [{ id: "a", handler: "./x.ts" }, { id: "b", handler: "ecoh" }] });
+    expect(valid).toContain("  - endpoints[0].handler: cannot load ./x.ts: no such file");
+    expect(valid).toContain('  - endpoints[1].handler: unknown handler "ecoh"');
   });
 
   it("the example of such a message in docs/configuration.md is what minipod prints", async () => {
@@ -47,6 +80,21 @@ describe("a config that breaks the start names the field", () => {
     expect(markdown("docs/configuration.md")).toMatch(shown);
     const printed = await refused({ endpoints: [{ id: "a" }, { id: "b" }, { id: "gen", handler: "./handlers/gen.ts" }] });
     expect(printed.replaceAll("<dir>", "/home/me/project")).toMatch(shown);
+  });
+
+  it("the example of a module that throws in docs/configuration.md is what minipod prints", async () => {
+    const shown = markdown("docs/configuration.md").match(/^ {2}- endpoints\[0\]\.handler: cannot load \.\/gen\.ts [^]*?(?=\n```)/m)?.[0];
+    expect(shown).toBeDefined();
+    const printed = await refused(
+      { endpoints: [{ id: "gen", handler: "./gen.ts" }] },
+      {
+        "package.json": '{ "type": "module" }',
+        "model.ts": '// Loads the model once, as the worker starts.\nexport function loadModel(): never {\n  throw new Error("CUDA not found");\n}\n',
+        "gen.ts":
+          'import { loadModel } from "./model.ts";\n\nconst model = loadModel();\n\nexport default async function handler(input: { prompt: string }) {\n  return { text: String(model) + input.prompt };\n}\n',
+      },
+    );
+    expect(printed.replaceAll("<dir>", "/home/me/project")).toContain(shown);
   });
 
   it("a template's handler and defaultHandler", async () => {

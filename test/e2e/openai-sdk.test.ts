@@ -92,6 +92,23 @@ describe("the openai SDK against the real CLI", () => {
     expect((unknown as Error).message).toMatch(/^404 endpoint "nope" not found; the endpoints are "llm"/);
   });
 
+  it("a request past the bounds is a BadRequestError naming the field, and the process stays up", async () => {
+    const err = await client.embeddings.create({ model: "org/tiny-model", input: Array(100).fill("a"), dimensions: 65_536 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("dimensions");
+    expect((err as Error).message).toBe("400 'dimensions' must be an integer from 1 to 8192");
+    const many = await client.embeddings.create({ model: "org/tiny-model", input: Array(10_000).fill("a") }).catch((e: unknown) => e);
+    expect((many as Error).message).toMatch(/^400 Invalid 'input': array too long/);
+    const stream = await client.chat.completions.create({ model: "org/tiny-model", messages, stream: true, max_tokens: 10_000_000 }).catch((e: unknown) => e);
+    expect(stream).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((stream as Error).message).toMatch(/^400 This model's maximum context length is 32768 tokens\. However, you requested 10000005 tokens/);
+    // At the bound, answered whole: 2,048 vectors of 256 numbers, base64 as the SDK asks.
+    const at = await client.embeddings.create({ model: "org/tiny-model", input: Array.from({ length: 2048 }, (_, i) => `t${i}`), dimensions: 256 });
+    expect(at.data).toHaveLength(2048);
+    expect(at.data[2047]!.embedding).toHaveLength(256);
+    expect((await fetch(`${cli.url}/v2/llm/health`, { headers: { authorization: "Bearer k" } })).status).toBe(200);
+  });
+
   it("gets a 429 with Retry-After: a RateLimitError, or a retry that succeeds", async () => {
     const addFault = (times: number) =>
       fetch(`${cli.url}/_emulator/faults`, {

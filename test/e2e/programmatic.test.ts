@@ -1,6 +1,7 @@
 import runpodSdk from "runpod-sdk";
 import { describe, expect, it } from "vitest";
 import { createEmulator } from "../../src/index.js";
+import { startCli } from "../support/cli.js";
 
 describe("createEmulator", () => {
   it("serves on 127.0.0.1 and a free port, with a manual clock and handler functions", async () => {
@@ -56,10 +57,19 @@ describe("createEmulator", () => {
     expect([200, 404]).toContain((await held).status);
   });
 
-  it("reports a port in use clearly", async () => {
+  it("reports a port in use clearly, with the error's code and in the words of the API (the CLI's in the CLI)", async () => {
     const first = await createEmulator({});
     try {
-      await expect(createEmulator({ port: first.port })).rejects.toThrow(`port ${first.port} is already in use`);
+      const error = (await createEmulator({ port: first.port }).catch((e: unknown) => e)) as Error & { code?: string };
+      expect(error).toBeInstanceOf(Error);
+      expect(error.code).toBe("EADDRINUSE");
+      expect(error.message).toBe(`port ${first.port} of 127.0.0.1 is already in use; choose another port, or 0 for a free one`);
+      expect(error.message).not.toContain("--");
+      const cli = await startCli(["--port", String(first.port)], {}, { port: false }).then(
+        (c) => c.stop().then(() => ""),
+        (e: Error) => e.message,
+      );
+      expect(cli).toContain(`minipod: port ${first.port} of 127.0.0.1 is already in use; choose another with --port, or 0 for a free one`);
     } finally {
       await first.close();
     }

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, it } from "vitest";
 import { pythonPackageAvailable, run, venvWithPackage } from "../support/python-package.js";
 import { pythonEnv } from "../support/python.js";
@@ -40,7 +41,29 @@ async function runSuite(): Promise<{ cases: Case[]; output: string }> {
   }
   if (cases.length === 0) throw new Error(`pytest ran no test (exit ${code}):\n${output}`);
   cases.push(await readmeExample(python));
+  cases.push(await docsExample(python));
   return { cases, output };
+}
+
+/**
+ * docs/python.md's pytest examples, as written, in an empty project: the conftest.py, the test of
+ * the client (a 429, a ttl), and the per-test configuration (with python/tests/lb_server.py as
+ * the server.py it names).
+ */
+async function docsExample(python: string): Promise<Case> {
+  const name = "docs/python.md's pytest examples, in an empty project";
+  const [conftest, tests] = blocksOf("docs/python.md", "The pytest fixture", "python");
+  const [perTest] = blocksOf("docs/python.md", "Per-test configuration", "python");
+  if (!conftest?.text.includes("def minipod_config") || !tests?.text.includes("def test_")) return { name, failure: "docs/python.md's fixture example changed shape" };
+  // The fixture's examples run on its default clock: none moves time by hand.
+  if (/advance\(|clock/.test(tests.text)) return { name, failure: "docs/python.md's test of the client moves the clock by hand" };
+  const project = mkdtempSync(join(tmpdir(), "minipod-docs-pytest-"));
+  writeFileSync(join(project, "conftest.py"), conftest!.text);
+  writeFileSync(join(project, "test_client.py"), tests!.text);
+  writeFileSync(join(project, "test_per_test.py"), perTest!.text);
+  writeFileSync(join(project, "server.py"), readFileSync(fileURLToPath(new URL("../../python/tests/lb_server.py", import.meta.url)), "utf8"));
+  const { code, output } = await run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: project, env: pythonEnv({ PYTHONDONTWRITEBYTECODE: "1" }), wallMs: 120_000 });
+  return code === 0 && /4 passed/.test(output) ? { name } : { name, failure: `pytest in ${project} exited ${code}:\n${output}` };
 }
 
 /**

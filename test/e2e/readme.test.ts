@@ -1,61 +1,28 @@
 // The examples of README.md and docs/, run as a reader would run them against `npm start` (the real
-// CLI with the demo endpoints of emulator.config.json), so that none of them can go stale. The
-// manual clock stands in for the reader's patience: before each command the test runs the clock
-// until no job waits or runs. Each example is read from the file and section it stands in.
+// CLI with the demo endpoints of emulator.config.json, on its default clock), so that none of them
+// can go stale. Before each curl command the test runs the clock until no job waits or runs, as a
+// reader's patience would. Each example is read from the file and section it stands in.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HUB_TEST_FLAGS } from "../../src/cli/hub-test.js";
 import { EXPORT_FLAGS, FLAGS, WORKER_FLAGS, flagSyntax, type Flag } from "../../src/config/cli-args.js";
 import { parseConfig } from "../../src/compose/config.js";
-import { blocksOf, curlRequest, markdown, matchesShown, README, runUntilIdle, shellWords } from "../support/readme.js";
+import { blocksOf, curlRequest, DOC_URL, markdown, matchesShown, README, runExample, runUntilIdle, shellWords } from "../support/readme.js";
 import { workerEnv } from "../../src/launch/worker-process.js";
 import { startCli, type RunningCli } from "../support/cli.js";
 import { PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
 
-const DOC_URL = "http://127.0.0.1:8080";
 const BIN = fileURLToPath(new URL("../../bin/minipod.js", import.meta.url));
 const available = pythonAvailable();
-
-/** Runs a JavaScript example as a module with `runpod-sdk` and `minipod` resolved here, its console.log lines as JSON. */
-function runExample(
-  text: string,
-  url: string,
-  onStart: (done: () => boolean) => Promise<void> = async () => {},
-): Promise<{ code: number | null; printed: Array<Record<string, unknown>>; out: string; err: string }> {
-  const resolve = (name: string) => pathToFileURL(createRequire(import.meta.url).resolve(name)).href;
-  let script = text.replaceAll(DOC_URL, url);
-  for (const pkg of ["runpod-sdk", "openai", "ai", "@runpod/ai-sdk-provider"]) if (script.includes(`from "${pkg}"`)) script = script.replace(`from "${pkg}"`, `from ${JSON.stringify(resolve(pkg))}`);
-  script = script
-    .replace('from "minipod"', `from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL("../../dist/index.js", import.meta.url))).href)}`)
-    .replaceAll("console.log(", "__print(");
-  const file = join(mkdtempSync(join(tmpdir(), "minipod-readme-")), "example.mjs");
-  writeFileSync(file, `const __print = (v) => process.stdout.write(JSON.stringify(v) + "\\n");\n${script}\n`);
-  const proc = spawn(process.execPath, [file], { stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  let done = false;
-  const exited = new Promise<number | null>((resolve) => proc.once("exit", resolve)).then((code) => {
-    done = true;
-    return code;
-  });
-  return onStart(() => done).then(async () => {
-    const code = await exited;
-    const printed = out.trim().startsWith("{") ? out.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
-    return { code, printed, out, err };
-  });
-}
 
 describe("the README and docs/, run as written against npm start", () => {
   let cli: RunningCli;
   beforeAll(async () => {
-    cli = await startCli(["--clock", "manual"]);
+    cli = await startCli([]);
   });
   afterAll(async () => {
     expect(await cli.stop()).toBe(0);
@@ -76,10 +43,7 @@ describe("the README and docs/, run as written against npm start", () => {
 
   it("runs the runpod-sdk example, and it prints what its comments say", async () => {
     const [example] = blocksOf("README.md", "From JavaScript", "js");
-    // The stream's handler sleeps between words on the virtual clock: move it while the example runs.
-    const { code, printed, err } = await runExample(example!.text, cli.url, async (done) => {
-      for (let i = 0; i < 2000 && !done(); i++) await cli.advance(50);
-    });
+    const { code, printed, err } = await runExample(example!.text, cli.url);
     expect(code, err).toBe(0);
     expect(printed).toEqual([
       expect.objectContaining({ status: "COMPLETED", output: { prompt: "hello" } }),
@@ -97,10 +61,7 @@ describe("the README and docs/, run as written against npm start", () => {
     const examples = blocksOf("docs/openai.md", "OpenAI-compatible routes", "js");
     expect(examples).toHaveLength(2);
     for (const example of examples) {
-      // The built-in handler waits tokenDelayMs of virtual time before each token: move the clock while the example runs.
-      const { code, out, err } = await runExample(example.text, cli.url, async (done) => {
-        for (let i = 0; i < 4000 && !done(); i++) await cli.advance(20);
-      });
+      const { code, out, err } = await runExample(example.text, cli.url);
       expect(code, err).toBe(0);
       expect(out.trim().split(/\s+/).length, out).toBeGreaterThan(4);
     }

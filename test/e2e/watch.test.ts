@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,6 +93,58 @@ describe.skipIf(!pythonAvailable())("minipod worker --watch", { timeout: 60_000 
       await eventually(() => (/handler\.py changed: restarting the worker\(s\)/.test(err) ? true : undefined), 10_000, "the restart");
       expect(await runsync()).toEqual({ v: "two" });
     } finally {
+      child.kill("SIGTERM");
+      await exited;
+    }
+  });
+  it("ignores the files the worker writes beside its code (logs, databases, caches) and restarts once per edit of its source", async () => {
+    emu = await createEmulator({ clock: "real", config: { endpoints: [{ id: "py", handler: "external" }], externalWorkers: { pingIntervalMs: 1000 } } });
+    const dir = mkdtempSync(join(tmpdir(), "minipod-wwatch-"));
+    const handler = (v: string) => `import runpod\n\ndef handler(job):\n    return {"v": "${v}"}\n\nrunpod.serverless.start({"handler": handler})\n`;
+    writeFileSync(join(dir, "handler.py"), handler("one"));
+    mkdirSync(join(dir, "__pycache__"));
+    mkdirSync(join(dir, "logs"));
+    const child = spawn(process.execPath, [BIN, "worker", "--url", emu.url, "--watch", "--", PYTHON, "-u", "handler.py"], {
+      cwd: dir,
+      env: { ...process.env, ...pythonEnv() },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.stdout.resume();
+    const exited = new Promise((r) => child.once("exit", r));
+    // What a worker and the tools around it write while it runs: every 50 ms, all along.
+    let writes = 0;
+    const writer = setInterval(() => {
+      writes++;
+      appendFileSync(join(dir, "worker.log"), `line ${writes}\n`);
+      appendFileSync(join(dir, "mp.log"), `line ${writes}\n`);
+      appendFileSync(join(dir, "logs", "run.txt"), `line ${writes}\n`);
+      writeFileSync(join(dir, "jobs.sqlite"), `state ${writes}`);
+      writeFileSync(join(dir, "__pycache__", "handler.cpython-311.pyc"), `${writes}`);
+      writeFileSync(join(dir, "output.json"), JSON.stringify({ writes }));
+    }, 50);
+    const restarts = () => err.match(/changed: restarting the worker\(s\)/g)?.length ?? 0;
+    try {
+      const runsync = async () => {
+        const res = await fetch(`${emu!.url}/v2/py/runsync?wait=60000`, { method: "POST", headers: AUTH, body: JSON.stringify({ input: {} }), signal: AbortSignal.timeout(30_000) });
+        return ((await res.json()) as { output?: unknown }).output;
+      };
+      expect(await runsync()).toEqual({ v: "one" });
+      // A window of 40 writes of each file with the worker running.
+      const from = writes;
+      await eventually(() => (writes >= from + 40 ? true : undefined), 20_000, "40 more writes");
+      writeFileSync(join(dir, "handler.py"), handler("two"));
+      // The old process gone and the new one started: the next job runs the new code.
+      await eventually(() => (restarts() > 0 && (err.match(/minipod: started: /g)?.length ?? 0) >= 2 ? true : undefined), 20_000, "the restart");
+      expect(await runsync(), err).toEqual({ v: "two" });
+      const after = writes;
+      await eventually(() => (writes >= after + 20 ? true : undefined), 20_000, "20 more writes");
+      // One restart, for the edit of the handler alone; none for what was written beside it.
+      expect(err.match(/minipod worker: .* changed: restarting the worker\(s\)/g)).toEqual(["minipod worker: handler.py changed: restarting the worker(s)"]);
+      expect(err.match(/minipod: started: /g)).toHaveLength(2);
+    } finally {
+      clearInterval(writer);
       child.kill("SIGTERM");
       await exited;
     }

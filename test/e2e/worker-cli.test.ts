@@ -149,6 +149,10 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     expect(await none.exited).toBe(2);
     expect(none.out()).toMatch(/no command to run: put it after --/);
 
+    const misspelt = launch(["--url", cli.url, "--endpont", "ext", "--", PYTHON, HANDLER]);
+    expect(await misspelt.exited).toBe(2);
+    expect(misspelt.out()).toMatch(/minipod: unknown flag --endpont: did you mean --endpoint\?\n\nUsage: minipod worker/);
+
     const simulated = launch(["--url", cli.url, "--endpoint", "sim", "--", PYTHON, HANDLER]);
     expect(await simulated.exited).toBe(2);
     expect(simulated.out()).toMatch(/endpoint "sim" is not served by worker processes.*"handler": "external": ext/);

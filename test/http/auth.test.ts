@@ -30,6 +30,34 @@ describe("authentication", () => {
   });
 });
 
+describe("a 401 says where the keys minipod accepts are configured", () => {
+  let e: InProcess;
+  afterEach(() => e.close());
+  const detail = async (path: string, authorization: string) => {
+    const res = await e.get<{ detail: string }>(path, { authorization });
+    expect(res.status).toBe(401);
+    return res.body.detail;
+  };
+
+  it("open auth: any non-empty key, while auth.keys is empty", async () => {
+    e = await inProcess({ config: { endpoints } });
+    for (const path of ["/v2/echo/health", "/v2/pods"]) {
+      expect(await detail(path, "")).toMatch(/any non-empty key is accepted: auth\.keys of minipod's config is empty/);
+    }
+  });
+
+  it("keys configured: those of auth.keys in minipod's config", async () => {
+    e = await inProcess({ config: { endpoints, auth: { keys } } });
+    expect(await detail("/v2/echo/health", "Bearer wrong-key")).toBe("invalid API key: minipod accepts the keys listed in auth.keys of its config");
+    expect(await detail("/v2/echo/health", "")).toMatch(/^missing API key: send Authorization: Bearer <key>; minipod accepts the keys listed in auth\.keys of its config$/);
+  });
+
+  it("the control key: controlKey of minipod's config", async () => {
+    e = await inProcess({ config: { endpoints, controlKey: "ck" } });
+    expect(await detail("/_emulator/clock", "Bearer nope")).toBe("the control key is wrong: it is controlKey of minipod's config");
+  });
+});
+
 describe("auth configuration", () => {
   const invalid = async (config: unknown) => {
     try {

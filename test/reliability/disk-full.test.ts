@@ -88,3 +88,57 @@ describe("the in-memory database's bound (memory.databaseBytes)", () => {
     expect((await run(2 * 1024 * 1024)).status).toBe(200);
   });
 });
+
+describe("a full database through GraphQL", () => {
+  const mutation = (readmeBytes: number, name: string) =>
+    JSON.stringify({ query: `mutation ($readme: String) { saveTemplate(input: { name: "${name}", imageName: "me/x:1", readme: $readme }) { id } }`, variables: { readme: "R".repeat(readmeBytes) } });
+
+  it("answers a mutation 507 with Retry-After, as REST does, and logs one line naming the --db file, no stack", async () => {
+    dir = mkdtempSync(join(tmpdir(), "minipod-full-"));
+    const lines: string[] = [];
+    const file = join(dir, "state.db");
+    const { core, app } = await buildEmulator({ clock: "manual", db: file, logLevel: "error", log: (line: string) => lines.push(line) });
+    close = () => core.close();
+    const gql = (body: string) => app.request("http://minipod.test/graphql", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body });
+    expect((await gql(mutation(10, "before"))).status).toBe(200);
+
+    core.db.pragma(`max_page_count = ${core.db.pragma("page_count", { simple: true }) as number}`);
+    for (let i = 0; i < 3; i++) {
+      const full = await gql(mutation(200_000, `full-${i}`));
+      expect(full.status).toBe(507);
+      expect(full.headers.get("retry-after")).toBe("5");
+      const problem = (await full.json()) as { title: string; detail: string };
+      expect(problem.title).toBe("Insufficient Storage");
+      expect(problem.detail).toMatch(/the disk is full.*nothing of this request was kept/);
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("the disk is full: writes fail and are answered 507 (first: POST /graphql)");
+    expect(lines[0]).toContain(`free space on the disk that holds ${file}`);
+    expect(lines.join("\n")).not.toMatch(/internal error|at .*\.[jt]s:\d+/);
+
+    core.db.pragma("max_page_count = 1073741823");
+    const after = (await (await gql(mutation(200_000, "after"))).json()) as { data: { saveTemplate: { id: string } } };
+    expect(after.data.saveTemplate.id).toBeTruthy();
+    const names = ((await (await app.request("http://minipod.test/v1/templates", { headers: { authorization: "Bearer test-key" } })).json()) as Array<{ name: string }>).map((t) => t.name);
+    expect(names.sort()).toEqual(["after", "before"]);
+  });
+
+  it("without --db, the log line speaks of the in-memory database's memory.databaseBytes", async () => {
+    const lines: string[] = [];
+    const { core, app } = await buildEmulator({
+      clock: "manual",
+      logLevel: "error",
+      log: (line: string) => lines.push(line),
+      config: { memory: { databaseBytes: 16 * 1024 * 1024 }, journal: { maxEntries: 0 } },
+    });
+    close = () => core.close();
+    const gql = (body: string) => app.request("http://minipod.test/graphql", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body });
+    const statuses: number[] = [];
+    for (let i = 0; i < 30 && !statuses.includes(507); i++) statuses.push((await gql(mutation(900_000, `t${i}`))).status);
+    expect(statuses).toContain(507);
+    expect(statuses.filter((s) => s !== 200 && s !== 507)).toEqual([]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("the in-memory database is full (memory.databaseBytes, 16 MiB): writes fail and are answered 507 (first: POST /graphql)");
+    expect(lines[0]).not.toContain("disk");
+  });
+});

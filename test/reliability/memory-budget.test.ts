@@ -84,7 +84,7 @@ describe("memory: per-key and per-worker state is bounded", () => {
   it("REST quota counters: at most REST_RATE_KEYS_MAX keys, the first counted leaving first", () => {
     const limiter = new RestRateLimiter({ now: () => 0 }, { minute: 60, hour: 3000, day: 50_000 });
     for (let i = 0; i < 40_000; i++) limiter.take(`key-${i}`);
-    expect((limiter as unknown as { counters: { size: number } }).counters.size).toBe(REST_RATE_KEYS_MAX);
+    expect(limiter.size).toBe(REST_RATE_KEYS_MAX);
     // A key still counted keeps its count.
     const last = limiter.take("key-39999");
     expect(last.windows[0]!.remaining).toBe(58);

@@ -14,9 +14,9 @@ export interface RunningCli {
   advance(ms: number): Promise<void>;
 }
 
-/** Starts the real CLI (`bin/minipod.js`) on port 0 and waits for the banner's URL. */
-export async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunningCli> {
-  const proc = spawn(process.execPath, [BIN, "--port", "0", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+/** Starts the real CLI (`bin/minipod.js`) on port 0 (unless `port: false`: the args give it) and waits for the banner's URL. */
+export async function startCli(args: string[], env: NodeJS.ProcessEnv = {}, o: { port?: boolean } = {}): Promise<RunningCli> {
+  const proc = spawn(process.execPath, [BIN, ...(o.port === false ? [] : ["--port", "0"]), ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));

@@ -1,6 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** The documentation as a reader sees it: fenced blocks under their heading. */
 export interface Block {
@@ -11,6 +14,9 @@ export interface Block {
 }
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Where the documentation's examples say minipod listens (`npm start`). */
+export const DOC_URL = "http://127.0.0.1:8080";
 
 /** The markdown files the tests read: README.md and every page of docs/, by path from the root. */
 export const DOC_FILES: readonly string[] = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
@@ -97,4 +103,25 @@ export function matchesShown(shown: string, answer: string, id: string | undefin
 export async function runUntilIdle(url: string): Promise<void> {
   const res = await fetch(`${url}/_emulator/run-until-idle`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
   if (res.status !== 200) throw new Error(`run-until-idle answered ${res.status}: ${await res.text()}`);
+}
+
+/** Runs a JavaScript example as a module with `runpod-sdk` and `minipod` resolved here, its console.log lines as JSON. */
+export function runExample(text: string, url: string): Promise<{ code: number | null; printed: Array<Record<string, unknown>>; out: string; err: string }> {
+  const resolve = (name: string) => pathToFileURL(createRequire(import.meta.url).resolve(name)).href;
+  let script = text.replaceAll(DOC_URL, url);
+  for (const pkg of ["runpod-sdk", "openai", "ai", "@runpod/ai-sdk-provider", "hono"]) if (script.includes(`from "${pkg}"`)) script = script.replace(`from "${pkg}"`, `from ${JSON.stringify(resolve(pkg))}`);
+  script = script
+    .replace('from "minipod"', `from ${JSON.stringify(pathToFileURL(join(ROOT, "dist/index.js")).href)}`)
+    .replaceAll("console.log(", "__print(");
+  const file = join(mkdtempSync(join(tmpdir(), "minipod-readme-")), "example.mjs");
+  writeFileSync(file, `const __print = (v) => process.stdout.write(JSON.stringify(v) + "\\n");\n${script}\n`);
+  const proc = spawn(process.execPath, [file], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  return new Promise<number | null>((resolve) => proc.once("exit", resolve)).then((code) => {
+    const printed = out.trim().startsWith("{") ? out.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+    return { code, printed, out, err };
+  });
 }

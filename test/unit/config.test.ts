@@ -57,7 +57,10 @@ describe("command line", () => {
   it("refuses bad flags with a message naming them", () => {
     expect(() => parseCli(["--port", "x"], {})).toThrow(/--port must be an integer/);
     expect(() => parseCli(["--clock", "fast"], {})).toThrow(/--clock must be "real" or "manual"/);
-    expect(() => parseCli(["--bogus"], {})).toThrow(/Unknown option '--bogus'/);
+    expect(() => parseCli(["--bogus"], {})).toThrow(/^unknown flag --bogus\n\nUsage: minipod/);
+    expect(() => parseCli(["--prot", "0"], {})).toThrow(/^unknown flag --prot: did you mean --port\?\n\nUsage: minipod/);
+    expect(() => parseCli(["--clok=manual"], {})).toThrow(/^unknown flag --clok: did you mean --clock\?/);
+    expect(() => parseCli(["-x"], {})).toThrow(/^unknown flag -x\n/);
     expect(() => parseCli(["--speed=-2"], {})).toThrow(/--speed must be a positive number/);
   });
 });

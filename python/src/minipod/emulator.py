@@ -14,79 +14,45 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any, Deque, Dict, List, Mapping, Optional, Union
+from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence, Union
 
 from ._launch import find_cli, find_node
+from ._control import Control
+from ._faults import Faults
 from .errors import MinipodError
-from .worker import Handler, Worker, start_worker
+from .worker import Handler, Worker, start_scaled_workers, start_worker
 
 Config = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 
 #: The first line minipod writes on stdout once it listens (see docs/python.md).
 _READY = re.compile(r"^minipod \S+ listening on (http://\S+)")
+#: The clocks minipod has (`--clock`).
+CLOCKS = ("auto", "real", "manual")
 #: What a job's final statuses are (a wait for another one ends when the job reaches one of these).
 FINAL_STATUSES = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
 
 
-class Faults:
-    """The fault rules of a running minipod (`/_emulator/faults`): see docs/control-api.md#fault-injection."""
-
-    def __init__(self, emulator: "Emulator") -> None:
-        self._emulator = emulator
-
-    def add(
-        self,
-        fault: Mapping[str, Any],
-        *,
-        endpoint: Optional[str] = None,
-        operation: Optional[str] = None,
-        times: Optional[int] = None,
-        probability: Optional[float] = None,
-        after: Optional[int] = None,
-    ) -> Dict[str, Any]:
-        """
-        Adds a rule and answers it with its `id`: e.g. `add({"type": "http", "status": 429, "retryAfter": 1},
-        operation="run", times=1)`. An unknown operation or fault type raises MinipodError naming the
-        nearest valid one.
-        """
-        rule: Dict[str, Any] = {"fault": dict(fault)}
-        for key, value in (("endpoint", endpoint), ("operation", operation), ("times", times), ("probability", probability), ("after", after)):
-            if value is not None:
-                rule[key] = value
-        return self._emulator._call("POST", "/_emulator/faults", rule)
-
-    def list(self) -> List[Dict[str, Any]]:
-        """Every rule, with how often it matched and fired."""
-        return self._emulator._call("GET", "/_emulator/faults")["faults"]
-
-    def remove(self, rule_id: str) -> None:
-        """Removes one rule by its id."""
-        self._emulator._call("DELETE", f"/_emulator/faults/{urllib.parse.quote(rule_id, safe='')}")
-
-    def clear(self) -> int:
-        """Removes every rule; answers how many there were."""
-        return int(self._emulator._call("DELETE", "/_emulator/faults")["removed"])
-
-
-class Emulator:
+class Emulator(Control):
     """
     minipod in a child process, on a free port of 127.0.0.1, for tests and scripts::
 
-        with Emulator(config={"endpoints": [{"id": "echo", "handler": "echo"}]}, clock="manual") as emu:
+        with Emulator(config={"endpoints": [{"id": "echo", "handler": "echo"}]}) as emu:
             runpod.endpoint_url_base = emu.v2_url
             ...
 
     `config` is a dict (the content of an emulator.config.json; relative handler paths are read
     from the current directory), a path to such a file, or None (./emulator.config.json when there
-    is one, else minipod's demo endpoints). `clock` is "real" (time follows the wall clock, `speed`
-    times faster) or "manual" (time moves only on `advance`). It needs Node.js 20 or later and
-    minipod's command line (found as `find_cli` says; `cli=` or MINIPOD_CLI name it).
+    is one, else minipod's demo endpoints). `clock` is "auto" (the default: time follows the wall
+    clock, and skips to the next timer whenever a client waits and nothing runs on real time),
+    "real" (time follows the wall clock, `speed` times faster) or "manual" (time moves only on
+    `advance`). It needs Node.js 20 or later and minipod's command line (found as `find_cli` says;
+    `cli=` or MINIPOD_CLI name it).
     """
 
     def __init__(
         self,
         config: Config = None,
-        clock: str = "real",
+        clock: str = "auto",
         *,
         speed: Optional[float] = None,
         cli: Optional[str] = None,
@@ -94,8 +60,8 @@ class Emulator:
         log_level: str = "warn",
         start_timeout: float = 60.0,
     ) -> None:
-        if clock not in ("real", "manual"):
-            raise MinipodError(f'clock must be "real" or "manual", got {clock!r}')
+        if clock not in CLOCKS:
+            raise MinipodError(f"clock must be one of {', '.join(CLOCKS)}; got {clock!r}")
         self._config = config
         self._clock = clock
         self._speed = speed
@@ -119,16 +85,31 @@ class Emulator:
             return self
         node = find_node(self._node)
         self._launcher = find_cli(node, self._cli)
-        cmd = [*self._launcher, "--port", "0", "--host", "127.0.0.1", "--clock", self._clock, "--log-level", self._log_level]
+        # --exit-on-stdin-close: minipod ends when this process does, however it ends (the pipe of
+        # its stdin, held here, closes then), so a test run killed with SIGKILL leaves no server.
+        cmd = [*self._launcher, "--port", "0", "--host", "127.0.0.1", "--clock", self._clock, "--log-level", self._log_level, "--exit-on-stdin-close"]
         if self._speed is not None:
             cmd += ["--speed", str(self._speed)]
         config_file = self._config_file()
         if config_file is not None:
             cmd += ["--config", config_file]
         try:
-            self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self._process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         except OSError as e:
+            self._remove_tmp()
             raise MinipodError(f"cannot run {' '.join(cmd[:2])}: {e}") from e
+        try:
+            self._url = self._wait_ready(cmd)
+        finally:
+            # minipod has read its config once it listens (or has stopped): the file is not needed
+            # any more, and nothing is left in the temp folder should this process be killed.
+            self._remove_tmp()
+        atexit.register(self.stop)
+        return self
+
+    def _wait_ready(self, cmd: List[str]) -> str:
+        """minipod's URL once it listens; raises MinipodError with what it said when it stops first."""
+        assert self._process is not None
         ready = threading.Event()
         found: List[str] = []
 
@@ -151,9 +132,7 @@ class Emulator:
             time.sleep(0.05)  # lets the reader keep the last lines minipod wrote
             tail = "\n".join(list(self._stderr)[-20:]) or "(nothing on stderr)"
             raise MinipodError(f"minipod did not start ({' '.join(cmd)}):\n{tail}")
-        self._url = found[0]
-        atexit.register(self.stop)
-        return self
+        return found[0]
 
     def stop(self) -> None:
         """Stops the workers started here, then minipod (SIGTERM, then SIGKILL after 10 s). Safe to call twice."""
@@ -168,9 +147,8 @@ class Emulator:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(5)
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        _close_stdin(process)
+        self._remove_tmp()
 
     def __enter__(self) -> "Emulator":
         return self.start()
@@ -184,6 +162,13 @@ class Emulator:
         if self._url is None or self._process is None:
             raise MinipodError("minipod is not running: use `with Emulator(...) as emu:` or call start() first")
         return self._url
+
+    @property
+    def pid(self) -> int:
+        """The process id of minipod's process."""
+        if self._process is None:
+            raise MinipodError("minipod is not running: use `with Emulator(...) as emu:` or call start() first")
+        return self._process.pid
 
     @property
     def v2_url(self) -> str:
@@ -209,23 +194,37 @@ class Emulator:
         return self._call("POST", "/_emulator/clock/advance", {"ms": ms})
 
     def run_until_idle(self) -> Dict[str, Any]:
-        """Advances timer by timer until no job waits or runs (at most 7 virtual days)."""
+        """
+        Advances timer by timer until no job waits or runs (at most 7 virtual days); a job on a
+        worker process is waited for, never moved past.
+        """
         return self._call("POST", "/_emulator/run-until-idle", {})
 
     def wait_for_job(self, endpoint: str, job_id: str, status: str = "COMPLETED", within_ms: int = 3_600_000) -> Dict[str, Any]:
         """
-        The job (as /status shows it) once it reaches `status`. On the manual clock minipod advances
-        time timer by timer; on the real clock it waits. Raises MinipodError when the job ends
-        otherwise, is unknown, or `within_ms` virtual ms pass first. Jobs of worker processes run in
-        wall time: on the manual clock, wait for those with the client (`run_sync`, `status`).
+        The job (as /status shows it) once it reaches `status`. On the auto clock time skips ahead
+        while it waits, on the manual clock minipod advances it timer by timer, on the real clock it
+        waits; never past a job that a worker process runs, whose end it waits for instead. Raises
+        MinipodError when the job ends otherwise, is unknown, or `within_ms` virtual ms pass first.
         """
-        wall = 60.0 + (within_ms / 1000.0 / (self._speed or 1.0) if self._clock == "real" else 0.0)
+        # A worker process's job takes wall time on every clock: up to `within_ms` of it.
+        wall = 60.0 + within_ms / 1000.0
         path = f"/_emulator/endpoints/{urllib.parse.quote(endpoint, safe='')}/jobs/{urllib.parse.quote(job_id, safe='')}/wait"
         return self._call("POST", path, {"status": status, "withinMs": within_ms}, timeout=wall)
 
-    def requests(self, endpoint: Optional[str] = None, operation: Optional[str] = None, status: Optional[int] = None, limit: Optional[int] = None) -> Dict[str, Any]:
-        """The request journal, `{requests, count}`, newest last; filtered as GET /_emulator/requests is."""
-        query = {k: v for k, v in (("endpoint", endpoint), ("operation", operation), ("status", status), ("limit", limit)) if v is not None}
+    def requests(
+        self,
+        endpoint: Optional[str] = None,
+        operation: Optional[str] = None,
+        status: Optional[int] = None,
+        limit: Optional[int] = None,
+        worker: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """
+        The request journal, `{requests, count}`, newest last; filtered as GET /_emulator/requests
+        is (`worker="exclude"` leaves out the worker protocol's requests, `"only"` keeps them alone).
+        """
+        query = {k: v for k, v in (("endpoint", endpoint), ("operation", operation), ("status", status), ("limit", limit), ("worker", worker)) if v is not None}
         return self._call("GET", "/_emulator/requests" + (f"?{urllib.parse.urlencode(query)}" if query else ""))
 
     def events(self, job_id: str) -> List[Dict[str, Any]]:
@@ -236,6 +235,7 @@ class Emulator:
         """Worker processes minipod has heard from (GET /_emulator/workers)."""
         query = f"?{urllib.parse.urlencode({'endpoint': endpoint})}" if endpoint else ""
         return self._call("GET", f"/_emulator/workers{query}")["workers"]
+
 
     # -- workers --------------------------------------------------------------------------------
 
@@ -263,6 +263,27 @@ class Emulator:
         self._workers.append(worker)
         return worker
 
+    def scale_workers(
+        self,
+        command: Optional[Sequence[str]] = None,
+        *,
+        script: Optional[Union[str, "os.PathLike[str]"]] = None,
+        endpoint: Optional[str] = None,
+        env: Optional[Mapping[str, str]] = None,
+        python: Optional[str] = None,
+        timeout: float = 30.0,
+    ) -> Worker:
+        """
+        Worker processes of a load-balancing endpoint (`"type": "LOAD_BALANCER"`, `"handler":
+        "external"`), started and stopped as its pool scales (workersMin..workersMax on
+        REQUEST_COUNT, an idle one stopped after idleTimeout), as `scaleWorkers` does in JavaScript:
+        each runs `command` (or `python script`), an HTTP server on the port given in `PORT`.
+        Answers once minipod's scaler drives them; `stop()` ends them, as the Emulator's stop does.
+        """
+        worker = start_scaled_workers(self, command=command, script=script, endpoint=endpoint, env=env, python=python, timeout=timeout)
+        self._workers.append(worker)
+        return worker
+
     # -- internals ------------------------------------------------------------------------------
 
     def _config_file(self) -> Optional[str]:
@@ -284,6 +305,12 @@ class Emulator:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait(5)
+        _close_stdin(process)
+
+    def _remove_tmp(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
 
     def _call(self, method: str, path: str, body: Any = None, timeout: float = 60.0) -> Any:
         data = None if body is None else json.dumps(body).encode()
@@ -298,12 +325,20 @@ class Emulator:
                 detail = json.loads(detail).get("detail", detail)
             except ValueError:
                 pass
-            raise MinipodError(f"{method} {path}: {e.code} {detail}") from None
+            raise MinipodError(f"{method} {path}: {e.code} {detail}", status=e.code) from None
         except (urllib.error.URLError, OSError) as e:
             exited = self._process is None or self._process.poll() is not None
             why = "minipod has exited:\n" + "\n".join(list(self._stderr)[-20:]) if exited else str(e)
             raise MinipodError(f"{method} {path}: {why}") from None
         return json.loads(text) if text else None
+
+
+def _close_stdin(process: "Optional[subprocess.Popen[str]]") -> None:
+    if process is not None and process.stdin is not None:
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
 
 
 def _absolute_handlers(config: Dict[str, Any]) -> Dict[str, Any]:

@@ -9,7 +9,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Union
 
 from .errors import MinipodError
 
@@ -21,9 +21,13 @@ Handler = Union[Callable[..., Any], str, None]
 
 
 class Worker:
-    """A `minipod worker -- python ...` process of one endpoint; `output` holds the lines it wrote."""
+    """
+    A `minipod worker -- python ...` process of one endpoint (`worker_id` is None when it follows a
+    load-balancing endpoint's scaler, which names each process it starts); `output` holds the lines
+    it wrote.
+    """
 
-    def __init__(self, process: "subprocess.Popen[str]", endpoint: str, worker_id: str) -> None:
+    def __init__(self, process: "subprocess.Popen[str]", endpoint: str, worker_id: Optional[str]) -> None:
         self.process = process
         self.endpoint = endpoint
         self.worker_id = worker_id
@@ -49,6 +53,21 @@ class Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+
+    def _wait_until(self, ready: Callable[[], bool], timeout: float) -> "Worker":
+        """This worker once `ready()` holds; raises MinipodError with its last lines when it exits or `timeout` s pass first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.running:
+                time.sleep(0.1)
+                raise MinipodError("the worker exited before it took jobs:\n" + "\n".join(self.output[-30:]))
+            if ready():
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise MinipodError(f"the worker did not start within {timeout} s:\n" + "\n".join(self.output[-30:]))
 
 
 def handler_reference(handler: Handler) -> str:
@@ -108,21 +127,49 @@ def start_worker(
     elif endpoint not in endpoints:
         raise MinipodError(f'endpoint {endpoint!r} is not served by worker processes; give it "handler": "external" in the config (those that are: {", ".join(endpoints) or "none"})')
     worker_id = worker_id or f"py-{uuid.uuid4().hex[:10]}"
-    run_env = {**os.environ, **(env or {})}
+    worker = _launch(emulator, endpoint, ["--worker-id", worker_id], child, env, {"MINIPOD_HANDLER_OPTIONS": json.dumps(dict(options or {}))}, worker_id)
+
+    def polling() -> bool:
+        seen = [w for w in emulator.workers(endpoint) if w["id"] == worker_id]
+        return bool(seen) and seen[0]["state"] not in ("lost", "stopped") and (seen[0]["openPolls"] > 0 or bool(seen[0]["jobIds"]))
+
+    return worker._wait_until(polling, timeout)
+
+
+def start_scaled_workers(
+    emulator: "Emulator",
+    *,
+    command: Optional[Sequence[str]],
+    script: Optional[Union[str, "os.PathLike[str]"]],
+    endpoint: Optional[str],
+    env: Optional[Mapping[str, str]],
+    python: Optional[str],
+    timeout: float,
+) -> Worker:
+    """Starts `minipod worker` following a load-balancing endpoint's scaler; answers once it does."""
+    if (command is None) == (script is None):
+        raise MinipodError("give scale_workers either a command (a list: the HTTP server to run) or script= (a Python file), not both or neither")
+    if script is not None:
+        path = Path(script).resolve()
+        if not path.is_file():
+            raise MinipodError(f"worker script {path} does not exist")
+        command = [python or sys.executable, "-u", str(path)]
+    balanced = emulator._call("GET", "/_emulator/workers").get("loadBalancers", [])
+    if endpoint is None:
+        if len(balanced) != 1:
+            raise MinipodError(f'choose the endpoint with endpoint=; load-balancing endpoints with "handler": "external": {", ".join(balanced) or "none"}')
+        endpoint = balanced[0]
+    elif endpoint not in balanced:
+        raise MinipodError(f'endpoint {endpoint!r} is not a load-balancing endpoint served by worker processes; give it "type": "LOAD_BALANCER" and "handler": "external" in the config (those that are: {", ".join(balanced) or "none"})')
+    worker = _launch(emulator, endpoint, [], list(command or []), env, {}, None)
+    return worker._wait_until(lambda: any("started and stopped as its scaler asks" in line for line in worker.output), timeout)
+
+
+def _launch(emulator: "Emulator", endpoint: str, flags: List[str], child: List[str], env: Optional[Mapping[str, str]], extra: Mapping[str, str], worker_id: Optional[str]) -> Worker:
+    """`minipod worker` for `child`, with this process's import path, ended with this process (--exit-on-stdin-close)."""
+    run_env = {**os.environ, **(env or {}), **extra}
     run_env["PYTHONPATH"] = _python_path(run_env.get("PYTHONPATH"))
     run_env["PYTHONUNBUFFERED"] = "1"
-    run_env["MINIPOD_HANDLER_OPTIONS"] = json.dumps(dict(options or {}))
-    cmd = [*emulator._launcher, "worker", "--url", emulator.url, "--endpoint", endpoint, "--worker-id", worker_id, "--", *child]
-    process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env)
-    worker = Worker(process, endpoint, worker_id)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not worker.running:
-            time.sleep(0.1)
-            raise MinipodError(f"the worker exited before it took jobs:\n" + "\n".join(worker.output[-30:]))
-        seen = [w for w in emulator.workers(endpoint) if w["id"] == worker_id]
-        if seen and seen[0]["state"] not in ("lost", "stopped") and (seen[0]["openPolls"] > 0 or seen[0]["jobIds"]):
-            return worker
-        time.sleep(0.05)
-    worker.stop()
-    raise MinipodError(f"the worker did not poll for jobs within {timeout} s:\n" + "\n".join(worker.output[-30:]))
+    cmd = [*emulator._launcher, "worker", "--url", emulator.url, "--endpoint", endpoint, "--exit-on-stdin-close", *flags, "--", *child]
+    process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env)
+    return Worker(process, endpoint, worker_id)

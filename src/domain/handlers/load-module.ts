@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve, extname } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Handler } from "./types.js";
 
 const MODULE_EXTENSIONS = new Set([".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"]);
@@ -28,7 +28,8 @@ export async function loadHandlerModule(ref: string, baseDir: string, fresh = fa
       mod = await importJs(url, file);
     }
   } catch (error) {
-    throw new Error(`cannot load ${ref}: ${(error as Error).message}`, { cause: error });
+    if (error instanceof ModuleTypeError) throw new Error(`cannot load ${ref}: ${error.message}`, { cause: error });
+    throw new Error(`cannot load ${ref} (${file}): it threw as it loaded: ${moduleStack(error)}`, { cause: error });
   }
   const fn = pick(mod);
   if (typeof fn !== "function") {
@@ -36,6 +37,39 @@ export async function loadHandlerModule(ref: string, baseDir: string, fresh = fa
   }
   return fn as Handler;
 }
+
+/** Frames of Node and of tsx (which loads .ts files), left out of a module's stack. */
+const NOT_THE_MODULES = (frame: string) => frame.includes("node:internal") || frame.includes("(node:") || /[\\/]node_modules[\\/]tsx[\\/]/.test(frame);
+/** This file (or the bundle it is in): from its first frame on, the stack is minipod's, loading the module. */
+const OWN_FILE = fileURLToPath(import.meta.url);
+/**
+ * tsx runs a .ts file of a CommonJS package from a `data:` URL carrying the file's path, and
+ * without a source map: the frame is given the file's path, without the position in the compiled
+ * code (which is not the file's).
+ */
+const COMPILED = /data:text\/javascript,[^\s]*?\?filePath=([^\s():]+)(?::\d+:\d+)?/;
+/** Frames shown of a module's stack: where it threw is in the first ones. */
+const FRAMES_SHOWN = 12;
+
+/**
+ * What a module threw as it loaded, with the frames of its stack in the user's code (where it
+ * threw, through what it imports), so that the error can be found from the message alone.
+ */
+function moduleStack(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const lines = (error.stack ?? `${error.name}: ${error.message}`).split("\n");
+  const frame = (l: string) => /^\s+at /.test(l);
+  const own = lines.findIndex((l) => frame(l) && (l.includes(OWN_FILE) || l.includes(import.meta.url)));
+  const frames = lines
+    .slice(0, own === -1 ? undefined : own)
+    .filter((l) => frame(l) && !NOT_THE_MODULES(l))
+    .slice(0, FRAMES_SHOWN)
+    .map((l) => `  ${l.trim().replace(COMPILED, (_, path: string) => decodeURIComponent(path).replace(/\?namespace=.*$/, ""))}`);
+  return [...lines.filter((l) => !frame(l)), ...frames].join("\n").trimEnd();
+}
+
+/** A module that Node reads as a type it is not written in: the message says what to change. */
+class ModuleTypeError extends Error {}
 
 /** ES module syntax in a file Node reads as CommonJS (`.js` in a package without "type": "module"). */
 const esmInCommonJs = (e: unknown) => e instanceof SyntaxError && /Unexpected token 'export'|Cannot use import statement outside a module/.test(e.message);
@@ -54,7 +88,7 @@ async function importJs(url: string, file: string): Promise<Record<string, unkno
       const { tsImport } = await import("tsx/esm/api");
       return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
     } catch (again) {
-      throw new Error(
+      throw new ModuleTypeError(
         `${(error as Error).message}: the file uses ES module syntax (export/import) but its package.json has no "type": "module"; rename it to .mjs or add "type": "module" (tsx could not load it either: ${(again as Error).message})`,
         { cause: again },
       );

@@ -37,7 +37,13 @@ export class LoadBalancers {
   /** Who starts and stops an endpoint's worker processes as it scales, when someone does. */
   private readonly launchers = new Map<string, LbLauncher>();
 
-  constructor(private readonly d: { clock: VirtualClock; newWorkerId: () => string }) {}
+  constructor(private readonly d: { clock: VirtualClock; newWorkerId: () => string }) {
+    // A worker process starting is real work: the clock does not skip past its start (see Activity).
+    d.clock.activity.addSource(() => {
+      for (const pool of this.pools.values()) if (pool.starting()) return true;
+      return false;
+    });
+  }
 
   has(endpointId: string): boolean {
     return this.pools.has(endpointId);

@@ -21,6 +21,8 @@ interface Waiter {
   affinity: Affinity;
   since: number;
   timer: TimerHandle | undefined;
+  /** Ends its wait on virtual time (see Activity). */
+  waiting: () => void;
   resolve(lease: Lease): void;
   reject(refusal: LbRefusal): void;
 }
@@ -104,7 +106,8 @@ export class LbPool {
     const free = this.pick(affinity);
     if (free) return Promise.resolve(this.lease(free, now));
     return new Promise<Lease>((resolve, reject) => {
-      const waiter: Waiter = { affinity, since: now, timer: undefined, resolve, reject };
+      // A request waiting for a worker (a cold start, a worker with room) waits on virtual time.
+      const waiter: Waiter = { affinity, since: now, timer: undefined, waiting: this.d.clock.activity.waiting(), resolve, reject };
       const strict = affinity.mode === "strict" || affinity.mode === "strict-resume";
       waiter.timer = this.d.clock.after(strict ? LB_AFFINITY_WAIT_MS : LB_NO_WORKER_WAIT_MS, () => {
         this.drop(waiter);
@@ -126,7 +129,19 @@ export class LbPool {
     if (this.launching > 0) this.launching--;
     const w = this.newWorker(workerId, "initializing");
     w.target = target;
+    this.d.clock.activity.changed();
     return w;
+  }
+
+  /**
+   * Whether a worker process is on its way (launched and not registered, or registered and still
+   * initializing): that is real work, which the clock does not skip past (see Activity).
+   */
+  starting(): boolean {
+    if (this.kind !== "process" || this.closed) return false;
+    if (this.launching > 0) return true;
+    for (const w of this.workers.values()) if (w.state === "initializing") return true;
+    return false;
   }
 
   /** What a health check said of a worker; a change to ready hands it waiting requests. */
@@ -137,6 +152,7 @@ export class LbPool {
     if (state === "initializing") w.initializingAt ??= this.d.clock.now();
     if (w.state === state) return;
     this.setState(w, state);
+    this.d.clock.activity.changed();
     if (state !== "ready") return;
     this.dispatch();
     if (w.inFlight === 0) this.idle(w);
@@ -149,6 +165,7 @@ export class LbPool {
     this.workers.delete(workerId);
     this.d.clock.cancel(this.timers.get(workerId));
     this.timers.delete(workerId);
+    this.d.clock.activity.changed();
     for (const waiter of [...this.waiters]) {
       if (waiter.affinity.mode !== "none" && waiter.affinity.mode !== "soft" && waiter.affinity.workerId === workerId) {
         this.drop(waiter);
@@ -174,6 +191,7 @@ export class LbPool {
     this.closed = true;
     for (const waiter of this.waiters.splice(0)) {
       this.d.clock.cancel(waiter.timer);
+      waiter.waiting();
       waiter.reject(reason);
     }
     for (const t of this.timers.values()) this.d.clock.cancel(t);
@@ -201,6 +219,8 @@ export class LbPool {
     w.inFlight++;
     this.d.clock.cancel(this.timers.get(w.id));
     this.timers.delete(w.id);
+    // A request at a worker process runs on real time; a simulated worker's answers are minipod's own.
+    const working = w.kind === "process" ? this.d.clock.activity.working() : undefined;
     let timer: TimerHandle | undefined;
     let released = false;
     return {
@@ -213,6 +233,7 @@ export class LbPool {
         if (released) return;
         released = true;
         this.d.clock.cancel(timer);
+        working?.();
         w.inFlight--;
         w.served++;
         this.served++;
@@ -234,6 +255,7 @@ export class LbPool {
       }
       this.waiters.splice(i, 1);
       this.d.clock.cancel(waiter.timer);
+      waiter.waiting();
       waiter.resolve(this.lease(w, waiter.since));
     }
     this.scale();
@@ -330,5 +352,6 @@ export class LbPool {
     const i = this.waiters.indexOf(waiter);
     if (i >= 0) this.waiters.splice(i, 1);
     this.d.clock.cancel(waiter.timer);
+    waiter.waiting();
   }
 }

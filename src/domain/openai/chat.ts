@@ -3,13 +3,17 @@
  * token on the virtual clock, with usage, `n`, `max_tokens`/`max_completion_tokens`, `stop`,
  * `response_format` and `stream_options.include_usage` honoured.
  */
+import { GENERATED_CHARS_PER_TOKEN, LoopSlicer, OPENAI_MAX_INPUT_TOKENS, OPENAI_MAX_N, contextError, countTokensUpTo, outputError, textCost, tooManyInputTokens } from "./bounds.js";
 import {
   errorOutput,
   isErrorOutput,
   pause,
   pickModel,
   positiveInt,
+  replyCost,
   replyText,
+  seedOf,
+  stopsOf,
   responseId,
   scriptOf,
   tokenDelay,
@@ -21,7 +25,7 @@ import {
 } from "./common.js";
 import { isRecord } from "./protocol.js";
 import { boundedSchemaValue } from "./schema-value.js";
-import { contentText, countTokens, generatedText, limitReply, stopList } from "./text.js";
+import { contentText, countTokens, generatedText, limitReply } from "./text.js";
 
 interface ToolCall {
   id: string;
@@ -44,42 +48,64 @@ export function chatCompletion(turn: Turn): unknown {
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every(isRecord)) {
     return errorOutput(400, "'messages' is required: a non-empty list of {role, content}", "messages");
   }
-  const n = positiveInt(body, "n", 1, 16);
+  const n = positiveInt(body, "n", 1, OPENAI_MAX_N);
   const maxTokens = positiveInt(body, "max_completion_tokens", undefined) ?? positiveInt(body, "max_tokens", undefined);
   if (isErrorOutput(n)) return n;
   if (isErrorOutput(maxTokens)) return maxTokens;
+  const stops = stopsOf(body);
+  if (isErrorOutput(stops)) return stops;
+  const promptTokens = messageTokens(messages);
+  if (isErrorOutput(promptTokens)) return promptTokens;
+  // Each message takes a token or more of the chat template besides its words.
+  const context = contextError(turn.settings.maxModelLen, promptTokens + messages.length, maxTokens, "messages");
+  if (context) return context;
   const script = scriptOf(body);
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   const prompt = contentText(lastUser?.content).trim();
-  const promptTokens = messages.reduce((sum, m) => sum + countTokens(contentText(m.content)), 0);
   const calls = toolCallsFor(body, turn, script);
   if (isErrorOutput(calls)) return calls;
   const reply = formattedReply(body.response_format, turn);
   if (isErrorOutput(reply)) return reply;
-  const choices: Choice[] = [];
-  for (let i = 0; i < n!; i++) {
-    if (calls) {
-      choices.push({ tokens: [], toolCalls: calls.map((c, k) => ({ id: toolCallId(ctx, i, k), type: "function", function: c })), finish: "tool_calls" });
-      continue;
+  const jsonObject = isRecord(body.response_format) && body.response_format.type === "json_object" && !turn.echo;
+  const cost = calls
+    ? { tokens: calls.reduce((t, c) => t + 1 + countTokens(c.arguments), 0), chars: calls.reduce((t, c) => t + c.arguments.length, 0) }
+    : reply !== undefined
+      ? textCost(reply, maxTokens)
+      : jsonObject
+        ? { tokens: Math.min(maxTokens ?? Infinity, turn.settings.replyTokens + 1), chars: (turn.settings.reply?.length ?? turn.settings.replyTokens * GENERATED_CHARS_PER_TOKEN) + 16 }
+        : replyCost(turn, script, prompt, maxTokens);
+  const tooLarge = outputError([{ count: n!, ...cost }], n! > 1 ? "n" : "max_tokens");
+  if (tooLarge) return tooLarge;
+  const makeChoices = async (): Promise<Choice[]> => {
+    const slicer = new LoopSlicer();
+    const seed = seedOf([model, messages, body.seed ?? null]);
+    const choices: Choice[] = [];
+    for (let i = 0; i < n!; i++) {
+      if (calls) {
+        choices.push({ tokens: [], toolCalls: calls.map((c, k) => ({ id: toolCallId(ctx, i, k), type: "function", function: c })), finish: "tool_calls" });
+        continue;
+      }
+      const text = reply ?? (jsonObject ? JSON.stringify({ reply: turn.settings.reply ?? generatedText(seed(i), turn.settings.replyTokens) }) : replyText(turn, script, prompt, seed(i)));
+      const { tokens, finish } = limitReply(text, stops, maxTokens);
+      choices.push({ tokens, toolCalls: [], finish });
+      await slicer.tick();
     }
-    const seed = JSON.stringify([model, messages, body.seed ?? null, i]);
-    const text = reply ?? (isRecord(body.response_format) && body.response_format.type === "json_object" && !turn.echo
-      ? JSON.stringify({ reply: turn.settings.reply ?? generatedText(seed, turn.settings.replyTokens) })
-      : replyText(turn, script, prompt, seed));
-    const { tokens, finish } = limitReply(text, stopList(body.stop), maxTokens);
-    choices.push({ tokens, toolCalls: [], finish });
-  }
-  const completionTokens = choices.reduce((sum, c) => sum + c.tokens.length + c.toolCalls.reduce((t, call) => t + 1 + countTokens(call.function.arguments), 0), 0);
-  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    return choices;
+  };
+  const usageOf = (choices: Choice[]) => {
+    const completionTokens = choices.reduce((sum, c) => sum + c.tokens.length + c.toolCalls.reduce((t, call) => t + 1 + countTokens(call.function.arguments), 0), 0);
+    return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  };
   const id = responseId("chatcmpl", ctx);
   const created = unixNow(ctx);
   const head = (object: string) => ({ id, object, created, model });
   const delay = tokenDelay(turn, script);
   if (body.stream === true) {
     const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
-    return streamChunks(turn, head("chat.completion.chunk"), choices, delay, includeUsage ? usage : undefined);
+    return streamChunks(turn, head("chat.completion.chunk"), makeChoices, delay, includeUsage ? usageOf : undefined);
   }
   return (async () => {
+    const choices = await makeChoices();
     for (const c of choices) await pause(ctx, delay * (c.tokens.length + c.toolCalls.length));
     return {
       ...head("chat.completion"),
@@ -89,21 +115,41 @@ export function chatCompletion(turn: Turn): unknown {
         logprobs: null,
         finish_reason: c.finish,
       })),
-      usage,
+      usage: usageOf(choices),
     };
   })();
 }
 
-async function* streamChunks(turn: Turn, head: Record<string, unknown>, choices: Choice[], delay: number, usage: Record<string, number> | undefined) {
+/** The words of every message, read no further than {@link OPENAI_MAX_INPUT_TOKENS} in all. */
+function messageTokens(messages: Array<Record<string, unknown>>): number | ErrorOutput {
+  if (messages.length > OPENAI_MAX_INPUT_TOKENS) return tooManyInputTokens("messages");
+  let total = 0;
+  for (const m of messages) {
+    total += countTokensUpTo(contentText(m.content), OPENAI_MAX_INPUT_TOKENS - total);
+    if (total > OPENAI_MAX_INPUT_TOKENS) return tooManyInputTokens("messages");
+  }
+  return total;
+}
+
+async function* streamChunks(
+  turn: Turn,
+  head: Record<string, unknown>,
+  makeChoices: () => Promise<Choice[]>,
+  delay: number,
+  usageOf: ((choices: Choice[]) => Record<string, number>) | undefined,
+) {
+  const choices = await makeChoices();
+  const slicer = new LoopSlicer();
   const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null) => ({
     ...head,
     choices: [{ index, delta, logprobs: null, finish_reason: finish }],
-    ...(usage ? { usage: null } : {}),
+    ...(usageOf ? { usage: null } : {}),
   });
   for (const [index, c] of choices.entries()) {
     yield chunk(index, { role: "assistant", content: c.toolCalls.length > 0 ? null : "" });
     for (const token of c.tokens) {
       await pause(turn.ctx, delay);
+      await slicer.tick();
       yield chunk(index, { content: token });
     }
     for (const [k, call] of c.toolCalls.entries()) {
@@ -112,7 +158,7 @@ async function* streamChunks(turn: Turn, head: Record<string, unknown>, choices:
     }
     yield chunk(index, {}, c.finish);
   }
-  if (usage) yield { ...head, choices: [], usage };
+  if (usageOf) yield { ...head, choices: [], usage: usageOf(choices) };
 }
 
 /**

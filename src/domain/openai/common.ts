@@ -3,9 +3,10 @@
  * script a request may carry, and errors in the form vLLM answers them.
  */
 import type { HandlerContext } from "../handlers/types.js";
-import { isRecord } from "./protocol.js";
+import { errorOutput, isRecord, type ErrorOutput } from "./protocol.js";
 import type { OpenAiSettings, ScriptedToolCall } from "./settings.js";
-import { generatedText, hashText } from "./text.js";
+import { GENERATED_CHARS_PER_TOKEN, OPENAI_MAX_STOP, textCost } from "./bounds.js";
+import { generatedText, hashText, stopList } from "./text.js";
 
 /** One request to a built-in route. */
 export interface Turn {
@@ -36,11 +37,7 @@ export function scriptOf(body: Record<string, unknown>): Script {
   };
 }
 
-/** An error as vLLM's OpenAI server words it (`ErrorResponse`): the handler's output, with the HTTP status as `code`. */
-export const errorOutput = (status: 400 | 404, message: string, param: string | null = null) => ({
-  error: { message, type: status === 404 ? "NotFoundError" : "BadRequestError", param, code: status },
-});
-export type ErrorOutput = ReturnType<typeof errorOutput>;
+export { errorOutput, type ErrorOutput } from "./protocol.js";
 
 /** The model a request names, if the endpoint serves it; no model means the first one. */
 export function pickModel(body: Record<string, unknown>, settings: OpenAiSettings): string | ErrorOutput {
@@ -61,8 +58,35 @@ export function positiveInt(body: Record<string, unknown>, field: string, fallba
 export const isErrorOutput = (v: unknown): v is ErrorOutput => isRecord(v) && isRecord(v.error);
 
 /** The reply of a turn before limits: the script's or config's fixed reply, the prompt (echo), or generated words. */
-export function replyText(turn: Turn, script: Script, prompt: string, seed: string): string {
+export function replyText(turn: Turn, script: Script, prompt: string, seed: string | number): string {
   return script.reply ?? turn.settings.reply ?? (turn.echo ? prompt : generatedText(seed, turn.settings.replyTokens));
+}
+
+/** At most how many tokens and characters {@link replyText} gives once cut at `maxTokens`, without making it. */
+export function replyCost(turn: Turn, script: Script, prompt: string, maxTokens: number | undefined): { tokens: number; chars: number } {
+  const fixed = script.reply ?? turn.settings.reply ?? (turn.echo ? prompt : undefined);
+  if (fixed !== undefined) return textCost(fixed, maxTokens);
+  const tokens = Math.min(turn.settings.replyTokens, maxTokens ?? Infinity);
+  return { tokens, chars: tokens * GENERATED_CHARS_PER_TOKEN };
+}
+
+/**
+ * The seeds of a request's choices: the hash of `JSON.stringify([...parts, i])` for choice `i`,
+ * the parts (a prompt, the messages) hashed once for all the choices.
+ */
+export function seedOf(parts: unknown[]): (i: number) => number {
+  const text = JSON.stringify(parts);
+  const prefix = hashText(text.slice(0, -1));
+  return (i) => hashText(`${parts.length > 0 ? "," : ""}${i}]`, prefix);
+}
+
+/** `stop` of a request, at most {@link OPENAI_MAX_STOP} sequences. */
+export function stopsOf(body: Record<string, unknown>): string[] | ErrorOutput {
+  const stops = stopList(body.stop);
+  if (stops.length > OPENAI_MAX_STOP) {
+    return errorOutput(400, `Invalid 'stop': array too long. Expected an array with maximum length ${OPENAI_MAX_STOP}, but got an array with length ${stops.length} instead.`, "stop");
+  }
+  return stops;
 }
 
 /** Virtual ms before each token of this turn. */

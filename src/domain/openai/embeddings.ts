@@ -1,7 +1,8 @@
 /** `/v1/embeddings` and `/v1/models` of the built-in handlers. */
 import { errorOutput, isErrorOutput, pickModel, positiveInt, unixNow, type Turn } from "./common.js";
 import { seededRandom } from "../random.js";
-import { countTokens, hashText, textsOf } from "./text.js";
+import { LoopSlicer, OPENAI_MAX_DIMENSIONS, OPENAI_MAX_EMBEDDING_FLOATS, readPrompts } from "./bounds.js";
+import { hashText } from "./text.js";
 
 /** A unit vector the same for the same model and text: close texts are not close vectors. */
 export function embeddingOf(model: string, text: string, dimensions: number): number[] {
@@ -19,22 +20,36 @@ export function embeddings(turn: Turn): unknown {
   const { body } = turn;
   const model = pickModel(body, turn.settings);
   if (isErrorOutput(model)) return model;
-  const inputs = textsOf(body.input);
-  if (!inputs) return errorOutput(400, "'input' is required: a string, a list of strings, or token ids", "input");
-  const dimensions = positiveInt(body, "dimensions", turn.settings.embeddingDimensions, 65_536);
+  const dimensions = positiveInt(body, "dimensions", turn.settings.embeddingDimensions, OPENAI_MAX_DIMENSIONS);
   if (isErrorOutput(dimensions)) return dimensions;
   const format = body.encoding_format ?? "float";
   if (format !== "float" && format !== "base64") return errorOutput(400, "'encoding_format' must be \"float\" or \"base64\"", "encoding_format");
-  const tokens = inputs.reduce((sum, t) => sum + countTokens(t), 0);
-  return {
-    object: "list",
-    data: inputs.map((text, index) => {
+  const maxLen = turn.settings.maxModelLen;
+  const inputs = readPrompts(body.input, "input", maxLen, (tokens) =>
+    `This model's maximum context length is ${maxLen} tokens. However, you requested ${tokens} tokens in the input for embedding generation. Please reduce the length of the input.`,
+  );
+  if (!inputs) return errorOutput(400, "'input' is required: a string, a list of strings, or token ids", "input");
+  if (isErrorOutput(inputs)) return inputs;
+  const floats = inputs.texts.length * dimensions!;
+  if (floats > OPENAI_MAX_EMBEDDING_FLOATS) {
+    const fmt = (n: number) => n.toLocaleString("en-US");
+    return errorOutput(
+      400,
+      `${fmt(inputs.texts.length)} inputs of ${fmt(dimensions!)} dimensions are ${fmt(floats)} numbers, over the ${fmt(OPENAI_MAX_EMBEDDING_FLOATS)} minipod's openai handler answers at once: send fewer inputs or dimensions per request`,
+      body.dimensions === undefined ? "input" : "dimensions",
+    );
+  }
+  return (async () => {
+    // Made a slice at a time: hundreds of thousands of numbers hold the event loop for a while.
+    const slicer = new LoopSlicer();
+    const data: Array<{ object: string; index: number; embedding: number[] | string }> = [];
+    for (const [index, text] of inputs.texts.entries()) {
       const vector = embeddingOf(model, text, dimensions!);
-      return { object: "embedding", index, embedding: format === "base64" ? base64Of(vector) : vector };
-    }),
-    model,
-    usage: { prompt_tokens: tokens, total_tokens: tokens },
-  };
+      data.push({ object: "embedding", index, embedding: format === "base64" ? base64Of(vector) : vector });
+      await slicer.tick();
+    }
+    return { object: "list", data, model, usage: { prompt_tokens: inputs.total, total_tokens: inputs.total } };
+  })();
 }
 
 /** `/v1/models` (the list) or `/v1/models/{id}` (one, or 404). */

@@ -16,6 +16,12 @@ export const isOpenAiInput = (input: Record<string, unknown>): input is Record<s
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** An error as vLLM's OpenAI server words it (`ErrorResponse`): the handler's output, with the HTTP status as `code`. */
+export const errorOutput = (status: 400 | 404, message: string, param: string | null = null) => ({
+  error: { message, type: status === 404 ? "NotFoundError" : "BadRequestError", param, code: status },
+});
+export type ErrorOutput = ReturnType<typeof errorOutput>;
+
 /** OpenAI's error object: what the `openai` SDK and the AI SDK read to show a message. */
 export interface OpenAiError {
   message: string;

@@ -1,3 +1,4 @@
+import type { Activity } from "../activity.js";
 import type { VirtualClock } from "../clock.js";
 import { isFinal, type Job } from "../job.js";
 import type { JobService } from "../jobs.js";
@@ -45,7 +46,7 @@ export class OpenAiRequests {
    * still gets its HTTP status; from then on each output is relayed as the job streams it.
    */
   async stream(job: Job, route: string, signal?: AbortSignal): Promise<OpenAiStreamAnswer> {
-    const watch = new JobWatch(this.d.notifier, job.id);
+    const watch = new JobWatch(this.d.notifier, job.id, this.d.clock.activity);
     let first: { job: Job | undefined; items: number };
     for (;;) {
       const current = this.d.store.get(job.id);
@@ -155,7 +156,11 @@ class JobWatch {
   /** The notifier let go of every watcher (reset, snapshot restored, emulator closing). */
   released = false;
 
-  constructor(notifier: JobNotifier, jobId: string) {
+  constructor(
+    notifier: JobNotifier,
+    jobId: string,
+    private readonly activity: Activity,
+  ) {
     this.unwatch = notifier.watch(jobId, (change) => {
       if (change.job === undefined) this.released = true;
       this.changed = true;
@@ -169,7 +174,10 @@ class JobWatch {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
+      // The stream's reader waits on virtual time (tokens paced by the handler's sleeps): the auto clock may skip ahead for it.
+      const waiting = this.activity.waiting();
       const stop = () => {
+        waiting();
         signal?.removeEventListener("abort", stop);
         this.changed = false;
         resolve();

@@ -15,6 +15,8 @@ export interface OpenAiSettings {
   toolCalls: ScriptedToolCall[] | undefined;
   /** Length of embedding vectors when the request gives no `dimensions`. */
   embeddingDimensions: number;
+  /** The model's context length in tokens (words): a prompt and its `max_tokens` must fit, as vLLM's `max_model_len`. */
+  maxModelLen: number;
 }
 
 /** A tool call to make: the function's name and, optionally, its arguments (else made from the tool's schema). */
@@ -30,6 +32,7 @@ export const OPENAI_DEFAULTS: Readonly<OpenAiSettings> = Object.freeze({
   reply: undefined,
   toolCalls: undefined,
   embeddingDimensions: 16,
+  maxModelLen: 32_768,
 });
 
 /** Looks up an endpoint's settings; endpoints without any get the defaults. */

@@ -6,9 +6,8 @@
 import { seededRandom } from "../random.js";
 import { isRecord } from "./protocol.js";
 
-/** FNV-1a, 32 bits: a seed from text. */
-export function hashText(text: string): number {
-  let h = 0x811c9dc5;
+/** FNV-1a, 32 bits: a seed from text; given the hash of a prefix, the hash of the prefix and `text`. */
+export function hashText(text: string, h = 0x811c9dc5): number {
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
@@ -22,9 +21,9 @@ const WORDS = (
   "schedule while tests watch each step so nothing surprises anyone later in production today"
 ).split(" ");
 
-/** `count` words drawn from a fixed vocabulary by a PRNG seeded with `seedText`, as a sentence. */
-export function generatedText(seedText: string, count: number): string {
-  const next = seededRandom(hashText(seedText));
+/** `count` words drawn from a fixed vocabulary by a PRNG seeded with `seed` (a text, or its {@link hashText}), as a sentence. */
+export function generatedText(seed: string | number, count: number): string {
+  const next = seededRandom(typeof seed === "number" ? seed : hashText(seed));
   const words: string[] = [];
   for (let i = 0; i < count; i++) words.push(WORDS[Math.floor(next() * WORDS.length)]!);
   const text = words.join(" ");
@@ -69,20 +68,6 @@ export function limitReply(text: string, stop: string[], maxTokens: number | und
   const tokens = tokensOf(cut);
   if (maxTokens !== undefined && tokens.length > maxTokens) return { tokens: tokens.slice(0, maxTokens), finish: "length" };
   return { tokens, finish: "stop" };
-}
-
-/**
- * The texts of a completion's `prompt` or an embedding's `input`: a string, a list of strings, or
- * token ids (one list or several, each read as its numbers joined by spaces); undefined when it is
- * none of these or empty.
- */
-export function textsOf(value: unknown): string[] | undefined {
-  if (typeof value === "string") return [value];
-  if (!Array.isArray(value) || value.length === 0) return undefined;
-  if (value.every((v) => typeof v === "string")) return value;
-  if (value.every((v) => typeof v === "number")) return [value.join(" ")];
-  if (value.every((v) => Array.isArray(v))) return value.map((v) => (v as unknown[]).join(" "));
-  return undefined;
 }
 
 /** `stop` of a request: a string or a list of them. */

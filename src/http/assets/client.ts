@@ -255,10 +255,10 @@ export const DASHBOARD_JS = String.raw`
     }).catch(report);
   });
 
-  // Real mode: the clock moves between refreshes, so show it moving.
+  // Real and auto modes: the clock moves between refreshes, so show it moving (auto's jumps come with the jobs they move).
   setInterval(function () {
     var el = byId("clock-now");
-    if (!el || el.dataset.mode !== "real" || document.hidden) return;
+    if (!el || el.dataset.mode === "manual" || document.hidden) return;
     var now = Number(el.dataset.now) + (Date.now() - state.clockLoadedAt) * Number(el.dataset.speed);
     var iso = new Date(now).toISOString();
     el.querySelector(".clock-date").textContent = iso.slice(0, 10);

@@ -54,6 +54,7 @@ button.danger:hover:not(:disabled) { border-color: var(--bad); color: var(--bad)
 #clock-now .clock-date { color: var(--muted); font-weight: 400; font-size: 18px; }
 .mode { font-size: 12px; padding: 1px 8px; border-radius: 999px; background: var(--gray-bg); }
 .mode-manual { background: var(--queue-bg); color: var(--queue); }
+.mode-auto { background: var(--run-bg); color: var(--run); }
 .endpoints { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 12px; }
 .endpoint { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
 .endpoint header { display: flex; align-items: baseline; gap: 8px; min-width: 0; }

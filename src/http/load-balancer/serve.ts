@@ -95,7 +95,11 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
       timedOut = true;
       upstream.abort(new Error("processing took longer than 5.5 minutes"));
     });
+    // An answer of minipod's own (a simulated worker) is waited for on virtual time (a cold start
+    // is over; the built-in openai answer paces its tokens); a function's computing is real work.
+    const waiting = worker.target ? undefined : clock.activity.waiting();
     const done = () => {
+      waiting?.();
       req.signal.removeEventListener("abort", onClientGone);
       lease.release();
       // The crash comes now if the answer ended before it.
@@ -109,7 +113,12 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
       } else {
         const fn = handlerFor(endpointId, handler, worker);
         const inner = new Request(new URL(rest + url.search, url.origin), { method: req.method, headers: req.headers, body, signal: upstream.signal, duplex: "half" } as RequestInit);
-        answer = await raceAbort(Promise.resolve(fn(inner)), upstream.signal);
+        const working = handler.kind === "function" ? clock.activity.working() : undefined;
+        try {
+          answer = await raceAbort(Promise.resolve(fn(inner)), upstream.signal);
+        } finally {
+          working?.();
+        }
         if (!(answer instanceof Response)) throw new Error(`the handler of endpoint ${endpointId} returned ${typeof answer}, not a Response`);
       }
     } catch (e) {
@@ -124,12 +133,16 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
       log.warn(`load balancer: the handler of ${endpointId} failed on ${req.method} ${rest}: ${(e as Error).stack ?? String(e)}`);
       return refusal(500, `the endpoint's handler failed: ${(e as Error).message}`, worker.id);
     }
-    return relay(answer, worker.id, done, upstream);
+    // A function's body is written in real time too (its own timers, its own I/O).
+    return relay(answer, worker.id, done, upstream, handler.kind === "function" && !worker.target ? () => clock.activity.working() : undefined);
   };
 }
 
-/** The worker's answer with its id, whose end (or the client's going away) frees the worker. */
-function relay(answer: Response, workerId: string, done: () => void, upstream: AbortController): Response {
+/**
+ * The worker's answer with its id, whose end (or the client's going away) frees the worker.
+ * `working`, when given, marks each wait for the next part of the body as real work.
+ */
+function relay(answer: Response, workerId: string, done: () => void, upstream: AbortController, working?: () => () => void): Response {
   const headers = new Headers(answer.headers);
   headers.set(WORKER_ID_HEADER, workerId);
   if (!answer.body) {
@@ -148,8 +161,10 @@ function relay(answer: Response, workerId: string, done: () => void, upstream: A
   };
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      const release = working?.();
       try {
         const next = await reader.read();
+        release?.();
         if (next.done) {
           end();
           // Cut (the time limit, a crash): the client sees the body break, not end.
@@ -159,6 +174,7 @@ function relay(answer: Response, workerId: string, done: () => void, upstream: A
           controller.enqueue(next.value);
         }
       } catch (e) {
+        release?.();
         end();
         controller.error(e);
       }

@@ -251,17 +251,17 @@ export function queueCases(t: QueueTransport): void {
       const cases: Array<[string, string, Record<string, string>, RegExp]> = [
         ["POST", "/v2/echo/run", {}, /missing API key/],
         ["GET", "/v2/echo/status/abc", {}, /missing API key/],
-        ["GET", "/v2/network-volumes", {}, /^missing bearer token$/],
-        ["GET", "/v1/endpoints", {}, /^missing bearer token$/],
+        ["GET", "/v2/network-volumes", {}, /^missing bearer token; minipod accepts the keys listed in auth\.keys of its config$/],
+        ["GET", "/v1/endpoints", {}, /^missing bearer token; /],
         ["GET", "/v2/echo/health", { authorization: "Basic dXNlcjpwYXNz" }, /malformed Authorization header/],
         ["GET", "/v2/echo/health", { authorization: "Bearer" }, /malformed/],
         ["GET", "/v2/echo/health", { authorization: "Bearer   " }, /malformed/],
         ["GET", "/v2/echo/health", { authorization: "Bearer two words" }, /malformed/],
         ["POST", "/v2/echo/run", { authorization: "Bearer two words" }, /malformed/],
-        ["GET", "/v2/echo/health", { authorization: "Bearer wrong-key" }, /^invalid API key$/],
-        ["GET", "/v2/echo/health", { authorization: "wrong-key" }, /^invalid API key$/],
-        ["GET", "/v2/echo/status/abc", { authorization: "wrong-key" }, /^invalid API key$/],
-        ["GET", "/v2/pods", { authorization: "full-key" }, /malformed Authorization header: expected "Bearer <API key>"$/],
+        ["GET", "/v2/echo/health", { authorization: "Bearer wrong-key" }, /^invalid API key: /],
+        ["GET", "/v2/echo/health", { authorization: "wrong-key" }, /^invalid API key: /],
+        ["GET", "/v2/echo/status/abc", { authorization: "wrong-key" }, /^invalid API key: /],
+        ["GET", "/v2/pods", { authorization: "full-key" }, /malformed Authorization header: expected "Bearer <API key>"; /],
         ["GET", "/v2/echo/nothing-here", {}, /missing API key/],
       ];
       for (const [method, path, headers, detail] of cases) {

@@ -10,7 +10,9 @@ export function ClockBody({ clock }: { clock: VirtualClock }) {
         <span class="clock-date">{clockDate(now)}</span> <span class="clock-time">{clockTime(now)}</span>
       </time>
       <span class="clock-meta">
-        <span class={`mode mode-${clock.mode}`}>{clock.mode === "manual" ? "manual" : `real ×${clock.speed}`}</span>
+        <span class={`mode mode-${clock.mode}`} title={clock.mode === "auto" ? "follows the wall, and skips to the next timer whenever something waits on virtual time and nothing runs on real time" : undefined}>
+          {clock.mode === "manual" ? "manual" : `${clock.mode} ×${clock.speed}`}
+        </span>
         <span class="muted"> · {clock.pending()} timer{clock.pending() === 1 ? "" : "s"} pending</span>
       </span>
     </div>

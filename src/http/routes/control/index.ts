@@ -1,5 +1,6 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { VIRTUAL_TIME_MAX_MS } from "../../../domain/bounds.js";
+import { CLOCK_MODES } from "../../../domain/clock.js";
 import { EmulatorError } from "../../../domain/errors.js";
 import type { Core } from "../../core.js";
 import { jsonBody } from "../../body.js";
@@ -17,9 +18,16 @@ const ClockSchema = z
   .object({
     now: z.int().openapi({ description: "Virtual now, epoch ms" }),
     iso: z.string().openapi({ description: "Virtual now, ISO 8601" }),
-    mode: z.enum(["real", "manual"]),
-    speed: z.number().openapi({ description: "Real mode: virtual ms per wall ms" }),
+    mode: z
+      .enum(CLOCK_MODES)
+      .openapi({
+        description:
+          "real: follows the wall; manual: moves only when advanced; auto: follows the wall, and skips to the next timer whenever something waits on virtual time and nothing runs on real time",
+      }),
+    speed: z.number().openapi({ description: "Real and auto modes: virtual ms per wall ms while time follows the wall" }),
     pendingTimers: z.int(),
+    waiting: z.int().openapi({ description: "Requests and waits held on virtual time now (a /runsync, an OpenAI stream, waitForJob...)" }),
+    realWork: z.boolean().openapi({ description: "Whether something runs on real time now (a handler computing, a job on a worker process...): the auto clock does not skip meanwhile" }),
   })
   .openapi("Clock");
 
@@ -40,7 +48,7 @@ const advanceClock = createRoute({
   tags: [TAG],
   summary: "Move virtual time forward",
   description:
-    "Moves time by exactly `ms`, fires every timer due on the way in time order, and answers after the work they started has settled. Works in both modes (in real mode it skips ahead).",
+    "Moves time by exactly `ms`, fires every timer due on the way in time order, and answers after the work they started has settled. Works in every mode (on the real and auto clocks it skips ahead).",
   middleware: [jsonBody(CONTROL_BODY_LIMIT)] as const,
   request: {
     body: {
@@ -71,7 +79,15 @@ const reset = createRoute({
 /** The emulator's own control API under `/_emulator`. */
 export function controlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
   const { clock } = core;
-  const view = () => ({ now: clock.now(), iso: new Date(clock.now()).toISOString(), mode: clock.mode, speed: clock.speed, pendingTimers: clock.pending() });
+  const view = () => ({
+    now: clock.now(),
+    iso: new Date(clock.now()).toISOString(),
+    mode: clock.mode,
+    speed: clock.speed,
+    pendingTimers: clock.pending(),
+    waiting: clock.activity.waiterCount,
+    realWork: clock.activity.busy(),
+  });
 
   router.openapi(getClock, (c) => c.json(view(), 200));
 

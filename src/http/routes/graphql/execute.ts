@@ -11,8 +11,7 @@ import {
   type OperationDefinitionNode,
   type ValidationRule,
 } from "graphql";
-import { EmulatorError } from "../../../domain/errors.js";
-import type { Logger } from "../../../domain/logger.js";
+import { asEmulatorError, toProblem } from "../../problem.js";
 
 /**
  * minipod's bounds on a GraphQL request, so that no query a client can send costs more than a
@@ -94,18 +93,28 @@ function parsedAndValid(schema: GraphQLSchema, query: string, known: Map<string,
   return document;
 }
 
+/** A resolver's failure that is the request's, not the field's: what HTTP answers on its own (a full disk, 507; minipod's own fault, 500; 503, 429). */
+function requestWide(err: unknown): boolean {
+  if (err === undefined || err instanceof GraphQLError) return false;
+  const status = toProblem(err).problem.status;
+  return status >= 500 || status === 429;
+}
+
 /**
  * Runs a prepared document. What a resolver refuses (an unknown pod, an invalid input) is an entry
  * of `errors[]` in a 200, with the model's own message and its code in `extensions`; variables
- * that do not fit their types are a 400; an unexpected failure is logged and reported as internal.
+ * that do not fit their types are a 400. A failure of the request's own (`requestWide`) when no
+ * field has data is returned as `failure`, for the route to answer as REST answers the same cause
+ * (a full disk: 507 with Retry-After); beside fields that have data, it is an entry of `errors[]`
+ * too, and `failed` logs it (a full disk once per 10 s, a fault of minipod's with its stack).
  */
 export async function run(
   schema: GraphQLSchema,
   p: { document: DocumentNode; operation: OperationDefinitionNode },
   req: GraphQLRequest,
   caller: { key: string | undefined },
-  log: Logger,
-): Promise<GraphQLAnswer> {
+  failed: (err: unknown) => void,
+): Promise<GraphQLAnswer | { failure: unknown }> {
   const result: ExecutionResult = await execute({
     schema,
     document: p.document,
@@ -113,23 +122,23 @@ export async function run(
     operationName: (req.operationName as string | null | undefined) ?? undefined,
     contextValue: caller,
   });
-  const errors = result.errors?.map((e) => format(e, log));
   // No data at all: the variables did not fit (execution never started).
-  if (!("data" in result) || result.data === undefined) return { status: 400, body: { errors: errors?.map((e) => ({ ...e, extensions: { code: "BAD_USER_INPUT", ...e.extensions } })) ?? [] } };
+  if (!("data" in result) || result.data === undefined)
+    return { status: 400, body: { errors: result.errors?.map(format).map((e) => ({ ...e, extensions: { code: "BAD_USER_INPUT", ...e.extensions } })) ?? [] } };
+  const failures = result.errors?.map((e) => e.originalError).filter(requestWide) ?? [];
+  if (failures.length > 0 && (result.data === null || Object.values(result.data).every((v) => v === null))) return { failure: failures[0] };
+  for (const f of failures) failed(f);
+  const errors = result.errors?.map(format);
   return { status: 200, body: errors ? { errors, data: result.data } : { data: result.data } };
 }
 
-function format(e: GraphQLError, log: Logger): GraphQLFormattedError {
+function format(e: GraphQLError): GraphQLFormattedError {
   const json = e.toJSON();
   const original = e.originalError;
-  if (original instanceof EmulatorError) {
-    return { ...json, message: original.message, extensions: { code: original.code, ...(original.errors ? { errors: original.errors } : {}) } };
-  }
-  if (original && !(original instanceof GraphQLError)) {
-    log.error(`graphql: ${e.path?.join(".") ?? "?"}: ${original.stack ?? original.message}`);
-    return { ...json, message: "internal error (logged by minipod)", extensions: { code: "INTERNAL_SERVER_ERROR" } };
-  }
-  return json;
+  if (original === undefined || original instanceof GraphQLError) return json;
+  const known = asEmulatorError(original);
+  if (known) return { ...json, message: known.message, extensions: { code: known.code, ...(known.errors ? { errors: known.errors } : {}) } };
+  return { ...json, message: "internal error (logged by minipod)", extensions: { code: "INTERNAL_SERVER_ERROR" } };
 }
 
 /** Refuses a document nested deeper, or selecting more fields, than `GRAPHQL_LIMITS` allows. */

@@ -35,7 +35,24 @@ query MyPods {
 }
 `;
 
+/**
+ * GraphiQL 3 stores its tabs 500 ms after it renders, and the query editor's text 100 ms after
+ * that editor settles (its schema loaded), which on a busy machine comes later. A page reloaded
+ * between the two finds tabs but no query; GraphiQL then opens a new, empty tab over the stored
+ * ones (later GraphiQL fixed this, but ships no prebuilt bundle). Before it starts, the active
+ * tab's own text is stored as the query, so GraphiQL finds that tab and reopens it.
+ */
 const INIT_JS = `(function () {
+  try {
+    var state = JSON.parse(localStorage.getItem("graphiql:tabState"));
+    var active = state && Array.isArray(state.tabs) ? state.tabs[state.activeTabIndex] : null;
+    if (active && localStorage.getItem("graphiql:query") === null) {
+      if (active.query) localStorage.setItem("graphiql:query", active.query);
+      if (active.variables && localStorage.getItem("graphiql:variables") === null) localStorage.setItem("graphiql:variables", active.variables);
+    }
+  } catch (e) {
+    // No storage, or not GraphiQL's: it starts afresh on its default query.
+  }
   var fetcher = GraphiQL.createFetcher({ url: "/graphql" });
   var root = ReactDOM.createRoot(document.getElementById("graphiql"));
   root.render(React.createElement(GraphiQL, {

@@ -88,7 +88,10 @@ export function graphqlRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
       throw new EmulatorError("METHOD_NOT_ALLOWED", `a ${prepared.operation.operation} is sent with POST /graphql; GET runs queries only`);
     }
     if (caller) authorize(method, "/graphql", { ...caller, route: rest(mutation ? "rest:write" : "rest:read") });
-    return reply(c, await run(schema, prepared, req, { key: caller?.key }, core.log));
+    const answered = await run(schema, prepared, req, { key: caller?.key }, (err) => core.failures.failed(method, "/graphql", err));
+    // Answered by the app's error handler, as REST answers the same cause (and logged there).
+    if ("failure" in answered) throw answered.failure;
+    return reply(c, answered);
   };
 
   app.openapi(post, async (c) => {
