@@ -52,8 +52,7 @@ async function runSuite(): Promise<{ cases: Case[]; output: string }> {
  */
 async function docsExample(python: string): Promise<Case> {
   const name = "docs/python.md's pytest examples, in an empty project";
-  const [conftest, tests] = blocksOf("docs/python.md", "The pytest fixture", "python");
-  const [perTest] = blocksOf("docs/python.md", "Per-test configuration", "python");
+  const [conftest, tests, perTest] = blocksOf("docs/python.md", "The pytest fixture", "python");
   const project = mkdtempSync(join(tmpdir(), "minipod-docs-pytest-"));
   writeFileSync(join(project, "conftest.py"), conftest!.text);
   writeFileSync(join(project, "test_client.py"), tests!.text);
