@@ -1,11 +1,8 @@
-import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { browserAvailable, launchChromium, recordedPage, scrollOperations, type PageLog, type RunningBrowser } from "./chromium.js";
 
-/** The demo endpoints the package ships (what `npx minipod` serves with no config of its own). */
-const DEMO_CONFIG = fileURLToPath(new URL("../../emulator.config.json", import.meta.url));
 /** As long as an endpoint id may be (64 characters). */
 const LONG = "image-generation-sdxl-refiner-1024px-production-europe-west-4-b";
 
@@ -344,27 +341,6 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
     expect(await page.getAttribute(`#jobs-body tr[data-job="${long}"] td:nth-child(2)`, "title")).toBe(LONG);
     expect(await page.getAttribute("#webhooks-body tr[data-delivery] td:nth-child(3)", "title")).toBe(hook);
     expect(await page.getAttribute(`article[data-endpoint="${LONG}"] h3`, "title")).toBe(LONG);
-  });
-
-  it("keeps the demo config's endpoint ids whole at 1024, 1440 and 1920 px", async () => {
-    await emu.close();
-    emu = await createEmulator({ port: 0, clock: "manual", config: DEMO_CONFIG });
-    const ids = emu.endpoints().map((e) => e.id);
-    expect(ids).toEqual(["echo", "scripted", "text-gen", "llm"]);
-    const { page } = await open("/", { viewport: { width: 1024, height: 900 } });
-    await page.waitForSelector('#live[data-state="on"]');
-    for (const width of [1024, 1440, 1920]) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.waitForSelector(`article[data-endpoint="${ids.at(-1)}"] h3`);
-      // Each id's heading shows its whole text: nothing cut by an ellipsis, nothing outside its card.
-      const shown = (await page.evaluate(`[...document.querySelectorAll("article.endpoint")].map((card) => {
-        const h3 = card.querySelector("h3");
-        const box = h3.getBoundingClientRect(), inCard = card.getBoundingClientRect();
-        return { id: card.dataset.endpoint, text: h3.textContent, cut: h3.scrollWidth > h3.clientWidth, inside: box.left >= inCard.left && box.right <= inCard.right, width: Math.round(box.width) };
-      })`)) as Array<{ id: string; text: string; cut: boolean; inside: boolean; width: number }>;
-      expect(shown.map((h) => ({ ...h, width: undefined })), `${width} px: ${JSON.stringify(shown)}`).toEqual(ids.map((id) => ({ id, text: id, cut: false, inside: true, width: undefined })));
-      expect(shown.every((h) => h.width > 0)).toBe(true);
-    }
   });
 
   it("renders every operation of /openapi.json at /docs", async () => {
