@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync, watch, type FSWatcher } from "node
 import { basename, dirname, join, resolve } from "node:path";
 
 /** Folders an edit of the user's code never is in: tools' caches, environments, dependencies. */
-const SKIPPED_DIRS = new Set(["node_modules", ".git", "__pycache__", ".venv", "venv", "dist", "build", ".pytest_cache", ".mypy_cache", ".tox"]);
+const SKIPPED_DIRS = new Set(["node_modules", ".git", "__pycache__", ".venv", "venv", "site-packages", "__pypackages__", "dist", "build", ".pytest_cache", ".mypy_cache", ".tox"]);
 /** Files no edit of code means: compiled Python, editors' swap and backup files. */
 const IGNORED_FILES = /\.py[co]$|\.sw[px]$|~$|^\.#|^4913$/;
 /** At most this many folders are watched under one path (one watcher each). */
@@ -12,13 +12,15 @@ const DIRS_MAX = 2000;
 /** The folders under `root` to watch, and the files in them (to know their state before any edit). */
 function folders(root: string, into: string[], files: string[]): void {
   if (into.length >= DIRS_MAX) return;
-  into.push(root);
   let entries;
   try {
     entries = readdirSync(root, { withFileTypes: true });
   } catch {
     return;
   }
+  // A virtualenv, whatever its name (`python -m venv env`): packages installed, not code edited.
+  if (into.length > 0 && entries.some((e) => e.name === "pyvenv.cfg")) return;
+  into.push(root);
   for (const e of entries) {
     if (e.isDirectory() && !SKIPPED_DIRS.has(e.name) && !e.name.startsWith(".")) folders(join(root, e.name), into, files);
     else if (e.isFile()) files.push(join(root, e.name));

@@ -19,7 +19,7 @@ import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
 import { HostCheck, hostGuard } from "../http/host-check.js";
 import { crossOriginGuard } from "../http/cross-origin.js";
-import { endpointOfHost, routeByHost } from "../http/load-balancer/host-route.js";
+import { endpointOfHost, routeLoadBalancing } from "../http/load-balancer/host-route.js";
 import { HealthPoller } from "../http/load-balancer/health-poller.js";
 import { loadBalancerUpgrade } from "../http/load-balancer/upgrade.js";
 import { exposureWarnings } from "./exposure.js";
@@ -247,7 +247,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (refused(req, res) || foreign(req, res)) return;
-    routeByHost(req, core.loadBalancers);
+    routeLoadBalancing(req, core.loadBalancers);
     if (app.loadBalancerDirect.handle(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);
   });
@@ -259,7 +259,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   server.on("upgrade", (req, socket, head) => {
     upgraded.add(socket);
     socket.once("close", () => upgraded.delete(socket));
-    routeByHost(req, core.loadBalancers);
+    routeLoadBalancing(req, core.loadBalancers);
     if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return;
     socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", () => socket.destroy());
   });

@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { SNAPSHOTS_MAX_BYTES_DEFAULT, SNAPSHOTS_MAX_COUNT_DEFAULT } from "../domain/bounds.js";
 import type { VirtualClock } from "../domain/clock.js";
 import { EmulatorError } from "../domain/errors.js";
-import { isSecretName, redact, REDACTED, withoutPassword } from "../domain/redact.js";
+import { isSecretName, redact, REDACTED, shownUrl } from "../domain/redact.js";
 import { migrate, type Db } from "../store/db.js";
 import { MIGRATIONS } from "../store/migrations.js";
 
@@ -194,9 +194,13 @@ function redactSecrets(db: Db): void {
   }
   if (tables(db).includes("jobs")) {
     db.prepare(`UPDATE jobs SET s3_config = json_set(s3_config, '$.accessSecret', '[redacted]') WHERE s3_config IS NOT NULL`).run();
-    // Webhook URLs with a password (refused since; a database of an earlier release may hold some).
-    const rows = db.prepare<[], { id: string; webhook: string }>(`SELECT id, webhook FROM jobs WHERE webhook LIKE '%://%:%@%'`).all();
+    // Webhook URLs as shown: secret-named query values (a receiver's token) and passwords (refused
+    // since; a database of an earlier release may hold some). An import calls them as they are.
+    const rows = db.prepare<[], { id: string; webhook: string }>(`SELECT id, webhook FROM jobs WHERE webhook LIKE '%?%' OR webhook LIKE '%://%:%@%'`).all();
     const set = db.prepare(`UPDATE jobs SET webhook = ? WHERE id = ?`);
-    for (const r of rows) set.run(withoutPassword(r.webhook), r.id);
+    for (const r of rows) {
+      const shown = shownUrl(r.webhook);
+      if (shown !== r.webhook) set.run(shown, r.id);
+    }
   }
 }

@@ -127,6 +127,12 @@ export const WORKER_LOST_AFTER_PINGS = 3;
  */
 export const WORKER_POLL_HOLD_DEFAULT_MS = 20 * SECOND;
 export const WORKER_POLL_HOLD_MAX_MS = 85 * SECOND;
+/**
+ * How long jobs queued on an endpoint with no live worker process wait for one to call (to boot,
+ * or to be restarted) before the clock may skip past them again (minipod's own: the time a Python
+ * worker with heavy imports takes to start on a busy machine; `lostAfterMs` when longer).
+ */
+export const WORKER_START_WAIT_MS = 30 * SECOND;
 /** How long a lost or stopped worker stays listed (dashboard, worker listings) before it is forgotten. */
 export const WORKER_FORGET_AFTER_MS = 10 * MINUTE;
 /**

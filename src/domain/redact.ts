@@ -1,7 +1,14 @@
 import { JSON_DEPTH_MAX } from "./limits.js";
 
-/** Keys whose values are secrets wherever they appear (s3Config.accessSecret, passwords, keys). */
-const SECRET_KEY = /secret|password|passwd|token|api[-_]?key|^key$|authorization|credential/i;
+/**
+ * What the names of secrets contain, wherever they appear: a field (s3Config.accessSecret,
+ * passwords, keys), a column, a query parameter (a webhook's `?token=`, a signed URL's
+ * `X-Amz-Signature`, `sig`). `^`/`$` mark the parts that must be the whole name.
+ */
+const SECRET_PARTS = ["secret", "password", "passwd", "token", "api[-_]?key", "^key$", "authorization", "credential", "signature", "^sig$", "^auth$"];
+const SECRET_KEY = new RegExp(SECRET_PARTS.join("|"), "i");
+/** Whether a text may name a secret anywhere in it (the parts unanchored): a first test before parsing. */
+const MAY_NAME_SECRET = new RegExp(SECRET_PARTS.map((p) => p.replace(/^\^|\$$/g, "")).join("|"), "i");
 
 export const REDACTED = "[redacted]";
 
@@ -10,6 +17,7 @@ export const isSecretName = (name: string): boolean => SECRET_KEY.test(name);
 
 /** A URL's password (`scheme://user:password@host`): shown nowhere. */
 const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*:)[^/?#@\s]*@/i;
+const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 /** `url` with the password of its user info, if any, replaced by "[redacted]". */
 export function withoutPassword(url: string): string {
@@ -17,11 +25,25 @@ export function withoutPassword(url: string): string {
 }
 
 /**
+ * A URL as minipod shows it (a webhook's, in the journal, its attempts, a job's detail, the
+ * dashboard and the export): the password of its user info and the values of its secret-named
+ * query parameters (`?token=`, `&sig=`) replaced by "[redacted]". What is called is the URL itself.
+ */
+export function shownUrl(url: string): string {
+  const bare = withoutPassword(url);
+  const mark = bare.indexOf("?");
+  if (mark === -1) return bare;
+  const hash = bare.indexOf("#", mark);
+  const end = hash === -1 ? bare.length : hash;
+  return `${bare.slice(0, mark + 1)}${keptQuery(bare.slice(mark + 1, end))}${bare.slice(end)}`;
+}
+
+/**
  * A deep copy of a JSON value with every secret-named field replaced by "[redacted]", whatever its
- * value (a string, a number, an object, a list), and the password of any URL with user info.
+ * value (a string, a number, an object, a list), and every URL as `shownUrl` shows it.
  */
 export function redact(value: unknown): unknown {
-  if (typeof value === "string") return withoutPassword(value);
+  if (typeof value === "string") return URL_START.test(value) ? shownUrl(value) : value;
   if (Array.isArray(value)) return value.map(redact);
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
@@ -37,7 +59,7 @@ export const BODY_KEPT_BYTES = 64 * 1024;
 /** A query string as the journal keeps it: the values of secret-named parameters redacted. */
 export function keptQuery(query: string): string {
   // Most queries name no secret: those are kept as they are, unparsed.
-  if (!/secret|passw|token|key|authorization|credential/i.test(query)) return query;
+  if (!MAY_NAME_SECRET.test(query)) return query;
   return query
     .split("&")
     .map((pair) => {

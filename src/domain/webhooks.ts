@@ -4,7 +4,7 @@ import { WEBHOOK_EXTRA_ATTEMPTS, WEBHOOK_RETRY_DELAY_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobNotifier } from "./notifier.js";
 import type { ObservabilityStore } from "./observability.js";
-import { withoutPassword } from "./redact.js";
+import { shownUrl } from "./redact.js";
 
 /** Sends one webhook call; resolves with the receiver's status or why it could not be reached. */
 export type WebhookSender = (url: string, body: unknown) => Promise<{ status: number } | { error: string }>;
@@ -89,7 +89,7 @@ export class Webhooks {
       .then((result) => {
         const status = "status" in result ? result.status : undefined;
         const error = "error" in result ? result.error : undefined;
-        store.appendDelivery({ jobId: target.id, endpointId: target.endpointId, url: withoutPassword(url), attempt, status, error, at });
+        store.appendDelivery({ jobId: target.id, endpointId: target.endpointId, url: shownUrl(url), attempt, status, error, at });
         const ok = status === 200;
         const outcome = ok ? "delivered" : status !== undefined ? `answered ${status}` : `failed: ${error}`;
         if (ok) log.info(`webhook for ${what} ${outcome}, attempt ${attempt}`);

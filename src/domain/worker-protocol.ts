@@ -1,4 +1,5 @@
 import type { Release } from "./activity.js";
+import { WorkerWaits } from "./worker-waits.js";
 import { afterStaging } from "./payload-staging.js";
 import type { VirtualClock } from "./clock.js";
 import { endpointNotFound } from "./endpoint.js";
@@ -53,18 +54,14 @@ export class WorkerProtocol {
   /** Refusals of job-take and job-stop waiting out WORKER_ERROR_DELAY_MS. */
   private readonly refusals: HeldPolls<string, undefined, undefined>;
   private closing = false;
-  /** Worker processes started and not heard from yet, by `endpointId/workerId`. */
-  private readonly expected = new Map<string, Release>();
+  private readonly waits: WorkerWaits;
 
   constructor(private readonly d: { clock: VirtualClock; jobs: JobStore; scheduler: Scheduler; transitions: Transitions; settings: ExternalWorkerSettings; log: Logger }) {
-    const { activity } = d.clock;
-    this.workers = new ExternalWorkers(d.clock.wall, d.settings, (w, jobIds) => this.lost(w, jobIds), activity);
+    this.workers = new ExternalWorkers(d.clock.wall, d.settings, (w, jobIds) => this.lost(w, jobIds), d.clock.activity);
     this.takes = new HeldPolls(d.clock.wall, () => []);
     this.stopChannel = new StopChannel(d.clock.wall);
     this.refusals = new HeldPolls(d.clock.wall, () => undefined);
-    // A job queued where a live worker process takes jobs waits on that process, not on a timer:
-    // real work, or its ttl would pass between the worker's result and its next job-take.
-    activity.addSource(() => this.workers.anyLive((w) => d.jobs.hasQueued(w.endpointId, w.lane) && d.scheduler.pool(w.endpointId)?.throttled === false));
+    this.waits = new WorkerWaits({ clock: d.clock, jobs: d.jobs, scheduler: d.scheduler, workers: this.workers, lostAfterMs: d.settings.lostAfterMs });
   }
 
   /**
@@ -72,15 +69,7 @@ export class WorkerProtocol {
    * its process having exited), it is starting, which is real work (see Activity). Returns `cancel`.
    */
   expect(endpointId: string, workerId: string): Release {
-    const key = `${endpointId}/${workerId}`;
-    this.expected.get(key)?.();
-    const release = this.d.clock.activity.working();
-    const cancel = () => {
-      release();
-      if (this.expected.get(key) === cancel) this.expected.delete(key);
-    };
-    this.expected.set(key, cancel);
-    return cancel;
+    return this.waits.expect(endpointId, workerId);
   }
 
   /**
@@ -215,6 +204,7 @@ export class WorkerProtocol {
 
   /** New jobs (or capacity) on an endpoint: held job-take polls get them, oldest poll first. */
   wake(endpointId: string): void {
+    if (this.d.jobs.hasQueued(endpointId, "standard") || this.d.jobs.hasQueued(endpointId, "batch")) this.waits.awaitWorker(endpointId);
     if (!this.takes.waiting(endpointId)) return;
     this.takes.offer(endpointId, ({ worker, n }) => {
       const jobs = this.takeNow(worker, n);
@@ -256,7 +246,7 @@ export class WorkerProtocol {
 
   private touch(endpointId: string, workerId: string, contact: Contact): ExternalWorker {
     const w = this.workers.touch(endpointId, workerId, this.d.clock.now(), contact);
-    if (this.expected.size > 0) this.expected.get(`${endpointId}/${workerId}`)?.();
+    this.waits.heard(endpointId, workerId);
     return w;
   }
 
@@ -314,7 +304,8 @@ export class WorkerProtocol {
   }
 
   private releaseWorkerPolls(w: ExternalWorker): void {
-    // A stopped or lost worker takes nothing more: what is queued for it no longer waits on it.
+    // A stopped or lost worker takes nothing more: its queue waits for another to call, for a while.
+    this.waits.awaitWorker(w.endpointId);
     this.d.clock.activity.changed();
     this.stopChannel.release(w);
     // Its held job-take, if any, ends empty: a stopped worker takes nothing.
@@ -328,6 +319,7 @@ export class WorkerProtocol {
   }
 
   private lost(w: ExternalWorker, jobIds: string[]): void {
+    this.waits.awaitWorker(w.endpointId);
     this.d.clock.activity.changed();
     this.stopChannel.forget(w);
     this.d.log.info(`worker ${w.id} of endpoint ${w.endpointId} is lost (${w.reason ?? "silent"})${jobIds.length ? `; its job(s) ${jobIds.join(", ")} go back to the queue` : ""}`);

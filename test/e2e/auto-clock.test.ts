@@ -5,7 +5,9 @@
 import { Hono } from "hono";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { startEmulator } from "../../src/compose/emulator.js";
 import { createEmulator, type Emulator } from "../../src/index.js";
+import { FakeWall } from "../support/fake-wall.js";
 import { pythonAvailable, queue, runPyClient, startPyWorker } from "../support/python.js";
 
 const MINUTE = 60_000;
@@ -25,6 +27,14 @@ describe("createEmulator's default clock", () => {
     expect(emu.clock.mode).toBe("auto");
     const view = (await (await fetch(`${emu.url}/_emulator/clock`)).json()) as Record<string, unknown>;
     expect(view).toMatchObject({ mode: "auto", waiting: 0, realWork: false });
+  });
+
+  it("gives way to the config's mode; the minipod command's default stays real", async () => {
+    emu = await createEmulator({ config: { clock: { mode: "manual" } } });
+    expect(emu.clock.mode).toBe("manual");
+    await emu.close();
+    emu = await startEmulator({ config: {} }, "real");
+    expect(emu.clock.mode).toBe("real");
   });
 
   it("answers the openai client's chat call, whole and streamed, through a minute's cold start and paced tokens", async () => {
@@ -47,7 +57,7 @@ describe("createEmulator's default clock", () => {
 
   it("answers the first request to a load-balancing endpoint with no warm worker (a Hono app), after its cold start", async () => {
     const app = new Hono().post("/generate", async (c) => c.json({ text: ((await c.req.json()) as { prompt: string }).prompt }));
-    emu = await createEmulator({ config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: app.fetch, workersMin: 0, coldStartMs: 2 * MINUTE - 1 }] } });
+    emu = await createEmulator({ config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: app.fetch, workersMin: 0, coldStartMs: 90_000 }] } });
     const res = await fetch(`${emu.url}/lb/api/generate`, { method: "POST", headers: { authorization: "Bearer k" }, body: JSON.stringify({ prompt: "hi" }), signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ text: "hi" });
@@ -82,6 +92,24 @@ describe("runUntilIdle", () => {
     await emu.runUntilIdle();
     expect(emu.clock.now() - before).toBe(30_000);
     expect(await (await answer).text()).toBe("ok");
+  });
+});
+
+describe("a job queued for worker processes, none live", () => {
+  it("holds the auto clock for 30 s of wall time (a worker booting), then lets it skip to the job's ttl", async () => {
+    const wall = new FakeWall();
+    emu = await createEmulator({ clock: { mode: "auto", wall }, config: { endpoints: [{ id: "ext", handler: "external" }] } });
+    const id = await queue(emu, "ext").run({ n: 1 }, { policy: { ttl: 10 * MINUTE } });
+    const before = emu.clock.now();
+    let ended: unknown;
+    const waiting = emu.waitForJob("ext", id, "COMPLETED", DAY).catch((e: unknown) => (ended = e));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(ended).toBeUndefined();
+    expect(emu.clock.now()).toBe(before);
+    wall.advance(30_000); // no worker process called
+    await waiting;
+    expect(String(ended)).toMatch(/is gone \(ttl, retention or purge\)/);
+    expect(emu.clock.now() - before).toBeGreaterThanOrEqual(10 * MINUTE);
   });
 });
 

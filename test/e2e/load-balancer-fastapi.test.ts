@@ -102,18 +102,17 @@ describe.skipIf(!available)("a FastAPI load-balancing worker through minipod wor
   });
 
   it("streams Server-Sent Events as the worker writes them", async () => {
-    const started = Date.now();
-    const res = await fetch(`${emu.url}/lb/api/stream?n=3&delay=0.25`, { headers: AUTH });
+    // The worker writes its first event, then holds the others until the gate file exists.
+    const gate = join(mkdtempSync(join(tmpdir(), "minipod-sse-")), "go");
+    const res = await fetch(`${emu.url}/lb/api/stream?n=3&delay=0&until=${encodeURIComponent(gate)}`, { headers: AUTH });
     expect(res.headers.get("content-type")).toMatch(/text\/event-stream/);
     const reader = res.body!.getReader();
-    const first = new TextDecoder().decode((await reader.read()).value);
-    const firstAt = Date.now() - started;
-    expect(first).toBe("data: 0\n\n");
+    // Here while the worker has written nothing else: relayed as written, not when the answer ends.
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("data: 0\n\n");
+    writeFileSync(gate, "");
     let rest = "";
     for (let next = await reader.read(); !next.done; next = await reader.read()) rest += new TextDecoder().decode(next.value);
     expect(rest).toBe("data: 1\n\ndata: 2\n\n");
-    // The first event arrived before the worker had written the others (0.5 s later).
-    expect(Date.now() - started - firstAt).toBeGreaterThan(300);
   });
 
   it("joins a WebSocket to the worker's server, both ways, until it closes", async () => {
@@ -193,18 +192,24 @@ describe.skipIf(!available)("FastAPI worker processes started and stopped as the
     });
     const workers = () =>
       Promise.resolve(scaled.app.request("/_emulator/load-balancers")).then(
-        async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; state: string }> }> }).endpoints[0]!.workers,
+        async (r) => ((await r.json()) as { endpoints: Array<{ workers: Array<{ id: string; state: string; inFlight: number }> }> }).endpoints[0]!.workers,
       );
     try {
       scaled.scaleWorkers({ endpoint: "scaled", command: [PYTHON, WORKER], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LOADING_PINGS: "1" }, output: () => {} });
       expect(await workers()).toEqual([]);
+      // Each answer is held after its first event until the gate file exists: the first request
+      // keeps its process busy (one request each) until the second has a process of its own.
+      const gate = join(mkdtempSync(join(tmpdir(), "minipod-scaled-")), "go");
       const call = () =>
-        fetch(`${scaled.url}/lb/scaled/stream?n=2&delay=0.5`, { headers: AUTH, signal: AbortSignal.timeout(20_000) }).then(async (r) => ({
+        fetch(`${scaled.url}/lb/scaled/stream?n=2&delay=0&until=${encodeURIComponent(gate)}`, { headers: AUTH }).then(async (r) => ({
           status: r.status,
           worker: r.headers.get("x-runpod-worker-id"),
           text: await r.text(),
         }));
-      const answers = await Promise.all([call(), call()]);
+      const calls = [call(), call()];
+      await eventually(async () => ((await workers()).filter((w) => w.inFlight === 1).length === 2 ? true : undefined), 30_000, "a request at each of two processes");
+      writeFileSync(gate, "");
+      const answers = await Promise.all(calls);
       expect(answers.map((a) => a.status)).toEqual([200, 200]);
       expect(new Set(answers.map((a) => a.worker)).size).toBe(2);
       expect(await workers()).toHaveLength(2);

@@ -68,6 +68,8 @@ describe("the package, packed and installed into an empty project", () => {
       "dist/minipod.js",
       "dist/index.js",
       "dist/index.d.ts",
+      "dist/vitest.js",
+      "dist/vitest.d.ts",
       "schema/emulator.config.schema.json",
       "emulator.config.json",
       "fixtures/handlers/text-generator.ts",
@@ -184,4 +186,44 @@ export const bad: EmulatorConfig = { endpoints: [], nope: 1 };
     expect(`${r.stdout}${r.stderr}`).toBe("");
     expect(r.status).toBe(0);
   }, 90_000);
+
+  it("runs vitest with minipod/vitest as docs/testing.md shows it: an emulator per worker, its URL injected", () => {
+    const vitest = JSON.parse(readFileSync(require.resolve("vitest/package.json"), "utf8")) as { version: string };
+    run("npm", ["install", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", `vitest@${vitest.version}`], project);
+    const [config, test] = blocksOf("docs/testing.md", "With vitest", "ts");
+    const suite = join(project, "suite");
+    mkdirSync(suite);
+    writeFileSync(join(suite, "vitest.config.ts"), config!.text);
+    writeFileSync(join(suite, "echo.test.ts"), test!.text);
+    // Beside it, a file that runs at the same time on the other worker: each has its own emulator.
+    writeFileSync(
+      join(suite, "workers.test.ts"),
+      `import { expect, inject, it } from "vitest";
+import { minipodUrl } from "minipod/vitest";
+
+it("has an emulator of its own among one per worker", async () => {
+  const urls: string[] = inject("minipodUrls");
+  expect(new Set(urls).size).toBe(2);
+  expect(urls).toContain(minipodUrl());
+  expect((await fetch(\`\${minipodUrl()}/_emulator/clock\`)).status).toBe(200);
+});
+`,
+      );
+      const r = spawnSync(process.execPath, [join(project, "node_modules", "vitest", "vitest.mjs"), "run", "--maxWorkers", "2"], { cwd: suite, env: cleanEnv(), encoding: "utf8", timeout: STEP_MS });
+      expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+      // The colours of vitest's report (escape sequences) aside.
+      // eslint-disable-next-line no-control-regex
+      expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/Tests\s+2 passed/);
+      writeFileSync(
+        join(suite, "tsconfig.json"),
+        JSON.stringify({
+          compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, types: ["node"], skipLibCheck: true },
+          files: ["vitest.config.ts", "echo.test.ts", "workers.test.ts"],
+        }),
+      );
+      const types = spawnSync(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: suite, encoding: "utf8", timeout: STEP_MS });
+      expect(`${types.stdout}${types.stderr}`).toBe("");
+    },
+    2 * STEP_MS,
+  );
 });

@@ -14,6 +14,8 @@ describe.skipIf(!available)("the service's Python client against minipod", { tim
   let v2: string;
   beforeAll(async () => {
     emu = await createEmulator({
+      // Real time: the tests measure how long an empty /stream poll is held, which the auto clock would end at once.
+      clock: "real",
       config: {
         endpoints: [
           { id: "echo", handler: "echo", workersMin: 1, coldStartMs: 0 },

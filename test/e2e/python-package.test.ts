@@ -52,8 +52,7 @@ async function runSuite(): Promise<{ cases: Case[]; output: string }> {
  */
 async function docsExample(python: string): Promise<Case> {
   const name = "docs/python.md's pytest examples, in an empty project";
-  const [conftest, tests] = blocksOf("docs/python.md", "The pytest fixture", "python");
-  const [perTest] = blocksOf("docs/python.md", "Per-test configuration", "python");
+  const [conftest, tests, perTest] = blocksOf("docs/python.md", "The pytest fixture", "python");
   if (!conftest?.text.includes("def minipod_config") || !tests?.text.includes("def test_")) return { name, failure: "docs/python.md's fixture example changed shape" };
   // The fixture's examples run on its default clock: none moves time by hand.
   if (/advance\(|clock/.test(tests.text)) return { name, failure: "docs/python.md's test of the client moves the clock by hand" };

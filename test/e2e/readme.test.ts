@@ -264,7 +264,8 @@ describe("the flags", () => {
   it("refuses an unknown flag of export with its usage", () => {
     const r = spawnSync(process.execPath, [BIN, "export", "--bogus"], { encoding: "utf8" });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain("Unknown option '--bogus'");
-    expect(r.stderr).toContain("Usage: minipod export FILE");
+    expect(r.stderr).toContain("minipod: unknown flag --bogus\n\nUsage: minipod export FILE");
+    const near = spawnSync(process.execPath, [BIN, "export", "x.sqlite", "--ulr", "http://127.0.0.1:9"], { encoding: "utf8" });
+    expect(near.stderr).toContain("minipod: unknown flag --ulr: did you mean --url?");
   });
 });

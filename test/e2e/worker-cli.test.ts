@@ -109,9 +109,10 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     cli = await startMinipod();
     launcher = launch(["--url", cli.url, "--endpoint", "ext", "--worker-id", "w-int", "--", PYTHON, HANDLER]);
     const pid = Number((await launcher.waitFor(/\[w-int\] minipod: started: .* \(pid (\d+)\)/))[1]);
-    // Up when its polls for work are held open.
+    // Up when its polls for work are held open (however long the start takes: stopped before,
+    // the library would have no held poll to be answered).
     const polling = async () => ((await (await fetch(`${cli!.url}/_emulator/workers`)).json()) as { workers: Array<{ openPolls: number }> }).workers[0]?.openPolls ?? 0;
-    for (let i = 0; i < 400 && (await polling()) < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    while ((await polling()) < 2) await new Promise((r) => setTimeout(r, 50));
     launcher.proc.kill("SIGINT");
     expect(await launcher.exited).toBe(0);
     // The library exits only once its held job-take and job-stop are answered (the hold is 20 s,
@@ -128,13 +129,13 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     launcher = launch(["--url", cli.url, "--endpoint", "ext", "--worker-id", "w-dead", "--", PYTHON, HANDLER]);
     const pid = Number((await launcher.waitFor(/\[w-dead\] minipod: started: .* \(pid (\d+)\)/))[1]);
     const health = async () => ((await (await fetch(`${cli!.url}/v2/ext/health`, { headers: { authorization: "k" } })).json()) as { workers: { idle: number } }).workers;
-    for (let i = 0; i < 400 && (await health()).idle < 1; i++) await new Promise((r) => setTimeout(r, 50));
-    expect((await health()).idle).toBe(1);
+    while ((await health()).idle < 1) await new Promise((r) => setTimeout(r, 50));
     process.kill(-pid, "SIGKILL");
     await launcher.waitFor(/\[w-dead\] minipod: exited on SIGKILL/);
-    // Heartbeats would take 3 s (3 periods of 1 s) to tell; the launcher's word comes at once.
+    // Heartbeats would take 3 s (3 periods of 1 s) to tell; the launcher's word comes first, and
+    // the reason says whose word it was (the launcher prints its line before it tells minipod).
     let workers: Array<{ id: string; state: string; reason?: string }> = [];
-    for (let i = 0; i < 40; i++) {
+    for (;;) {
       workers = ((await (await fetch(`${cli.url}/_emulator/workers`)).json()) as { workers: typeof workers }).workers;
       if (workers[0]?.state === "lost") break;
       await new Promise((r) => setTimeout(r, 25));

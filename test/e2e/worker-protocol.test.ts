@@ -194,8 +194,9 @@ describe("the worker side, request by request", () => {
     await boot();
     let answered: Reply | undefined;
     const p = fetch(`${emu.url}/v2/sim/job-take/w1?gpu=x`, { headers: KEY }).then(reply).then((r) => (answered = r));
-    // The refusal waits on the wall clock, which moves only when told.
-    for (let i = 0; i < 200 && wall.pending === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    // The refusal waits on the wall clock, which moves only when told: once its timer is set
+    // (however long a busy machine takes to get there; moved before, the clock would not end it).
+    while (wall.pending === 0) await new Promise((r) => setTimeout(r, 5));
     expect(answered).toBeUndefined();
     wall.advance(1000);
     await p;

@@ -1,6 +1,7 @@
 // An example of testing client code against minipod: one emulator per file, a reset between tests,
-// and the failures of the real service made to happen on purpose. (In a project of your own,
-// import from "minipod" instead of "../../src/index.js".)
+// and the failures of the real service made to happen on purpose. On createEmulator's default clock
+// (auto), the waits below take no wall time: time skips ahead while the test waits and nothing
+// runs on real time. (In a project of your own, import from "minipod" instead of "../../src/index.js".)
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import runpodSdk from "runpod-sdk";
@@ -28,7 +29,6 @@ const fakeSleep = async (ms: number) => void slept.push(ms);
 
 beforeAll(async () => {
   emu = await createEmulator({
-    clock: "manual",
     config: {
       endpoints: [
         { id: "gen", handler: "scripted", workersMin: 1, workersMax: 2 },
@@ -36,7 +36,7 @@ beforeAll(async () => {
         {
           id: "upper",
           handler: async (input, ctx) => {
-            await ctx.sleep(1500); // virtual time: the manual clock decides when it has passed
+            await ctx.sleep(1500); // virtual time: skipped while the test waits for the job
             return { text: input.text.toUpperCase(), attempt: ctx.attempt };
           },
         },

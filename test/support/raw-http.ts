@@ -1,9 +1,13 @@
 import { connect } from "node:net";
 
-/** A raw HTTP/1.1 exchange over one socket: what the server answers to exactly these bytes. */
-export function rawExchange(port: number, head: string, body = ""): Promise<string> {
+/**
+ * A raw HTTP/1.1 exchange over one socket: what the server answers to exactly these bytes. The
+ * client's side is closed once they are sent, unless `halfClose` is false (send `Connection:
+ * close` then): a relay takes a client that has closed its side as gone.
+ */
+export function rawExchange(port: number, head: string, body = "", halfClose = true): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1", () => socket.end(head + body));
+    const socket = connect(port, "127.0.0.1", () => (halfClose ? socket.end(head + body) : socket.write(head + body)));
     let text = "";
     socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
     socket.on("end", () => resolve(text));

@@ -9,6 +9,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 export interface Block {
   /** The `##` heading the block is under (the page's `#` title before the first `##`). */
   section: string;
+  /** The `###` heading under that one, when the block is under one. */
+  subsection?: string;
   lang: string;
   text: string;
 }
@@ -30,6 +32,7 @@ export const README = markdown("README.md");
 export function blocksIn(file: string): Block[] {
   const blocks: Block[] = [];
   let section = "";
+  let subsection: string | undefined;
   let open: Block | undefined;
   for (const line of markdown(file).split("\n")) {
     if (open) {
@@ -39,16 +42,17 @@ export function blocksIn(file: string): Block[] {
       } else open.text += (open.text ? "\n" : "") + line;
       continue;
     }
-    if (line.startsWith("## ")) section = line.slice(3).trim();
-    else if (line.startsWith("# ")) section = line.slice(2).trim();
-    else if (line.startsWith("```")) open = { section, lang: line.slice(3).trim(), text: "" };
+    if (line.startsWith("### ")) subsection = line.slice(4).trim();
+    else if (line.startsWith("## ")) [section, subsection] = [line.slice(3).trim(), undefined];
+    else if (line.startsWith("# ")) [section, subsection] = [line.slice(2).trim(), undefined];
+    else if (line.startsWith("```")) open = { section, ...(subsection === undefined ? {} : { subsection }), lang: line.slice(3).trim(), text: "" };
   }
   return blocks;
 }
 
-/** The blocks of one section of a file (by the start of its heading), of one language; throws when there are none. */
+/** The blocks of one section or subsection of a file (by the start of its heading), of one language; throws when there are none. */
 export function blocksOf(file: string, section: string, lang: string): Block[] {
-  const found = blocksIn(file).filter((b) => b.section.startsWith(section) && b.lang === lang);
+  const found = blocksIn(file).filter((b) => (b.section.startsWith(section) || b.subsection?.startsWith(section)) && b.lang === lang);
   if (found.length === 0) throw new Error(`${file} has no \`\`\`${lang} block under a heading starting "${section}"`);
   return found;
 }

@@ -9,7 +9,8 @@ const root = new URL("../../", import.meta.url).pathname;
 describe("config", () => {
   it("fills documented defaults", () => {
     const c = parseConfig({ endpoints: [{ id: "a" }] });
-    expect(c.clock).toEqual({ mode: "real", speed: 1 });
+    // No mode: the minipod command takes real, createEmulator auto (see startEmulator).
+    expect(c.clock).toEqual({ speed: 1 });
     expect(c.endpoints[0]).toMatchObject({ id: "a", handler: "echo", workersMin: 0, workersMax: 3, idleTimeout: 5, coldStartMs: 1000 });
   });
 
@@ -50,13 +51,14 @@ describe("command line", () => {
   it("parses flags, with MINIPOD_* variables as fallbacks", () => {
     const o = parseCli(["--port", "0", "--clock", "manual", "--db", "x.db"], { MINIPOD_HOST: "0.0.0.0", MINIPOD_PORT: "9" }, "/nowhere");
     expect(o).toMatchObject({ port: 0, clock: "manual", db: "x.db", host: "0.0.0.0", config: undefined });
+    expect(parseCli([], { MINIPOD_CLOCK: "auto" }, "/nowhere").clock).toBe("auto");
     expect(parseCli([], {}, "/nowhere")).toMatchObject({ port: 8080, host: "127.0.0.1" });
     expect(parseCli([], {}, root).config).toBe(`${root}emulator.config.json`);
   });
 
   it("refuses bad flags with a message naming them", () => {
     expect(() => parseCli(["--port", "x"], {})).toThrow(/--port must be an integer/);
-    expect(() => parseCli(["--clock", "fast"], {})).toThrow(/--clock must be "real" or "manual"/);
+    expect(() => parseCli(["--clock", "fast"], {})).toThrow(/--clock must be "real", "manual" or "auto", got "fast"/);
     expect(() => parseCli(["--bogus"], {})).toThrow(/^unknown flag --bogus\n\nUsage: minipod/);
     expect(() => parseCli(["--prot", "0"], {})).toThrow(/^unknown flag --prot: did you mean --port\?\n\nUsage: minipod/);
     expect(() => parseCli(["--clok=manual"], {})).toThrow(/^unknown flag --clok: did you mean --clock\?/);

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -32,10 +32,14 @@ describe("the files whose edit restarts a worker under minipod worker --watch", 
 });
 
 describe("watchFiles", () => {
-  it("reports an edit once, and a write that changes nothing (or an event late for a reported write) not at all", async () => {
+  it("reports an edit once; a write that changes nothing (or an event late for a reported write), or one in a virtualenv, not at all", async () => {
     const dir = mkdtempSync(join(tmpdir(), "minipod-watch-files-"));
     writeFileSync(join(dir, "same.py"), "x = 1\n");
     writeFileSync(join(dir, "edited.py"), "y = 1\n");
+    mkdirSync(join(dir, "env", "lib"), { recursive: true });
+    writeFileSync(join(dir, "env", "pyvenv.cfg"), "home = /usr/bin\n");
+    writeFileSync(join(dir, "env", "lib", "site.py"), "installed = 1\n");
+    mkdirSync(join(dir, "node_modules"));
     const calls: string[][] = [];
     let seen: () => void = () => {};
     const stop = watchFiles([dir], (files) => {
@@ -53,7 +57,13 @@ describe("watchFiles", () => {
       writeFileSync(join(dir, "edited.py"), "y = 2\n");
       writeFileSync(join(dir, "marker.py"), "z = 1\n");
       await called;
-      expect(calls).toEqual([["edited.py"], ["marker.py"]]);
+      called = next();
+      // Nor is anything in a virtualenv, whatever its name, or in the caches of tools.
+      writeFileSync(join(dir, "env", "lib", "site.py"), "installed = 2\n");
+      writeFileSync(join(dir, "node_modules", "x.js"), "installed = 2\n");
+      writeFileSync(join(dir, "marker.py"), "z = 2\n");
+      await called;
+      expect(calls).toEqual([["edited.py"], ["marker.py"], ["marker.py"]]);
     } finally {
       stop();
     }

@@ -111,21 +111,12 @@ def start_worker(
     """Starts `minipod worker` for one process and waits until the runtime polls for jobs."""
     if (handler is None) == (script is None):
         raise MinipodError("give the worker either handler= (a function or 'module:function') or script= (a file), not both or neither")
-    python = python or sys.executable
     if script is not None:
-        path = Path(script).resolve()
-        if not path.is_file():
-            raise MinipodError(f"worker script {path} does not exist")
-        child = [python, "-u", str(path)]
+        child = _script_command(script, python)
     else:
-        child = [python, "-u", "-m", "minipod._serve", handler_reference(handler)]
-    endpoints = [e for e in emulator._call("GET", "/_emulator/workers")["endpoints"]]
-    if endpoint is None:
-        if len(endpoints) != 1:
-            raise MinipodError(f'choose the endpoint with endpoint=; endpoints with "handler": "external": {", ".join(endpoints) or "none"}')
-        endpoint = endpoints[0]
-    elif endpoint not in endpoints:
-        raise MinipodError(f'endpoint {endpoint!r} is not served by worker processes; give it "handler": "external" in the config (those that are: {", ".join(endpoints) or "none"})')
+        child = [python or sys.executable, "-u", "-m", "minipod._serve", handler_reference(handler)]
+    served = emulator._call("GET", "/_emulator/workers")["endpoints"]
+    endpoint = _choose_endpoint(endpoint, served, 'endpoints with "handler": "external"', 'is not served by worker processes; give it "handler": "external" in the config')
     worker_id = worker_id or f"py-{uuid.uuid4().hex[:10]}"
     worker = _launch(emulator, endpoint, ["--worker-id", worker_id], child, env, {"MINIPOD_HANDLER_OPTIONS": json.dumps(dict(options or {}))}, worker_id)
 
@@ -150,19 +141,34 @@ def start_scaled_workers(
     if (command is None) == (script is None):
         raise MinipodError("give scale_workers either a command (a list: the HTTP server to run) or script= (a Python file), not both or neither")
     if script is not None:
-        path = Path(script).resolve()
-        if not path.is_file():
-            raise MinipodError(f"worker script {path} does not exist")
-        command = [python or sys.executable, "-u", str(path)]
+        command = _script_command(script, python)
     balanced = emulator._call("GET", "/_emulator/workers").get("loadBalancers", [])
-    if endpoint is None:
-        if len(balanced) != 1:
-            raise MinipodError(f'choose the endpoint with endpoint=; load-balancing endpoints with "handler": "external": {", ".join(balanced) or "none"}')
-        endpoint = balanced[0]
-    elif endpoint not in balanced:
-        raise MinipodError(f'endpoint {endpoint!r} is not a load-balancing endpoint served by worker processes; give it "type": "LOAD_BALANCER" and "handler": "external" in the config (those that are: {", ".join(balanced) or "none"})')
+    endpoint = _choose_endpoint(
+        endpoint,
+        balanced,
+        'load-balancing endpoints with "handler": "external"',
+        'is not a load-balancing endpoint served by worker processes; give it "type": "LOAD_BALANCER" and "handler": "external" in the config',
+    )
     worker = _launch(emulator, endpoint, [], list(command or []), env, {}, None)
     return worker._wait_until(lambda: any("started and stopped as its scaler asks" in line for line in worker.output), timeout)
+
+
+def _script_command(script: Union[str, "os.PathLike[str]"], python: Optional[str]) -> List[str]:
+    path = Path(script).resolve()
+    if not path.is_file():
+        raise MinipodError(f"worker script {path} does not exist")
+    return [python or sys.executable, "-u", str(path)]
+
+
+def _choose_endpoint(given: Optional[str], served: List[str], which: str, refused: str) -> str:
+    """`given`, when it is one of `served`; else the only one served; else MinipodError saying which there are."""
+    if given is None:
+        if len(served) != 1:
+            raise MinipodError(f"choose the endpoint with endpoint=; {which}: {', '.join(served) or 'none'}")
+        return served[0]
+    if given not in served:
+        raise MinipodError(f"endpoint {given!r} {refused} (those that are: {', '.join(served) or 'none'})")
+    return given
 
 
 def _launch(emulator: "Emulator", endpoint: str, flags: List[str], child: List[str], env: Optional[Mapping[str, str]], extra: Mapping[str, str], worker_id: Optional[str]) -> Worker:

@@ -57,8 +57,11 @@ button.danger:hover:not(:disabled) { border-color: var(--bad); color: var(--bad)
 .mode-auto { background: var(--run-bg); color: var(--run); }
 .endpoints { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 12px; }
 .endpoint { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
-.endpoint header { display: flex; align-items: baseline; gap: 8px; min-width: 0; }
-.endpoint h3 { margin: 0; font-size: 15px; }
+/* The id comes first and whole: the name gives way, and goes to a line of its own when the card is
+   narrow; only an id wider than its card is cut (its title holds it). */
+.endpoint header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 8px; min-width: 0; }
+.endpoint h3 { margin: 0; font-size: 15px; flex: 0 1 auto; max-width: 100%; }
+.endpoint-name { flex: 1 1 8em; }
 .endpoint h3, .endpoint-name { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .endpoint h3 a { color: inherit; }
 .endpoint.selected { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }

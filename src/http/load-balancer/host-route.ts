@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { LoadBalancers } from "../../domain/load-balancer/balancer.js";
 import { LB_PATH_PREFIX } from "../../domain/load-balancer/types.js";
 import { hostName } from "../host-check.js";
+import { resolvedLbTarget } from "./worker-path.js";
 
 /** The name under which each load-balancing endpoint is reached by host: `{endpoint_id}.localhost`. */
 export const LB_HOST_SUFFIX = ".localhost";
@@ -23,13 +24,14 @@ export function endpointOfHost(header: string | undefined, loadBalancers: Pick<L
 }
 
 /**
- * The node listener's step for requests by host: `GET /ping` with `Host: api.localhost:8080`
- * becomes `GET /lb/api/ping`, so authentication, faults, the journal and the route see one form.
- * Returns whether the request was one.
+ * The node listener's step for load-balancing endpoints, before anything reads the path: a request
+ * by host, `GET /ping` with `Host: api.localhost:8080`, becomes `GET /lb/api/ping`, so
+ * authentication, faults, the journal and the route see one form; then the path after the
+ * endpoint's id has its dot segments resolved (`resolvedLbTarget`), so that the relay, the app
+ * and a WebSocket upgrade send the worker the same path.
  */
-export function routeByHost(req: IncomingMessage, loadBalancers: Pick<LoadBalancers, "specs">): boolean {
+export function routeLoadBalancing(req: IncomingMessage, loadBalancers: Pick<LoadBalancers, "specs">): void {
   const id = endpointOfHost(req.headers.host, loadBalancers);
-  if (id === undefined) return false;
-  req.url = `${LB_PATH_PREFIX}/${id}${req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`}`;
-  return true;
+  if (id !== undefined) req.url = `${LB_PATH_PREFIX}/${id}${req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`}`;
+  if (req.url !== undefined) req.url = resolvedLbTarget(req.url);
 }

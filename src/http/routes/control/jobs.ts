@@ -3,6 +3,7 @@ import { EmulatorError } from "../../../domain/errors.js";
 import { JOB_STATUSES, type Job } from "../../../domain/job.js";
 import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import { RUN_PAYLOAD_MAX_BYTES } from "../../../domain/limits.js";
+import { shownUrl } from "../../../domain/redact.js";
 import { jsonBody } from "../../body.js";
 import { jobSummary, JobSummarySchema } from "../../job-summary.js";
 import type { Core } from "../../core.js";
@@ -134,7 +135,7 @@ export function jobDetail(core: Core, job: Job): z.infer<typeof JobDetailSchema>
     input: job.input as Record<string, unknown>,
     ...(job.output !== undefined ? { output: job.output } : {}),
     ...(job.error !== undefined ? { error: job.error } : {}),
-    ...(job.webhook !== undefined ? { webhook: job.webhook } : {}),
+    ...(job.webhook !== undefined ? { webhook: shownUrl(job.webhook) } : {}),
     ...(job.s3Config ? { s3Config: s3 as { accessId: string; bucketName: string; endpointUrl: string; objectPath?: string } } : {}),
     policy: { executionTimeout: job.executionTimeoutMs, ttl: job.ttlMs, lowPriority: job.lowPriority },
     expiresAt: job.expiresAt,
