@@ -240,14 +240,14 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the
   // app would answer them (see DirectRoutes).
   // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
-  const lbHost = (name: string) => endpointOfHost(name, core.loadBalancers) !== undefined;
+  const lbHost = (name: string) => endpointOfHost(name, core.endpoints) !== undefined;
   const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost }, log);
   // Then a write from a browser page of another origin that carries no key (cross-origin.ts).
   const foreign = crossOriginGuard(log);
   const listener = getRequestListener(app.fetch, { hostname: host });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (refused(req, res) || foreign(req, res)) return;
-    routeLoadBalancing(req, core.loadBalancers);
+    routeLoadBalancing(req, core.endpoints);
     if (app.loadBalancerDirect.handle(req, res)) return;
     if (!app.direct.handle(req, res)) void listener(req, res);
   });
@@ -259,7 +259,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   server.on("upgrade", (req, socket, head) => {
     upgraded.add(socket);
     socket.once("close", () => upgraded.delete(socket));
-    routeLoadBalancing(req, core.loadBalancers);
+    routeLoadBalancing(req, core.endpoints);
     if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return;
     socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", () => socket.destroy());
   });
@@ -300,7 +300,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
     reset: () => core.reset(),
     // Queue and load-balancing endpoints, in the order they were made.
-    endpoints: () => core.endpoints.list().map((s) => core.scheduler.spec(s.id) ?? core.loadBalancers.spec(s.id) ?? s),
+    endpoints: () => core.endpoints.list(),
     faults: {
       add: (rule) => core.faults.add(parseFaultRule(core.faultRuleSchema, rule)),
       list: () => core.faults.list(),

@@ -16,7 +16,7 @@ import { Listeners } from "../domain/listeners.js";
 import { LogBook } from "../domain/logbook.js";
 import type { Logger } from "../domain/logger.js";
 import type { EndpointSpec } from "../domain/endpoint.js";
-import type { EndpointStore } from "../domain/ports.js";
+import { EndpointRegistry } from "../domain/endpoint-registry.js";
 import { JobNotifier } from "../domain/notifier.js";
 import { OpenAiRequests } from "../domain/openai/requests.js";
 import { RateLimits } from "../domain/rate-limit.js";
@@ -63,7 +63,6 @@ export interface RuntimeOptions {
 export interface EmulatorRuntime extends Core {
   db: Db;
   notifier: JobNotifier;
-  endpoints: EndpointStore;
   handlers: HandlerRegistry;
   /** Every service's models (network volumes, templates, endpoints, pods...). */
   services: Services;
@@ -101,7 +100,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   const jobStore = new SqliteJobStore(db, writes);
   // The endpoints are documents like every resource: measured against their former table (1,000
   // endpoints), listing them all at start-up, a get and a save took no longer as documents.
-  const endpoints: EndpointStore = new SqliteDocumentStore<EndpointSpec>(db, "endpoint");
+  const endpoints = new EndpointRegistry(new SqliteDocumentStore<EndpointSpec>(db, "endpoint"));
   const notifier = new JobNotifier();
   // A job that moves may change what waits on real time (a job queued for a worker process taken or gone).
   notifier.onAny(() => clock.activity.changed());
@@ -114,15 +113,15 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   let scheduler: Scheduler;
   const observed = buildObserve({ db, writes, clock, config, notifier, jobs: jobStore, log, scheduler: () => scheduler });
   const logs = new LogBook();
-  const workerLogs = new WorkerLogs(logs, clock, (id) => scheduler.spec(id)?.coldStartMs);
+  const workerLogs = new WorkerLogs(logs, clock, (id) => endpoints.spec(id, "QUEUE")?.coldStartMs);
   const workerEvents = new Listeners<WorkerEvent>();
   workerEvents.subscribe((e) => workerLogs.onWorker(e));
-  scheduler = new Scheduler({ clock, jobs: jobStore, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: (e) => workerEvents.emit(e), workerLogs });
-  const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, transitions, settings: workerSettings(config.externalWorkers), log });
+  scheduler = new Scheduler({ clock, jobs: jobStore, endpoints, handlers, transitions, log, newWorkerId, faults: observed.schedulerFaults, workerObserver: (e) => workerEvents.emit(e), workerLogs });
+  const workerProtocol = new WorkerProtocol({ clock, jobs: jobStore, scheduler, endpoints, transitions, settings: workerSettings(config.externalWorkers), log });
   scheduler.attachExternal(workerProtocol);
-  const loadBalancers = new LoadBalancers({ clock, newWorkerId });
+  const loadBalancers = new LoadBalancers({ clock, newWorkerId, endpoints });
   scheduler.attachLoadBalancers(loadBalancers);
-  service = new JobService({ clock, jobs: jobStore, scheduler, transitions, notifier, log, external: workerProtocol.workers });
+  service = new JobService({ clock, jobs: jobStore, scheduler, endpoints, transitions, notifier, log, external: workerProtocol.workers });
   const jobs = service;
   const openai = new OpenAiRequests({ clock, jobs, store: jobStore, notifier });
   const auth = new ApiKeys(config.auth);
@@ -140,7 +139,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     },
     clear() {
       jobStore.deleteAll();
-      endpoints.deleteAll();
+      endpoints.stored.deleteAll();
       observed.observe.clearAll();
       rateLimits.reset();
       logs.clear();
@@ -160,7 +159,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     async resume() {
       jobs.resync();
       recovered = jobs.recover();
-      for (const spec of endpoints.list()) scheduler.attach(spec, true);
+      for (const spec of endpoints.stored.list()) scheduler.attach(spec, true);
       deadlines.rebuild();
       await clock.settle();
     },
@@ -180,7 +179,6 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     workerProtocol,
     logs,
     onWorker: (fn) => void workerEvents.subscribe(fn),
-    endpointOf: (id) => scheduler.spec(id) ?? endpoints.get(id),
   };
   const registry = {} as Services;
   const atField = atConfigField(o.configLabel ?? "config");
@@ -214,7 +212,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
       resume: () => def.resume?.(models),
     });
   }
-  const views: ViewContext = Object.assign(Object.create(null) as object, registry, { clock, scheduler, notifier, logs });
+  const views: ViewContext = Object.assign(Object.create(null) as object, registry, { clock, scheduler, endpoints, notifier, logs });
   const paths = new ServicePaths(defs.flatMap((d) => d.collections.v2 ?? []));
   // Built on the first GraphQL request: most runs never make one.
   let schema: GraphQLSchema | undefined;

@@ -53,3 +53,6 @@ export class EndpointRegistry {
 }
 
 const typeOf = (spec: EndpointSpec): EndpointType => (isLoadBalancer(spec) ? "LOAD_BALANCER" : "QUEUE");
+
+/** A registry that keeps nothing stored: for a pool used on its own, where only what is served matters. */
+export const servedOnly = (): EndpointRegistry => new EndpointRegistry({ list: () => [], get: () => undefined, save() {}, delete: () => false, deleteAll() {} });

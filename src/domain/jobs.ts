@@ -11,6 +11,7 @@ import { requeueLostJob } from "./lost-jobs.js";
 import type { JobNotifier } from "./notifier.js";
 import type { ExternalWorkers } from "./external-workers.js";
 import type { JobFilter, JobStore, JobSummary } from "./ports.js";
+import type { EndpointRegistry } from "./endpoint-registry.js";
 import type { Scheduler } from "./scheduler.js";
 import type { Transitions } from "./transitions.js";
 
@@ -39,6 +40,8 @@ export class JobService {
       clock: VirtualClock;
       jobs: JobStore;
       scheduler: Scheduler;
+      /** Which endpoints are served, and how. */
+      endpoints: EndpointRegistry;
       transitions: Transitions;
       notifier: JobNotifier;
       log: Logger;
@@ -266,8 +269,8 @@ export class JobService {
   }
 
   private requireEndpoint(endpointId: string) {
-    const spec = this.d.scheduler.spec(endpointId);
-    if (!spec) throw endpointNotFound(endpointId, this.d.scheduler.specs().map((s) => s.id));
+    const spec = this.d.endpoints.spec(endpointId, "QUEUE");
+    if (!spec) throw endpointNotFound(endpointId, this.d.endpoints.specs("QUEUE").map((s) => s.id));
     return spec;
   }
 

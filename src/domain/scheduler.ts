@@ -4,6 +4,7 @@ import { parseInSlices, SLICE } from "./json-slices.js";
 import { withStaged } from "./payload-staging.js";
 import { RunStop } from "./run-stop.js";
 import { batchSpecOf, isLoadBalancer, type EndpointSpec } from "./endpoint.js";
+import type { EndpointRegistry } from "./endpoint-registry.js";
 import type { LoadBalancers } from "./load-balancer/balancer.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
 import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
@@ -74,6 +75,8 @@ export class Scheduler {
       faults?: SchedulerFaults;
       /** Where each worker's jobs and its handlers' `ctx.log` lines go (its log). */
       workerLogs?: WorkerLogSink;
+      /** The endpoints: the scheduler tells it which queue endpoints it serves. */
+      endpoints: EndpointRegistry;
     },
   ) {}
 
@@ -84,22 +87,10 @@ export class Scheduler {
 
   /**
    * Load-balancing endpoints: attached, updated and detached here like queue endpoints, and served
-   * there (they have no queue). `spec` and `specs` stay the queue's.
+   * there (they have no queue).
    */
   attachLoadBalancers(loadBalancers: LoadBalancers): void {
     this.loadBalancers = loadBalancers;
-  }
-
-  has(endpointId: string): boolean {
-    return this.pools.has(endpointId);
-  }
-
-  spec(endpointId: string): EndpointSpec | undefined {
-    return this.pools.get(endpointId)?.settings;
-  }
-
-  specs(): EndpointSpec[] {
-    return [...this.pools.values()].map((p) => p.settings);
   }
 
   pool(endpointId: string): WorkerPool | undefined {
@@ -121,6 +112,7 @@ export class Scheduler {
     if (isLoadBalancer(spec)) return this.loadBalancers?.attach(spec, warm);
     const pool = new WorkerPool(spec, this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver);
     this.pools.set(spec.id, pool);
+    this.d.endpoints.serve(spec);
     this.batchPools.set(spec.id, new WorkerPool(batchSpecOf(spec), this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver));
     pool.fillMinimum(warm);
     this.pump(spec.id);
@@ -132,6 +124,7 @@ export class Scheduler {
     const pool = this.pools.get(spec.id);
     if (!pool) return this.attach(spec, false);
     pool.update(spec);
+    this.d.endpoints.serve(spec);
     this.batchPools.get(spec.id)?.update(batchSpecOf(spec));
     this.pump(spec.id);
   }
@@ -146,6 +139,7 @@ export class Scheduler {
     this.batchPools.get(endpointId)?.stopAll();
     this.pools.delete(endpointId);
     this.batchPools.delete(endpointId);
+    this.d.endpoints.retire(endpointId);
     if (pool.external) this.external?.detach(endpointId);
   }
 

@@ -11,6 +11,7 @@ import type { Job, Lane } from "./job.js";
 import { WORKER_ERROR_DELAY_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
+import type { EndpointRegistry } from "./endpoint-registry.js";
 import type { Scheduler } from "./scheduler.js";
 import type { Transitions } from "./transitions.js";
 import { applyChunk, applyResult, resultProblem, type WorkerResult } from "./worker-results.js";
@@ -56,7 +57,7 @@ export class WorkerProtocol {
   private closing = false;
   private readonly waits: WorkerWaits;
 
-  constructor(private readonly d: { clock: VirtualClock; jobs: JobStore; scheduler: Scheduler; transitions: Transitions; settings: ExternalWorkerSettings; log: Logger }) {
+  constructor(private readonly d: { clock: VirtualClock; jobs: JobStore; scheduler: Scheduler; endpoints: EndpointRegistry; transitions: Transitions; settings: ExternalWorkerSettings; log: Logger }) {
     this.workers = new ExternalWorkers(d.clock.wall, d.settings, (w, jobIds) => this.lost(w, jobIds), d.clock.activity);
     this.takes = new HeldPolls(d.clock.wall, () => []);
     this.stopChannel = new StopChannel(d.clock.wall);
@@ -350,8 +351,8 @@ export class WorkerProtocol {
   }
 
   private requireExternal(endpointId: string): void {
-    const spec = this.d.scheduler.spec(endpointId);
-    if (!spec) throw endpointNotFound(endpointId, this.d.scheduler.specs().map((s) => s.id));
+    const spec = this.d.endpoints.spec(endpointId, "QUEUE");
+    if (!spec) throw endpointNotFound(endpointId, this.d.endpoints.specs("QUEUE").map((s) => s.id));
     if (spec.handler !== EXTERNAL_HANDLER) {
       throw new EmulatorError(
         "BAD_REQUEST",

@@ -14,6 +14,7 @@ import type { RateLimits } from "../domain/rate-limit.js";
 import type { JobNotifier } from "../domain/notifier.js";
 import type { JobStore } from "../domain/ports.js";
 import type { Scheduler } from "../domain/scheduler.js";
+import type { EndpointRegistry } from "../domain/endpoint-registry.js";
 import type { LoadBalancers } from "../domain/load-balancer/balancer.js";
 import type { HandlerRegistry } from "../domain/handlers/registry.js";
 import type { OpenAiSettingsOf } from "../domain/openai/settings.js";
@@ -43,6 +44,8 @@ export interface Core {
   clock: VirtualClock;
   jobs: JobService;
   scheduler: Scheduler;
+  /** The endpoints, stored and served (whether one exists, and what it is). */
+  endpoints: EndpointRegistry;
   /** Requests to /v2/{endpoint_id}/openai/*, run as jobs. */
   openai: OpenAiRequests;
   /** Load-balancing endpoints: their workers and the requests waiting for them. */

@@ -18,7 +18,7 @@ import { routeInfo } from "./route-info.js";
  */
 export type Admission = (method: string, path: string, authorization: string | undefined, route: ServiceRoute, answer: HeaderSink) => (() => void) | undefined;
 
-export function serviceAdmission(core: Pick<Core, "auth" | "rateLimits" | "scheduler" | "loadBalancers">): Admission {
+export function serviceAdmission(core: Pick<Core, "auth" | "rateLimits" | "scheduler" | "loadBalancers" | "endpoints">): Admission {
   const keys = core.auth;
   const quota = restQuota(core);
   const admission = queueAdmission(core);

@@ -34,20 +34,20 @@ export function restQuota(core: Pick<Core, "rateLimits">): (answer: HeaderSink, 
  * operation, `lb`, of the same table (the dynamic rule on its ready workers), and every answer to
  * them, the 429 too, says what is left in `RateLimit` and `RateLimit-Policy`.
  */
-export function queueAdmission(core: Pick<Core, "rateLimits" | "scheduler" | "loadBalancers">): (method: string, caller: Caller, answer: HeaderSink) => (() => void) | undefined {
-  const { rateLimits, scheduler, loadBalancers } = core;
+export function queueAdmission(core: Pick<Core, "rateLimits" | "scheduler" | "loadBalancers" | "endpoints">): (method: string, caller: Caller, answer: HeaderSink) => (() => void) | undefined {
+  const { rateLimits, scheduler, loadBalancers, endpoints } = core;
   return (method, { route }, answer) => {
     if (route.surface !== "queue" || route.operation === undefined || !rateLimits.enabled) return undefined;
     const endpointId = route.endpointId!;
     if (route.operation === LOAD_BALANCER_OPERATION) {
-      if (!loadBalancers.has(endpointId)) return undefined;
+      if (!endpoints.has(endpointId, "LOAD_BALANCER")) return undefined;
       const ready = () => loadBalancers.status(endpointId)?.workers.ready ?? 0;
       return rateLimits.queue.admit(endpointId, LOAD_BALANCER_OPERATION, method, ready, (w) => {
         answer.header("ratelimit", `"${LOAD_BALANCER_OPERATION}";r=${w.remaining};t=${w.resetSeconds}`);
         answer.header("ratelimit-policy", `"${LOAD_BALANCER_OPERATION}";q=${w.quota};w=${w.windowSeconds}`);
       });
     }
-    if (!scheduler.has(endpointId)) return undefined;
+    if (!endpoints.has(endpointId, "QUEUE")) return undefined;
     return rateLimits.queue.admit(endpointId, route.operation, method, () => scheduler.pool(endpointId)?.counts().running ?? 0);
   };
 }

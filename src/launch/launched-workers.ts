@@ -55,9 +55,9 @@ export class EmulatorWorkers {
   }
 
   start(spec: WorkerSpec): WorkerProcess {
-    const lb = this.core.loadBalancers.spec(spec.endpoint);
+    const lb = this.core.endpoints.spec(spec.endpoint, "LOAD_BALANCER");
     if (lb) return this.startServer(spec, lb.handler === EXTERNAL_HANDLER);
-    const endpoint = this.core.scheduler.spec(spec.endpoint);
+    const endpoint = this.core.endpoints.spec(spec.endpoint, "QUEUE");
     if (!endpoint) throw new Error(`startWorker: no endpoint "${spec.endpoint}"`);
     if (endpoint.handler !== EXTERNAL_HANDLER) throw new Error(`startWorker: endpoint "${spec.endpoint}" runs simulated workers; give it "handler": "external"`);
     const workerId = spec.workerId ?? newWorkerId();
@@ -136,7 +136,7 @@ export class EmulatorWorkers {
    */
   scale(spec: WorkerSpec): { stop(): Promise<void> } {
     const lb = this.core.loadBalancers;
-    const endpoint = lb.spec(spec.endpoint);
+    const endpoint = this.core.endpoints.spec(spec.endpoint, "LOAD_BALANCER");
     if (!endpoint || endpoint.handler !== EXTERNAL_HANDLER) throw new Error(`scaleWorkers: "${spec.endpoint}" is not a load-balancing endpoint with "handler": "external"`);
     if (lb.launcherOf(spec.endpoint))
       throw new Error(`scaleWorkers: the worker processes of "${spec.endpoint}" are started and stopped by another launcher already (a minipod worker following its scaler)`);

@@ -284,14 +284,14 @@ describe("load-balancing endpoints and the control surface", () => {
     await emu.post("/_emulator/snapshots/start");
     const made = await emu.post("/v2/serverless", { name: "later", type: "LOAD_BALANCER", image: "me/x:1", scaling: { type: "REQUEST_COUNT", requestCount: 1 }, gpu: { pools: ["ADA_24"] } });
     const id = body(made).id as string;
-    expect(emu.core.loadBalancers.has(id)).toBe(true);
+    expect(emu.core.endpoints.has(id, "LOAD_BALANCER")).toBe(true);
     await emu.post("/_emulator/snapshots/start/restore");
     expect((await emu.get(`/lb/${id}/x`)).status).toBe(404);
     await emu.advance(0);
     expect((await emu.get("/lb/api/hello")).status).toBe(200);
     await emu.post("/v2/serverless", { name: "later", type: "LOAD_BALANCER", image: "me/x:1", scaling: { type: "REQUEST_COUNT", requestCount: 1 }, gpu: { pools: ["ADA_24"] } });
     await emu.post("/_emulator/reset");
-    expect(emu.core.loadBalancers.specs().map((s) => s.id)).toEqual(["api"]);
+    expect(emu.core.endpoints.specs("LOAD_BALANCER").map((s) => s.id)).toEqual(["api"]);
     await emu.advance(0);
     expect((await emu.get("/lb/api/hello")).status).toBe(200);
   });

@@ -3,6 +3,7 @@ import { describeHandler, type EndpointSpec, type HandlerRef } from "../endpoint
 import { EXTERNAL_HANDLER } from "../external-workers.js";
 import { isHttpRef } from "../handlers/http-handler.js";
 import { LB_HEALTH_PATH_DEFAULT } from "../limits.js";
+import { servedOnly, type EndpointRegistry } from "../endpoint-registry.js";
 import { LbPool } from "./pool.js";
 import { LbRefusal, type LbLauncher, type Affinity, type Lease, type LbStatus, type LbTarget, type LbWorker, type LbWorkerState } from "./types.js";
 
@@ -37,7 +38,11 @@ export class LoadBalancers {
   /** Who starts and stops an endpoint's worker processes as it scales, when someone does. */
   private readonly launchers = new Map<string, LbLauncher>();
 
-  constructor(private readonly d: { clock: VirtualClock; newWorkerId: () => string }) {
+  private readonly endpoints: EndpointRegistry;
+
+  /** `endpoints`: told which load-balancing endpoints are served (a registry of its own when not given). */
+  constructor(private readonly d: { clock: VirtualClock; newWorkerId: () => string; endpoints?: EndpointRegistry }) {
+    this.endpoints = d.endpoints ?? servedOnly();
     // A worker process starting is real work: the clock does not skip past its start (see Activity).
     d.clock.activity.addSource(() => {
       for (const pool of this.pools.values()) if (pool.starting()) return true;
@@ -45,20 +50,8 @@ export class LoadBalancers {
     });
   }
 
-  has(endpointId: string): boolean {
-    return this.pools.has(endpointId);
-  }
-
-  spec(endpointId: string): EndpointSpec | undefined {
-    return this.pools.get(endpointId)?.settings;
-  }
-
-  specs(): EndpointSpec[] {
-    return [...this.pools.values()].map((p) => p.settings);
-  }
-
   handlerOf(endpointId: string): LbHandler | undefined {
-    const spec = this.spec(endpointId);
+    const spec = this.endpoints.spec(endpointId, "LOAD_BALANCER");
     return spec && lbHandlerOf(spec.handler);
   }
 
@@ -67,6 +60,7 @@ export class LoadBalancers {
     const handler = lbHandlerOf(spec.handler);
     const pool = new LbPool(spec, handler.kind === "process" || handler.kind === "url" ? "process" : "simulated", this.d);
     this.pools.set(spec.id, pool);
+    this.endpoints.serve(spec);
     // A server at a fixed URL is the endpoint's one worker, health-checked like a process.
     if (handler.kind === "url") pool.register(this.d.newWorkerId(), { url: handler.url, healthUrl: `${handler.url}${LB_HEALTH_PATH_DEFAULT}` });
     if (handler.kind === "process") for (const [workerId, target] of this.processes.get(spec.id) ?? []) pool.register(workerId, target);
@@ -78,6 +72,7 @@ export class LoadBalancers {
     const pool = this.pools.get(spec.id);
     if (!pool || describeHandler(pool.settings.handler) !== describeHandler(spec.handler)) return this.attach(spec, false);
     pool.update(spec);
+    this.endpoints.serve(spec);
   }
 
   /** Worker processes of an `external` endpoint started and stopped by `launcher` as its pool scales. */
@@ -97,6 +92,7 @@ export class LoadBalancers {
     const pool = this.pools.get(endpointId);
     if (!pool) return;
     this.pools.delete(endpointId);
+    this.endpoints.retire(endpointId);
     pool.close(new LbRefusal(404, `${why}: ${endpointId}`));
   }
 

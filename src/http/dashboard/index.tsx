@@ -75,7 +75,7 @@ export function dashboardRoutes(core: Core, router: OpenAPIHono<AppEnv>, info: {
       <DashboardPage
         version={info.version}
         assets={{ css: assetUrl("dashboard.css"), js: assetUrl("dashboard.js"), icon: assetUrl("icon.svg") }}
-        endpointIds={core.scheduler.specs().map((s) => s.id)}
+        endpointIds={core.endpoints.specs("QUEUE").map((s) => s.id)}
         bodies={bodies as Parameters<typeof DashboardPage>[0]["bodies"]}
       />
     );

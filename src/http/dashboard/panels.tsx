@@ -34,11 +34,11 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
       return <ClockBody clock={core.clock} />;
     case "endpoints": {
       const queues = endpointStates(core);
-      const balanced = core.loadBalancers.specs().length > 0;
+      const balanced = core.endpoints.specs("LOAD_BALANCER").length > 0;
       return (
         <>
           {queues.length > 0 || !balanced ? <EndpointsBody endpoints={queues} /> : null}
-          <LoadBalancersBody loadBalancers={core.loadBalancers} />
+          <LoadBalancersBody loadBalancers={core.loadBalancers} endpoints={core.endpoints} />
         </>
       );
     }

@@ -107,7 +107,9 @@ export function loadBalancerControlRoutes(core: Core, app: OpenAPIHono<AppEnv>):
   app.openapi(list, (c) =>
     c.json(
       {
-        endpoints: lb.specs().map((s) => ({ id: s.id, handler: typeof s.handler === "string" ? s.handler : s.handler.url, status: lb.status(s.id)!, workers: lb.workers(s.id).map(lbWorkerView) })),
+        endpoints: core.endpoints
+          .specs("LOAD_BALANCER")
+          .map((s) => ({ id: s.id, handler: typeof s.handler === "string" ? s.handler : s.handler.url, status: lb.status(s.id)!, workers: lb.workers(s.id).map(lbWorkerView) })),
       },
       200,
     ),

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { LoadBalancers } from "../../domain/load-balancer/balancer.js";
+import type { EndpointRegistry } from "../../domain/endpoint-registry.js";
 import { LB_PATH_PREFIX } from "../../domain/load-balancer/types.js";
 import { hostName } from "../host-check.js";
 import { resolvedLbTarget } from "./worker-path.js";
@@ -13,14 +13,14 @@ const BY_HOST = /\.localhost(?::\d*)?\s*$/i;
  * browsers resolve to loopback, as the service's `{endpoint_id}.api.runpod.ai`), or undefined.
  * Host names are case-insensitive; endpoint ids are matched so.
  */
-export function endpointOfHost(header: string | undefined, loadBalancers: Pick<LoadBalancers, "specs">): string | undefined {
+export function endpointOfHost(header: string | undefined, endpoints: Pick<EndpointRegistry, "specs">): string | undefined {
   // Every request passes here: most name 127.0.0.1 or localhost, and leave at this first test.
   if (header === undefined || !BY_HOST.test(header)) return undefined;
   const name = hostName(header);
   if (name === undefined || !name.endsWith(LB_HOST_SUFFIX)) return undefined;
   const label = name.slice(0, -LB_HOST_SUFFIX.length);
   if (label === "" || label.includes(".")) return undefined;
-  return loadBalancers.specs().find((s) => s.id.toLowerCase() === label)?.id;
+  return endpoints.specs("LOAD_BALANCER").find((s) => s.id.toLowerCase() === label)?.id;
 }
 
 /**
@@ -30,8 +30,8 @@ export function endpointOfHost(header: string | undefined, loadBalancers: Pick<L
  * endpoint's id has its dot segments resolved (`resolvedLbTarget`), so that the relay, the app
  * and a WebSocket upgrade send the worker the same path.
  */
-export function routeLoadBalancing(req: IncomingMessage, loadBalancers: Pick<LoadBalancers, "specs">): void {
-  const id = endpointOfHost(req.headers.host, loadBalancers);
+export function routeLoadBalancing(req: IncomingMessage, endpoints: Pick<EndpointRegistry, "specs">): void {
+  const id = endpointOfHost(req.headers.host, endpoints);
   if (id !== undefined) req.url = `${LB_PATH_PREFIX}/${id}${req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`}`;
   if (req.url !== undefined) req.url = resolvedLbTarget(req.url);
 }

@@ -49,7 +49,7 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
 
   return async (c, endpointId) => {
     const handler = loadBalancers.handlerOf(endpointId);
-    if (!handler) throw notLoadBalancer(endpointId, loadBalancers.specs().map((s) => s.id));
+    if (!handler) throw notLoadBalancer(endpointId, core.endpoints.specs("LOAD_BALANCER").map((s) => s.id));
     const req = c.req.raw;
     const url = new URL(req.url);
     const rest = url.pathname.slice(LB_PATH_PREFIX.length + 1 + endpointId.length) || "/";

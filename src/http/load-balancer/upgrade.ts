@@ -44,7 +44,7 @@ export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: 
       const route = core.paths.classify("GET", url.split("?")[0]!);
       const caller = authenticate(req.headers.authorization, sink, core.auth, route);
       authorize("GET", url, caller);
-      if (!lb.has(endpointId)) throw new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found`);
+      if (!core.endpoints.has(endpointId, "LOAD_BALANCER")) throw new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found`);
       admitted = admit("GET", caller, sink);
     } catch (e) {
       const p = problemAnswer(e);

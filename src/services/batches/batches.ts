@@ -21,7 +21,7 @@ export interface BatchAttributes {
   webhook?: string | null | undefined;
 }
 
-type Engine = Pick<EngineView, "clock" | "log" | "jobs" | "queue" | "webhooks" | "notifier" | "endpointOf" | "scheduler">;
+type Engine = Pick<EngineView, "clock" | "log" | "jobs" | "queue" | "webhooks" | "notifier" | "endpoints" | "scheduler">;
 
 /**
  * Batches of an endpoint: a DRAFT collects requests (added, changed, removed); `finalize` locks
@@ -176,7 +176,7 @@ export class BatchService {
     for (const b of this.d.batches.list()) {
       if (b.status !== "FINALIZED" || b.endedAt !== undefined) continue;
       if (this.d.engine.jobs.batchJobIds(b.id).length === 0 && b.requestTotal > 0) {
-        if (!this.d.engine.endpointOf(b.endpointId)) continue;
+        if (!this.d.engine.endpoints.of(b.endpointId)) continue;
         this.d.engine.log.warn(`batch ${b.id}: its requests were not queued before the restart; queued now`);
         this.submit(b, this.d.requests.list(b.id));
       }
@@ -264,8 +264,8 @@ export class BatchService {
   }
 
   private requireEndpoint(endpointId: string): EndpointSpec {
-    const spec = this.d.engine.endpointOf(endpointId);
-    if (!spec) throw endpointNotFound(endpointId, this.d.engine.scheduler.specs().map((s) => s.id));
+    const spec = this.d.engine.endpoints.of(endpointId);
+    if (!spec) throw endpointNotFound(endpointId, this.d.engine.endpoints.specs("QUEUE").map((s) => s.id));
     return spec;
   }
 }

@@ -22,7 +22,7 @@ export const billing: ServiceDef<"billing", { billing: BillingService; prices: P
     const { engine, services } = ctx;
     const prices = priceList(ctx.config.pricing);
     const usageStore = new SqliteUsageStore(ctx.storage, ctx.writes);
-    const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => engine.endpointOf(id), log: engine.log });
+    const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => engine.endpoints.of(id), log: engine.log });
     // Worker intervals a previous process left open are closed before any new worker starts.
     const orphans = usage.closeOrphanWorkers();
     if (orphans > 0) engine.log.info(`usage: ${orphans} worker(s) of the previous run billed until they were last seen`);

@@ -28,7 +28,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
     const releases = new ReleaseLog({ store: ctx.documents<Release>("release"), newId: newResourceId });
     const endpointManager = new EndpointManager({
       releases,
-      store: engine.endpoints,
+      store: engine.endpoints.stored,
       clock: engine.clock,
       newId: newResourceId,
       runtime: engine.scheduler,
@@ -43,7 +43,8 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
   },
   routes: (app, views) => endpointRoutes(views, app),
   seed: async ({ endpointManager }, { config, atField, engine }) => {
-    const { endpoints, handlers } = engine;
+    const { handlers } = engine;
+    const endpoints = engine.endpoints.stored;
     const now = engine.clock.now();
     for (const [i, e] of config.endpoints.entries()) {
       // A handler inherited from a template or defaultHandler was prepared, under its own field.

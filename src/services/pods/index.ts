@@ -32,7 +32,7 @@ export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections> 
         template: (id) => templates.find(id),
         networkVolume: (id) => (networkVolumes.has(id) ? { dataCenterId: networkVolumes.get(id).dataCenter } : undefined),
         registryAuthExists: (id) => registryAuths.exists(id),
-        endpointName: (id) => engine.endpoints.get(id)?.name,
+        endpointName: (id) => engine.endpoints.of(id)?.name,
         sshKeys: () => sshKeys.list(),
       },
       logs: engine.logs,

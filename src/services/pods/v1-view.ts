@@ -49,7 +49,7 @@ export function toV1Pod(core: ViewContext, pod: Pod, inc: PodIncludes = {}): Pod
   if (pod.endpointId) {
     view.endpointId = pod.endpointId;
     view.aiApiId = pod.endpointId;
-    const version = core.scheduler.spec(pod.endpointId)?.extra.version;
+    const version = core.endpoints.spec(pod.endpointId, "QUEUE")?.extra.version;
     view.slsVersion = typeof version === "number" ? version : 0;
   }
   if (inc.includeMachine) {

@@ -2,14 +2,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AtField } from "../../config/load.js";
 import type { Config } from "../../config/schema.js";
 import type { VirtualClock } from "../../domain/clock.js";
-import type { EndpointSpec } from "../../domain/endpoint.js";
 import type { HandlerRegistry } from "../../domain/handlers/registry.js";
 import type { LogBook } from "../../domain/logbook.js";
 import type { Logger } from "../../domain/logger.js";
 import type { JobService } from "../../domain/jobs.js";
 import type { JobNotifier } from "../../domain/notifier.js";
 import type { Webhooks } from "../../domain/webhooks.js";
-import type { EndpointStore, JobStore } from "../../domain/ports.js";
+import type { JobStore } from "../../domain/ports.js";
+import type { EndpointRegistry } from "../../domain/endpoint-registry.js";
 import type { Scheduler } from "../../domain/scheduler.js";
 import type { WorkerEvent } from "../../domain/simulated-workers.js";
 import type { WorkerProtocol } from "../../domain/worker-protocol.js";
@@ -67,8 +67,8 @@ export interface Collections {
 export interface EngineView {
   clock: VirtualClock;
   log: Logger;
-  /** The endpoints the scheduler serves (documents of kind "endpoint", read at start-up). */
-  endpoints: EndpointStore;
+  /** The endpoints: stored (documents of kind "endpoint") and served. */
+  endpoints: EndpointRegistry;
   jobs: Pick<JobStore, "list" | "deleteEndpointJobs" | "get" | "countByBatch" | "listBatch" | "batchJobIds">;
   /** The queue operations (batch requests are submitted and cancelled through them). */
   queue: Pick<JobService, "submitBatch" | "cancel">;
@@ -82,8 +82,6 @@ export interface EngineView {
   logs: LogBook;
   /** Subscribes to the simulated workers' starts and stops (billing meters them). */
   onWorker(fn: (e: WorkerEvent) => void): void;
-  /** The endpoint of an id, served or stored. */
-  endpointOf(id: string): EndpointSpec | undefined;
 }
 
 /** What a service is built with. */
@@ -109,5 +107,5 @@ export interface SeedContext {
 /** The models of every service, by key (the list's types give them; see `Services` in ../index.ts). */
 export type Registry = import("../index.js").Services;
 
-/** What views read: every service's models, and the engine's clock, scheduler, notifier and logs. */
-export type ViewContext = Registry & Pick<EngineView, "clock" | "scheduler" | "notifier" | "logs">;
+/** What views read: every service's models, and the engine's clock, scheduler, endpoints, notifier and logs. */
+export type ViewContext = Registry & Pick<EngineView, "clock" | "scheduler" | "endpoints" | "notifier" | "logs">;

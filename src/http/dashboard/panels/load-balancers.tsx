@@ -1,3 +1,4 @@
+import type { EndpointRegistry } from "../../../domain/endpoint-registry.js";
 import type { LoadBalancers } from "../../../domain/load-balancer/balancer.js";
 import { LB_PATH_PREFIX } from "../../../domain/load-balancer/types.js";
 
@@ -7,8 +8,8 @@ const CHIP: Record<string, string> = { initializing: "init", unhealthy: "sick" }
  * One card per load-balancing endpoint: its requests (in flight, waiting for a worker, answered)
  * and its workers as chips, with where it is reached.
  */
-export function LoadBalancersBody({ loadBalancers }: { loadBalancers: LoadBalancers }) {
-  const specs = loadBalancers.specs();
+export function LoadBalancersBody({ loadBalancers, endpoints }: { loadBalancers: LoadBalancers; endpoints: EndpointRegistry }) {
+  const specs = endpoints.specs("LOAD_BALANCER");
   if (specs.length === 0) return null;
   return (
     <div class="endpoints load-balancers">

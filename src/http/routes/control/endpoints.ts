@@ -51,7 +51,7 @@ const listEndpoints = createRoute({
 
 /** The live state of every served endpoint, as the dashboard shows it. */
 export function endpointStates(core: Core): EndpointState[] {
-  return core.scheduler.specs().map((spec) => endpointState(core, spec));
+  return core.endpoints.specs("QUEUE").map((spec) => endpointState(core, spec));
 }
 
 function endpointState(core: Core, spec: EndpointSpec): EndpointState {

@@ -1,5 +1,6 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { EXTERNAL_HANDLER, EXTERNAL_WORKER_STATES, type ExternalWorkerView } from "../../../domain/external-workers.js";
+import type { EndpointType } from "../../../domain/endpoint.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
 import { jsonBody } from "../../body.js";
@@ -103,14 +104,13 @@ export function workerControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): vo
   router.openapi(listWorkers, (c) => {
     const endpoint = c.req.valid("query").endpoint;
     const { pingIntervalMs, lostAfterMs, pollHoldMs } = protocol.workers.settings;
-    const endpoints = core.scheduler
-      .specs()
-      .filter((s) => s.handler === EXTERNAL_HANDLER)
-      .map((s) => s.id);
-    const loadBalancers = core.loadBalancers
-      .specs()
-      .filter((s) => s.handler === EXTERNAL_HANDLER)
-      .map((s) => s.id);
+    const external = (type: EndpointType) =>
+      core.endpoints
+        .specs(type)
+        .filter((s) => s.handler === EXTERNAL_HANDLER)
+        .map((s) => s.id);
+    const endpoints = external("QUEUE");
+    const loadBalancers = external("LOAD_BALANCER");
     return c.json({ settings: { pingIntervalMs, lostAfterMs, pollHoldMs }, endpoints, loadBalancers, workers: protocol.workers.list(endpoint || undefined) }, 200);
   });
   router.openapi(workerExited, (c) => {
