@@ -37,6 +37,7 @@ import type { DocumentStore, StoredDocument } from "../services/shared/storage.j
 import { boundMemoryDb, openDb, type Db } from "../store/db.js";
 import { SqliteDocumentStore } from "../store/document-store.js";
 import { SqliteJobStore } from "../store/job-store.js";
+import { SqliteUsageStore } from "../store/usage-store.js";
 import { WriteBehind } from "../store/write-behind.js";
 import { BodyBudget } from "../http/body.js";
 import { runPhases, type Participant } from "./lifecycle.js";
@@ -181,6 +182,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     onWorker: (fn) => void workerEvents.subscribe(fn),
   };
   const registry = {} as Services;
+  const usageStore = new SqliteUsageStore(db, writes);
   const atField = atConfigField(o.configLabel ?? "config");
   const parts: Participant[] = [engineHooks];
   const defs: readonly ServiceDef[] = o.services ?? SERVICES;
@@ -195,8 +197,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
         opened.push(store as unknown as DocumentStore<StoredDocument>);
         return store;
       },
-      storage: db,
-      writes,
+      usage: usageStore,
       services: registry,
     });
     Object.assign(registry, models);

@@ -2,7 +2,7 @@ import { EmulatorError } from "../../domain/errors.js";
 import { BILLING_BUCKETS_MAX } from "../../domain/bounds.js";
 import { BUCKET_MIN_MS, bucketEndCeil, bucketStart, forEachBucket, nextBucket, type BucketSize } from "./buckets.js";
 import { BILLING_MONTH_MS, gpuHourly, type PriceList } from "../shared/pricing.js";
-import type { UsageInterval, UsageKind, UsageStore } from "./usage.js";
+import type { UsageInterval, UsageKind, UsageStore } from "../shared/storage.js";
 
 const HOUR_MS = 3_600_000;
 /** Without a startTime, billing looks back this far (the real service's default). */

@@ -3,7 +3,6 @@ import { BillingService } from "./billing.js";
 import { priceList, type PriceList } from "../shared/pricing.js";
 import { billingRoutes } from "./rest.js";
 import { UsageMeter } from "./usage.js";
-import { SqliteUsageStore } from "./usage-store.js";
 
 // What other services use of this one.
 export { type LiveWorker, type UsageAttrs } from "./usage.js";
@@ -21,7 +20,7 @@ export const billing: ServiceDef<"billing", { billing: BillingService; prices: P
   build: (ctx) => {
     const { engine, services } = ctx;
     const prices = priceList(ctx.config.pricing);
-    const usageStore = new SqliteUsageStore(ctx.storage, ctx.writes);
+    const usageStore = ctx.usage;
     const usage = new UsageMeter({ store: usageStore, endpointOf: (id) => engine.endpoints.of(id), log: engine.log });
     // Worker intervals a previous process left open are closed before any new worker starts.
     const orphans = usage.closeOrphanWorkers();

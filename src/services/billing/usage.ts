@@ -3,55 +3,9 @@ import type { EndpointSpec } from "../../domain/endpoint.js";
 import type { Logger } from "../../domain/logger.js";
 import type { WorkerEvent } from "../../domain/simulated-workers.js";
 import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../shared/pricing.js";
+import type { UsageAttrs, UsageStore } from "../shared/storage.js";
 
-/** What an interval meters: a serverless worker's life, a pod's running time, a volume's size. */
-export type UsageKind = "worker" | "pod" | "volume";
-
-/** What an interval bills, fixed when it opens. */
-export interface UsageAttrs {
-  endpointId?: string;
-  templateId?: string;
-  /** Absent on CPU pods and CPU workers. */
-  gpuTypeId?: string;
-  gpuCount?: number;
-  /** CPU pods and CPU workers. */
-  vcpuCount?: number;
-  dataCenterId?: string;
-  /** Pods of a cluster: billed as the cluster's. */
-  clusterId?: string;
-  /** Volumes. */
-  sizeGb?: number;
-  volumeType?: string;
-}
-
-export interface UsageInterval {
-  id: number;
-  kind: UsageKind;
-  resourceId: string;
-  attrs: UsageAttrs;
-  startedAt: number;
-  /** Undefined while the interval is open. */
-  stoppedAt: number | undefined;
-  /** Last virtual time the resource was known alive (closes worker intervals after a crash). */
-  seenAt: number;
-}
-
-/** Usage intervals in storage. */
-export interface UsageStore {
-  /** Opens an interval; returns its id. */
-  open(kind: UsageKind, resourceId: string, attrs: UsageAttrs, at: number): number;
-  close(id: number, at: number): void;
-  seen(id: number, at: number): void;
-  /** The open interval of a resource, if any. */
-  openFor(kind: UsageKind, resourceId: string): UsageInterval | undefined;
-  /** Intervals of a kind overlapping [from, to). */
-  overlapping(kind: UsageKind, from: number, to: number): UsageInterval[];
-  /** Closes every open interval of a kind at its last-seen time; returns how many. */
-  closeOpenAtSeen(kind: UsageKind): number;
-  /** Ends every interval of a kind that is open or ends after `at` at `at` (snapshot restore). */
-  endAllAt(kind: UsageKind, at: number): void;
-  deleteAll(): void;
-}
+export type { UsageAttrs } from "../shared/storage.js";
 
 /** A serverless worker alive now, as the pod listing shows it. */
 export interface LiveWorker {

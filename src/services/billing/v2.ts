@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { EmulatorError } from "../../domain/errors.js";
 import { lastBuckets, usd, type BillingWindow, type CostRow } from "./billing.js";
 import { BUCKET_SIZES, nextBucket } from "./buckets.js";
-import type { UsageInterval } from "./usage.js";
+import type { UsageInterval } from "../shared/storage.js";
 import type { ViewContext } from "../shared/service.js";
 import { intQuery } from "../../http/schemas.js";
 import { timeQuery } from "../../http/query-params.js";

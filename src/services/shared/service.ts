@@ -15,7 +15,7 @@ import type { WorkerEvent } from "../../domain/simulated-workers.js";
 import type { WorkerProtocol } from "../../domain/worker-protocol.js";
 import type { AppEnv } from "../../http/env.js";
 import type { GraphQLPart } from "./graphql.js";
-import type { DocumentStore, StoredDocument } from "./storage.js";
+import type { DocumentStore, StoredDocument, UsageStore } from "./storage.js";
 
 /**
  * A management resource of the REST surface (network volumes, templates, endpoints, pods...) is
@@ -90,9 +90,8 @@ export interface ServiceContext {
   engine: EngineView;
   /** The generic storage of management resources: JSON documents of one kind (see storage.ts). */
   documents<T extends StoredDocument>(kind: string): DocumentStore<T>;
-  /** Storage the engine's write-behind commits with the jobs (usage records). */
-  storage: import("../../store/db.js").Db;
-  writes: import("../../store/write-behind.js").WriteBehind;
+  /** The usage intervals billing meters, committed with the jobs (see storage.ts). */
+  usage: UsageStore;
   /** Every service's models; those of services built later are there once the list is built. */
   services: Registry;
 }

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as turn } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDb, type Db } from "../../../src/store/db.js";
-import { SqliteUsageStore } from "../../../src/services/billing/usage-store.js";
-import { WriteBehind } from "../../../src/store/write-behind.js";
+import { openDb, type Db } from "../../src/store/db.js";
+import { SqliteUsageStore } from "../../src/store/usage-store.js";
+import { WriteBehind } from "../../src/store/write-behind.js";
 
 describe("usage store: a worker's last-seen time is written behind", () => {
   const opened: Db[] = [];

@@ -1,6 +1,6 @@
-import type { UsageAttrs, UsageInterval, UsageKind, UsageStore } from "./usage.js";
-import type { Db } from "../../store/db.js";
-import { WriteBehind } from "../../store/write-behind.js";
+import type { UsageAttrs, UsageInterval, UsageKind, UsageStore } from "../services/shared/storage.js";
+import type { Db } from "./db.js";
+import { WriteBehind } from "./write-behind.js";
 
 interface UsageRow {
   id: number;
