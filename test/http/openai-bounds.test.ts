@@ -22,7 +22,7 @@ const refused = (res: { status: number; body: any }, param: string, message: Reg
 };
 
 describe("the openai handler bounds what a request costs before making it", () => {
-  it("embeddings: dimensions, the number of inputs and the numbers in all", async () => {
+  it("embeddings: dimensions, the number of inputs and the numbers in all", { timeout: 60_000 }, async () => {
     await boot();
     // 546 bytes that asked for 6.5 million numbers (8.7 s, 639 MB).
     refused(await post("embeddings", { model: "minipod-llm", input: Array(100).fill("a"), dimensions: 65_536 }), "dimensions", /'dimensions' must be an integer from 1 to 8192/);
@@ -67,7 +67,7 @@ describe("the openai handler bounds what a request costs before making it", () =
     expect((await post("completions", { prompt: Array(8).fill(long), echo: true, max_tokens: 1 })).status).toBe(200);
   });
 
-  it("chat: many messages, a huge max_tokens (streamed too), n × a long scripted reply", async () => {
+  it("chat: many messages, a huge max_tokens (streamed too), n × a long scripted reply", { timeout: 90_000 }, async () => {
     await boot();
     const hello = [{ role: "user", content: "hello" }];
     refused(await post("chat/completions", { messages: Array(40_000).fill({ role: "user", content: "" }) }), "messages", /^This model's maximum context length is 32768 tokens\. However, your request has 40000 input tokens\. Please reduce the length of the input messages\.$/);
