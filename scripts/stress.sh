@@ -2,7 +2,8 @@
 # Runs every test file that starts processes (the browser tests, the end-to-end tests, and any
 # other test that spawns the CLI, Python or Chromium) ROUNDS times in a row, with the suite's own
 # concurrency (vitest.config.ts) and BURNERS busy loops beside it, as on a loaded 2-core machine.
-# Stops at the first failing round. Usage: scripts/stress.sh [ROUNDS=20] [BURNERS=2]
+# Stops at the first failing round. Usage: scripts/stress.sh [ROUNDS=20] [BURNERS=2] [FILE...]
+# (FILEs: only those, to go over a few tests quickly).
 # Run nothing else with vitest in this checkout meanwhile: its global setup rebuilds dist/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,10 +11,13 @@ rounds="${1:-20}"
 burners="${2:-2}"
 logs="$(mktemp -d "${TMPDIR:-/tmp}/minipod-stress.XXXXXX")"
 
-mapfile -t files < <({
-  ls test/browser/*.test.ts test/e2e/*.test.ts
-  grep -rlE 'from "node:child_process"|support/(cli|python|python-package)\.js|launchChromium' test --include='*.test.ts'
-} | sort -u)
+files=("${@:3}")
+if [ "${#files[@]}" = 0 ]; then
+  mapfile -t files < <({
+    ls test/browser/*.test.ts test/e2e/*.test.ts
+    grep -rlE 'from "node:child_process"|support/(cli|python|python-package)\.js|launchChromium' test --include='*.test.ts'
+  } | sort -u)
+fi
 
 pids=()
 stop_burners() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }

@@ -81,3 +81,16 @@ export const RATE_LIMIT_QUOTA_MAX = 999_999_999_999_999;
 
 /** Largest price of the config (`pricing.*`, USD per unit): amounts billed stay finite numbers. */
 export const PRICE_MAX_USD = 1_000_000;
+
+/**
+ * The GraphQL field extension that carries what a field costs, as the service part that resolves
+ * it declares it (`cost`: the items of a list, the weight of a costly resolver), read by the
+ * query cost (http/routes/graphql/cost.ts).
+ */
+export const GRAPHQL_COST_EXTENSION = "minipodCost";
+
+/** What a GraphQL field costs: its list's expected items, and its resolver's weight (a plain field is 1). */
+export interface GraphQLFieldCost {
+  items?: number;
+  weight?: number;
+}

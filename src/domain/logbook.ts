@@ -1,5 +1,3 @@
-import { RecentMap } from "./recent-map.js";
-
 /** Where a log line comes from: what runs in the container, or the host's lifecycle events. */
 export type LogSource = "container" | "system";
 
@@ -14,7 +12,13 @@ export interface LogLine {
 export const LOG_LINES_KEPT = 5000;
 /** Pods and workers whose logs are kept; the oldest leave first (workers come and go with scaling). */
 const LOGS_KEPT = 500;
-/** Lines a log may grow past `LOG_LINES_KEPT` before its oldest are dropped, in one cut. */
+/**
+ * Lines of all logs together: without it, 500 logs of 5,000 lines (a busy worker writes two lines
+ * a job) held hundreds of MB. Past it, the logs of pods and workers that are gone leave first,
+ * oldest first, then every log is cut to its share.
+ */
+export const LOG_LINES_TOTAL = 100_000;
+/** Lines a log (or all of them) may grow past its bound before the oldest are dropped, in one cut. */
 const TRIM_SLACK = 1000;
 
 type Listener = (line: LogLine | undefined) => void;
@@ -26,19 +30,52 @@ type Listener = (line: LogLine | undefined) => void;
  * gone, or the emulator resets).
  */
 export class LogBook {
-  private readonly logs = new RecentMap<string, LogLine[]>(LOGS_KEPT);
+  /** Lines by log, in the order the logs began. */
+  private readonly logs = new Map<string, LogLine[]>();
+  private total = 0;
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly ended = new Set<string>();
 
   append(key: string, at: number, source: LogSource, line: string): void {
     let lines = this.logs.get(key);
-    if (!lines) this.logs.set(key, (lines = []));
+    if (!lines) {
+      this.logs.set(key, (lines = []));
+      if (this.logs.size > LOGS_KEPT) this.drop(this.logs.keys().next().value!);
+    }
     const entry = { at, source, line };
     lines.push(entry);
+    this.total++;
     // Cut in bulk, not a line per append: a busy worker writes two lines per job.
-    if (lines.length >= LOG_LINES_KEPT + TRIM_SLACK) lines.splice(0, lines.length - LOG_LINES_KEPT);
+    if (lines.length >= LOG_LINES_KEPT + TRIM_SLACK) this.cut(lines, LOG_LINES_KEPT);
+    if (this.total >= LOG_LINES_TOTAL + TRIM_SLACK) this.trimAll();
     const set = this.listeners.get(key);
     if (set) for (const fn of [...set]) fn(entry);
+  }
+
+  /** Lines kept in all logs. */
+  get size(): number {
+    return this.total;
+  }
+
+  private drop(key: string): void {
+    this.total -= this.logs.get(key)?.length ?? 0;
+    this.logs.delete(key);
+  }
+
+  private cut(lines: LogLine[], keep: number): void {
+    if (lines.length <= keep) return;
+    this.total -= lines.length - keep;
+    lines.splice(0, lines.length - keep);
+  }
+
+  /** Back within {@link LOG_LINES_TOTAL}: the logs that ended first, oldest first, then every log to its share. */
+  private trimAll(): void {
+    for (const key of [...this.logs.keys()]) {
+      if (this.total <= LOG_LINES_TOTAL) return;
+      if (this.ended.has(key)) this.drop(key);
+    }
+    const share = Math.floor(LOG_LINES_TOTAL / Math.max(1, this.logs.size));
+    for (const lines of this.logs.values()) this.cut(lines, share);
   }
 
   /** The newest `LOG_LINES_KEPT` lines, oldest first. */
@@ -76,6 +113,7 @@ export class LogBook {
     for (const set of [...this.listeners.values()]) for (const fn of [...set]) fn(undefined);
     this.listeners.clear();
     this.logs.clear();
+    this.total = 0;
     this.ended.clear();
   }
 }

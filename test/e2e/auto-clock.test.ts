@@ -95,6 +95,18 @@ describe("runUntilIdle", () => {
   });
 });
 
+describe("runUntilIdle, through a paced stream", () => {
+  it("moves time until a load-balancing endpoint's openai answer has streamed its last token (manual clock)", async () => {
+    emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "llm", type: "LOAD_BALANCER", handler: "openai", workersMin: 1, coldStartMs: 0, openai: { models: ["m"], tokenDelayMs: 1000, replyTokens: 5 } }] } });
+    const before = emu.clock.now();
+    const res = await fetch(`${emu.url}/lb/llm/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer k" }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true }), signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
+    const text = res.text();
+    await emu.runUntilIdle();
+    expect(emu.clock.now() - before).toBe(5000);
+    expect(await text).toContain("data: [DONE]");
+  });
+});
+
 describe("a job queued for worker processes, none live", () => {
   it("holds the auto clock for 30 s of wall time (a worker booting), then lets it skip to the job's ttl", async () => {
     const wall = new FakeWall();

@@ -12,13 +12,13 @@ export const OPENAI_MAX_INPUTS = 2048;
 /** Prompt tokens of one request in all (every prompt, input or message): what is read to check them. */
 export const OPENAI_MAX_INPUT_TOKENS = 262_144;
 /** Tokens one answer generates in all (each choice's tokens, and one for its finish). */
-export const OPENAI_MAX_OUTPUT_TOKENS = 32_768;
+export const OPENAI_MAX_OUTPUT_TOKENS = 16_384;
 /** Characters of text one answer holds in all (replies and echoed prompts). */
 export const OPENAI_MAX_OUTPUT_CHARS = 4 * 1024 * 1024;
 /** Length of one embedding. */
 export const OPENAI_MAX_DIMENSIONS = 8192;
-/** Numbers of one embeddings answer in all (inputs × dimensions): about 11 MB of JSON. */
-export const OPENAI_MAX_EMBEDDING_FLOATS = 524_288;
+/** Numbers of one embeddings answer in all (inputs × dimensions): about 3 MB of JSON, which the answer's path parses and writes whole. */
+export const OPENAI_MAX_EMBEDDING_FLOATS = 131_072;
 /** Choices of one prompt (`n`). */
 export const OPENAI_MAX_N = 16;
 /** Stop sequences of one request (OpenAI takes 4). */

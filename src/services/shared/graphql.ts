@@ -1,5 +1,6 @@
 import { GraphQLError, GraphQLScalarType, Kind, buildSchema, isObjectType, type GraphQLFieldResolver, type GraphQLSchema, type ValueNode } from "graphql";
 import type { z } from "@hono/zod-openapi";
+import { GRAPHQL_COST_EXTENSION, type GraphQLFieldCost } from "../../domain/bounds.js";
 import { EmulatorError } from "../../domain/errors.js";
 import type { ViewContext } from "./service.js";
 import { EMULATOR_USER_ID } from "./user.js";
@@ -28,6 +29,11 @@ export interface GraphQLPart {
   resolvers(views: ViewContext): Resolvers;
   /** Custom scalars it declares (`scalar X` in its SDL), by name. */
   scalars?: readonly GraphQLScalarType[];
+  /**
+   * What its fields cost ("Type.field" → the items of a list, where known, else 10; the weight of
+   * a resolver that computes, where a plain field is 1), as the query cost counts them.
+   */
+  cost?: Readonly<Record<string, GraphQLFieldCost>>;
 }
 
 /** What every part extends: the roots, and the account (`myself`). */
@@ -77,6 +83,15 @@ export function assembleSchema(parts: ReadonlyArray<{ name: string; graphql?: Gr
       const field = declared[name];
       if (!field) throw new Error(`graphql: resolver for ${typeName}.${name}, which the schema does not declare`);
       field.resolve = resolve;
+    }
+  }
+  for (const p of withParts) {
+    for (const [path, cost] of Object.entries(p.graphql.cost ?? {})) {
+      const [typeName, name] = path.split(".") as [string, string];
+      const type = schema.getType(typeName);
+      const field = isObjectType(type) ? type.getFields()[name] : undefined;
+      if (!field) throw new Error(`graphql: a cost for ${path}, which the schema does not declare`);
+      field.extensions = { ...field.extensions, [GRAPHQL_COST_EXTENSION]: cost };
     }
   }
   return schema;

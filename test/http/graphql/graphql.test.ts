@@ -1,6 +1,8 @@
 import { buildClientSchema, getIntrospectionQuery } from "graphql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { GRAPHQL_MAX_COST } from "../../../src/http/routes/graphql/cost.js";
 import { GRAPHQL_LIMITS } from "../../../src/http/routes/graphql/execute.js";
+import { GPU_TYPES } from "../../../src/services/shared/catalog/gpu-catalog.js";
 import { API_KEY, inProcess, type InProcess } from "../../support/in-process.js";
 
 /**
@@ -128,6 +130,26 @@ describe("POST /graphql", () => {
     const tokens = await gql(`{ ${"x ".repeat(GRAPHQL_LIMITS.tokens)} }`);
     expect(tokens.status).toBe(400);
     expect(tokens.body.errors[0].extensions.code).toBe("GRAPHQL_PARSE_FAILED");
+  });
+
+  it("refuses a query that costs more than the bound (fields × the lists they are under) before running it", async () => {
+    const aliases = (n: number, body: string) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${body}`).join(" ")} }`;
+    // 39.5 KB that answered 1.27 MB after 0.7 s of CPU: within the bounds on fields and depth.
+    const lowest = "gpuTypes { lowestPrice(input: { gpuCount: 1 }) { stockStatus } }";
+    const costly = await gql(aliases(660, lowest));
+    expect(costly.status).toBe(400);
+    const perAlias = 1 + GPU_TYPES.length * (15 + 1);
+    expect(costly.body.errors[0]).toMatchObject({ extensions: { code: "QUERY_TOO_COMPLEX" } });
+    expect(costly.body.errors[0].message).toMatch(new RegExp(`^the query costs ${(660 * perAlias).toLocaleString("en-US")} \\(fields resolved, each counted once per item of the lists it is under.*minipod takes at most ${GRAPHQL_MAX_COST.toLocaleString("en-US")}`));
+    // The most aliases within the bound still run; one more is refused.
+    const most = Math.floor(GRAPHQL_MAX_COST / perAlias);
+    const within = await gql(aliases(most, lowest));
+    expect(within.status).toBe(200);
+    expect(within.body.data[`a${most - 1}`]).toHaveLength(GPU_TYPES.length);
+    expect((await gql(aliases(most + 1, lowest))).status).toBe(400);
+    // An account's lists count 10 items each: myself { pods { id env } } costs 1 + 1 + 10 × (1 + 1 + 10).
+    expect((await gql(aliases(20, "myself { pods { id env } }"))).status).toBe(200);
+    expect((await gql(aliases(250, "myself { pods { id env } }"))).body.errors[0].message).toMatch(/^the query costs 30,500 /);
   });
 });
 

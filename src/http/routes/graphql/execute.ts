@@ -12,6 +12,7 @@ import {
   type ValidationRule,
 } from "graphql";
 import { asEmulatorError, toProblem } from "../../problem.js";
+import { queryCost } from "./cost.js";
 
 /**
  * minipod's bounds on a GraphQL request, so that no query a client can send costs more than a
@@ -84,6 +85,9 @@ function parsedAndValid(schema: GraphQLSchema, query: string, known: Map<string,
   // The bounds first: the standard rules' cost grows with the document.
   const bounds = validate(schema, document, [depthAndSize]);
   if (bounds.length) return refuse(bounds[0]!.message, "QUERY_TOO_COMPLEX", bounds);
+  // Then the cost (fields × the sizes of the lists they are under), walked once the walk is small.
+  const cost = validate(schema, document, [queryCost]);
+  if (cost.length) return refuse(cost[0]!.message, "QUERY_TOO_COMPLEX", cost);
   const errors = validate(schema, document, undefined, { maxErrors: 20 });
   if (errors.length) return refuse(errors[0]!.message, "GRAPHQL_VALIDATION_FAILED", errors);
   const cache = known ?? new Map<string, DocumentNode>();

@@ -46,10 +46,7 @@ const INIT_JS = `(function () {
   try {
     var state = JSON.parse(localStorage.getItem("graphiql:tabState"));
     var active = state && Array.isArray(state.tabs) ? state.tabs[state.activeTabIndex] : null;
-    if (active && localStorage.getItem("graphiql:query") === null) {
-      if (active.query) localStorage.setItem("graphiql:query", active.query);
-      if (active.variables && localStorage.getItem("graphiql:variables") === null) localStorage.setItem("graphiql:variables", active.variables);
-    }
+    if (active && active.query && localStorage.getItem("graphiql:query") === null) localStorage.setItem("graphiql:query", active.query);
   } catch (e) {
     // No storage, or not GraphiQL's: it starts afresh on its default query.
   }
