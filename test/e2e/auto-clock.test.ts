@@ -58,7 +58,12 @@ describe("createEmulator's default clock", () => {
   it("answers the first request to a load-balancing endpoint with no warm worker (a Hono app), after its cold start", async () => {
     const app = new Hono().post("/generate", async (c) => c.json({ text: ((await c.req.json()) as { prompt: string }).prompt }));
     emu = await createEmulator({ config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: app.fetch, workersMin: 0, coldStartMs: 90_000 }] } });
-    const res = await fetch(`${emu.url}/lb/api/generate`, { method: "POST", headers: { authorization: "Bearer k" }, body: JSON.stringify({ prompt: "hi" }), signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
+    const res = await fetch(`${emu.url}/lb/api/generate`, {
+      method: "POST",
+      headers: { authorization: "Bearer k" },
+      body: JSON.stringify({ prompt: "hi" }),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ text: "hi" });
   });
@@ -66,7 +71,12 @@ describe("createEmulator's default clock", () => {
   it("ends a /runsync whose handler sleeps a minute, and keeps a finished job's result between /run and /status", async () => {
     emu = await createEmulator({ config: { endpoints: [{ id: "gen", handler: "scripted", workersMin: 1, coldStartMs: 0 }] } });
     const auth = { authorization: "k" };
-    const sync = await fetch(`${emu.url}/v2/gen/runsync`, { method: "POST", headers: auth, body: JSON.stringify({ input: { sleepMs: MINUTE, output: "done" } }), signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
+    const sync = await fetch(`${emu.url}/v2/gen/runsync`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ input: { sleepMs: MINUTE, output: "done" } }),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
     const answer = (await sync.json()) as { status: string; output: unknown; executionTime: number };
     expect(answer).toMatchObject({ status: "COMPLETED", output: "done" });
     // A minute of virtual time, and the few wall ms auto time also follows.
@@ -97,9 +107,17 @@ describe("runUntilIdle", () => {
 
 describe("runUntilIdle, through a paced stream", () => {
   it("moves time until a load-balancing endpoint's openai answer has streamed its last token (manual clock)", async () => {
-    emu = await createEmulator({ clock: "manual", config: { endpoints: [{ id: "llm", type: "LOAD_BALANCER", handler: "openai", workersMin: 1, coldStartMs: 0, openai: { models: ["m"], tokenDelayMs: 1000, replyTokens: 5 } }] } });
+    emu = await createEmulator({
+      clock: "manual",
+      config: { endpoints: [{ id: "llm", type: "LOAD_BALANCER", handler: "openai", workersMin: 1, coldStartMs: 0, openai: { models: ["m"], tokenDelayMs: 1000, replyTokens: 5 } }] },
+    });
     const before = emu.clock.now();
-    const res = await fetch(`${emu.url}/lb/llm/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer k" }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true }), signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
+    const res = await fetch(`${emu.url}/lb/llm/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer k" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true }),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
     const text = res.text();
     await emu.runUntilIdle();
     expect(emu.clock.now() - before).toBe(5000);
