@@ -1,7 +1,7 @@
 // Examples that start their own emulator with createEmulator, run as written on its default clock
 // (auto), with nothing moving time by hand: the README's test suite under vitest, and the Hono
 // app of docs/load-balancing.md, whose first request waits for a cold start.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,6 +41,24 @@ describe("the README's test suite (In a test suite)", () => {
       expect(output.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/Tests\s+3 passed/);
     } finally {
       rmSync(join(ROOT, name), { force: true });
+    }
+  });
+});
+
+describe("the README's test suite, type-checked", () => {
+  it("compiles under the strict TypeScript settings a project starts with, imports included", { timeout: 180_000 }, () => {
+    const [suite] = blocksOf("README.md", "In a test suite", "ts");
+    const name = `test/examples/readme-strict-${process.pid}.tmp.ts`;
+    const config = `tsconfig.readme-${process.pid}.tmp.json`;
+    writeFileSync(join(ROOT, name), suite!.text.replace('from "minipod"', 'from "../../src/index.js"'));
+    writeFileSync(join(ROOT, config), JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { strict: true, noEmit: true }, include: [name] }));
+    try {
+      const r = spawnSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", config], { cwd: ROOT, encoding: "utf8" });
+      expect(r.stdout + r.stderr).toBe("");
+      expect(r.status).toBe(0);
+    } finally {
+      rmSync(join(ROOT, name), { force: true });
+      rmSync(join(ROOT, config), { force: true });
     }
   });
 });
