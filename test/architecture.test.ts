@@ -176,3 +176,22 @@ describe("the layers", () => {
     expect(cycles).toEqual([]);
   });
 });
+
+describe("better-sqlite3's native objects", () => {
+  // From Node 24.19 a database, statement or iterator freed by a collection outside JavaScript
+  // aborts the process (src/store/sqlite.ts): only store/sqlite.ts opens databases, and nothing
+  // makes a statement of its own (`pragma()`) or an iterator.
+  it("only store/sqlite.ts imports better-sqlite3 at run time", () => {
+    expect(violations((i) => i.to === "better-sqlite3" && !i.typeOnly && i.from !== "store/sqlite.ts")).toEqual([]);
+  });
+
+  it("no source file calls pragma() or iterate(), or opens a Database itself", () => {
+    const found = files(SRC).flatMap((f) =>
+      readFileSync(f, "utf8")
+        .split("\n")
+        .map((line, n) => ({ line, at: `${relative(SRC, f)}:${n + 1}` }))
+        .filter(({ line, at }) => /\.pragma\(|\.iterate\(|new Database\(/.test(line) && !at.startsWith("store/sqlite.ts:")),
+    );
+    expect(found.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
+  });
+});

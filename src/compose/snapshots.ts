@@ -1,10 +1,10 @@
-import Database from "better-sqlite3";
 import { SNAPSHOTS_MAX_BYTES_DEFAULT, SNAPSHOTS_MAX_COUNT_DEFAULT } from "../domain/bounds.js";
 import type { VirtualClock } from "../domain/clock.js";
 import { EmulatorError } from "../domain/errors.js";
 import { isSecretName, redact, REDACTED, shownUrl } from "../domain/redact.js";
 import { migrate, type Db } from "../store/db.js";
 import { MIGRATIONS } from "../store/migrations.js";
+import { openSqlite, pragmaValue } from "../store/sqlite.js";
 
 export interface SnapshotInfo {
   name: string;
@@ -116,7 +116,7 @@ export class Snapshots {
   /** The database as a file image for `minipod export`, with every secret redacted. */
   exportImage(): Buffer {
     this.flush();
-    const copy = new Database(openable(this.db.serialize()));
+    const copy = openSqlite(openable(this.db.serialize()));
     try {
       redactSecrets(copy);
       // An UPDATE leaves the old values in the file's free space: rebuild it so they are gone.
@@ -140,14 +140,14 @@ function columns(db: Db, table: string): string[] {
 export function loadImage(image: Buffer, into: Db): void {
   let from: Db;
   try {
-    from = new Database(openable(Buffer.from(image)));
+    from = openSqlite(openable(Buffer.from(image)));
     from.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
   } catch (e) {
     throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);
   }
   // A file an earlier release exported has that release's tables: brought to this schema first
   // (in memory), so that what moved between tables comes along.
-  const version = from.pragma("user_version", { simple: true }) as number;
+  const version = pragmaValue(from, "user_version") as number;
   if (version > 0 && version < MIGRATIONS.length) {
     try {
       migrate(from);
@@ -169,7 +169,7 @@ function copyAll(from: Db, to: Db): void {
         const cols = columns(from, t).filter((c) => columns(to, t).includes(c));
         const list = cols.map((c) => `"${c}"`).join(", ");
         const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
-        for (const row of from.prepare(`SELECT ${list} FROM "${t}"`).raw().iterate()) insert.run(...(row as unknown[]));
+        for (const row of from.prepare(`SELECT ${list} FROM "${t}"`).raw(true).all()) insert.run(...(row as unknown[]));
       }
     })();
   } finally {

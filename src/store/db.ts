@@ -1,7 +1,7 @@
-import Database from "better-sqlite3";
 import { MIGRATIONS } from "./migrations.js";
+import { openSqlite, pragmaValue, type Db } from "./sqlite.js";
 
-export type Db = Database.Database;
+export type { Db } from "./sqlite.js";
 
 /**
  * Opens the database (`:memory:` or a file), applies the pragmas and migrations. A file database
@@ -9,9 +9,9 @@ export type Db = Database.Database;
  * never share one file: the second is refused at start with a clear message.
  */
 export function openDb(file: string): Db {
-  const db = new Database(file);
+  const db = openSqlite(file);
   try {
-    db.pragma("foreign_keys = ON");
+    db.exec("PRAGMA foreign_keys = ON");
     // SQLite's default page size (4 KiB), in memory too. 16 KiB pages wrote a 10 MB payload in
     // fewer overflow pages (a few ms less), but a transaction copies each page it first changes
     // whole into its journal, and every turn's transaction changes the same few pages of the jobs
@@ -34,10 +34,7 @@ export function openDb(file: string): Db {
  * busy timeout a second process fails at once with SQLITE_BUSY instead of waiting.
  */
 function lockFile(db: Db): void {
-  db.pragma("busy_timeout = 0");
-  db.pragma("locking_mode = EXCLUSIVE");
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
+  db.exec("PRAGMA busy_timeout = 0; PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
   db.exec("BEGIN IMMEDIATE; COMMIT;");
 }
 
@@ -48,14 +45,14 @@ function isBusy(e: unknown): boolean {
 
 /** Applies the migrations `db` has not had yet (refuses a database of a newer schema). */
 export function migrate(db: Db): void {
-  const current = db.pragma("user_version", { simple: true }) as number;
+  const current = pragmaValue(db, "user_version") as number;
   if (current > MIGRATIONS.length) {
     throw new Error(`database schema version ${current} is newer than this minipod understands (${MIGRATIONS.length}); use a newer minipod or another --db file`);
   }
   for (let v = current; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v]!);
-      db.pragma(`user_version = ${v + 1}`);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
     })();
   }
 }
@@ -66,6 +63,6 @@ export function migrate(db: Db): void {
  * the bound holds however long minipod runs.
  */
 export function boundMemoryDb(db: Db, bytes: number): void {
-  const pageSize = db.pragma("page_size", { simple: true }) as number;
-  db.pragma(`max_page_count = ${Math.max(1, Math.floor(bytes / pageSize))}`);
+  const pageSize = pragmaValue(db, "page_size") as number;
+  db.exec(`PRAGMA max_page_count = ${Math.max(1, Math.floor(bytes / pageSize))}`);
 }
