@@ -2,8 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/env.js";
 import { ERROR_RESPONSES, json } from "../../http/schemas.js";
 import type { ViewContext } from "../shared/service.js";
-import { showBatch, showRequest } from "./rest.js";
-import { BatchRequestSchema, BatchSchema } from "./schemas.js";
+import { showBatch, showRequest, BatchRequestSchema, BatchSchema } from "./v2.js";
 
 /** How many batches, and requests of each, the overview shows (the newest batches; each batch's first requests). */
 const OVERVIEW_BATCHES = 20;

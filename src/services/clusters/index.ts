@@ -1,7 +1,7 @@
 import { newResourceId } from "../../domain/ids.js";
 import type { ServiceDef } from "../shared/service.js";
-import { ClusterService, type Cluster } from "./clusters.js";
-import { clusterRoutes } from "./rest.js";
+import { ClusterService, type Cluster } from "./model.js";
+import { clusterRoutes } from "./v2.js";
 
 const collections = { v2: ["clusters"] } as const;
 

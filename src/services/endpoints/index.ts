@@ -4,14 +4,13 @@ import { newResourceId } from "../../domain/ids.js";
 import { ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
 import { endpointsGraphQL } from "./graphql.js";
 import type { ServiceDef, EngineView } from "../shared/service.js";
-import { EndpointManager } from "./endpoints.js";
-import { externalWorkerReader } from "./external-worker-reader.js";
-import type { ExternalWorkerReader } from "./endpoint-workers.js";
+import { EndpointManager } from "./model.js";
+import { externalWorkerReader, type ExternalWorkerReader } from "./workers.js";
 import { ReleaseLog, type Release } from "./releases.js";
 import { endpointRoutes } from "./rest.js";
 
 // What other services use of this one.
-export { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./endpoint-fields.js";
+export { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./record.js";
 
 const collections = { v1: ["endpoints"], v2: ["serverless"] } as const;
 

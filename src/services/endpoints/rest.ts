@@ -1,17 +1,14 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
-import { cpuFromV1, type CpuSelection } from "./endpoint-fields.js";
-import type { ManagedEndpoint } from "./endpoints.js";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { cpuFromV1, type CpuSelection } from "./record.js";
+import type { ManagedEndpoint } from "./model.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
-import { serverlessV2Routes } from "./v2-routes.js";
-import { CreateEndpointV2Schema, EndpointV2Schema, UpdateEndpointV2Schema } from "./v2-schemas.js";
-import { endpointChangeFromV2, newEndpointFromV2, toEndpointV2 } from "./v2-view.js";
+import { serverlessV2Routes } from "./workers.js";
+import { CreateEndpointV2Schema, EndpointV2Schema, UpdateEndpointV2Schema, endpointChangeFromV2, newEndpointFromV2, toEndpointV2 } from "./v2.js";
 import { flagQuery } from "../templates/index.js";
 import { invalidBody } from "../shared/invalid.js";
-import { CreateEndpointSchema, EndpointSchema, TAG, UpdateEndpointSchema } from "./schemas.js";
-import { toEndpointView, type EndpointIncludes } from "./v1-view.js";
+import { CreateEndpointSchema, EndpointSchema, TAG, UpdateEndpointSchema, toEndpointView, type EndpointIncludes } from "./v1.js";
 
 const IncludesQuery = z.object({
   includeTemplate: flagQuery("includeTemplate", "Include the endpoint's template"),

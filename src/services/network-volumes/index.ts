@@ -2,11 +2,11 @@ import { newResourceId } from "../../domain/ids.js";
 import { configVolumeId } from "./config.js";
 import { networkVolumesGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
-import { NetworkVolumeService, type NetworkVolume } from "./network-volumes.js";
+import { NetworkVolumeService, type NetworkVolume } from "./model.js";
 import { networkVolumeRoutes } from "./rest.js";
 
 // What other services use of this one.
-export { type NetworkVolumeService } from "./network-volumes.js";
+export { type NetworkVolumeService } from "./model.js";
 
 const collections = { v1: ["networkvolumes"], v2: ["network-volumes"] } as const;
 

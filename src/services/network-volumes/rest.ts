@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { NetworkVolume } from "./network-volumes.js";
+import type { NetworkVolume } from "./model.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
@@ -14,7 +14,7 @@ import {
   UpdateNetworkVolumeSchema,
   UpdateNetworkVolumeV1Schema,
   updateVolumeHook,
-} from "./schemas.js";
+} from "./v2.js";
 
 const v1Names = { dataCenter: "dataCenterId" };
 const names = { one: "NetworkVolume", many: "NetworkVolumes" };

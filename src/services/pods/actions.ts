@@ -1,7 +1,16 @@
-import { createRoute } from "@hono/zod-openapi";
-import { idParams } from "../shared/rest.js";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { idParams, jsonRequest } from "../shared/rest.js";
 import { ERROR_RESPONSES, problem, json } from "../../http/schemas.js";
-import { PodSchema, TAG } from "./schemas.js";
+import { PodSchema, TAG } from "./v1.js";
+import { EmulatorError } from "../../domain/errors.js";
+import { podLog } from "../../domain/logbook.js";
+import { podActions } from "./record.js";
+import type { ViewContext } from "../shared/service.js";
+import type { AppEnv } from "../../http/env.js";
+import { jsonBody } from "../../http/body.js";
+import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
+import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../shared/log-stream.js";
+import { PodActionSchema, PodV2Schema, toPodV2 } from "./v2.js";
 
 const errors = { ...ERROR_RESPONSES, 404: problem("No pod with this id") };
 
@@ -31,3 +40,57 @@ export const restartPod = action(
   "Restart a pod",
   "Restarts a running pod's container: lastStartedAt moves to now. Refused with 400 on a stopped pod (start it) or a locked one.",
 );
+
+const params = idParams("id", "xedezhzb9la3ye");
+
+const actionRoute = createRoute({
+  method: "post",
+  path: "/v2/pods/{id}/action",
+  operationId: "podAction",
+  tags: [TAG],
+  summary: "Start, stop, restart or terminate a pod",
+  description:
+    "`start` an EXITED pod, `stop` or `restart` a RUNNING one, `terminate` either (204, as DELETE). An action the pod's status does not allow (see its `actions`) is refused with 409; a locked pod refuses stop (400).",
+  middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)] as const,
+  request: { params, body: jsonRequest(PodActionSchema) },
+  responses: { 200: json(PodV2Schema, "The pod after the action"), 204: { description: "Terminated; no body" }, 409: problem("The action is not valid in the pod's status"), ...errors },
+});
+
+const logsRoute = createRoute({
+  method: "get",
+  path: "/v2/pods/{id}/logs",
+  operationId: "getPodLogs",
+  tags: [TAG],
+  summary: "Stream a pod's log",
+  description: `${LOG_STREAM_DESCRIPTION} A pod's log is its lifecycle (system): created, started, stopped, restarted, reset, changed, terminated; no container runs, so it has no container lines.`,
+  request: { params, query: LogQuery },
+  responses: { 200: logStreamResponse("The pod's log"), ...errors },
+});
+
+/** The pod routes beyond the five of the resource: the v2 action and the log. */
+export function podV2Routes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+  const { pods, logs } = core;
+
+  router.openapi(actionRoute, (c) => {
+    const id = c.req.valid("param").id;
+    const { action } = c.req.valid("json");
+    const pod = pods.get(id);
+    const allowed = podActions(pod);
+    if (!(allowed as string[]).includes(action)) {
+      throw new EmulatorError("CONFLICT", `pod "${id}" is ${pod.desiredStatus}: ${action} is not valid now; the pod allows ${allowed.join(", ") || "nothing"}`);
+    }
+    if (action === "terminate") {
+      pods.delete(id);
+      return c.body(null, 204);
+    }
+    const next = action === "start" ? pods.start(id) : action === "stop" ? pods.stop(id) : pods.restart(id);
+    return c.json(toPodV2(core, next), 200);
+  });
+
+  router.openapi(logsRoute, (c) => {
+    const id = c.req.valid("param").id;
+    pods.get(id);
+    const key = podLog(id);
+    return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: logs.hasEnded(key), subscribe: (fn) => logs.subscribe(key, fn) }, c.req.valid("query"));
+  });
+}

@@ -1,7 +1,7 @@
 import { argsOf, argsText, authed, badInput, commaList, conforms, envRecord, given, nameScalar, type GraphQLPart } from "../shared/graphql.js";
-import { PodCreateSchema } from "./schemas.js";
+import { PodCreateSchema } from "./v1.js";
 import type { ViewContext } from "../shared/service.js";
-import { POD_DEFAULTS, type Pod, type PodCreate } from "./pod.js";
+import { POD_DEFAULTS, type Pod, type PodCreate } from "./record.js";
 
 /**
  * Pods as the GraphQL API shows them (`myself { pods }`, `pod`, `podFindAndDeployOnDemand`,

@@ -1,16 +1,16 @@
 import { podsGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { configPodId } from "./config.js";
-import type { Pod } from "./pod.js";
-import { PodService } from "./pods.js";
+import type { Pod } from "./record.js";
+import { PodService } from "./model.js";
 import { podRoutes } from "./rest.js";
 
 // What other services use of this one.
 export { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "./cluster-members.js";
-export { POD_STATUSES, type Pod, type PodCreate } from "./pod.js";
-export { type PodService } from "./pods.js";
-export { PodV2Schema } from "./v2-schemas.js";
-export { toPodV2 } from "./v2-view.js";
+export { POD_STATUSES, type Pod, type PodCreate } from "./record.js";
+export { type PodService } from "./model.js";
+export { PodV2Schema } from "./v2.js";
+export { toPodV2 } from "./v2.js";
 
 const collections = { v1: ["pods"], v2: ["pods"] } as const;
 

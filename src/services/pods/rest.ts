@@ -1,14 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Pod } from "./pod.js";
+import type { Pod } from "./record.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
-import { podV2Routes } from "./v2-routes.js";
-import { CreatePodV2Schema, ListPodsV2Query, PodV2Schema, UpdatePodV2Schema } from "./v2-schemas.js";
-import { podCreateFromV2, podUpdateFromV2, toPodV2 } from "./v2-view.js";
-import { resetPod, restartPod, startPod, stopPod } from "./actions.js";
-import { PodCreateSchema, PodIncludeQuery, PodListQuery, PodSchema, PodUpdateSchema, TAG, type PodIncludes } from "./schemas.js";
-import { toV1Pod } from "./v1-view.js";
+import { podV2Routes, resetPod, restartPod, startPod, stopPod } from "./actions.js";
+import { CreatePodV2Schema, ListPodsV2Query, PodV2Schema, UpdatePodV2Schema, podCreateFromV2, podUpdateFromV2, toPodV2 } from "./v2.js";
+import { PodCreateSchema, PodIncludeQuery, PodListQuery, PodSchema, PodUpdateSchema, TAG, type PodIncludes, toV1Pod } from "./v1.js";
 
 const query = <T>(c: { req: { valid: unknown } }) => (c.req.valid as (t: "query") => T | undefined)("query") ?? ({} as T);
 

@@ -3,7 +3,7 @@ import { configRegistryAuthId } from "./config.js";
 import { registryAuthsGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";
-import { RegistryAuthService, type RegistryAuth } from "./registry-auths.js";
+import { RegistryAuthService, type RegistryAuth } from "./model.js";
 import { registryAuthRoutes } from "./rest.js";
 
 const collections = { v1: ["containerregistryauth"], v2: ["registries"] } as const;

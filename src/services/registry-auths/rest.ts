@@ -1,6 +1,5 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
-import type { RegistryAuthView } from "./registry-auths.js";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { RegistryAuthView } from "./model.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";

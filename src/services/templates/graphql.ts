@@ -1,7 +1,7 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { argsOf, argsText, authed, badInput, commaList, conforms, envList, envRecord, given, type GraphQLPart } from "../shared/graphql.js";
-import { CreateTemplateSchema, UpdateTemplateSchema } from "./schemas.js";
-import type { Template, TemplateCategory, TemplateChange } from "./templates.js";
+import { CreateTemplateSchema, UpdateTemplateSchema } from "./v1.js";
+import type { Template, TemplateCategory, TemplateChange } from "./model.js";
 
 /**
  * Templates as the GraphQL API shows them (`myself { podTemplates }`, `saveTemplate`,

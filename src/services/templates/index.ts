@@ -2,11 +2,11 @@ import { newResourceId } from "../../domain/ids.js";
 import { templatesGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { templateRoutes } from "./rest.js";
-import { TemplateService, type Template } from "./templates.js";
+import { TemplateService, type Template } from "./model.js";
 
 // What other services use of this one.
-export { TemplateSchema, flagQuery, toTemplateView } from "./schemas.js";
-export { type NewTemplate, type Template, type TemplateChange, type TemplateEvent, type TemplateService } from "./templates.js";
+export { TemplateSchema, flagQuery, toTemplateView } from "./v1.js";
+export { type NewTemplate, type Template, type TemplateChange, type TemplateEvent, type TemplateService } from "./model.js";
 export { TemplateV2Schema } from "./v2.js";
 export { toGraphQLTemplate } from "./graphql.js";
 

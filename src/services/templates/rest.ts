@@ -1,10 +1,9 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
-import type { Template } from "./templates.js";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Template } from "./model.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
-import { CreateTemplateSchema, TAG, TemplateSchema, UpdateTemplateSchema, flagQuery, toTemplateView } from "./schemas.js";
+import { CreateTemplateSchema, TAG, TemplateSchema, UpdateTemplateSchema, flagQuery, toTemplateView } from "./v1.js";
 import { CreateTemplateV2Schema, TemplateV2Schema, UpdateTemplateV2Schema, newTemplateFromV2, templateChangeFromV2, toTemplateV2 } from "./v2.js";
 
 const names = { one: "Template", many: "Templates" };

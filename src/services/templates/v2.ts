@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { TEMPLATE_CATEGORIES, TEMPLATE_DEFAULTS, type NewTemplate, type Template, type TemplateChange } from "./templates.js";
+import { TEMPLATE_CATEGORIES, TEMPLATE_DEFAULTS, type NewTemplate, type Template, type TemplateChange } from "./model.js";
 import { argsOf, containerFromV2, containerRequest, containerResponse, cudaVersion, optionalContainerRequest, persistentMount, TemplateMountsSchema } from "../shared/container-v2.js";
 
 /** v2 Template: the v1 fields under their v2 names (`image`, `args`, `disk`, `mounts`, `registry`, ...). */

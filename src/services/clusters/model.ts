@@ -1,10 +1,8 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { gpuType } from "../shared/catalog/gpu-catalog.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
-import type { Pod, PodCreate } from "../pods/index.js";
-import type { PodService } from "../pods/index.js";
+import { type Pod, type PodCreate, type PodService, CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "../pods/index.js";
 import type { DocumentStore } from "../shared/storage.js";
-import { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "../pods/index.js";
 
 export { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType };
 

@@ -3,9 +3,9 @@ import { NETWORK_VOLUME_SIZE_MAX_GB, NETWORK_VOLUME_SIZE_MIN_GB } from "../../do
 import { invalidBody, notFound } from "../shared/invalid.js";
 import type { DocumentStore, Now } from "../shared/storage.js";
 import { Listeners } from "../../domain/listeners.js";
+import { VOLUME_TYPES, type VolumeType } from "../shared/catalog/datacenter-catalog.js";
 
 /** Storage tiers of the specification; a volume's tier is set at creation and immutable. */
-import { VOLUME_TYPES, type VolumeType } from "../shared/catalog/datacenter-catalog.js";
 
 export { VOLUME_TYPES, type VolumeType };
 export const DEFAULT_VOLUME_TYPE: VolumeType = "STANDARD";

@@ -1,14 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { CLUSTER_CIDR, CLUSTER_TYPES, type Cluster } from "./clusters.js";
+import { CLUSTER_CIDR, CLUSTER_TYPES, type Cluster } from "./model.js";
 import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
-import { POD_STATUSES } from "../pods/index.js";
+import { POD_STATUSES, PodV2Schema, toPodV2 } from "../pods/index.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { idParams, serveResource, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
 import { ERROR_RESPONSES, int, json, problem } from "../../http/schemas.js";
 import { containerFromV2, iso, MountsSchema, optionalContainerRequest } from "../shared/container-v2.js";
-import { PodV2Schema } from "../pods/index.js";
-import { toPodV2 } from "../pods/index.js";
 
 const TAG = "Clusters";
 

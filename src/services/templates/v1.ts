@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { TEMPLATE_CATEGORIES, type Template } from "./templates.js";
+import { TEMPLATE_CATEGORIES, type Template } from "./model.js";
 import { int } from "../../http/schemas.js";
 
 export const TAG = "Templates";

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ZodError } from "zod";
-import { IMMUTABLE_VOLUME_FIELDS, VOLUME_TYPES, immutableMessage, type NetworkVolume } from "./network-volumes.js";
+import { IMMUTABLE_VOLUME_FIELDS, VOLUME_TYPES, immutableMessage, type NetworkVolume } from "./model.js";
 import { invalidBody } from "../shared/invalid.js";
 import { NETWORK_VOLUME_SIZE_MAX_GB, NETWORK_VOLUME_SIZE_MIN_GB } from "../../domain/limits.js";
 import { validationError } from "../../http/problem.js";

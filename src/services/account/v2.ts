@@ -4,7 +4,7 @@ import { jsonBody } from "../../http/body.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { jsonRequest } from "../shared/rest.js";
-import { SSH_KEY, SSH_KEY_EXPECTED } from "./ssh-keys.js";
+import { SSH_KEY, SSH_KEY_EXPECTED } from "./model.js";
 import { ERROR_RESPONSES, json } from "../../http/schemas.js";
 
 const TAG = "Account";

@@ -1,6 +1,9 @@
+import type { EndpointSpec } from "../../domain/endpoint.js";
+import { EXTERNAL_HANDLER, type ExternalWorkerState } from "../../domain/external-workers.js";
+import type { SimWorker } from "../../domain/simulated-workers.js";
+import type { WorkerProtocol } from "../../domain/worker-protocol.js";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { endpointWorkers } from "./endpoint-workers.js";
-import { EMULATOR_USER_ID } from "./endpoint-fields.js";
+import { EMULATOR_USER_ID } from "./record.js";
 import { EmulatorError } from "../../domain/errors.js";
 import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../shared/pricing.js";
 import type { ViewContext } from "../shared/service.js";
@@ -10,6 +13,53 @@ import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
 import { workerLog } from "../../domain/logbook.js";
 import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../shared/log-stream.js";
 import { iso } from "../shared/container-v2.js";
+
+/** A worker's state as the v2 listing names it. */
+export type WorkerStatus = "RUNNING" | "IDLE" | "INITIALIZING" | "THROTTLED" | "UNHEALTHY";
+
+/** A worker of an endpoint: simulated, or a worker process fetching jobs over HTTP. */
+export interface EndpointWorker {
+  id: string;
+  status: WorkerStatus;
+  /** When it started (simulated workers: its creation, cold start included; worker processes: their first call). */
+  startedAt: number | undefined;
+  /** A worker process rather than a simulated worker. */
+  external: boolean;
+}
+
+/**
+ * What the listing reads of worker processes (endpoints whose handler is "external"): those that
+ * are present now (not stopped, not lost), with their status. A small read interface, so how the
+ * worker protocol tracks its workers (heartbeats, lost workers) can change behind it.
+ */
+export interface ExternalWorkerReader {
+  active(endpointId: string): Array<{ id: string; status: WorkerStatus; startedAt: number }>;
+}
+
+const STATUS: Record<SimWorker["state"], WorkerStatus> = { initializing: "INITIALIZING", idle: "IDLE", running: "RUNNING" };
+
+/** The workers of an endpoint now: its simulated workers, or, when worker processes serve it, those. */
+export function endpointWorkers(spec: EndpointSpec, simulated: readonly SimWorker[], reader: ExternalWorkerReader): EndpointWorker[] {
+  const external = spec.handler === EXTERNAL_HANDLER ? reader.active(spec.id) : [];
+  return [
+    ...simulated.map((w) => ({ id: w.id, status: STATUS[w.state], startedAt: w.createdAt, external: false })),
+    ...external.map((w) => ({ ...w, external: true })),
+  ];
+}
+
+/** How the v2 listing names the states of a worker process that is present; stopped and lost ones have left. */
+const PROCESS_STATUS: Partial<Record<ExternalWorkerState, WorkerStatus>> = { idle: "IDLE", running: "RUNNING", unhealthy: "UNHEALTHY" };
+
+/** The worker processes the v2 workers listing shows, read from the worker protocol's registry. */
+export function externalWorkerReader(protocol: WorkerProtocol): ExternalWorkerReader {
+  return {
+    active: (endpointId) =>
+      protocol.workers.list(endpointId).flatMap((w) => {
+        const status = PROCESS_STATUS[w.state];
+        return status ? [{ id: w.id, status, startedAt: w.startedAt }] : [];
+      }),
+  };
+}
 
 const TAG = "Serverless";
 const errors = { ...ERROR_RESPONSES, 404: problem("No endpoint with this id") };
