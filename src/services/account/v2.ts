@@ -10,8 +10,8 @@ import { ERROR_RESPONSES, json } from "../../http/schemas.js";
 const TAG = "Account";
 const { 404: _notFound, ...errors } = ERROR_RESPONSES;
 
-const SshKeysSchema = z.object({ keys: z.array(z.string()) }).openapi("SshKeys");
-const UpdateSshKeysSchema = z
+const SshKeysV2Schema = z.object({ keys: z.array(z.string()) }).openapi("SshKeys");
+const UpdateSshKeysV2Schema = z
   .strictObject({ keys: z.array(z.string().regex(SSH_KEY, SSH_KEY_EXPECTED)) })
   .openapi("UpdateSshKeysRequest");
 
@@ -21,7 +21,7 @@ const getKeys = createRoute({
   operationId: "getSshKeys",
   tags: [TAG],
   summary: "The account's SSH public keys",
-  responses: { 200: json(SshKeysSchema, "The keys"), ...errors },
+  responses: { 200: json(SshKeysV2Schema, "The keys"), ...errors },
 });
 
 const putKeys = createRoute({
@@ -32,8 +32,8 @@ const putKeys = createRoute({
   summary: "Replace the account's SSH public keys",
   description: "The whole set: keys not sent are removed, `[]` removes all. Pods created afterwards with startSsh get them as their PUBLIC_KEY env; existing pods keep theirs.",
   middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)] as const,
-  request: { body: jsonRequest(UpdateSshKeysSchema) },
-  responses: { 200: json(SshKeysSchema, "The keys now"), ...errors },
+  request: { body: jsonRequest(UpdateSshKeysV2Schema) },
+  responses: { 200: json(SshKeysV2Schema, "The keys now"), ...errors },
 });
 
 /** `/v2/account/ssh-keys`: the account's SSH public keys. */

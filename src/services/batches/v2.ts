@@ -37,15 +37,15 @@ const Requests = z.array(SubmissionSchema);
  */
 const asObject = (v: unknown) => (Array.isArray(v) ? { requests: v } : v);
 
-export const CreateBatchSchema = z
+export const CreateBatchV2Schema = z
   .preprocess(asObject, z.strictObject({ name: Name.optional(), webhook: Webhook.optional(), requests: Requests.optional() }))
   .openapi("CreateBatchRequest", { description: "`[]` or `[{ \"input\": ... }, ...]` (the service's form); or `{ \"name\", \"webhook\", \"requests\" }`" });
 
-export const AppendSchema = z
+export const AppendBatchV2Schema = z
   .preprocess(asObject, z.strictObject({ requests: Requests }))
   .openapi("AppendBatchRequests", { description: "`{ \"requests\": [{ \"input\": ... }, ...] }` (a bare array is taken too)" });
 
-export const UpdateBatchSchema = z
+export const UpdateBatchV2Schema = z
   .strictObject({ name: Name.optional(), webhook: Webhook.nullable().optional() })
   .openapi("UpdateBatchRequest", { description: "Only the fields given change; `webhook: null` removes it" });
 
@@ -57,7 +57,7 @@ export const PageQuery = z.object({
     .openapi({ param: { name: "limit", in: "query" }, description: `Default ${BATCH_PAGE_DEFAULT}, at most ${BATCH_PAGE_MAX}`, example: BATCH_PAGE_DEFAULT }),
 });
 
-export const BatchSchema = z
+export const BatchV2Schema = z
   .object({
     id: z.string(),
     endpointId: z.string(),
@@ -76,9 +76,11 @@ export const BatchSchema = z
   })
   .openapi("Batch");
 
-export const BatchCreatedSchema = BatchSchema.extend({ requestIds: z.array(z.string()).openapi({ description: "The ids of the requests this call added, in order" }) }).openapi("BatchWithNewRequests");
+export const BatchCreatedV2Schema = BatchV2Schema.extend({
+  requestIds: z.array(z.string()).openapi({ description: "The ids of the requests this call added, in order" }),
+}).openapi("BatchWithNewRequests");
 
-export const BatchRequestSchema = z
+export const BatchRequestV2Schema = z
   .object({
     id: z.string(),
     status: z.enum(REQUEST_STATUSES).openapi({ description: "PENDING while the batch is a draft; then its job's status" }),
@@ -92,8 +94,8 @@ export const BatchRequestSchema = z
   })
   .openapi("BatchRequest");
 
-export const RequestPageSchema = z
-  .object({ requests: z.array(BatchRequestSchema), total: z.int(), offset: z.int(), limit: z.int(), hasMore: z.boolean() })
+export const RequestPageV2Schema = z
+  .object({ requests: z.array(BatchRequestV2Schema), total: z.int(), offset: z.int(), limit: z.int(), hasMore: z.boolean() })
   .openapi("BatchRequestPage");
 
 const TAG = "Batches";
@@ -117,64 +119,64 @@ const route = <const M extends "get" | "post" | "put" | "delete", const P extend
 export const createBatchRoute = createRoute({
   ...route("post", base, "createBatch", "Create a batch (DRAFT), optionally with its first requests"),
   middleware: [appendLimit] as const,
-  request: { params: EndpointParams, body: body(CreateBatchSchema) },
-  responses: { 200: json(BatchCreatedSchema, "The new DRAFT batch"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...limits },
+  request: { params: EndpointParams, body: body(CreateBatchV2Schema) },
+  responses: { 200: json(BatchCreatedV2Schema, "The new DRAFT batch"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...limits },
 });
 export const listBatchesRoute = createRoute({
   ...route("get", base, "listBatches", "The endpoint's batches, newest first"),
   request: { params: EndpointParams },
-  responses: { 200: json(z.object({ batches: z.array(BatchSchema) }).openapi("BatchList"), "Its batches"), ...ERROR_RESPONSES, ...notFound },
+  responses: { 200: json(z.object({ batches: z.array(BatchV2Schema) }).openapi("BatchList"), "Its batches"), ...ERROR_RESPONSES, ...notFound },
 });
 export const getBatchRoute = createRoute({
   ...route("get", `${base}/{batch_id}`, "getBatch", "A batch and its counters"),
   description: "A FINALIZED batch is done when `requestCompleted + requestFailed == requestTotal` (it has no RUNNING or COMPLETED status).",
   request: { params: BatchParams },
-  responses: { 200: json(BatchSchema, "The batch"), ...ERROR_RESPONSES, ...notFound },
+  responses: { 200: json(BatchV2Schema, "The batch"), ...ERROR_RESPONSES, ...notFound },
 });
 export const updateBatchRoute = createRoute({
   ...route("put", `${base}/{batch_id}`, "updateBatch", "Change a batch's name or webhook"),
   middleware: [jsonBody(ATTRIBUTES_MAX_BYTES)] as const,
-  request: { params: BatchParams, body: body(UpdateBatchSchema) },
-  responses: { 200: json(BatchSchema, "The batch"), ...ERROR_RESPONSES, ...notFound },
+  request: { params: BatchParams, body: body(UpdateBatchV2Schema) },
+  responses: { 200: json(BatchV2Schema, "The batch"), ...ERROR_RESPONSES, ...notFound },
 });
 export const appendRoute = createRoute({
   ...route("post", `${base}/{batch_id}/requests`, "appendBatchRequests", "Append requests to a DRAFT batch"),
   description: "At most 10 MiB per call and 5,000 requests per batch.",
   middleware: [appendLimit] as const,
-  request: { params: BatchParams, body: body(AppendSchema) },
-  responses: { 200: json(BatchCreatedSchema, "The batch, and the new requests' ids"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...conflict },
+  request: { params: BatchParams, body: body(AppendBatchV2Schema) },
+  responses: { 200: json(BatchCreatedV2Schema, "The batch, and the new requests' ids"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...conflict },
 });
 export const listRequestsRoute = createRoute({
   ...route("get", `${base}/{batch_id}/requests`, "listBatchRequests", "A page of a batch's requests, in the order they were added"),
   request: { params: BatchParams, query: PageQuery },
-  responses: { 200: json(RequestPageSchema, "One page"), ...ERROR_RESPONSES, ...notFound },
+  responses: { 200: json(RequestPageV2Schema, "One page"), ...ERROR_RESPONSES, ...notFound },
 });
 export const getRequestRoute = createRoute({
   ...route("get", `${base}/{batch_id}/requests/{request_id}`, "getBatchRequest", "One request of a batch, with its input"),
   request: { params: RequestParams },
-  responses: { 200: json(BatchRequestSchema, "The request"), ...ERROR_RESPONSES, ...notFound },
+  responses: { 200: json(BatchRequestV2Schema, "The request"), ...ERROR_RESPONSES, ...notFound },
 });
 export const replaceRequestRoute = createRoute({
   ...route("put", `${base}/{batch_id}/requests/{request_id}`, "replaceBatchRequest", "Change one request of a DRAFT batch"),
   middleware: [appendLimit] as const,
   request: { params: RequestParams, body: body(SubmissionSchema) },
-  responses: { 200: json(BatchRequestSchema, "The request"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...conflict },
+  responses: { 200: json(BatchRequestV2Schema, "The request"), ...ERROR_RESPONSES, ...PAYLOAD_TOO_LARGE_RESPONSE, ...notFound, ...conflict },
 });
 export const removeRequestRoute = createRoute({
   ...route("delete", `${base}/{batch_id}/requests/{request_id}`, "removeBatchRequest", "Remove one request of a DRAFT batch"),
   request: { params: RequestParams },
-  responses: { 200: json(BatchSchema, "The batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
+  responses: { 200: json(BatchV2Schema, "The batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
 });
 export const finalizeRoute = createRoute({
   ...route("post", `${base}/{batch_id}/finalize`, "finalizeBatch", "Lock a DRAFT batch and queue its requests on the batch workers"),
   request: { params: BatchParams },
-  responses: { 200: json(BatchSchema, "The FINALIZED batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
+  responses: { 200: json(BatchV2Schema, "The FINALIZED batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
 });
 export const cancelRoute = createRoute({
   ...route("post", `${base}/{batch_id}/cancel`, "cancelBatch", "Cancel a batch"),
   description: "Queued requests are cancelled at once; running ones finish, then the batch is CANCELLED.",
   request: { params: BatchParams },
-  responses: { 200: json(BatchSchema, "The batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
+  responses: { 200: json(BatchV2Schema, "The batch"), ...ERROR_RESPONSES, ...notFound, ...conflict },
 });
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -182,13 +184,13 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
 const JSON_TYPE = { "content-type": "application/json" } as const;
 
 /** A batch as the API shows it: the stored batch and its counters. */
-export function showBatch(batches: BatchService, b: Batch): z.infer<typeof BatchSchema> {
+export function showBatch(batches: BatchService, b: Batch): z.infer<typeof BatchV2Schema> {
   const { requestTotal: _t, ...rest } = b;
   return { ...rest, ...batches.counts(b) };
 }
 
 /** A request as the API shows it (times in ISO 8601, as the service's examples). */
-export function showRequest(r: BatchRequestView): z.infer<typeof BatchRequestSchema> {
+export function showRequest(r: BatchRequestView): z.infer<typeof BatchRequestV2Schema> {
   const { startedAt, completedAt, input, ...rest } = r;
   // A large input or output is kept as its text (RawJson): `stringify` writes it as its value.
   return {

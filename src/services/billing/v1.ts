@@ -13,7 +13,7 @@ const amount = () => z.number().openapi({ description: "USD at the configured pr
 const time = () => z.string().openapi({ description: "Start of the bucket (UTC), ISO 8601", example: "2023-01-01T00:00:00.000Z" });
 
 /** v1 pod and serverless billing record. */
-export const BillingRecordSchema = z
+export const BillingRecordV1Schema = z
   .object({
     time: time(),
     amount: amount(),
@@ -25,7 +25,7 @@ export const BillingRecordSchema = z
   .openapi("BillingRecord");
 
 /** v1 network volume billing record. */
-export const NetworkVolumeBillingRecordSchema = z
+export const NetworkVolumeBillingRecordV1Schema = z
   .object({
     time: time(),
     amount: amount(),
@@ -52,7 +52,7 @@ export const billingReports = [
     operationId: "PodBilling",
     docs: { summary: "Pod billing history", description: "A pod bills its GPUs (or vCPUs) while RUNNING. One record per bucket and group, buckets with usage only, oldest first." },
     query: z.object({ ...windowQuery, grouping: z.enum(["podId", "gpuTypeId"]).default("gpuTypeId"), podId: z.string().optional(), gpuTypeId: z.enum(GPU_TYPE_IDS).optional() }),
-    schema: z.array(BillingRecordSchema),
+    schema: z.array(BillingRecordV1Schema),
     run: (core, q) => core.billing.pods(q).map(iso),
   }),
   report({
@@ -73,7 +73,7 @@ export const billingReports = [
       templateId: z.string().optional(),
       imageName: z.string().optional(),
     }),
-    schema: z.array(BillingRecordSchema),
+    schema: z.array(BillingRecordV1Schema),
     run: (core, q) => core.billing.endpoints(q).map(iso),
   }),
   report({
@@ -85,7 +85,7 @@ export const billingReports = [
       description: "GB-hours of every volume at the per-GB-month price of its type (a month is 30 days). One record per bucket with storage, oldest first.",
     },
     query: z.object(windowQuery),
-    schema: z.array(NetworkVolumeBillingRecordSchema),
+    schema: z.array(NetworkVolumeBillingRecordV1Schema),
     run: (core, q) => core.billing.networkVolumes(q).map(iso),
   }),
 ];

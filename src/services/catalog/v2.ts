@@ -48,7 +48,7 @@ export const DataCenterGetQuery = z.object({ include: DataCenterQuery.shape.incl
 
 export const TemplateCatalogQuery = z.object({ source: q("source", z.enum(["official", "verified", "community"]).default("official"), "Which slice of the public catalog") });
 
-export const GpuTypeSchema = z
+export const GpuTypeV2Schema = z
   .object({
     id: z.string(),
     name: z.string(),
@@ -65,7 +65,7 @@ export const GpuTypeSchema = z
   })
   .openapi("GpuType");
 
-export const CpuTypeSchema = z
+export const CpuTypeV2Schema = z
   .object({
     id: z.string(),
     name: z.string(),
@@ -79,7 +79,7 @@ export const CpuTypeSchema = z
   .openapi("CpuType");
 
 const Resource = z.object({ id: z.string(), name: z.string(), availability: Availability });
-export const DataCenterSchema = z
+export const DataCenterV2Schema = z
   .object({
     id: z.string(),
     name: z.string(),
@@ -118,27 +118,27 @@ const listGpus = listRoute(
   "List GPU types",
   `Every GPU type with its serverless pool, VRAM, per-cloud machine size and the emulator's prices (pricing of the config). ${STOCK}`,
   GpuQuery,
-  z.object({ gpus: z.array(GpuTypeSchema) }),
+  z.object({ gpus: z.array(GpuTypeV2Schema) }),
 );
-const getGpu = itemRoute("getGpuType", "/v2/catalog/gpus/{id}", "Get a GPU type", STOCK, GpuQuery, GpuTypeSchema, "GPU type");
+const getGpu = itemRoute("getGpuType", "/v2/catalog/gpus/{id}", "Get a GPU type", STOCK, GpuQuery, GpuTypeV2Schema, "GPU type");
 const listCpus = listRoute(
   "listCpuTypes",
   "/v2/catalog/cpus",
   "List CPU flavors",
   `Every CPU flavor with its vCPU range, RAM per vCPU and price. ${STOCK}`,
   CpuQuery,
-  z.object({ cpus: z.array(CpuTypeSchema) }),
+  z.object({ cpus: z.array(CpuTypeV2Schema) }),
 );
-const getCpu = itemRoute("getCpuType", "/v2/catalog/cpus/{id}", "Get a CPU flavor", STOCK, CpuQuery, CpuTypeSchema, "CPU flavor");
+const getCpu = itemRoute("getCpuType", "/v2/catalog/cpus/{id}", "Get a CPU flavor", STOCK, CpuQuery, CpuTypeV2Schema, "CPU flavor");
 const listDcs = listRoute(
   "listDataCenters",
   "/v2/catalog/datacenters",
   "List data centers",
   "Filters combine (regions: any; networkVolumeTypes, compliance: all).",
   DataCenterQuery,
-  z.object({ dataCenters: z.array(DataCenterSchema) }),
+  z.object({ dataCenters: z.array(DataCenterV2Schema) }),
 );
-const getDc = itemRoute("getDataCenter", "/v2/catalog/datacenters/{id}", "Get a data center", "", DataCenterGetQuery, DataCenterSchema, "data center");
+const getDc = itemRoute("getDataCenter", "/v2/catalog/datacenters/{id}", "Get a data center", "", DataCenterGetQuery, DataCenterV2Schema, "data center");
 const listPublicTemplates = listRoute(
   "listPublicTemplates",
   "/v2/catalog/templates",

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { queryOf, V1, withBody, view } from "../shared/rest.js";
+import { invalidBody } from "../shared/invalid.js";
 import { ENDPOINT_WORKERS_LIMIT } from "../../domain/bounds.js";
 import { COMPUTE_TYPES, CPU_FLAVOR_IDS, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS, SCALER_TYPES } from "../shared/catalog/catalog.js";
 import {
@@ -10,16 +12,16 @@ import {
   EXECUTION_TIMEOUT_DEFAULT_MS,
 } from "../../domain/limits.js";
 import { int } from "../../http/schemas.js";
-import { TemplateSchema, toTemplateView } from "../templates/index.js";
+import { flagQuery, TemplateV1Schema, toTemplateV1 } from "../templates/index.js";
 import type { ManagedEndpoint } from "./model.js";
-import { EMULATOR_USER_ID } from "./record.js";
+import { cpuFromV1, EMULATOR_USER_ID, type CpuSelection } from "./record.js";
 import type { SimWorker } from "../../domain/simulated-workers.js";
 import type { ViewContext } from "../shared/service.js";
 
 export const TAG = "Endpoints";
 
 /** A simulated worker, in the shape of the v1 Pod the real `workers` list holds. */
-export const WorkerSchema = z
+export const EndpointWorkerV1Schema = z
   .object({
     id: z.string(),
     name: z.string(),
@@ -35,13 +37,13 @@ export const WorkerSchema = z
   })
   .openapi("EndpointWorker");
 
-export const EndpointSchema = z
+export const EndpointV1Schema = z
   .object({
     id: z.string().openapi({ example: "jpnw0v75y3qoql" }),
     name: z.string(),
     type: z.literal("LOAD_BALANCER").optional().openapi({ description: "minipod: present on load-balancing endpoints (absent: queue-based)" }),
     templateId: z.string().optional(),
-    template: TemplateSchema.optional().openapi({ description: "With includeTemplate=true" }),
+    template: TemplateV1Schema.optional().openapi({ description: "With includeTemplate=true" }),
     gpuTypeIds: z.array(z.string()),
     gpuCount: z.int(),
     workersMin: z.int(),
@@ -61,7 +63,7 @@ export const EndpointSchema = z
     createdAt: z.string().openapi({ description: "Virtual time, ISO 8601", example: "2024-07-12T19:14:40.144Z" }),
     userId: z.string(),
     version: z.int().openapi({ description: "Goes up whenever the template or the env changes" }),
-    workers: z.array(WorkerSchema).optional().openapi({ description: "With includeWorkers=true: the simulated workers" }),
+    workers: z.array(EndpointWorkerV1Schema).optional().openapi({ description: "With includeWorkers=true: the simulated workers" }),
   })
   .openapi("Endpoint");
 
@@ -89,19 +91,19 @@ const fields = {
   vcpuCount: int().min(1),
 };
 
-export const CreateEndpointSchema = z
+export const CreateEndpointV1Schema = z
   .object(fields)
   .partial()
   .required({ name: true, templateId: true })
   .openapi("EndpointCreateInput");
 
-export const UpdateEndpointSchema = z
+export const UpdateEndpointV1Schema = z
   .object(fields)
   .partial()
   .openapi("EndpointUpdateInput", { description: "Only the fields given change; workersMin, workersMax and idleTimeout reach the workers at once" });
 
-export type EndpointView = z.infer<typeof EndpointSchema>;
-export type WorkerView = z.infer<typeof WorkerSchema>;
+export type EndpointV1 = z.infer<typeof EndpointV1Schema>;
+export type EndpointWorkerV1 = z.infer<typeof EndpointWorkerV1Schema>;
 
 export interface EndpointIncludes {
   includeTemplate?: boolean;
@@ -111,8 +113,8 @@ export interface EndpointIncludes {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** An endpoint as the v1 surface shows it; times are virtual time in ISO 8601. */
-export function toEndpointView(core: ViewContext, { spec, fields }: ManagedEndpoint, inc: EndpointIncludes = {}): EndpointView {
-  const view: EndpointView = {
+export function toEndpointV1(core: ViewContext, { spec, fields }: ManagedEndpoint, inc: EndpointIncludes = {}): EndpointV1 {
+  const view: EndpointV1 = {
     id: spec.id,
     name: spec.name,
     gpuTypeIds: fields.gpuTypeIds,
@@ -138,16 +140,16 @@ export function toEndpointView(core: ViewContext, { spec, fields }: ManagedEndpo
   if (fields.minCudaVersion !== undefined) view.minCudaVersion = fields.minCudaVersion;
   if (fields.flashboot !== undefined) view.flashboot = fields.flashboot !== "OFF";
   const template = fields.templateId !== undefined ? core.templates.find(fields.templateId) : undefined;
-  if (inc.includeTemplate && template) view.template = toTemplateView(template);
+  if (inc.includeTemplate && template) view.template = toTemplateV1(template);
   if (inc.includeWorkers) {
     view.workers = core.endpointManager.workers(spec.id).map((w) => toWorkerView(w, { spec, fields }, template?.imageName));
   }
   return view;
 }
 
-function toWorkerView(w: SimWorker, { spec, fields }: ManagedEndpoint, image: string | undefined): WorkerView {
+function toWorkerView(w: SimWorker, { spec, fields }: ManagedEndpoint, image: string | undefined): EndpointWorkerV1 {
   const state = w.state === "running" && w.jobId ? `running job ${w.jobId}` : w.state;
-  const view: WorkerView = {
+  const view: EndpointWorkerV1 = {
     id: w.id,
     name: `${spec.name} worker`,
     desiredStatus: "RUNNING",
@@ -163,3 +165,33 @@ function toWorkerView(w: SimWorker, { spec, fields }: ManagedEndpoint, image: st
   if (gpu !== undefined && fields.computeType === "GPU") view.gpu = { id: gpu, count: fields.gpuCount };
   return view;
 }
+
+const IncludesQuery = z.object({
+  includeTemplate: flagQuery("includeTemplate", "Include the endpoint's template"),
+  includeWorkers: flagQuery("includeWorkers", "Include the endpoint's simulated workers"),
+});
+
+const includes = (q: z.infer<typeof IncludesQuery>): EndpointIncludes => ({ includeTemplate: q.includeTemplate === "true", includeWorkers: q.includeWorkers === "true" });
+
+/** A v1 body in the model's terms: flashboot a mode, the CPU flavors and vCPU count as CPU selections. */
+function fromV1<B extends { flashboot?: boolean | undefined; cpuFlavorIds?: string[] | undefined; vcpuCount?: number | undefined }>(body: B, currentCpu: CpuSelection[] | undefined) {
+  const { flashboot, cpuFlavorIds, vcpuCount, ...rest } = body;
+  return {
+    ...rest,
+    ...(flashboot === undefined ? {} : { flashboot: flashboot ? ("FLASHBOOT" as const) : ("OFF" as const) }),
+    ...(cpuFlavorIds === undefined && vcpuCount === undefined ? {} : { cpu: cpuFromV1(cpuFlavorIds, vcpuCount, currentCpu) }),
+  };
+}
+
+/** `/v1/endpoints`: the template and the workers with includeTemplate and includeWorkers; `flashboot` a flag. */
+export const endpointV1 = view<ManagedEndpoint>(V1, "endpoints", "Endpoint", EndpointV1Schema, (core, e, c) => toEndpointV1(core, e, includes(queryOf(c))), {
+  query: { list: IncludesQuery, get: IncludesQuery },
+  create: withBody(CreateEndpointV1Schema, (core, body) => core.endpointManager.create(fromV1(body, undefined))),
+  update: withBody(UpdateEndpointV1Schema, (core, body, _c, id) => {
+    const { type, ...change } = body;
+    if (type !== undefined && (type === "LOAD_BALANCER") !== (core.endpointManager.get(id).spec.type === "LOAD_BALANCER")) {
+      throw invalidBody(["$.type: an endpoint's type cannot change; create another endpoint of the other type"]);
+    }
+    return core.endpointManager.update(id, fromV1(change, core.endpointManager.get(id).fields.cpu));
+  }),
+});

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { V2, withBody, view } from "../shared/rest.js";
 import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import { FLASHBOOT_MODES, type EndpointFields } from "./record.js";
 import {
@@ -250,7 +251,7 @@ function check(b: Body, computeType: "GPU" | "CPU", scalerType: EndpointFields["
 }
 
 /** A v2 create body as a new endpoint and its container settings. */
-export function newEndpointFromV2(b: CreateEndpointV2): { input: NewEndpoint; container: ContainerChange } {
+function newEndpointFromV2(b: CreateEndpointV2): { input: NewEndpoint; container: ContainerChange } {
   if (b.type === "LOAD_BALANCER" && b.scaling.type !== "REQUEST_COUNT")
     throw invalidBody(["$.scaling.type: LOAD_BALANCER endpoints scale on REQUEST_COUNT (requests in flight per worker); QUEUE_DELAY is for queue endpoints"]);
   if ((b.gpu === undefined) === (b.cpu === undefined)) throw invalidBody(["$: expected exactly one of gpu and cpu"]);
@@ -283,7 +284,7 @@ export function newEndpointFromV2(b: CreateEndpointV2): { input: NewEndpoint; co
 }
 
 /** A v2 update body as a change of the endpoint `e` and of its container settings. */
-export function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): { change: EndpointChange; container: ContainerChange } {
+function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): { change: EndpointChange; container: ContainerChange } {
   const f = e.fields;
   if (b.gpu && b.cpu) throw invalidBody(["$: expected at most one of gpu and cpu"]);
   if (b.gpu && f.computeType === "CPU") throw invalidBody(["$.gpu: this is a CPU endpoint; its compute family cannot change (send cpu)"]);
@@ -313,3 +314,26 @@ export function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): {
   }
   return { change, container: containerOf(b) };
 }
+
+/** `/v2/serverless`: an endpoint carries its container settings itself, in a template of its own. */
+export const endpointV2 = view<ManagedEndpoint>(V2, "serverless", "Endpoint", EndpointV2Schema, (core, e, c) => toEndpointV2(core, e, c), {
+  create: withBody(CreateEndpointV2Schema, (core, body) => {
+    const { input, container } = newEndpointFromV2(body);
+    return core.endpointManager.create(input, container);
+  }),
+  update: withBody(UpdateEndpointV2Schema, (core, body, _c, id) => {
+    const { change, container } = endpointChangeFromV2(body, core.endpointManager.get(id));
+    return core.endpointManager.update(id, change, container);
+  }),
+  docs: {
+    create: {
+      description:
+        "The endpoint serves the queue under /v2/{id} at once, on simulated workers (its minimum start cold, 1 s). Its container settings (image, env, ...) go to a template of its own, copied from templateId if given; its handler is that template's, else the config's defaultHandler.",
+    },
+    update: {
+      description:
+        "Only the fields given change. workers, scaling and timeout reach the simulated workers at once; a change of the container settings (image, env, ...) is a new release (see /releases).",
+    },
+    delete: { description: "Its workers stop, its jobs are forgotten (held requests on them answer 404) and its own template goes with it." },
+  },
+});

@@ -3,10 +3,20 @@ import { configVolumeId } from "./config.js";
 import { networkVolumesGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { NetworkVolumeService, type NetworkVolume } from "./model.js";
-import { networkVolumeRoutes } from "./rest.js";
+import { resource, serveResource } from "../shared/rest.js";
+import { networkVolumeV1 } from "./v1.js";
+import { networkVolumeV2 } from "./v2.js";
 
 // What other services use of this one.
 export { type NetworkVolumeService } from "./model.js";
+
+/** Network volumes on both REST versions, over one model. */
+const rest = resource((core) => core.networkVolumes, {
+  tag: "Network volumes",
+  noun: "network volume",
+  docs: { delete: { description: "Refused with 400 while an endpoint uses the volume." } },
+  views: [networkVolumeV2, networkVolumeV1],
+});
 
 const collections = { v1: ["networkvolumes"], v2: ["network-volumes"] } as const;
 
@@ -24,7 +34,7 @@ export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: Net
       usedBy: (id) => ctx.services.endpointManager.usingVolume(id),
     }),
   }),
-  routes: (app, views) => networkVolumeRoutes(views, app),
+  routes: (app, views) => serveResource(views, app, rest),
   seed: ({ networkVolumes }, { config }) => {
     for (const v of config.networkVolumes) networkVolumes.seed({ ...v, id: configVolumeId(v) });
   },

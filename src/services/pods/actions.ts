@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { idParams, jsonRequest } from "../shared/rest.js";
 import { ERROR_RESPONSES, problem, json } from "../../http/schemas.js";
-import { PodSchema, TAG } from "./v1.js";
+import { PodV1Schema, TAG, toPodV1 } from "./v1.js";
 import { EmulatorError } from "../../domain/errors.js";
 import { podLog } from "../../domain/logbook.js";
 import { podActions } from "./record.js";
@@ -23,18 +23,18 @@ const action = (verb: "start" | "stop" | "reset" | "restart", operationId: strin
     summary,
     description,
     request: { params: idParams("podId", "xedezhzb9la3ye") },
-    responses: { 200: json(PodSchema, "The pod after the action"), ...errors },
+    responses: { 200: json(PodV1Schema, "The pod after the action"), ...errors },
   });
 
-export const startPod = action("start", "StartPod", "Start or resume a pod", "EXITED → RUNNING (lastStartedAt moves to now, billing resumes); a running pod is answered as it is.");
-export const stopPod = action("stop", "StopPod", "Stop a pod", "RUNNING → EXITED (billing stops); a stopped pod is answered as it is. Refused with 400 while the pod is locked.");
-export const resetPod = action(
+const startPod = action("start", "StartPod", "Start or resume a pod", "EXITED → RUNNING (lastStartedAt moves to now, billing resumes); a running pod is answered as it is.");
+const stopPod = action("stop", "StopPod", "Stop a pod", "RUNNING → EXITED (billing stops); a stopped pod is answered as it is. Refused with 400 while the pod is locked.");
+const resetPod = action(
   "reset",
   "ResetPod",
   "Reset a pod",
   "Starts the container again from a clean container disk: RUNNING, lastStartedAt moves to now. Refused with 400 while the pod is locked.",
 );
-export const restartPod = action(
+const restartPod = action(
   "restart",
   "RestartPod",
   "Restart a pod",
@@ -67,8 +67,8 @@ const logsRoute = createRoute({
   responses: { 200: logStreamResponse("The pod's log"), ...errors },
 });
 
-/** The pod routes beyond the five of the resource: the v2 action and the log. */
-export function podV2Routes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+/** The pod routes beyond the five of the resource: the v2 action and log, the v1 actions. */
+export function podActionRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   const { pods, logs } = core;
 
   router.openapi(actionRoute, (c) => {
@@ -93,4 +93,8 @@ export function podV2Routes(core: ViewContext, router: OpenAPIHono<AppEnv>): voi
     const key = podLog(id);
     return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: logs.hasEnded(key), subscribe: (fn) => logs.subscribe(key, fn) }, c.req.valid("query"));
   });
+  router.openapi(startPod, (c) => c.json(toPodV1(core, pods.start(c.req.valid("param").podId)), 200));
+  router.openapi(stopPod, (c) => c.json(toPodV1(core, pods.stop(c.req.valid("param").podId)), 200));
+  router.openapi(resetPod, (c) => c.json(toPodV1(core, pods.reset(c.req.valid("param").podId)), 200));
+  router.openapi(restartPod, (c) => c.json(toPodV1(core, pods.restart(c.req.valid("param").podId)), 200));
 }

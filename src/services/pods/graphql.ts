@@ -1,5 +1,5 @@
 import { argsOf, argsText, authed, badInput, commaList, conforms, envRecord, given, nameScalar, type GraphQLPart } from "../shared/graphql.js";
-import { PodCreateSchema } from "./v1.js";
+import { CreatePodV1Schema } from "./v1.js";
 import type { ViewContext } from "../shared/service.js";
 import { POD_DEFAULTS, type Pod, type PodCreate } from "./record.js";
 
@@ -198,7 +198,7 @@ export const podsGraphQL: GraphQLPart = {
     const deploy = (compute: "GPU" | "CPU", interruptible: boolean) =>
       authed<{ input?: DeployInput | null }, unknown>(({ input }) => {
         const create = podCreate(input ?? {}, compute, interruptible);
-        conforms(PodCreateSchema, { ...create });
+        conforms(CreatePodV1Schema, { ...create });
         return show(core.pods.create(create));
       });
     return {

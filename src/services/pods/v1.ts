@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { queryOf, V1, withBody, view } from "../shared/rest.js";
 import { COMPUTE_TYPES, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
 import { POD_CPU_FLAVOR_IDS, POD_DEFAULTS, POD_STATUSES, type Pod } from "./record.js";
 import { boolQuery, listQuery } from "../../http/query-params.js";
@@ -24,7 +25,7 @@ const env = () => z.record(z.string(), z.string()).optional().openapi({ example:
 const strings = () => z.array(z.string()).optional();
 
 /** v1 PodCreateInput. The body is open: unknown fields are ignored, as the v1 surface does. */
-export const PodCreateSchema = z
+export const CreatePodV1Schema = z
   .object({
     name: z
       .string()
@@ -71,7 +72,7 @@ export const PodCreateSchema = z
   .openapi("PodCreateInput");
 
 /** v1 PodUpdateInput: changes beyond `name` and `locked` reset a running pod. */
-export const PodUpdateSchema = z
+export const UpdatePodV1Schema = z
   .object({
     name: z.string().max(191).optional(),
     imageName: z.string().min(1).optional(),
@@ -91,7 +92,7 @@ export const PodUpdateSchema = z
 const GpuSchema = z.object({ id: z.string(), count: z.int(), displayName: z.string(), securePrice: z.number(), communityPrice: z.number() });
 
 /** v1 Pod. `machine`, `networkVolume`, `savingsPlans` and `template` appear when asked for. */
-export const PodSchema = z
+export const PodV1Schema = z
   .object({
     id: z.string().openapi({ example: "xedezhzb9la3ye" }),
     name: z.string(),
@@ -140,9 +141,9 @@ const includes = {
   includeWorkers: boolQuery().openapi({ description: "Also serverless workers, as pods of their endpoint" }),
 };
 
-export const PodIncludeQuery = z.object(includes);
+export const GetPodV1Query = z.object(includes);
 
-export const PodListQuery = z.object({
+export const ListPodsV1Query = z.object({
   ...includes,
   computeType: z.enum(COMPUTE_TYPES).optional(),
   cpuFlavorId: listQuery(z.string().min(1)),
@@ -157,15 +158,15 @@ export const PodListQuery = z.object({
   templateId: z.string().optional(),
 });
 
-export type PodIncludes = z.infer<typeof PodIncludeQuery>;
+export type PodIncludes = z.infer<typeof GetPodV1Query>;
 
-type PodView = z.infer<typeof PodSchema>;
+type PodView = z.infer<typeof PodV1Schema>;
 
 /** "NVIDIA GeForce RTX 4090" → "RTX 4090", as the service's display names read. */
 const displayName = (gpuTypeId: string) => gpuTypeId.replace(/^(NVIDIA|AMD)\s+(GeForce\s+)?/, "").trim();
 
 /** A pod as the v1 surface shows it; timestamps are virtual time in ISO 8601. */
-export function toV1Pod(core: ViewContext, pod: Pod, inc: PodIncludes = {}): PodView {
+export function toPodV1(core: ViewContext, pod: Pod, inc: PodIncludes = {}): PodView {
   const cost = core.pods.costPerHr(pod);
   const view: PodView = {
     id: pod.id,
@@ -234,3 +235,18 @@ export function toV1Pod(core: ViewContext, pod: Pod, inc: PodIncludes = {}): Pod
   }
   return view;
 }
+
+/** `/v1/pods`: filters, `includeWorkers` and the other includes, a create answered 201. */
+export const podV1 = view<Pod>(V1, "pods", "Pod", PodV1Schema, (core, p, c) => toPodV1(core, p, queryOf<PodIncludes>(c)), {
+  createStatus: 201,
+  query: { list: ListPodsV1Query, get: GetPodV1Query },
+  list: (core, c) => core.pods.list(queryOf(c)),
+  get: (core, id, c) => core.pods.get(id, queryOf<PodIncludes>(c).includeWorkers),
+  create: withBody(CreatePodV1Schema, (core, body) => core.pods.create(body)),
+  update: withBody(UpdatePodV1Schema, (core, body, _c, id) => core.pods.update(id, body)),
+  docs: {
+    list: { description: "Filters combine; list filters take repeated or comma-separated values. Serverless workers are listed only with includeWorkers=true." },
+    create: { description: "The pod is RUNNING at once and bills from now on. It gets the first of gpuTypeIds (or cpuFlavorIds), and the attached network volume's data center." },
+    update: { description: "Changes beyond name and locked reset a running pod: lastStartedAt moves to now." },
+  },
+});

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { queryOf, V2, withBody, view } from "../shared/rest.js";
 import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import { POD_STATUSES, podActions, type Pod, type PodCreate, type PodUpdate } from "./record.js";
 import { boolQuery } from "../../http/query-params.js";
@@ -156,7 +157,7 @@ export function toPodV2(core: ViewContext, p: Pod): PodV2 {
 }
 
 /** A v2 create body as the model's create: one of gpu and cpu, the mount as a volume or a network volume. */
-export function podCreateFromV2(b: CreatePodV2): PodCreate {
+function podCreateFromV2(b: CreatePodV2): PodCreate {
   const errors: string[] = [];
   if ((b.gpu === undefined) === (b.cpu === undefined)) errors.push("$: expected exactly one of gpu and cpu");
   if (b.gpu && !gpuType(b.gpu.id)) errors.push(`$.gpu.id: unknown GPU type "${b.gpu.id}"; the ids are listed by GET /v2/catalog/gpus`);
@@ -193,7 +194,7 @@ export function podCreateFromV2(b: CreatePodV2): PodCreate {
 }
 
 /** A v2 update body as the model's update of pod `p`; a mount keeps its kind and its volume. */
-export function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
+function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
   const errors: string[] = [];
   const persistent = b.mounts?.persistent;
   const network = b.mounts?.network;
@@ -216,3 +217,20 @@ export function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
     fromTemplate: b.templateId,
   };
 }
+
+/** `/v2/pods`: the pods of clusters listed only with includeClusterPods=true. */
+export const podV2 = view<Pod>(V2, "pods", "Pod", PodV2Schema, (core, p) => toPodV2(core, p), {
+  query: { list: ListPodsV2Query },
+  list: (core, c) => core.pods.list({ excludeClusterPods: queryOf<{ includeClusterPods?: boolean }>(c).includeClusterPods !== true }),
+  create: withBody(CreatePodV2Schema, (core, body) => core.pods.create(podCreateFromV2(body))),
+  update: withBody(UpdatePodV2Schema, (core, body, _c, id) => core.pods.update(id, podUpdateFromV2(body, core.pods.get(id)))),
+  docs: {
+    list: { description: "The account's pods; the pods of clusters only with includeClusterPods=true." },
+    create: {
+      description:
+        "The pod is RUNNING at once (nothing is provisioned) and bills from now on: one GPU type (gpu.id) or a CPU flavor (cpu). A templateId's settings apply once, under the body's; the pod keeps no link to it.",
+    },
+    update: { description: "Only the fields given change; a change beyond name and locked restarts a running pod's container. A mount keeps the kind it had at creation." },
+    delete: { description: "The pod is gone (404 afterwards); its billing history stays." },
+  },
+});

@@ -4,7 +4,21 @@ import { registryAuthsGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";
 import { RegistryAuthService, type RegistryAuth } from "./model.js";
-import { registryAuthRoutes } from "./rest.js";
+import { resource, serveResource } from "../shared/rest.js";
+import { delegationRoutes } from "./delegations-rest.js";
+import { registryAuthV1 } from "./v1.js";
+import { registryAuthV2 } from "./v2.js";
+
+/** Container registry credentials on both REST versions. */
+const rest = resource((core) => core.registryAuths, {
+  tag: "Container registry auths",
+  noun: "container registry auth",
+  docs: {
+    create: { description: "Names are unique: a second auth with the same name is refused with 400." },
+    delete: { description: "Refused with 400 while a pod or template uses it." },
+  },
+  views: [registryAuthV2, registryAuthV1],
+});
 
 const collections = { v1: ["containerregistryauth"], v2: ["registries"] } as const;
 
@@ -28,7 +42,11 @@ export const registryAuths: ServiceDef<"registry-auths", { registryAuths: Regist
     const delegations = new DelegationService({ store: ctx.documents<EcrDelegation>("ecr-delegation"), clock: engine.clock, newId: newResourceId });
     return { registryAuths, delegations };
   },
-  routes: (app, views) => registryAuthRoutes(views, app),
+  routes: (app, views) => {
+    // Before the auths' routes: /v2/registries/delegations is not a registry's id.
+    delegationRoutes(views, app);
+    serveResource(views, app, rest);
+  },
   seed: ({ registryAuths }, { config, atField }) => {
     for (const [i, a] of config.containerRegistryAuths.entries()) {
       const id = configRegistryAuthId(a);

@@ -98,6 +98,24 @@ export interface ResourceView<M> {
   omit?: readonly Op[];
 }
 
+/** What a view declares beyond its path, name and shape; `plural` when the name does not take an s. */
+type ViewParts<M> = Omit<ResourceView<M>, "version" | "path" | "names" | "listKey" | "idParam" | "schema" | "show"> & { plural?: string };
+
+const lowerFirst = (s: string) => s[0]!.toLowerCase() + s.slice(1);
+
+/**
+ * One version's view of a resource: the collection's path, the operation ids' noun
+ * (`NetworkVolume`), the shape a model is shown in and how. What follows from the noun is not
+ * written again: the plural (`NetworkVolumes`), v2's list key (`networkVolumes`), v1's id name
+ * (`networkVolumeId`).
+ */
+export function view<M>(version: RestVersion, path: string, one: string, schema: z.ZodType, show: ResourceView<M>["show"], parts: ViewParts<M> = {}): ResourceView<M> {
+  const { plural, ...rest } = parts;
+  const many = plural ?? `${one}s`;
+  const named = version.wrapsLists ? { listKey: lowerFirst(many) } : { idParam: `${lowerFirst(one)}Id` };
+  return { version, path, names: { one, many }, schema, show, ...named, ...rest };
+}
+
 /** A resource of the REST surface: its shared reads and deletion, and a view per version. */
 export interface ResourceRoutes<M> {
   tag: string;
@@ -110,6 +128,24 @@ export interface ResourceRoutes<M> {
   delete?: (core: ViewContext, id: string) => void;
   docs?: Partial<Record<Op, Docs>>;
   views: ReadonlyArray<ResourceView<M>>;
+}
+
+/** What a resource's model offers every view: its list, one by id (404 when unknown), and deletion. */
+export interface Collection<M> {
+  list(): M[];
+  get(id: string): M;
+  delete(id: string): void;
+}
+
+/**
+ * A resource whose shared reads and deletion are its model's own: `model` picks the model from
+ * the registry; `list`, `get` or `delete` given beside it replace the model's.
+ */
+export function resource<M>(
+  model: (core: ViewContext) => Collection<M>,
+  r: Omit<ResourceRoutes<M>, "list" | "get" | "delete"> & Partial<Pick<ResourceRoutes<M>, "list" | "get" | "delete">>,
+): ResourceRoutes<M> {
+  return { list: (core) => model(core).list(), get: (core, id) => model(core).get(id), delete: (core, id) => model(core).delete(id), ...r };
 }
 
 type Handler = (c: Ctx) => Response | Promise<Response>;
@@ -126,6 +162,9 @@ export const jsonRequest = <T extends z.ZodType>(schema: T) => ({ required: true
 
 /** The validated value of a route's `target` (Hono types it per route; here routes are built generically). */
 const valid = (c: Ctx, target: "param" | "query" | "json"): Record<string, unknown> => (c.req.valid as (t: string) => Record<string, unknown>)(target);
+
+/** The validated query of a view's list or get (`{}` when the route declares none). */
+export const queryOf = <T>(c: Ctx): T => (valid(c, "query") ?? {}) as T;
 
 /** Registers the list, create, get, update and delete routes of every view of `r`. */
 export function serveResource<M>(core: ViewContext, router: OpenAPIHono<AppEnv>, r: ResourceRoutes<M>): void {
