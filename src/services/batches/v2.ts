@@ -9,6 +9,7 @@ import { jsonBody } from "../../http/body.js";
 import type { AppEnv } from "../../http/env.js";
 import type { ViewContext } from "../shared/service.js";
 import type { BatchService } from "./model.js";
+import { routeHead } from "../shared/rest.js";
 
 export const EndpointParams = z.object({
   endpoint_id: z.string().min(1).openapi({ param: { name: "endpoint_id", in: "path" }, example: "echo" }),
@@ -108,13 +109,7 @@ const notFound = { 404: problem("No such endpoint, batch or request") };
 const conflict = { 409: problem("The batch is not in a state that allows this (only a DRAFT takes changes; an ended batch cannot be cancelled)") };
 const limits = { 429: problem("The endpoint has its most active batches (10)") };
 
-const route = <const M extends "get" | "post" | "put" | "delete", const P extends string>(method: M, path: P, operationId: string, summary: string) => ({
-  method,
-  path,
-  operationId,
-  tags: [TAG],
-  summary,
-});
+const route = routeHead(TAG);
 
 export const createBatchRoute = createRoute({
   ...route("post", base, "createBatch", "Create a batch (DRAFT), optionally with its first requests"),

@@ -4,11 +4,12 @@ import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import { POD_STATUSES, PodV2Schema, toPodV2 } from "../pods/index.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams, V2, withBody, view } from "../shared/rest.js";
+import { idParams, V2, withBody, view, routeHead } from "../shared/rest.js";
 import { ERROR_RESPONSES, int, json, problem } from "../../http/schemas.js";
 import { containerFromV2, iso, MountsSchema, optionalContainerRequest } from "../shared/container-v2.js";
 
 export const TAG = "Clusters";
+const route = routeHead(TAG);
 
 const ComputeSchema = z
   .strictObject({
@@ -89,14 +90,18 @@ const memberSettings = (b: Body) => {
 export const clusterV2 = view<Cluster>(V2, "clusters", "Cluster", ClusterV2Schema, toClusterV2, {
   create: withBody(CreateClusterV2Schema, (core, b) => core.clusters.create({ name: b.name, type: b.type, compute: b.compute, pod: memberSettings(b) })),
   update: withBody(UpdateClusterV2Schema, (core, b, _c, id) => core.clusters.rename(id, b.name)),
+  docs: {
+    create: {
+      description:
+        "Makes `compute.podCount` GPU pods of one shape in one data center, RUNNING at once and billed as the cluster (GET /v2/billing/clusters). Their pods are managed through the cluster only (409 on the pod routes).",
+    },
+    update: { summary: "Rename a cluster", description: "Only the name changes." },
+    delete: { description: "Terminates every pod of the cluster." },
+  },
 });
 
 const podsRoute = createRoute({
-  method: "get",
-  path: "/v2/clusters/{id}/pods",
-  operationId: "listClusterPods",
-  tags: [TAG],
-  summary: "List a cluster's pods",
+  ...route("get", "/v2/clusters/{id}/pods", "listClusterPods", "List a cluster's pods"),
   request: { params: idParams("id") },
   responses: { 200: json(z.object({ pods: z.array(PodV2Schema) }), "Its pods, by rank"), ...ERROR_RESPONSES, 404: problem("No cluster with this id") },
 });

@@ -15,24 +15,6 @@ import { serverlessV2Routes } from "./workers.js";
 // What other services use of this one.
 export { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./record.js";
 
-/** Serverless endpoints on both REST versions, and their workers, releases and logs on v2. */
-const rest = resource((core) => core.endpointManager, {
-  tag: TAG,
-  noun: "endpoint",
-  docs: {
-    create: {
-      description:
-        "The endpoint serves the queue operations under /v2/{id} at once, running its template's handler (or the config's defaultHandler); its minimum workers start cold. The template must be a serverless one.",
-    },
-    update: {
-      description:
-        "Only the fields given change. workersMin, workersMax and idleTimeout take effect on the simulated workers at once (idle workers over a lower maximum stop; a higher minimum starts workers); a new templateId switches the handler.",
-    },
-    delete: { description: "Its running handlers are stopped and its jobs forgotten; its queue operations answer 404 from then on." },
-  },
-  views: [endpointV2, endpointV1],
-});
-
 const collections = { v1: ["endpoints"], v2: ["serverless"] } as const;
 
 /**
@@ -62,7 +44,8 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
     return { endpointManager, externalWorkers: externalWorkerReader(engine.workerProtocol) };
   },
   routes: (app, views) => {
-    serveResource(views, app, rest);
+    // Serverless endpoints on both REST versions, and their workers, releases and logs on v2.
+    serveResource(views, app, resource(TAG, "endpoint", (core) => core.endpointManager, { views: [endpointV2, endpointV1] }));
     serverlessV2Routes(views, app);
   },
   seed: async ({ endpointManager }, { config, atField, engine }) => {

@@ -194,4 +194,15 @@ export const endpointV1 = view<ManagedEndpoint>(V1, "endpoints", "Endpoint", End
     }
     return core.endpointManager.update(id, fromV1(change, core.endpointManager.get(id).fields.cpu));
   }),
+  docs: {
+    create: {
+      description:
+        "The endpoint serves the queue operations under /v2/{id} at once, running its template's handler (or the config's defaultHandler); its minimum workers start cold. The template must be a serverless one.",
+    },
+    update: {
+      description:
+        "Only the fields given change. workersMin, workersMax and idleTimeout take effect on the simulated workers at once (idle workers over a lower maximum stop; a higher minimum starts workers); a new templateId switches the handler.",
+    },
+    delete: { description: "Its running handlers are stopped and its jobs forgotten; its queue operations answer 404 from then on." },
+  },
 });

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { idParams, jsonRequest } from "../shared/rest.js";
+import { idParams, routeHead, bodyRequest } from "../shared/rest.js";
 import { ERROR_RESPONSES, problem, json } from "../../http/schemas.js";
 import { PodV1Schema, TAG, toPodV1 } from "./v1.js";
 import { EmulatorError } from "../../domain/errors.js";
@@ -7,20 +7,15 @@ import { podLog } from "../../domain/logbook.js";
 import { podActions } from "./record.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { jsonBody } from "../../http/body.js";
-import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
 import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../shared/log-stream.js";
 import { PodActionSchema, PodV2Schema, toPodV2 } from "./v2.js";
 
 const errors = { ...ERROR_RESPONSES, 404: problem("No pod with this id") };
+const route = routeHead(TAG);
 
 const action = (verb: "start" | "stop" | "reset" | "restart", operationId: string, summary: string, description: string) =>
   createRoute({
-    method: "post",
-    path: `/v1/pods/{podId}/${verb}`,
-    operationId,
-    tags: [TAG],
-    summary,
+    ...route("post", `/v1/pods/{podId}/${verb}`, operationId, summary),
     description,
     request: { params: idParams("podId", "xedezhzb9la3ye") },
     responses: { 200: json(PodV1Schema, "The pod after the action"), ...errors },
@@ -44,24 +39,15 @@ const restartPod = action(
 const params = idParams("id", "xedezhzb9la3ye");
 
 const actionRoute = createRoute({
-  method: "post",
-  path: "/v2/pods/{id}/action",
-  operationId: "podAction",
-  tags: [TAG],
-  summary: "Start, stop, restart or terminate a pod",
+  ...route("post", "/v2/pods/{id}/action", "podAction", "Start, stop, restart or terminate a pod"),
   description:
     "`start` an EXITED pod, `stop` or `restart` a RUNNING one, `terminate` either (204, as DELETE). An action the pod's status does not allow (see its `actions`) is refused with 409; a locked pod refuses stop (400).",
-  middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)] as const,
-  request: { params, body: jsonRequest(PodActionSchema) },
+  ...bodyRequest(PodActionSchema, { params }),
   responses: { 200: json(PodV2Schema, "The pod after the action"), 204: { description: "Terminated; no body" }, 409: problem("The action is not valid in the pod's status"), ...errors },
 });
 
 const logsRoute = createRoute({
-  method: "get",
-  path: "/v2/pods/{id}/logs",
-  operationId: "getPodLogs",
-  tags: [TAG],
-  summary: "Stream a pod's log",
+  ...route("get", "/v2/pods/{id}/logs", "getPodLogs", "Stream a pod's log"),
   description: `${LOG_STREAM_DESCRIPTION} A pod's log is its lifecycle (system): created, started, stopped, restarted, reset, changed, terminated; no container runs, so it has no container lines.`,
   request: { params, query: LogQuery },
   responses: { 200: logStreamResponse("The pod's log"), ...errors },

@@ -14,14 +14,6 @@ export { POD_STATUSES, type Pod, type PodCreate } from "./record.js";
 export { type PodService } from "./model.js";
 export { PodV2Schema, toPodV2 } from "./v2.js";
 
-/** Pods on both REST versions, with each version's lifecycle actions beside them. */
-const rest = resource((core) => core.pods, {
-  tag: TAG,
-  noun: "pod",
-  docs: { delete: { summary: "Terminate a pod", description: "The pod is gone (404 afterwards); its billing history stays." } },
-  views: [podV2, podV1],
-});
-
 const collections = { v1: ["pods"], v2: ["pods"] } as const;
 
 /** Pods (`/v2/pods`, `/v1/pods`) and their lifecycle, billed through the usage meter; the config's `pods`. */
@@ -50,7 +42,11 @@ export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections> 
     return { pods };
   },
   routes: (app, views) => {
-    serveResource(views, app, rest);
+    // Pods on both REST versions, with each version's lifecycle actions beside them.
+    serveResource(views, app, resource(TAG, "pod", (core) => core.pods, {
+      docs: { delete: { summary: "Terminate a pod", description: "The pod is gone (404 afterwards); its billing history stays." } },
+      views: [podV2, podV1],
+    }));
     podActionRoutes(views, app);
   },
   seed: ({ pods }, { config, atField }) => {

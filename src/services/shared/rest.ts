@@ -138,20 +138,43 @@ export interface Collection<M> {
 }
 
 /**
- * A resource whose shared reads and deletion are its model's own: `model` picks the model from
- * the registry; `list`, `get` or `delete` given beside it replace the model's.
+ * A resource under `tag`, named `noun` in summaries and messages, whose shared reads and deletion
+ * are its model's own: `model` picks the model from the registry; `list`, `get` or `delete` given
+ * in `r` replace the model's.
  */
 export function resource<M>(
+  tag: string,
+  noun: string,
   model: (core: ViewContext) => Collection<M>,
-  r: Omit<ResourceRoutes<M>, "list" | "get" | "delete"> & Partial<Pick<ResourceRoutes<M>, "list" | "get" | "delete">>,
+  r: Omit<ResourceRoutes<M>, "tag" | "noun" | "list" | "get" | "delete"> & Partial<Pick<ResourceRoutes<M>, "list" | "get" | "delete">>,
 ): ResourceRoutes<M> {
-  return { list: (core) => model(core).list(), get: (core, id) => model(core).get(id), delete: (core, id) => model(core).delete(id), ...r };
+  return { tag, noun, list: (core) => model(core).list(), get: (core, id) => model(core).get(id), delete: (core, id) => model(core).delete(id), ...r };
 }
+
+/** A management route's JSON body: the size limit and the schema, beside the rest of its request. */
+export const bodyRequest = <T extends z.ZodType, R extends Omit<NonNullable<RouteConfig["request"]>, "body">>(schema: T, request: R = {} as R) => ({
+  middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)],
+  request: { ...request, body: jsonRequest(schema) },
+});
 
 type Handler = (c: Ctx) => Response | Promise<Response>;
 interface Registrar {
   openapi(route: RouteConfig, handler: Handler, hook?: CheckHook): unknown;
 }
+
+/**
+ * The head of a route beyond a resource's five (actions, logs, sub-collections), under the
+ * resource's tag: `createRoute({ ...route("get", path, operationId, summary), request, responses })`.
+ */
+export const routeHead =
+  (tag: string) =>
+  <const M extends "get" | "post" | "put" | "patch" | "delete", const P extends string>(method: M, path: P, operationId: string, summary: string) => ({
+    method,
+    path,
+    operationId,
+    tags: [tag],
+    summary,
+  });
 
 /** The path parameter `{name}` of an item route. */
 export const idParams = <N extends string>(name: N, example?: string) =>
@@ -211,7 +234,7 @@ function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>
         "create",
         "create",
         v.names.one,
-        { method: "post", path: base, middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)], request: { body: jsonRequest(create.schema) }, responses: { [status]: json(v.schema, "Created"), ...errors } },
+        { method: "post", path: base, ...bodyRequest(create.schema), responses: { [status]: json(v.schema, "Created"), ...errors } },
         `Create a ${r.noun}`,
       ),
       async (c) => c.json(show(c, await create.run(core, valid(c, "json") as never, c, "")), status),
@@ -236,8 +259,7 @@ function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>
     const config = (method: "patch" | "post", path: string) => ({
       method,
       path,
-      middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)],
-      request: { params, body: jsonRequest(update.schema) },
+      ...bodyRequest(update.schema, { params }),
       responses: { 200: json(v.schema, `The updated ${r.noun}`), ...errors },
     });
     router.openapi(route("update", "update", v.names.one, config("patch", item), `Update a ${r.noun}`), handler, update.hook);
