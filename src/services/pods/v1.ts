@@ -23,6 +23,8 @@ const ports = () =>
 const disk = (what: string, def: number, min = 0) => int().min(min).nullable().optional().openapi({ description: `${what}, GB (default ${def})` });
 const env = () => z.record(z.string(), z.string()).optional().openapi({ example: { ENV_VAR: "value" } });
 const strings = () => z.array(z.string()).optional();
+/** What the container runs with, the same in a create and an update. */
+const containerRun = { env: env(), ports: ports(), dockerEntrypoint: strings(), dockerStartCmd: strings() };
 
 /** v1 PodCreateInput. The body is open: unknown fields are ignored, as the v1 surface does. */
 export const CreatePodV1Schema = z
@@ -57,10 +59,7 @@ export const CreatePodV1Schema = z
     dataCenterPriority: z.enum(["availability", "custom"]).optional(),
     countryCodes: strings(),
     allowedCudaVersions: z.array(z.enum(CUDA_VERSIONS)).optional(),
-    env: env(),
-    ports: ports(),
-    dockerEntrypoint: strings(),
-    dockerStartCmd: strings(),
+    ...containerRun,
     interruptible: z.boolean().optional(),
     locked: z.boolean().optional(),
     globalNetworking: z.boolean().optional(),
@@ -80,10 +79,7 @@ export const UpdatePodV1Schema = z
     volumeInGb: disk("Pod volume", POD_DEFAULTS.volumeInGb),
     volumeMountPath: z.string().optional(),
     containerRegistryAuthId: z.string().min(1).optional(),
-    env: env(),
-    ports: ports(),
-    dockerEntrypoint: strings(),
-    dockerStartCmd: strings(),
+    ...containerRun,
     locked: z.boolean().optional(),
     globalNetworking: z.boolean().optional(),
   })
