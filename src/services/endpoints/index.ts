@@ -3,17 +3,27 @@ import { INLINE_PREFIX } from "../../domain/handlers/types.js";
 import { newResourceId } from "../../domain/ids.js";
 import { ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
 import { endpointsGraphQL } from "./graphql.js";
-import type { ServiceDef, EngineView } from "../shared/service.js";
+import type { ServiceDef, EngineView, ViewContext } from "../shared/service.js";
 import { EndpointManager } from "./model.js";
 import { externalWorkerReader, type ExternalWorkerReader } from "./workers.js";
 import { ReleaseLog, type Release } from "./releases.js";
 import { resource, serveResource } from "../shared/rest.js";
 import { endpointV1, TAG } from "./v1.js";
-import { endpointV2 } from "./v2.js";
+import { endpointFieldsV2, endpointV2 } from "./v2.js";
 import { serverlessV2Routes } from "./workers.js";
 
 // What other services use of this one.
 export { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./record.js";
+
+/**
+ * An endpoint as GET /v2/serverless/{id} shows it, but its env, which may hold secrets, and its
+ * request URLs: the dashboard's card shows these fields, so a field added to the v2 view appears there too.
+ */
+export function endpointShown(views: ViewContext, id: string): Record<string, unknown> | undefined {
+  if (!views.endpoints.of(id)) return undefined;
+  const { env: _secrets, ...shown } = endpointFieldsV2(views, views.endpointManager.get(id));
+  return shown;
+}
 
 const collections = { v1: ["endpoints"], v2: ["serverless"] } as const;
 

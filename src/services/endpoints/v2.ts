@@ -12,7 +12,6 @@ import {
 } from "../../domain/limits.js";
 import { int } from "../../http/schemas.js";
 import { containerResponse, cudaVersion, optionalContainerRequest, argsOf, containerFromV2, iso } from "../shared/container-v2.js";
-import type { Context } from "hono";
 import type { ContainerChange } from "./endpoint-container.js";
 import type { EndpointChange, ManagedEndpoint, NewEndpoint } from "./model.js";
 import { cpuMemoryGb, vcpuProblem } from "../shared/catalog/cpu-catalog.js";
@@ -30,9 +29,9 @@ const EndpointType = z.enum(["QUEUE", "LOAD_BALANCER"]);
 
 const QueueDelayScaling = z.strictObject({ type: z.literal("QUEUE_DELAY"), queueDelay: z.number().min(0.5).openapi({ description: "Seconds a request may wait before a worker is added" }) });
 const RequestCountScaling = z.strictObject({ type: z.literal("REQUEST_COUNT"), requestCount: int().min(1) });
-export const ScalingSchema = z.discriminatedUnion("type", [QueueDelayScaling, RequestCountScaling]).openapi("EndpointScaling");
+export const EndpointScalingV2Schema = z.discriminatedUnion("type", [QueueDelayScaling, RequestCountScaling]).openapi("EndpointScaling");
 
-export const WorkersSchema = z
+export const EndpointWorkersV2Schema = z
   .strictObject({
     min: int().min(0).optional(),
     max: int().min(0).optional(),
@@ -46,7 +45,7 @@ const gpuShared = {
   count: int().min(1).optional(),
   allowedCudaVersions: z.array(cudaVersion()).optional(),
 };
-export const CreateEndpointGpuSchema = z
+export const CreateEndpointGpuV2Schema = z
   .strictObject({
     pools: z
       .array(z.string().min(1))
@@ -56,7 +55,7 @@ export const CreateEndpointGpuSchema = z
     minCudaVersion: cudaVersion().optional(),
   })
   .openapi("CreateEndpointGpuConfig");
-export const UpdateEndpointGpuSchema = z
+export const UpdateEndpointGpuV2Schema = z
   .strictObject({ pools: z.array(z.string().min(1)).min(1).optional(), ...gpuShared, minCudaVersion: z.union([z.literal(""), cudaVersion()]).optional() })
   .refine((g) => g.excludedTypes === undefined || g.pools !== undefined, { message: "expected pools with excludedTypes (the two are one selection)", path: ["excludedTypes"] })
   .openapi("UpdateEndpointGpuConfig");
@@ -73,7 +72,7 @@ const common = {
   flashboot: Flashboot.optional(),
   networkVolumes: z.array(z.string().min(1)).optional(),
   timeout: int().min(EXECUTION_TIMEOUT_MIN_MS).max(EXECUTION_TIMEOUT_MAX_MS).optional().openapi({ description: "Execution timeout of a job, ms (default 600000)" }),
-  workers: WorkersSchema.optional(),
+  workers: EndpointWorkersV2Schema.optional(),
   cpu: cpuList.optional(),
 };
 
@@ -82,15 +81,15 @@ export const CreateEndpointV2Schema = z
     ...common,
     name: z.string().min(1),
     type: EndpointType.openapi({ description: "QUEUE: jobs through /v2/{id}/run; LOAD_BALANCER: requests go to a worker's HTTP server at requestUrls.base (scaling must be REQUEST_COUNT)" }),
-    scaling: ScalingSchema,
-    gpu: CreateEndpointGpuSchema.optional(),
+    scaling: EndpointScalingV2Schema,
+    gpu: CreateEndpointGpuV2Schema.optional(),
     templateId: z.string().min(1).optional(),
   })
   .refine((b) => b.templateId !== undefined || b.image !== undefined, { message: "expected image, or a templateId to take it from", path: ["image"] })
   .openapi("CreateEndpointRequest", { description: "Exactly one of gpu and cpu. Defaults: workers 0..3, idleTimeout 10 s, flashboot OFF" });
 
 export const UpdateEndpointV2Schema = z
-  .strictObject({ ...common, name: z.string().min(1).optional(), scaling: ScalingSchema.optional(), gpu: UpdateEndpointGpuSchema.optional(), templateId: z.string().min(1).optional() })
+  .strictObject({ ...common, name: z.string().min(1).optional(), scaling: EndpointScalingV2Schema.optional(), gpu: UpdateEndpointGpuV2Schema.optional(), templateId: z.string().min(1).optional() })
   .openapi("UpdateEndpointRequest", { description: "Only the fields given change" });
 
 const QueueUrls = z.object({
@@ -132,7 +131,7 @@ export const EndpointV2Schema = z
       .nullable(),
     cpu: z.array(z.object({ id: z.string(), vcpuCount: z.int(), memory: z.int() })).optional(),
     workers: z.object({ min: z.int(), max: z.int(), idleTimeout: z.int().optional() }),
-    scaling: ScalingSchema,
+    scaling: EndpointScalingV2Schema,
     dataCenterIds: z.array(z.string()),
     networkVolumes: z.array(z.string()),
     timeout: z.int(),
@@ -173,18 +172,23 @@ function loadBalancerUrls(origin: string, id: string): EndpointV2["requestUrls"]
 }
 
 /** An endpoint as v2 shows it: its template's container settings, its GPU pools or CPU configurations, its scaling. */
-export function toEndpointV2(core: ViewContext, e: ManagedEndpoint, c: Context): EndpointV2 {
+/** An endpoint as v2 shows it; `origin` is this host's, which its request URLs name. */
+export function toEndpointV2(core: ViewContext, e: ManagedEndpoint, origin: string): EndpointV2 {
+  const { id, name, type, ...rest } = endpointFieldsV2(core, e);
+  return { id, name, type, requestUrls: type === "LOAD_BALANCER" ? loadBalancerUrls(origin, id) : requestUrls(origin, id), ...rest };
+}
+
+/** An endpoint's v2 fields but its request URLs, which name this host rather than the endpoint. */
+export function endpointFieldsV2(core: ViewContext, e: ManagedEndpoint): Omit<EndpointV2, "requestUrls"> {
   const { spec, fields: f } = e;
   const template = core.endpointManager.template(e);
   const lb = isLoadBalancer(spec);
   // Queue endpoints scaling on REQUEST_COUNT have no idle timeout; load-balancing ones do.
   const requestCount = f.scalerType === "REQUEST_COUNT" && !lb;
-  const origin = new URL(c.req.url).origin;
-  const view: EndpointV2 = {
+  const view: Omit<EndpointV2, "requestUrls"> = {
     id: spec.id,
     name: spec.name,
     type: lb ? "LOAD_BALANCER" : "QUEUE",
-    requestUrls: lb ? loadBalancerUrls(origin, spec.id) : requestUrls(origin, spec.id),
     gpu: null,
     workers: { min: spec.workersMin, max: spec.workersMax, ...(requestCount ? {} : { idleTimeout: spec.idleTimeout }) },
     scaling: f.scalerType === "REQUEST_COUNT" ? { type: "REQUEST_COUNT", requestCount: Math.max(1, Math.round(f.scalerValue)) } : { type: "QUEUE_DELAY", queueDelay: f.scalerValue },
@@ -316,7 +320,7 @@ function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): { change
 }
 
 /** `/v2/serverless`: an endpoint carries its container settings itself, in a template of its own. */
-export const endpointV2 = view<ManagedEndpoint>(V2, "serverless", "Endpoint", EndpointV2Schema, (core, e, c) => toEndpointV2(core, e, c), {
+export const endpointV2 = view<ManagedEndpoint>(V2, "serverless", "Endpoint", EndpointV2Schema, (core, e, c) => toEndpointV2(core, e, new URL(c.req.url).origin), {
   create: withBody(CreateEndpointV2Schema, (core, body) => {
     const { input, container } = newEndpointFromV2(body);
     return core.endpointManager.create(input, container);

@@ -16,7 +16,7 @@ export const volumeSize = () =>
     .max(NETWORK_VOLUME_SIZE_MAX_GB)
     .openapi({ description: `Allocated storage in GB (${NETWORK_VOLUME_SIZE_MIN_GB}..${NETWORK_VOLUME_SIZE_MAX_GB})`, example: 50 });
 
-export const VolumeTypeSchema = z.enum(VOLUME_TYPES).openapi("VolumeType", { description: "Storage tier; set at creation and immutable" });
+export const VolumeTypeV2Schema = z.enum(VOLUME_TYPES).openapi("VolumeType", { description: "Storage tier; set at creation and immutable" });
 
 /** v2 NetworkVolume. */
 export const NetworkVolumeV2Schema = z
@@ -25,7 +25,7 @@ export const NetworkVolumeV2Schema = z
     name: z.string().openapi({ example: "my-dataset" }),
     size: z.int().openapi({ example: 50 }),
     dataCenter: z.string().openapi({ description: "Immutable after creation", example: "EU-RO-1" }),
-    type: VolumeTypeSchema,
+    type: VolumeTypeV2Schema,
   })
   .openapi("NetworkVolume");
 
@@ -34,7 +34,7 @@ export const CreateNetworkVolumeV2Schema = z
     name: z.string().min(1).openapi({ example: "my-dataset" }),
     size: volumeSize(),
     dataCenter: z.string().min(1).openapi({ example: "EU-RO-1" }),
-    type: VolumeTypeSchema.optional().openapi({ description: "Default STANDARD" }),
+    type: VolumeTypeV2Schema.optional().openapi({ description: "Default STANDARD" }),
   })
   .openapi("CreateNetworkVolumeRequest");
 

@@ -8,7 +8,7 @@ import { podActions } from "./record.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../shared/log-stream.js";
-import { PodActionSchema, PodV2Schema, toPodV2 } from "./v2.js";
+import { PodActionV2Schema, PodV2Schema, toPodV2 } from "./v2.js";
 
 const errors = { ...ERROR_RESPONSES, 404: problem("No pod with this id") };
 const route = routeHead(TAG);
@@ -42,7 +42,7 @@ const actionRoute = createRoute({
   ...route("post", "/v2/pods/{id}/action", "podAction", "Start, stop, restart or terminate a pod"),
   description:
     "`start` an EXITED pod, `stop` or `restart` a RUNNING one, `terminate` either (204, as DELETE). An action the pod's status does not allow (see its `actions`) is refused with 409; a locked pod refuses stop (400).",
-  ...bodyRequest(PodActionSchema, { params }),
+  ...bodyRequest(PodActionV2Schema, { params }),
   responses: { 200: json(PodV2Schema, "The pod after the action"), 204: { description: "Terminated; no body" }, 409: problem("The action is not valid in the pod's status"), ...errors },
 });
 

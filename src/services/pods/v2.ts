@@ -54,7 +54,7 @@ export const UpdatePodV2Schema = z
   })
   .openapi("UpdatePodRequest", { description: "Only the fields given change; a change beyond name and locked restarts a running pod's container" });
 
-export const PodActionSchema = z.strictObject({ action: z.enum(POD_ACTIONS) }).openapi("PodActionRequest");
+export const PodActionV2Schema = z.strictObject({ action: z.enum(POD_ACTIONS) }).openapi("PodActionRequest");
 
 export const ListPodsV2Query = z.object({ includeClusterPods: boolQuery().openapi({ param: { name: "includeClusterPods", in: "query" }, description: "Also the pods of clusters" }) });
 
