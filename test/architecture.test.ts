@@ -195,3 +195,41 @@ describe("better-sqlite3's native objects", () => {
     expect(found.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
   });
 });
+
+describe("the resource folders", () => {
+  // docs/ARCHITECTURE.md, "One folder per resource": the same role has the same file name in
+  // every services/<resource>/, and a folder keeps another file only for a concern of its own.
+  const ROLES = ["index.ts", "model.ts", "record.ts", "v1.ts", "v2.ts", "graphql.ts", "config.ts"];
+  const OWN: Record<string, string[]> = {
+    account: [],
+    batches: ["control.ts", "progress.ts"],
+    billing: ["buckets.ts", "usage.ts"],
+    catalog: ["availability.ts"],
+    clusters: [],
+    endpoints: ["endpoint-container.ts", "releases.ts", "workers.ts"],
+    "network-volumes": [],
+    pods: ["actions.ts", "cluster-members.ts", "pod-settings.ts", "worker-pods.ts"],
+    "registry-auths": ["delegations.ts", "delegations-rest.ts"],
+    templates: [],
+  };
+  const SERVICES_DIR = join(SRC, "services");
+  const folders = readdirSync(SERVICES_DIR).filter((name) => name !== "shared" && statSync(join(SERVICES_DIR, name)).isDirectory());
+
+  it("each holds the files of the roles and of its own concerns, no other", () => {
+    expect(folders.sort()).toEqual(Object.keys(OWN).sort());
+    const stray = folders.flatMap((f) => readdirSync(join(SERVICES_DIR, f)).filter((n) => !ROLES.includes(n) && !OWN[f]!.includes(n)).map((n) => `services/${f}/${n}`));
+    expect(stray).toEqual([]);
+    for (const f of folders) expect(readdirSync(join(SERVICES_DIR, f)), f).toContain("index.ts");
+  });
+
+  it("a REST view's schemas carry their version in their name (…V1Schema in v1.ts, …V2Schema in v2.ts)", () => {
+    const unversioned = folders.flatMap((f) =>
+      ["v1", "v2"].flatMap((v) => {
+        const path = join(SERVICES_DIR, f, `${v}.ts`);
+        const text = statSync(path, { throwIfNoEntry: false }) ? readFileSync(path, "utf8") : "";
+        return [...text.matchAll(/^export const (\w+Schema)\b/gm)].map((m) => m[1]!).filter((name) => !name.endsWith(`${v.toUpperCase()}Schema`)).map((name) => `services/${f}/${v}.ts: ${name}`);
+      }),
+    );
+    expect(unversioned).toEqual([]);
+  });
+});

@@ -31,6 +31,7 @@ import { FailureLog, isStorageFull } from "../http/problem.js";
 import { ServicePaths } from "../http/surfaces.js";
 import { SERVICES, type Services } from "../services/index.js";
 import { assembleSchema } from "../services/shared/graphql.js";
+import { endpointShown } from "../services/endpoints/index.js";
 import { waitForJob } from "./wait-for-job.js";
 import type { EngineView, ServiceDef, ViewContext } from "../services/shared/service.js";
 import type { DocumentStore, StoredDocument } from "../services/shared/storage.js";
@@ -244,6 +245,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     rateLimits,
     paths,
     graphqlSchema: () => (schema ??= assembleSchema(defs, views)),
+    endpointView: (id) => endpointShown(views, id),
     mountServices(app) {
       for (const { def } of built) def.routes?.(app, views);
     },

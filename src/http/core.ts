@@ -69,6 +69,11 @@ export interface Core {
   paths: ServicePaths;
   /** The GraphQL API's schema, assembled from the services' parts (see services/shared/graphql.ts). */
   graphqlSchema(): GraphQLSchema;
+  /**
+   * An endpoint's fields as its management resource's v2 view shows them, but its env (it may
+   * hold secrets) and its request URLs (they name this host). The dashboard's endpoint card lists them.
+   */
+  endpointView(id: string): Record<string, unknown> | undefined;
   /** Registers the REST views of every management resource (before the queue's routes). */
   mountServices(app: OpenAPIHono<AppEnv>): void;
   /** The worker side of the queue (job-take, job-done) for endpoints served by worker processes. */

@@ -81,6 +81,12 @@ button.danger:hover:not(:disabled) { border-color: var(--bad); color: var(--bad)
 .ext-workers { list-style: none; margin: 0; padding: 0; font-size: 12px; display: grid; gap: 3px; }
 .ext-workers li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .settings { font-size: 12px; margin: 8px 0 0; }
+.resource-fields { font-size: 12px; margin: 6px 0 0; }
+.resource-fields summary { cursor: pointer; color: var(--muted); }
+.resource-fields dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 4px 0 0; }
+.resource-fields dl > div { display: contents; }
+.resource-fields dt { color: var(--muted); }
+.resource-fields dd { margin: 0; overflow-wrap: anywhere; }
 table { width: 100%; border-collapse: collapse; }
 /* Fixed columns: a long id, URL or endpoint name is cut (its cell's title holds it whole) instead of widening the page. */
 table.fit { table-layout: fixed; }

@@ -37,7 +37,7 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
       const balanced = core.endpoints.specs("LOAD_BALANCER").length > 0;
       return (
         <>
-          {queues.length > 0 || !balanced ? <EndpointsBody endpoints={queues} /> : null}
+          {queues.length > 0 || !balanced ? <EndpointsBody endpoints={queues} views={Object.fromEntries(queues.map((e) => [e.id, core.endpointView(e.id)]))} /> : null}
           <LoadBalancersBody loadBalancers={core.loadBalancers} endpoints={core.endpoints} />
         </>
       );

@@ -1,5 +1,5 @@
 import { authed, badInput, type GraphQLPart } from "../shared/graphql.js";
-import { SSH_KEY, SSH_KEY_EXPECTED } from "./ssh-keys.js";
+import { SSH_KEY, SSH_KEY_EXPECTED } from "./model.js";
 
 /**
  * The account as the GraphQL API shows it (`myself`, `updateUserSettings`): its SSH public keys

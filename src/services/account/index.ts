@@ -1,7 +1,7 @@
 import { accountGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
-import { accountRoutes } from "./rest.js";
-import { SshKeys } from "./ssh-keys.js";
+import { accountRoutes } from "./v2.js";
+import { SshKeys } from "./model.js";
 
 const collections = { v2: ["account"] } as const;
 

@@ -2,8 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/env.js";
 import { ERROR_RESPONSES, json } from "../../http/schemas.js";
 import type { ViewContext } from "../shared/service.js";
-import { showBatch, showRequest } from "./rest.js";
-import { BatchRequestSchema, BatchSchema } from "./schemas.js";
+import { showBatch, showRequest, BatchRequestV2Schema, BatchV2Schema } from "./v2.js";
 
 /** How many batches, and requests of each, the overview shows (the newest batches; each batch's first requests). */
 const OVERVIEW_BATCHES = 20;
@@ -17,7 +16,7 @@ const overviewRoute = createRoute({
   summary: "Every endpoint's newest batches with their progress and first requests (the dashboard's view)",
   responses: {
     200: json(
-      z.object({ batches: z.array(BatchSchema.extend({ requests: z.array(BatchRequestSchema) })) }).openapi("BatchOverview"),
+      z.object({ batches: z.array(BatchV2Schema.extend({ requests: z.array(BatchRequestV2Schema) })) }).openapi("BatchOverview"),
       `The newest ${OVERVIEW_BATCHES} batches, each with its first ${OVERVIEW_REQUESTS} requests`,
     ),
     ...ERROR_RESPONSES,

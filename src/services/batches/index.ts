@@ -1,10 +1,10 @@
 import type { ServiceDef } from "../shared/service.js";
-import { BatchService } from "./batches.js";
-import type { Batch, StoredRequest } from "./model.js";
+import { BatchService } from "./model.js";
+import type { Batch, StoredRequest } from "./record.js";
 import { batchControlRoutes } from "./control.js";
-import { batchRoutes } from "./rest.js";
+import { batchRoutes } from "./v2.js";
 
-export type { BatchService } from "./batches.js";
+export type { BatchService } from "./model.js";
 
 // Batches live under an endpoint on the queue surface (`/v2/{endpoint_id}/batch`): no collection.
 const collections = { v2: [] } as const;

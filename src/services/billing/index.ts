@@ -1,7 +1,7 @@
 import type { ServiceDef } from "../shared/service.js";
-import { BillingService } from "./billing.js";
+import { BillingService } from "./model.js";
 import { priceList, type PriceList } from "../shared/pricing.js";
-import { billingRoutes } from "./rest.js";
+import { billingRoutes } from "./v1.js";
 import { UsageMeter } from "./usage.js";
 
 // What other services use of this one.

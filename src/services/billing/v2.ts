@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { EmulatorError } from "../../domain/errors.js";
-import { lastBuckets, usd, type BillingWindow, type CostRow } from "./billing.js";
+import { lastBuckets, usd, type BillingWindow, type CostRow } from "./model.js";
 import { BUCKET_SIZES, nextBucket } from "./buckets.js";
 import type { UsageInterval } from "../shared/storage.js";
 import type { ViewContext } from "../shared/service.js";

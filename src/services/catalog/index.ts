@@ -1,7 +1,7 @@
 import { catalogGraphQL } from "./graphql.js";
 import type { HubListingConfig } from "./config.js";
 import type { ServiceDef } from "../shared/service.js";
-import { catalogRoutes } from "./rest.js";
+import { catalogRoutes } from "./v2.js";
 
 const collections = { v2: ["catalog"] } as const;
 

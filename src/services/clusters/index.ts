@@ -1,7 +1,7 @@
-import { newResourceId } from "../../domain/ids.js";
-import type { ServiceDef } from "../shared/service.js";
-import { ClusterService, type Cluster } from "./clusters.js";
-import { clusterRoutes } from "./rest.js";
+import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { ClusterService, type Cluster } from "./model.js";
+import { resource, serveResource } from "../shared/rest.js";
+import { clusterPodRoutes, clusterV2, TAG } from "./v2.js";
 
 const collections = { v2: ["clusters"] } as const;
 
@@ -10,7 +10,11 @@ export const clusters: ServiceDef<"clusters", { clusters: ClusterService }, type
   name: "clusters",
   collections,
   build: (ctx) => ({
-    clusters: new ClusterService({ store: ctx.documents<Cluster>("cluster"), pods: ctx.services.pods, clock: ctx.engine.clock, newId: newResourceId }),
+    clusters: new ClusterService({ ...documentsOf<Cluster>(ctx, "cluster"), pods: ctx.services.pods }),
   }),
-  routes: (app, views) => clusterRoutes(views, app),
+  routes: (app, views) => {
+    // Clusters on v2 (v1 has none).
+    serveResource(views, app, resource(TAG, "cluster", (core) => core.clusters, { views: [clusterV2] }));
+    clusterPodRoutes(views, app);
+  },
 };

@@ -2,13 +2,13 @@ import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../domain/limits.js";
 import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import { gpuSelection, typesOf } from "../shared/catalog/gpu-catalog.js";
 import { argsOf, authed, badInput, commaList, conforms, envList, envRecord, given, nameScalar, type GraphQLPart } from "../shared/graphql.js";
-import { UpdateEndpointSchema } from "./schemas.js";
+import { UpdateEndpointV1Schema } from "./v1.js";
 import { DEFAULT_GPU_TYPE_ID } from "../shared/pricing.js";
 import type { ViewContext } from "../shared/service.js";
 import { toGraphQLTemplate } from "../templates/index.js";
 import type { ContainerChange } from "./endpoint-container.js";
-import { EMULATOR_USER_ID, FLASHBOOT_MODES } from "./endpoint-fields.js";
-import type { EndpointChange, ManagedEndpoint, NewEndpoint } from "./endpoints.js";
+import { EMULATOR_USER_ID, FLASHBOOT_MODES } from "./record.js";
+import type { EndpointChange, ManagedEndpoint, NewEndpoint } from "./model.js";
 
 /**
  * Endpoints as the GraphQL API shows them (`myself { endpoints }`, `saveEndpoint`,
@@ -226,7 +226,7 @@ export const endpointsGraphQL: GraphQLPart = {
           const i = input ?? {};
           const change = fieldsOf(i);
           const { flashboot, ...v1 } = change;
-          conforms(UpdateEndpointSchema, { ...v1, ...(flashboot === undefined ? {} : { flashboot: flashboot !== "OFF" }), templateId: given(i.templateId) });
+          conforms(UpdateEndpointV1Schema, { ...v1, ...(flashboot === undefined ? {} : { flashboot: flashboot !== "OFF" }), templateId: given(i.templateId) });
           const templateId = given(i.templateId);
           const container = i.template ? containerOf(i.template) : undefined;
           if (given(i.id)) return show(await manager.update(i.id!, { ...change, ...(templateId ? { templateId } : {}) }, container));

@@ -3,15 +3,27 @@ import { INLINE_PREFIX } from "../../domain/handlers/types.js";
 import { newResourceId } from "../../domain/ids.js";
 import { ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
 import { endpointsGraphQL } from "./graphql.js";
-import type { ServiceDef, EngineView } from "../shared/service.js";
-import { EndpointManager } from "./endpoints.js";
-import { externalWorkerReader } from "./external-worker-reader.js";
-import type { ExternalWorkerReader } from "./endpoint-workers.js";
+import type { ServiceDef, EngineView, ViewContext } from "../shared/service.js";
+import { EndpointManager } from "./model.js";
+import { externalWorkerReader, type ExternalWorkerReader } from "./workers.js";
 import { ReleaseLog, type Release } from "./releases.js";
-import { endpointRoutes } from "./rest.js";
+import { resource, serveResource } from "../shared/rest.js";
+import { endpointV1, TAG } from "./v1.js";
+import { endpointFieldsV2, endpointV2 } from "./v2.js";
+import { serverlessV2Routes } from "./workers.js";
 
 // What other services use of this one.
-export { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./endpoint-fields.js";
+export { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./record.js";
+
+/**
+ * An endpoint as GET /v2/serverless/{id} shows it, but its env, which may hold secrets, and its
+ * request URLs: the dashboard's card shows these fields, so a field added to the v2 view appears there too.
+ */
+export function endpointShown(views: ViewContext, id: string): Record<string, unknown> | undefined {
+  if (!views.endpoints.of(id)) return undefined;
+  const { env: _secrets, ...shown } = endpointFieldsV2(views, views.endpointManager.get(id));
+  return shown;
+}
 
 const collections = { v1: ["endpoints"], v2: ["serverless"] } as const;
 
@@ -41,7 +53,11 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
     });
     return { endpointManager, externalWorkers: externalWorkerReader(engine.workerProtocol) };
   },
-  routes: (app, views) => endpointRoutes(views, app),
+  routes: (app, views) => {
+    // Serverless endpoints on both REST versions, and their workers, releases and logs on v2.
+    serveResource(views, app, resource(TAG, "endpoint", (core) => core.endpointManager, { views: [endpointV2, endpointV1] }));
+    serverlessV2Routes(views, app);
+  },
   seed: async ({ endpointManager }, { config, atField, engine }) => {
     const { handlers } = engine;
     const endpoints = engine.endpoints.stored;

@@ -1,5 +1,5 @@
 import type { EndpointSpec } from "../../domain/endpoint.js";
-import type { EndpointFields } from "./endpoint-fields.js";
+import type { EndpointFields } from "./record.js";
 import type { DocumentStore } from "../shared/storage.js";
 import type { Template } from "../templates/index.js";
 

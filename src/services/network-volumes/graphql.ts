@@ -1,5 +1,5 @@
 import { authed, type GraphQLPart } from "../shared/graphql.js";
-import type { NetworkVolume } from "./network-volumes.js";
+import type { NetworkVolume } from "./model.js";
 
 /** Network volumes as the GraphQL API shows them (`myself { networkVolumes }`): those of `/v2/network-volumes`. */
 const typeDefs = /* GraphQL */ `

@@ -1,12 +1,13 @@
-import { newResourceId } from "../../domain/ids.js";
 import { configVolumeId } from "./config.js";
 import { networkVolumesGraphQL } from "./graphql.js";
-import type { ServiceDef } from "../shared/service.js";
-import { NetworkVolumeService, type NetworkVolume } from "./network-volumes.js";
-import { networkVolumeRoutes } from "./rest.js";
+import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { NetworkVolumeService, type NetworkVolume } from "./model.js";
+import { resource, serveResource } from "../shared/rest.js";
+import { networkVolumeV1 } from "./v1.js";
+import { networkVolumeV2 } from "./v2.js";
 
 // What other services use of this one.
-export { type NetworkVolumeService } from "./network-volumes.js";
+export { type NetworkVolumeService } from "./model.js";
 
 const collections = { v1: ["networkvolumes"], v2: ["network-volumes"] } as const;
 
@@ -17,14 +18,16 @@ export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: Net
   graphql: networkVolumesGraphQL,
   build: (ctx) => ({
     networkVolumes: new NetworkVolumeService({
-      store: ctx.documents<NetworkVolume>("network-volume"),
-      clock: ctx.engine.clock,
-      newId: newResourceId,
+      ...documentsOf<NetworkVolume>(ctx, "network-volume"),
       // Endpoints are built after volumes: this runs on requests only.
       usedBy: (id) => ctx.services.endpointManager.usingVolume(id),
     }),
   }),
-  routes: (app, views) => networkVolumeRoutes(views, app),
+  // Network volumes on both REST versions, over one model.
+  routes: (app, views) => serveResource(views, app, resource("Network volumes", "network volume", (core) => core.networkVolumes, {
+    docs: { delete: { description: "Refused with 400 while an endpoint uses the volume." } },
+    views: [networkVolumeV2, networkVolumeV1],
+  })),
   seed: ({ networkVolumes }, { config }) => {
     for (const v of config.networkVolumes) networkVolumes.seed({ ...v, id: configVolumeId(v) });
   },

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
-import { POD_CPU_FLAVOR_IDS } from "./pod.js";
+import { POD_CPU_FLAVOR_IDS } from "./record.js";
 import { resourceId } from "../shared/config-id.js";
 import { stableId } from "../shared/stable-id.js";
 

@@ -1,7 +1,7 @@
 import { argsOf, argsText, authed, badInput, commaList, conforms, envRecord, given, nameScalar, type GraphQLPart } from "../shared/graphql.js";
-import { PodCreateSchema } from "./schemas.js";
+import { CreatePodV1Schema } from "./v1.js";
 import type { ViewContext } from "../shared/service.js";
-import { POD_DEFAULTS, type Pod, type PodCreate } from "./pod.js";
+import { POD_DEFAULTS, type Pod, type PodCreate } from "./record.js";
 
 /**
  * Pods as the GraphQL API shows them (`myself { pods }`, `pod`, `podFindAndDeployOnDemand`,
@@ -198,7 +198,7 @@ export const podsGraphQL: GraphQLPart = {
     const deploy = (compute: "GPU" | "CPU", interruptible: boolean) =>
       authed<{ input?: DeployInput | null }, unknown>(({ input }) => {
         const create = podCreate(input ?? {}, compute, interruptible);
-        conforms(PodCreateSchema, { ...create });
+        conforms(CreatePodV1Schema, { ...create });
         return show(core.pods.create(create));
       });
     return {

@@ -1,16 +1,18 @@
 import { podsGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
 import { configPodId } from "./config.js";
-import type { Pod } from "./pod.js";
-import { PodService } from "./pods.js";
-import { podRoutes } from "./rest.js";
+import type { Pod } from "./record.js";
+import { PodService } from "./model.js";
+import { resource, serveResource } from "../shared/rest.js";
+import { podActionRoutes } from "./actions.js";
+import { podV1, TAG } from "./v1.js";
+import { podV2 } from "./v2.js";
 
 // What other services use of this one.
 export { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "./cluster-members.js";
-export { POD_STATUSES, type Pod, type PodCreate } from "./pod.js";
-export { type PodService } from "./pods.js";
-export { PodV2Schema } from "./v2-schemas.js";
-export { toPodV2 } from "./v2-view.js";
+export { POD_STATUSES, type Pod, type PodCreate } from "./record.js";
+export { type PodService } from "./model.js";
+export { PodV2Schema, toPodV2 } from "./v2.js";
 
 const collections = { v1: ["pods"], v2: ["pods"] } as const;
 
@@ -39,7 +41,14 @@ export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections> 
     });
     return { pods };
   },
-  routes: (app, views) => podRoutes(views, app),
+  routes: (app, views) => {
+    // Pods on both REST versions, with each version's lifecycle actions beside them.
+    serveResource(views, app, resource(TAG, "pod", (core) => core.pods, {
+      docs: { delete: { summary: "Terminate a pod", description: "The pod is gone (404 afterwards); its billing history stays." } },
+      views: [podV2, podV1],
+    }));
+    podActionRoutes(views, app);
+  },
   seed: ({ pods }, { config, atField }) => {
     for (const [i, p] of config.pods.entries()) {
       const id = configPodId(p);

@@ -1,7 +1,7 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { CUDA_VERSIONS } from "../shared/catalog/catalog.js";
 import { invalidBody } from "../shared/invalid.js";
-import type { PodCreate, PodUpdate } from "./pod.js";
+import type { PodCreate, PodUpdate } from "./record.js";
 import type { Template } from "../templates/index.js";
 
 /**

@@ -1,5 +1,5 @@
-import { POD_DEFAULTS, statusChange, type Pod } from "./pod.js";
-import type { PodRefs } from "./pods.js";
+import { POD_DEFAULTS, statusChange, type Pod } from "./record.js";
+import type { PodRefs } from "./model.js";
 import { DEFAULT_DATA_CENTER_ID } from "../shared/pricing.js";
 import type { LiveWorker } from "../billing/index.js";
 

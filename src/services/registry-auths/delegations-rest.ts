@@ -1,14 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
 import type { EcrDelegation } from "./delegations.js";
-import { jsonBody } from "../../http/body.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams, jsonRequest } from "../shared/rest.js";
+import { idParams, routeHead, bodyRequest } from "../shared/rest.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
 import { iso } from "../shared/container-v2.js";
 
 const TAG = "Registries";
+const route = routeHead(TAG);
 
 const DelegationSchema = z
   .object({
@@ -30,30 +29,17 @@ const CreateDelegationSchema = z
 const show = (d: EcrDelegation) => ({ ...d, createdAt: iso(d.createdAt) });
 
 const list = createRoute({
-  method: "get",
-  path: "/v2/registries/delegations",
-  operationId: "listDelegations",
-  tags: [TAG],
-  summary: "List ECR delegations",
+  ...route("get", "/v2/registries/delegations", "listDelegations", "List ECR delegations"),
   responses: { 200: json(z.object({ delegations: z.array(DelegationSchema) }), "Every delegation"), ...ERROR_RESPONSES },
 });
 const create = createRoute({
-  method: "post",
-  path: "/v2/registries/delegations",
-  operationId: "createDelegation",
-  tags: [TAG],
-  summary: "Register an ECR delegation",
+  ...route("post", "/v2/registries/delegations", "createDelegation", "Register an ECR delegation"),
   description: "Read from the repository's ARN (a `:tag` after its name, else latest). minipod pulls nothing: the delegation is kept as registered.",
-  middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)] as const,
-  request: { body: jsonRequest(CreateDelegationSchema) },
+  ...bodyRequest(CreateDelegationSchema),
   responses: { 201: json(DelegationSchema, "Registered"), ...ERROR_RESPONSES },
 });
 const revoke = createRoute({
-  method: "delete",
-  path: "/v2/registries/delegations/{id}",
-  operationId: "revokeDelegation",
-  tags: [TAG],
-  summary: "Revoke an ECR delegation",
+  ...route("delete", "/v2/registries/delegations/{id}", "revokeDelegation", "Revoke an ECR delegation"),
   request: { params: idParams("id") },
   responses: { 204: { description: "Revoked; no body" }, ...ERROR_RESPONSES, 404: problem("No delegation with this id") },
 });

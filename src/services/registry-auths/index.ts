@@ -1,10 +1,12 @@
-import { newResourceId } from "../../domain/ids.js";
 import { configRegistryAuthId } from "./config.js";
 import { registryAuthsGraphQL } from "./graphql.js";
-import type { ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";
-import { RegistryAuthService, type RegistryAuth } from "./registry-auths.js";
-import { registryAuthRoutes } from "./rest.js";
+import { RegistryAuthService, type RegistryAuth } from "./model.js";
+import { resource, serveResource } from "../shared/rest.js";
+import { delegationRoutes } from "./delegations-rest.js";
+import { registryAuthV1 } from "./v1.js";
+import { registryAuthV2 } from "./v2.js";
 
 const collections = { v1: ["containerregistryauth"], v2: ["registries"] } as const;
 
@@ -25,10 +27,21 @@ export const registryAuths: ServiceDef<"registry-auths", { registryAuths: Regist
       // Pods are built after registry auths: this runs on requests only.
       usedBy: (id) => services.pods.usingRegistryAuth(id) ?? templateUsing(services.templates.list(), id),
     });
-    const delegations = new DelegationService({ store: ctx.documents<EcrDelegation>("ecr-delegation"), clock: engine.clock, newId: newResourceId });
+    const delegations = new DelegationService(documentsOf<EcrDelegation>(ctx, "ecr-delegation"));
     return { registryAuths, delegations };
   },
-  routes: (app, views) => registryAuthRoutes(views, app),
+  routes: (app, views) => {
+    // Before the auths' routes: /v2/registries/delegations is not a registry's id.
+    delegationRoutes(views, app);
+    // Container registry credentials on both REST versions.
+    serveResource(views, app, resource("Container registry auths", "container registry auth", (core) => core.registryAuths, {
+      docs: {
+        create: { description: "Names are unique: a second auth with the same name is refused with 400." },
+        delete: { description: "Refused with 400 while a pod or template uses it." },
+      },
+      views: [registryAuthV2, registryAuthV1],
+    }));
+  },
   seed: ({ registryAuths }, { config, atField }) => {
     for (const [i, a] of config.containerRegistryAuths.entries()) {
       const id = configRegistryAuthId(a);

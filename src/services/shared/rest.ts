@@ -98,6 +98,24 @@ export interface ResourceView<M> {
   omit?: readonly Op[];
 }
 
+/** What a view declares beyond its path, name and shape; `plural` when the name does not take an s. */
+type ViewParts<M> = Omit<ResourceView<M>, "version" | "path" | "names" | "listKey" | "idParam" | "schema" | "show"> & { plural?: string };
+
+const lowerFirst = (s: string) => s[0]!.toLowerCase() + s.slice(1);
+
+/**
+ * One version's view of a resource: the collection's path, the operation ids' noun
+ * (`NetworkVolume`), the shape a model is shown in and how. What follows from the noun is not
+ * written again: the plural (`NetworkVolumes`), v2's list key (`networkVolumes`), v1's id name
+ * (`networkVolumeId`).
+ */
+export function view<M>(version: RestVersion, path: string, one: string, schema: z.ZodType, show: ResourceView<M>["show"], parts: ViewParts<M> = {}): ResourceView<M> {
+  const { plural, ...rest } = parts;
+  const many = plural ?? `${one}s`;
+  const named = version.wrapsLists ? { listKey: lowerFirst(many) } : { idParam: `${lowerFirst(one)}Id` };
+  return { version, path, names: { one, many }, schema, show, ...named, ...rest };
+}
+
 /** A resource of the REST surface: its shared reads and deletion, and a view per version. */
 export interface ResourceRoutes<M> {
   tag: string;
@@ -112,10 +130,51 @@ export interface ResourceRoutes<M> {
   views: ReadonlyArray<ResourceView<M>>;
 }
 
+/** What a resource's model offers every view: its list, one by id (404 when unknown), and deletion. */
+export interface Collection<M> {
+  list(): M[];
+  get(id: string): M;
+  delete(id: string): void;
+}
+
+/**
+ * A resource under `tag`, named `noun` in summaries and messages, whose shared reads and deletion
+ * are its model's own: `model` picks the model from the registry; `list`, `get` or `delete` given
+ * in `r` replace the model's.
+ */
+export function resource<M>(
+  tag: string,
+  noun: string,
+  model: (core: ViewContext) => Collection<M>,
+  r: Omit<ResourceRoutes<M>, "tag" | "noun" | "list" | "get" | "delete"> & Partial<Pick<ResourceRoutes<M>, "list" | "get" | "delete">>,
+): ResourceRoutes<M> {
+  return { tag, noun, list: (core) => model(core).list(), get: (core, id) => model(core).get(id), delete: (core, id) => model(core).delete(id), ...r };
+}
+
+/** A management route's JSON body: the size limit and the schema, beside the rest of its request. */
+export const bodyRequest = <T extends z.ZodType, R extends Omit<NonNullable<RouteConfig["request"]>, "body">>(schema: T, request: R = {} as R) => ({
+  middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)],
+  request: { ...request, body: jsonRequest(schema) },
+});
+
 type Handler = (c: Ctx) => Response | Promise<Response>;
 interface Registrar {
   openapi(route: RouteConfig, handler: Handler, hook?: CheckHook): unknown;
 }
+
+/**
+ * The head of a route beyond a resource's five (actions, logs, sub-collections), under the
+ * resource's tag: `createRoute({ ...route("get", path, operationId, summary), request, responses })`.
+ */
+export const routeHead =
+  (tag: string) =>
+  <const M extends "get" | "post" | "put" | "patch" | "delete", const P extends string>(method: M, path: P, operationId: string, summary: string) => ({
+    method,
+    path,
+    operationId,
+    tags: [tag],
+    summary,
+  });
 
 /** The path parameter `{name}` of an item route. */
 export const idParams = <N extends string>(name: N, example?: string) =>
@@ -126,6 +185,9 @@ export const jsonRequest = <T extends z.ZodType>(schema: T) => ({ required: true
 
 /** The validated value of a route's `target` (Hono types it per route; here routes are built generically). */
 const valid = (c: Ctx, target: "param" | "query" | "json"): Record<string, unknown> => (c.req.valid as (t: string) => Record<string, unknown>)(target);
+
+/** The validated query of a view's list or get (`{}` when the route declares none). */
+export const queryOf = <T>(c: Ctx): T => (valid(c, "query") ?? {}) as T;
 
 /** Registers the list, create, get, update and delete routes of every view of `r`. */
 export function serveResource<M>(core: ViewContext, router: OpenAPIHono<AppEnv>, r: ResourceRoutes<M>): void {
@@ -172,7 +234,7 @@ function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>
         "create",
         "create",
         v.names.one,
-        { method: "post", path: base, middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)], request: { body: jsonRequest(create.schema) }, responses: { [status]: json(v.schema, "Created"), ...errors } },
+        { method: "post", path: base, ...bodyRequest(create.schema), responses: { [status]: json(v.schema, "Created"), ...errors } },
         `Create a ${r.noun}`,
       ),
       async (c) => c.json(show(c, await create.run(core, valid(c, "json") as never, c, "")), status),
@@ -197,8 +259,7 @@ function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>
     const config = (method: "patch" | "post", path: string) => ({
       method,
       path,
-      middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)],
-      request: { params, body: jsonRequest(update.schema) },
+      ...bodyRequest(update.schema, { params }),
       responses: { 200: json(v.schema, `The updated ${r.noun}`), ...errors },
     });
     router.openapi(route("update", "update", v.names.one, config("patch", item), `Update a ${r.noun}`), handler, update.hook);

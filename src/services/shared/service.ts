@@ -15,7 +15,8 @@ import type { WorkerEvent } from "../../domain/simulated-workers.js";
 import type { WorkerProtocol } from "../../domain/worker-protocol.js";
 import type { AppEnv } from "../../http/env.js";
 import type { GraphQLPart } from "./graphql.js";
-import type { DocumentStore, StoredDocument, UsageStore } from "./storage.js";
+import { newResourceId } from "../../domain/ids.js";
+import type { Documents, DocumentStore, StoredDocument, UsageStore } from "./storage.js";
 
 /**
  * A management resource of the REST surface (network volumes, templates, endpoints, pods...) is
@@ -95,6 +96,9 @@ export interface ServiceContext {
   /** Every service's models; those of services built later are there once the list is built. */
   services: Registry;
 }
+
+/** A model's documents of `kind`, with the engine's clock and resource ids (see `Documents`). */
+export const documentsOf = <T extends StoredDocument>(ctx: ServiceContext, kind: string): Documents<T> => ({ store: ctx.documents<T>(kind), clock: ctx.engine.clock, newId: newResourceId });
 
 /** What seeding is given: the config, and how to name the config field a failure comes from. */
 export interface SeedContext {

@@ -32,6 +32,13 @@ export interface DocumentStore<T extends StoredDocument> {
 // written with the jobs' write-behind (store/usage-store.ts).
 
 /** What an interval meters: a serverless worker's life, a pod's running time, a volume's size. */
+/** What a model over documents of one kind is built with: its store, the time, and new ids. */
+export interface Documents<T extends StoredDocument> {
+  store: DocumentStore<T>;
+  clock: Now;
+  newId: () => string;
+}
+
 export type UsageKind = "worker" | "pod" | "volume";
 
 /** What an interval bills, fixed when it opens. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { resourceId } from "../shared/config-id.js";
-import { TEMPLATE_CATEGORIES } from "./templates.js";
+import { TEMPLATE_CATEGORIES } from "./model.js";
 
 export const DEFAULT_HANDLER = "echo";
 

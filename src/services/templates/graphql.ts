@@ -1,7 +1,7 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { argsOf, argsText, authed, badInput, commaList, conforms, envList, envRecord, given, type GraphQLPart } from "../shared/graphql.js";
-import { CreateTemplateSchema, UpdateTemplateSchema } from "./schemas.js";
-import type { Template, TemplateCategory, TemplateChange } from "./templates.js";
+import { CreateTemplateV1Schema, UpdateTemplateV1Schema } from "./v1.js";
+import type { Template, TemplateCategory, TemplateChange } from "./model.js";
 
 /**
  * Templates as the GraphQL API shows them (`myself { podTemplates }`, `saveTemplate`,
@@ -128,7 +128,7 @@ export const templatesGraphQL: GraphQLPart = {
       saveTemplate: authed<{ input?: SaveTemplateInput | null }, unknown>(({ input }) => {
         const i = input ?? {};
         const change = changeOf(i);
-        conforms(given(i.id) ? UpdateTemplateSchema : CreateTemplateSchema, { ...change });
+        conforms(given(i.id) ? UpdateTemplateV1Schema : CreateTemplateV1Schema, { ...change });
         if (given(i.id)) return toGraphQLTemplate(templates.update(i.id!, change));
         if (change.name === undefined || change.imageName === undefined) throw badInput(["name, imageName: a new template needs both"]);
         const defined = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined && v !== null));

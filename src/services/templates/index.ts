@@ -1,12 +1,13 @@
-import { newResourceId } from "../../domain/ids.js";
 import { templatesGraphQL } from "./graphql.js";
-import type { ServiceDef } from "../shared/service.js";
-import { templateRoutes } from "./rest.js";
-import { TemplateService, type Template } from "./templates.js";
+import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { resource, serveResource } from "../shared/rest.js";
+import { templateV1 } from "./v1.js";
+import { templateV2 } from "./v2.js";
+import { TemplateService, type Template } from "./model.js";
 
 // What other services use of this one.
-export { TemplateSchema, flagQuery, toTemplateView } from "./schemas.js";
-export { type NewTemplate, type Template, type TemplateChange, type TemplateEvent, type TemplateService } from "./templates.js";
+export { TemplateV1Schema, flagQuery, toTemplateV1 } from "./v1.js";
+export { type NewTemplate, type Template, type TemplateChange, type TemplateEvent, type TemplateService } from "./model.js";
 export { TemplateV2Schema } from "./v2.js";
 export { toGraphQLTemplate } from "./graphql.js";
 
@@ -19,15 +20,24 @@ export const templates: ServiceDef<"templates", { templates: TemplateService }, 
   graphql: templatesGraphQL,
   build: (ctx) => ({
     templates: new TemplateService({
-      store: ctx.documents<Template>("template"),
-      clock: ctx.engine.clock,
-      newId: newResourceId,
+      ...documentsOf<Template>(ctx, "template"),
       handlerNames: () => ctx.engine.handlers.names(),
       // Endpoints are built after templates: this runs on requests only.
       usedBy: (id) => ctx.services.endpointManager.usingTemplate(id),
     }),
   }),
-  routes: (app, views) => templateRoutes(views, app),
+  // Templates on both REST versions; the templates made for endpoints created on v2 are left out of the lists.
+  routes: (app, views) => serveResource(views, app, resource("Templates", "template", (core) => core.templates, {
+    list: (core) => core.templates.list({ includeBound: false }),
+    docs: {
+      update: {
+        description:
+          "Only the fields given change. A change of what workers run (image, env, handler, ...) is a new release of the endpoints made from the template: their `version` goes up and they run the new handler.",
+      },
+      delete: { description: "Refused with 400 while an endpoint is made from the template." },
+    },
+    views: [templateV2, templateV1],
+  })),
   seed: async ({ templates }, { config, atField, engine: { handlers } }) => {
     for (const [i, t] of config.templates.entries()) {
       if (t.handler !== undefined) await atField(`templates[${i}].handler`, () => handlers.prepare(t.handler!));

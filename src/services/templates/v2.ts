@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { TEMPLATE_CATEGORIES, TEMPLATE_DEFAULTS, type NewTemplate, type Template, type TemplateChange } from "./templates.js";
+import { V2, withBody, view } from "../shared/rest.js";
+import { TEMPLATE_CATEGORIES, TEMPLATE_DEFAULTS, type NewTemplate, type Template, type TemplateChange } from "./model.js";
 import { argsOf, containerFromV2, containerRequest, containerResponse, cudaVersion, optionalContainerRequest, persistentMount, TemplateMountsSchema } from "../shared/container-v2.js";
 
 /** v2 Template: the v1 fields under their v2 names (`image`, `args`, `disk`, `mounts`, `registry`, ...). */
@@ -79,7 +80,7 @@ function fields(b: Omit<UpdateV2, "name" | "image">): TemplateChange {
 }
 
 /** A v2 create body as a new template: what v2 leaves out is absent (no mount, ports or env), SSH and Jupyter on. */
-export function newTemplateFromV2(b: CreateV2): NewTemplate {
+function newTemplateFromV2(b: CreateV2): NewTemplate {
   const { containerRegistryAuthId, ...rest } = fields(b);
   return {
     volumeInGb: 0,
@@ -95,8 +96,14 @@ export function newTemplateFromV2(b: CreateV2): NewTemplate {
   };
 }
 
-export const templateChangeFromV2 = (b: UpdateV2): TemplateChange => ({ ...fields(b), name: b.name, imageName: b.image });
+const templateChangeFromV2 = (b: UpdateV2): TemplateChange => ({ ...fields(b), name: b.name, imageName: b.image });
 
 function defined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/** `/v2/templates`: `image`, `args`, `disk`, `mounts`, closed bodies. */
+export const templateV2 = view<Template>(V2, "templates", "Template", TemplateV2Schema, (_core, t) => toTemplateV2(t), {
+  create: withBody(CreateTemplateV2Schema, (core, body) => core.templates.create(newTemplateFromV2(body))),
+  update: withBody(UpdateTemplateV2Schema, (core, body, _c, id) => core.templates.update(id, templateChangeFromV2(body))),
+});

@@ -23,8 +23,40 @@ function ExternalWorkers({ workers }: { workers: ExternalWorker[] }) {
   );
 }
 
-/** One card per served endpoint: its workers as chips, its queue depth and job counts. */
-export function EndpointsBody({ endpoints }: { endpoints: EndpointState[] }) {
+/** Fields of an endpoint's view the card shows otherwise (its header), or that name this host rather than the endpoint. */
+const SHOWN_ELSEWHERE = new Set(["id", "name", "requestUrls"]);
+
+/** A field's value on one line: lists joined, objects as key=value pairs. */
+function fieldText(v: unknown): string {
+  if (v === null || v === undefined) return "none";
+  if (Array.isArray(v)) return v.length ? v.map(fieldText).join(", ") : "none";
+  if (typeof v === "object") return Object.entries(v).map(([k, x]) => `${k}=${fieldText(x)}`).join(" · ");
+  return String(v);
+}
+
+/**
+ * The endpoint as its management resource shows it (the REST v2 view, env left out), every
+ * field under the view's name: a field added to the view appears here with no edit of the page.
+ */
+function ResourceFields({ fields }: { fields: Record<string, unknown> }) {
+  const shown = Object.entries(fields).filter(([k]) => !SHOWN_ELSEWHERE.has(k));
+  return (
+    <details class="resource-fields">
+      <summary>settings</summary>
+      <dl>
+        {shown.map(([k, v]) => (
+          <div data-field={k}>
+            <dt>{k}</dt>
+            <dd>{fieldText(v)}</dd>
+          </div>
+        ))}
+      </dl>
+    </details>
+  );
+}
+
+/** One card per served endpoint: its workers as chips, its queue depth and job counts, its settings. */
+export function EndpointsBody({ endpoints, views = {} }: { endpoints: EndpointState[]; views?: Record<string, Record<string, unknown> | undefined> }) {
   if (endpoints.length === 0) return <Empty>No endpoints. Add some under "endpoints" in emulator.config.json.</Empty>;
   return (
     <div class="endpoints">
@@ -88,6 +120,7 @@ export function EndpointsBody({ endpoints }: { endpoints: EndpointState[] }) {
               </p>
             </>
           )}
+          {views[e.id] ? <ResourceFields fields={views[e.id]!} /> : null}
         </article>
       ))}
     </div>

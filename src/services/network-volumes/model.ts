@@ -1,11 +1,11 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { NETWORK_VOLUME_SIZE_MAX_GB, NETWORK_VOLUME_SIZE_MIN_GB } from "../../domain/limits.js";
-import { invalidBody, notFound } from "../shared/invalid.js";
-import type { DocumentStore, Now } from "../shared/storage.js";
+import { found, inUseBy, invalidBody } from "../shared/invalid.js";
+import type { Documents } from "../shared/storage.js";
 import { Listeners } from "../../domain/listeners.js";
+import { VOLUME_TYPES, type VolumeType } from "../shared/catalog/datacenter-catalog.js";
 
 /** Storage tiers of the specification; a volume's tier is set at creation and immutable. */
-import { VOLUME_TYPES, type VolumeType } from "../shared/catalog/datacenter-catalog.js";
 
 export { VOLUME_TYPES, type VolumeType };
 export const DEFAULT_VOLUME_TYPE: VolumeType = "STANDARD";
@@ -68,10 +68,7 @@ export class NetworkVolumeService {
   private readonly listeners = new Listeners<NetworkVolumeEvent>();
 
   constructor(
-    private readonly d: {
-      store: DocumentStore<NetworkVolume>;
-      clock: Now;
-      newId: () => string;
+    private readonly d: Documents<NetworkVolume> & {
       /** Ids of the endpoints that use a volume; a volume in use cannot be deleted. */
       usedBy?: (volumeId: string) => string[];
     },
@@ -82,9 +79,7 @@ export class NetworkVolumeService {
   }
 
   get(id: string): NetworkVolume {
-    const v = this.d.store.get(id);
-    if (!v) throw notFound("network volume", id);
-    return v;
+    return found(this.d.store.get(id), "network volume", id);
   }
 
   has(id: string): boolean {
@@ -144,12 +139,7 @@ export class NetworkVolumeService {
   delete(id: string): void {
     const volume = this.get(id);
     const users = this.d.usedBy?.(id) ?? [];
-    if (users.length) {
-      throw new EmulatorError(
-        "INVALID_STATE",
-        `network volume "${id}" is attached to endpoint${users.length > 1 ? "s" : ""} ${users.join(", ")}; detach it or delete ${users.length > 1 ? "them" : "it"} first`,
-      );
-    }
+    if (users.length) throw inUseBy(users, `network volume "${id}"`, "is attached to", (them) => `detach it or delete ${them} first`);
     this.d.store.delete(id);
     this.emit({ kind: "deleted", volume, at: this.d.clock.now() });
   }

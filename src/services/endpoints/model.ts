@@ -4,7 +4,7 @@ import type { JobChange } from "../../domain/notifier.js";
 import type { EndpointStore, JobStore } from "../../domain/ports.js";
 import type { SimWorker } from "../../domain/simulated-workers.js";
 import { boundTemplate, changesContainer, containerFields, sourceTemplate, type ContainerChange } from "./endpoint-container.js";
-import { ENDPOINT_FIELD_DEFAULTS, endpointFields, toExtra, withFields, type EndpointFields } from "./endpoint-fields.js";
+import { ENDPOINT_FIELD_DEFAULTS, endpointFields, toExtra, withFields, type EndpointFields } from "./record.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
 import type { NetworkVolumeService } from "../network-volumes/index.js";
 import type { Now } from "../shared/storage.js";

@@ -1,16 +1,15 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { CLUSTER_CIDR, CLUSTER_TYPES, type Cluster } from "./clusters.js";
+import { CLUSTER_CIDR, CLUSTER_TYPES, type Cluster } from "./model.js";
 import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
-import { POD_STATUSES } from "../pods/index.js";
+import { POD_STATUSES, PodV2Schema, toPodV2 } from "../pods/index.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams, serveResource, V2, withBody, type ResourceRoutes } from "../shared/rest.js";
+import { idParams, V2, withBody, view, routeHead } from "../shared/rest.js";
 import { ERROR_RESPONSES, int, json, problem } from "../../http/schemas.js";
 import { containerFromV2, iso, MountsSchema, optionalContainerRequest } from "../shared/container-v2.js";
-import { PodV2Schema } from "../pods/index.js";
-import { toPodV2 } from "../pods/index.js";
 
-const TAG = "Clusters";
+export const TAG = "Clusters";
+const route = routeHead(TAG);
 
 const ComputeSchema = z
   .strictObject({
@@ -21,7 +20,7 @@ const ComputeSchema = z
   .openapi("ClusterCompute");
 
 const { registry: _registry, ...container } = optionalContainerRequest;
-const CreateClusterSchema = z
+const CreateClusterV2Schema = z
   .strictObject({
     ...container,
     name: z.string().min(1),
@@ -34,9 +33,9 @@ const CreateClusterSchema = z
   })
   .openapi("CreateClusterRequest", { description: "Every pod gets the container settings; they are RUNNING at once, in one data center" });
 
-const UpdateClusterSchema = z.strictObject({ name: z.string().min(1) }).openapi("UpdateClusterRequest", { description: "A rename: nothing else of a cluster changes" });
+const UpdateClusterV2Schema = z.strictObject({ name: z.string().min(1) }).openapi("UpdateClusterRequest", { description: "A rename: nothing else of a cluster changes" });
 
-const ClusterSchema = z
+const ClusterV2Schema = z
   .object({
     id: z.string(),
     name: z.string(),
@@ -50,9 +49,9 @@ const ClusterSchema = z
   })
   .openapi("Cluster");
 
-type Body = z.output<typeof CreateClusterSchema>;
+type Body = z.output<typeof CreateClusterV2Schema>;
 
-function toClusterV2(core: ViewContext, c: Cluster): z.infer<typeof ClusterSchema> {
+function toClusterV2(core: ViewContext, c: Cluster): z.infer<typeof ClusterV2Schema> {
   const members = core.clusters.members(c.id);
   const byStatus: Record<string, number> = {};
   for (const p of members) byStatus[p.desiredStatus] = (byStatus[p.desiredStatus] ?? 0) + 1;
@@ -87,12 +86,10 @@ const memberSettings = (b: Body) => {
   };
 };
 
-export const clustersResource: ResourceRoutes<Cluster> = {
-  tag: TAG,
-  noun: "cluster",
-  list: (core) => core.clusters.list(),
-  get: (core, id) => core.clusters.get(id),
-  delete: (core, id) => core.clusters.delete(id),
+/** `/v2/clusters`: a cluster is shown with its pods counted by status. */
+export const clusterV2 = view<Cluster>(V2, "clusters", "Cluster", ClusterV2Schema, toClusterV2, {
+  create: withBody(CreateClusterV2Schema, (core, b) => core.clusters.create({ name: b.name, type: b.type, compute: b.compute, pod: memberSettings(b) })),
+  update: withBody(UpdateClusterV2Schema, (core, b, _c, id) => core.clusters.rename(id, b.name)),
   docs: {
     create: {
       description:
@@ -101,31 +98,15 @@ export const clustersResource: ResourceRoutes<Cluster> = {
     update: { summary: "Rename a cluster", description: "Only the name changes." },
     delete: { description: "Terminates every pod of the cluster." },
   },
-  views: [
-    {
-      version: V2,
-      path: "clusters",
-      names: { one: "Cluster", many: "Clusters" },
-      listKey: "clusters",
-      schema: ClusterSchema,
-      show: toClusterV2,
-      create: withBody(CreateClusterSchema, (core, b) => core.clusters.create({ name: b.name, type: b.type, compute: b.compute, pod: memberSettings(b) })),
-      update: withBody(UpdateClusterSchema, (core, b, _c, id) => core.clusters.rename(id, b.name)),
-    },
-  ],
-};
+});
 
 const podsRoute = createRoute({
-  method: "get",
-  path: "/v2/clusters/{id}/pods",
-  operationId: "listClusterPods",
-  tags: [TAG],
-  summary: "List a cluster's pods",
+  ...route("get", "/v2/clusters/{id}/pods", "listClusterPods", "List a cluster's pods"),
   request: { params: idParams("id") },
   responses: { 200: json(z.object({ pods: z.array(PodV2Schema) }), "Its pods, by rank"), ...ERROR_RESPONSES, 404: problem("No cluster with this id") },
 });
 
-export function clusterRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
-  serveResource(core, router, clustersResource);
+/** `GET /v2/clusters/{id}/pods`. */
+export function clusterPodRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
   router.openapi(podsRoute, (c) => c.json({ pods: core.clusters.members(c.req.valid("param").id).map((p) => toPodV2(core, p)) }, 200));
 }

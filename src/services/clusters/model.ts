@@ -1,10 +1,8 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { gpuType } from "../shared/catalog/gpu-catalog.js";
-import { invalidBody, notFound } from "../shared/invalid.js";
-import type { Pod, PodCreate } from "../pods/index.js";
-import type { PodService } from "../pods/index.js";
-import type { DocumentStore } from "../shared/storage.js";
-import { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "../pods/index.js";
+import { found, invalidBody } from "../shared/invalid.js";
+import { type Pod, type PodCreate, type PodService, CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "../pods/index.js";
+import type { Documents } from "../shared/storage.js";
 
 export { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType };
 
@@ -34,16 +32,14 @@ export interface NewCluster {
 
 /** The overlay network every cluster's pods share; a member's address is its rank's. */
 export class ClusterService {
-  constructor(private readonly d: { store: DocumentStore<Cluster>; pods: PodService; clock: { now(): number }; newId: () => string }) {}
+  constructor(private readonly d: Documents<Cluster> & { pods: PodService }) {}
 
   list(): Cluster[] {
     return this.d.store.list();
   }
 
   get(id: string): Cluster {
-    const c = this.d.store.get(id);
-    if (!c) throw notFound("cluster", id);
-    return c;
+    return found(this.d.store.get(id), "cluster", id);
   }
 
   find(id: string): Cluster | undefined {

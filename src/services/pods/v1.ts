@@ -1,8 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { queryOf, V1, withBody, view } from "../shared/rest.js";
 import { COMPUTE_TYPES, CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
-import { POD_CPU_FLAVOR_IDS, POD_DEFAULTS, POD_STATUSES } from "./pod.js";
+import { POD_CPU_FLAVOR_IDS, POD_DEFAULTS, POD_STATUSES, type Pod } from "./record.js";
 import { boolQuery, listQuery } from "../../http/query-params.js";
 import { int } from "../../http/schemas.js";
+import { EMULATOR_USER_ID } from "../shared/user.js";
+import type { ViewContext } from "../shared/service.js";
 
 export const TAG = "Pods";
 
@@ -20,9 +23,11 @@ const ports = () =>
 const disk = (what: string, def: number, min = 0) => int().min(min).nullable().optional().openapi({ description: `${what}, GB (default ${def})` });
 const env = () => z.record(z.string(), z.string()).optional().openapi({ example: { ENV_VAR: "value" } });
 const strings = () => z.array(z.string()).optional();
+/** What the container runs with, the same in a create and an update. */
+const containerRun = { env: env(), ports: ports(), dockerEntrypoint: strings(), dockerStartCmd: strings() };
 
 /** v1 PodCreateInput. The body is open: unknown fields are ignored, as the v1 surface does. */
-export const PodCreateSchema = z
+export const CreatePodV1Schema = z
   .object({
     name: z
       .string()
@@ -54,10 +59,7 @@ export const PodCreateSchema = z
     dataCenterPriority: z.enum(["availability", "custom"]).optional(),
     countryCodes: strings(),
     allowedCudaVersions: z.array(z.enum(CUDA_VERSIONS)).optional(),
-    env: env(),
-    ports: ports(),
-    dockerEntrypoint: strings(),
-    dockerStartCmd: strings(),
+    ...containerRun,
     interruptible: z.boolean().optional(),
     locked: z.boolean().optional(),
     globalNetworking: z.boolean().optional(),
@@ -69,7 +71,7 @@ export const PodCreateSchema = z
   .openapi("PodCreateInput");
 
 /** v1 PodUpdateInput: changes beyond `name` and `locked` reset a running pod. */
-export const PodUpdateSchema = z
+export const UpdatePodV1Schema = z
   .object({
     name: z.string().max(191).optional(),
     imageName: z.string().min(1).optional(),
@@ -77,10 +79,7 @@ export const PodUpdateSchema = z
     volumeInGb: disk("Pod volume", POD_DEFAULTS.volumeInGb),
     volumeMountPath: z.string().optional(),
     containerRegistryAuthId: z.string().min(1).optional(),
-    env: env(),
-    ports: ports(),
-    dockerEntrypoint: strings(),
-    dockerStartCmd: strings(),
+    ...containerRun,
     locked: z.boolean().optional(),
     globalNetworking: z.boolean().optional(),
   })
@@ -89,7 +88,7 @@ export const PodUpdateSchema = z
 const GpuSchema = z.object({ id: z.string(), count: z.int(), displayName: z.string(), securePrice: z.number(), communityPrice: z.number() });
 
 /** v1 Pod. `machine`, `networkVolume`, `savingsPlans` and `template` appear when asked for. */
-export const PodSchema = z
+export const PodV1Schema = z
   .object({
     id: z.string().openapi({ example: "xedezhzb9la3ye" }),
     name: z.string(),
@@ -138,9 +137,9 @@ const includes = {
   includeWorkers: boolQuery().openapi({ description: "Also serverless workers, as pods of their endpoint" }),
 };
 
-export const PodIncludeQuery = z.object(includes);
+export const GetPodV1Query = z.object(includes);
 
-export const PodListQuery = z.object({
+export const ListPodsV1Query = z.object({
   ...includes,
   computeType: z.enum(COMPUTE_TYPES).optional(),
   cpuFlavorId: listQuery(z.string().min(1)),
@@ -155,4 +154,95 @@ export const PodListQuery = z.object({
   templateId: z.string().optional(),
 });
 
-export type PodIncludes = z.infer<typeof PodIncludeQuery>;
+export type PodIncludes = z.infer<typeof GetPodV1Query>;
+
+type PodView = z.infer<typeof PodV1Schema>;
+
+/** "NVIDIA GeForce RTX 4090" → "RTX 4090", as the service's display names read. */
+const displayName = (gpuTypeId: string) => gpuTypeId.replace(/^(NVIDIA|AMD)\s+(GeForce\s+)?/, "").trim();
+
+/** A pod as the v1 surface shows it; timestamps are virtual time in ISO 8601. */
+export function toPodV1(core: ViewContext, pod: Pod, inc: PodIncludes = {}): PodView {
+  const cost = core.pods.costPerHr(pod);
+  const view: PodView = {
+    id: pod.id,
+    name: pod.name,
+    image: pod.imageName,
+    desiredStatus: pod.desiredStatus,
+    lastStatusChange: pod.lastStatusChange,
+    costPerHr: cost,
+    adjustedCostPerHr: cost,
+    consumerUserId: EMULATOR_USER_ID,
+    containerDiskInGb: pod.containerDiskInGb,
+    dockerEntrypoint: pod.dockerEntrypoint,
+    dockerStartCmd: pod.dockerStartCmd,
+    env: pod.env,
+    interruptible: pod.interruptible,
+    locked: pod.locked,
+    machineId: pod.machineId,
+    memoryInGb: pod.memoryInGb,
+    portMappings: null,
+    ports: pod.ports,
+    publicIp: null,
+    vcpuCount: pod.vcpuCount,
+    volumeEncrypted: false,
+    volumeInGb: pod.volumeInGb,
+    volumeMountPath: pod.volumeMountPath,
+  };
+  if (pod.lastStartedAt !== undefined) view.lastStartedAt = new Date(pod.lastStartedAt).toISOString();
+  if (pod.containerRegistryAuthId) view.containerRegistryAuthId = pod.containerRegistryAuthId;
+  if (pod.cpuFlavorId) view.cpuFlavorId = pod.cpuFlavorId;
+  if (pod.templateId) view.templateId = pod.templateId;
+  if (pod.networkVolumeId) view.networkVolumeId = pod.networkVolumeId;
+  if (pod.gpuTypeId) {
+    const price = pod.gpuCount > 0 ? cost / pod.gpuCount : 0;
+    view.gpu = { id: pod.gpuTypeId, count: pod.gpuCount, displayName: displayName(pod.gpuTypeId), securePrice: price, communityPrice: price };
+  }
+  if (pod.endpointId) {
+    view.endpointId = pod.endpointId;
+    view.aiApiId = pod.endpointId;
+    const version = core.endpoints.spec(pod.endpointId, "QUEUE")?.extra.version;
+    view.slsVersion = typeof version === "number" ? version : 0;
+  }
+  if (inc.includeMachine) {
+    view.machine = {
+      gpuTypeId: pod.gpuTypeId,
+      cpuTypeId: pod.cpuFlavorId,
+      dataCenterId: pod.dataCenterId,
+      location: pod.dataCenterId,
+      secureCloud: pod.cloudType === "SECURE",
+      supportPublicIp: false,
+      gpuDisplayName: pod.gpuTypeId ? displayName(pod.gpuTypeId) : undefined,
+      costPerHr: cost,
+    };
+  }
+  if (inc.includeNetworkVolume && pod.networkVolumeId && core.networkVolumes.has(pod.networkVolumeId)) {
+    const v = core.networkVolumes.get(pod.networkVolumeId);
+    view.networkVolume = { id: v.id, name: v.name, size: v.size, dataCenterId: v.dataCenter };
+  }
+  if (inc.includeSavingsPlans) view.savingsPlans = [];
+  if (inc.includeTemplate && pod.templateId) {
+    const t = core.templates.find(pod.templateId);
+    if (t) {
+      // The emulator's own `handler` and bookkeeping times are not v1 Template fields.
+      const { handler: _handler, createdAt: _created, updatedAt: _updated, ...fields } = t;
+      view.template = fields;
+    }
+  }
+  return view;
+}
+
+/** `/v1/pods`: filters, `includeWorkers` and the other includes, a create answered 201. */
+export const podV1 = view<Pod>(V1, "pods", "Pod", PodV1Schema, (core, p, c) => toPodV1(core, p, queryOf<PodIncludes>(c)), {
+  createStatus: 201,
+  query: { list: ListPodsV1Query, get: GetPodV1Query },
+  list: (core, c) => core.pods.list(queryOf(c)),
+  get: (core, id, c) => core.pods.get(id, queryOf<PodIncludes>(c).includeWorkers),
+  create: withBody(CreatePodV1Schema, (core, body) => core.pods.create(body)),
+  update: withBody(UpdatePodV1Schema, (core, body, _c, id) => core.pods.update(id, body)),
+  docs: {
+    list: { description: "Filters combine; list filters take repeated or comma-separated values. Serverless workers are listed only with includeWorkers=true." },
+    create: { description: "The pod is RUNNING at once and bills from now on. It gets the first of gpuTypeIds (or cpuFlavorIds), and the attached network volume's data center." },
+    update: { description: "Changes beyond name and locked reset a running pod: lastStartedAt moves to now." },
+  },
+});

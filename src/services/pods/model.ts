@@ -2,7 +2,7 @@ import { EmulatorError } from "../../domain/errors.js";
 import { newResourceId } from "../../domain/ids.js";
 import { invalidBody, notFound } from "../shared/invalid.js";
 import type { DocumentStore } from "../shared/storage.js";
-import { IN_PLACE_FIELDS, POD_DEFAULTS, statusChange, type Pod, type PodCreate, type PodEvent, type PodFilter, type PodRefs, type PodSeed, type PodUpdate } from "./pod.js";
+import { IN_PLACE_FIELDS, POD_DEFAULTS, statusChange, type Pod, type PodCreate, type PodEvent, type PodFilter, type PodRefs, type PodSeed, type PodUpdate } from "./record.js";
 import { podLog, type LogBook } from "../../domain/logbook.js";
 import { cpuMemoryGb } from "../shared/catalog/cpu-catalog.js";
 import { machineCuda, podTemplate, startEnv, updateWithTemplate, withTemplate } from "./pod-settings.js";
@@ -10,7 +10,7 @@ import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID, gpuHourly, type PriceList 
 import type { LiveWorker, UsageAttrs } from "../billing/index.js";
 import { workerPod } from "./worker-pods.js";
 
-export type { PodFilter, PodRefs, PodSeed } from "./pod.js";
+export type { PodFilter, PodRefs, PodSeed } from "./record.js";
 
 /** The log line of each lifecycle event after creation. */
 const EVENT_LINES: Record<PodEvent, string> = {

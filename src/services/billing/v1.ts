@@ -1,12 +1,46 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { BUCKET_SIZES } from "./buckets.js";
+import { timeQuery, listQuery } from "../../http/query-params.js";
 import { DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { listQuery } from "../../http/query-params.js";
 import { report, serveReports, V1 } from "../shared/rest.js";
-import { BillingRecordSchema, NetworkVolumeBillingRecordSchema, TAG, windowQuery } from "./schemas.js";
 import { billingV2Reports } from "./v2.js";
+
+export const TAG = "Billing";
+
+const amount = () => z.number().openapi({ description: "USD at the configured prices, rounded to 6 decimal places", example: 0.69 });
+const time = () => z.string().openapi({ description: "Start of the bucket (UTC), ISO 8601", example: "2023-01-01T00:00:00.000Z" });
+
+/** v1 pod and serverless billing record. */
+export const BillingRecordV1Schema = z
+  .object({
+    time: time(),
+    amount: amount(),
+    timeBilledMs: z.int().openapi({ description: "Time billed in the bucket, ms", example: 3_600_000 }),
+    endpointId: z.string().optional().openapi({ description: "When grouping by endpointId" }),
+    podId: z.string().optional().openapi({ description: "When grouping by podId (for endpoints: the worker id)" }),
+    gpuTypeId: z.string().optional().openapi({ description: "When grouping by gpuTypeId (absent for CPU usage)" }),
+  })
+  .openapi("BillingRecord");
+
+/** v1 network volume billing record. */
+export const NetworkVolumeBillingRecordV1Schema = z
+  .object({
+    time: time(),
+    amount: amount(),
+    diskSpaceBilledGb: z.int().openapi({ description: "GB billed: each volume once, at its largest size in the bucket" }),
+    highPerformanceStorageAmount: amount(),
+    highPerformanceStorageDiskSpaceBilledGb: z.int(),
+  })
+  .openapi("NetworkVolumeBillingRecord");
+
+/** The billing window of both versions: bucket size, start and end. */
+export const windowQuery = {
+  bucketSize: z.enum(BUCKET_SIZES).default("day").openapi({ description: "Length of each bucket (UTC; weeks start on Monday)" }),
+  startTime: timeQuery().openapi({ description: "Start of the period (RFC 3339); default 30 days before endTime; snapped down to its bucket's start", example: "2023-01-01T00:00:00Z" }),
+  endTime: timeQuery().openapi({ description: "End of the period, exclusive (RFC 3339); default now (virtual); snapped up to its bucket's end", example: "2023-01-31T23:59:59Z" }),
+};
 
 const iso = <T extends { time: number }>(r: T): Omit<T, "time"> & { time: string } => ({ ...r, time: new Date(r.time).toISOString() });
 
@@ -18,7 +52,7 @@ export const billingReports = [
     operationId: "PodBilling",
     docs: { summary: "Pod billing history", description: "A pod bills its GPUs (or vCPUs) while RUNNING. One record per bucket and group, buckets with usage only, oldest first." },
     query: z.object({ ...windowQuery, grouping: z.enum(["podId", "gpuTypeId"]).default("gpuTypeId"), podId: z.string().optional(), gpuTypeId: z.enum(GPU_TYPE_IDS).optional() }),
-    schema: z.array(BillingRecordSchema),
+    schema: z.array(BillingRecordV1Schema),
     run: (core, q) => core.billing.pods(q).map(iso),
   }),
   report({
@@ -39,7 +73,7 @@ export const billingReports = [
       templateId: z.string().optional(),
       imageName: z.string().optional(),
     }),
-    schema: z.array(BillingRecordSchema),
+    schema: z.array(BillingRecordV1Schema),
     run: (core, q) => core.billing.endpoints(q).map(iso),
   }),
   report({
@@ -51,7 +85,7 @@ export const billingReports = [
       description: "GB-hours of every volume at the per-GB-month price of its type (a month is 30 days). One record per bucket with storage, oldest first.",
     },
     query: z.object(windowQuery),
-    schema: z.array(NetworkVolumeBillingRecordSchema),
+    schema: z.array(NetworkVolumeBillingRecordV1Schema),
     run: (core, q) => core.billing.networkVolumes(q).map(iso),
   }),
 ];

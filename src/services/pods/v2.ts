@@ -1,11 +1,102 @@
+import { z } from "@hono/zod-openapi";
+import { queryOf, V2, withBody, view } from "../shared/rest.js";
+import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
+import { POD_STATUSES, podActions, type Pod, type PodCreate, type PodUpdate } from "./record.js";
+import { boolQuery } from "../../http/query-params.js";
+import { int } from "../../http/schemas.js";
+import { containerResponse, cudaVersion, MountsSchema, optionalContainerRequest, argsOf, containerFromV2, iso, persistentMount } from "../shared/container-v2.js";
 import { memberIp, memberRole } from "./cluster-members.js";
 import { vcpuProblem } from "../shared/catalog/cpu-catalog.js";
 import { gpuType } from "../shared/catalog/gpu-catalog.js";
 import { invalidBody } from "../shared/invalid.js";
-import { podActions, type Pod, type PodCreate, type PodUpdate } from "./pod.js";
 import type { ViewContext } from "../shared/service.js";
-import { argsOf, containerFromV2, iso, persistentMount } from "../shared/container-v2.js";
-import type { CreatePodV2, PodV2, UpdatePodV2 } from "./v2-schemas.js";
+
+/** The service's v2 pod (`/v2/pods`), request and response. */
+
+export const POD_ACTIONS = ["start", "stop", "restart", "terminate"] as const;
+const Cloud = z.enum(["SECURE", "COMMUNITY"]);
+
+const GpuRequest = z
+  .strictObject({
+    id: z.string().min(1).openapi({ description: "A GPU type id (GET /v2/catalog/gpus)", example: "NVIDIA GeForce RTX 4090" }),
+    count: int().min(1).optional(),
+    allowedCudaVersions: z.array(cudaVersion()).optional(),
+    minCudaVersion: cudaVersion().optional(),
+  })
+  .openapi("CreateGpuConfig");
+const CpuRequest = z.strictObject({ id: z.string().min(1), vcpuCount: int().min(2) }).openapi("CreateCpuConfig");
+
+export const CreatePodV2Schema = z
+  .strictObject({
+    ...optionalContainerRequest,
+    name: z.string().min(1),
+    cloud: Cloud.optional(),
+    cpu: CpuRequest.optional(),
+    dataCenterIds: z.array(z.enum(DATA_CENTER_IDS)).optional(),
+    globalNetworking: z.boolean().optional(),
+    gpu: GpuRequest.optional(),
+    mounts: MountsSchema.optional(),
+    startJupyter: z.boolean().optional(),
+    startSsh: z.boolean().optional(),
+    templateId: z.string().min(1).optional(),
+  })
+  .refine((b) => b.templateId !== undefined || b.image !== undefined, { message: "expected image, or a templateId to take it from", path: ["image"] })
+  .openapi("CreatePodRequest", { description: "Exactly one of gpu and cpu. The pod is RUNNING at once" });
+
+export const UpdatePodV2Schema = z
+  .strictObject({
+    ...optionalContainerRequest,
+    globalNetworking: z.boolean().optional(),
+    locked: z.boolean().optional(),
+    mounts: MountsSchema.optional(),
+    name: z.string().min(1).optional(),
+    templateId: z.string().min(1).optional(),
+  })
+  .openapi("UpdatePodRequest", { description: "Only the fields given change; a change beyond name and locked restarts a running pod's container" });
+
+export const PodActionV2Schema = z.strictObject({ action: z.enum(POD_ACTIONS) }).openapi("PodActionRequest");
+
+export const ListPodsV2Query = z.object({ includeClusterPods: boolQuery().openapi({ param: { name: "includeClusterPods", in: "query" }, description: "Also the pods of clusters" }) });
+
+const Utilization = z.object({ util: z.int() });
+export const PodV2Schema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    status: z.enum(POD_STATUSES),
+    actions: z.array(z.enum(POD_ACTIONS)),
+    ...containerResponse,
+    mounts: MountsSchema,
+    gpu: z.object({ id: z.string(), count: z.int() }).optional(),
+    cpu: z.object({ id: z.string(), vcpuCount: z.int(), memory: z.int() }).optional(),
+    cloud: Cloud,
+    dataCenterId: z.string().nullable(),
+    cudaVersion: z.string().nullable(),
+    ssh: z.object({ proxy: z.null(), direct: z.null() }).openapi({ description: "minipod runs no container: there is no SSH endpoint" }),
+    cluster: z
+      .object({ id: z.string(), rank: z.int().nullable(), role: z.enum(["SLURM_CONTROLLER", "SLURM_COMPUTE", "RAY_HEAD", "RAY_WORKER"]).optional(), ip: z.string().optional() })
+      .optional(),
+    template: z.string().nullable(),
+    cost: z.number(),
+    locked: z.boolean(),
+    globalNetworking: z.object({ enabled: z.boolean() }),
+    runtime: z
+      .object({
+        uptime: z.int(),
+        gpus: z.array(z.object({ util: z.int(), memoryUtil: z.int() })),
+        cpu: Utilization,
+        memory: Utilization,
+        ports: z.array(z.object({ private: z.int(), public: z.int().nullable(), type: z.string(), ip: z.string().nullable() })),
+      })
+      .nullable(),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+  })
+  .openapi("PodV2");
+
+export type PodV2 = z.infer<typeof PodV2Schema>;
+export type CreatePodV2 = z.output<typeof CreatePodV2Schema>;
+export type UpdatePodV2 = z.output<typeof UpdatePodV2Schema>;
 
 /** A pod's storage as v2 mounts: its network volume, else its persistent volume. */
 function mounts(p: Pod): PodV2["mounts"] {
@@ -66,7 +157,7 @@ export function toPodV2(core: ViewContext, p: Pod): PodV2 {
 }
 
 /** A v2 create body as the model's create: one of gpu and cpu, the mount as a volume or a network volume. */
-export function podCreateFromV2(b: CreatePodV2): PodCreate {
+function podCreateFromV2(b: CreatePodV2): PodCreate {
   const errors: string[] = [];
   if ((b.gpu === undefined) === (b.cpu === undefined)) errors.push("$: expected exactly one of gpu and cpu");
   if (b.gpu && !gpuType(b.gpu.id)) errors.push(`$.gpu.id: unknown GPU type "${b.gpu.id}"; the ids are listed by GET /v2/catalog/gpus`);
@@ -103,7 +194,7 @@ export function podCreateFromV2(b: CreatePodV2): PodCreate {
 }
 
 /** A v2 update body as the model's update of pod `p`; a mount keeps its kind and its volume. */
-export function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
+function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
   const errors: string[] = [];
   const persistent = b.mounts?.persistent;
   const network = b.mounts?.network;
@@ -126,3 +217,20 @@ export function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
     fromTemplate: b.templateId,
   };
 }
+
+/** `/v2/pods`: the pods of clusters listed only with includeClusterPods=true. */
+export const podV2 = view<Pod>(V2, "pods", "Pod", PodV2Schema, (core, p) => toPodV2(core, p), {
+  query: { list: ListPodsV2Query },
+  list: (core, c) => core.pods.list({ excludeClusterPods: queryOf<{ includeClusterPods?: boolean }>(c).includeClusterPods !== true }),
+  create: withBody(CreatePodV2Schema, (core, body) => core.pods.create(podCreateFromV2(body))),
+  update: withBody(UpdatePodV2Schema, (core, body, _c, id) => core.pods.update(id, podUpdateFromV2(body, core.pods.get(id)))),
+  docs: {
+    list: { description: "The account's pods; the pods of clusters only with includeClusterPods=true." },
+    create: {
+      description:
+        "The pod is RUNNING at once (nothing is provisioned) and bills from now on: one GPU type (gpu.id) or a CPU flavor (cpu). A templateId's settings apply once, under the body's; the pod keeps no link to it.",
+    },
+    update: { description: "Only the fields given change; a change beyond name and locked restarts a running pod's container. A mount keeps the kind it had at creation." },
+    delete: { description: "The pod is gone (404 afterwards); its billing history stays." },
+  },
+});

@@ -1,11 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { TEMPLATE_CATEGORIES, type Template } from "./templates.js";
+import { V1, withBody, view } from "../shared/rest.js";
+import { TEMPLATE_CATEGORIES, type Template } from "./model.js";
 import { int } from "../../http/schemas.js";
 
-export const TAG = "Templates";
-
 /** v1 Template. `handler` is the emulator's extension: the handler its endpoints run. */
-export const TemplateSchema = z
+export const TemplateV1Schema = z
   .object({
     id: z.string().openapi({ example: "30zmvf89kd" }),
     name: z.string(),
@@ -48,7 +47,7 @@ const fields = {
     .openapi({ description: 'minipod: a registered handler name ("echo", "scripted", or one given to createEmulator); module paths only in the config' }),
 };
 
-export const CreateTemplateSchema = z
+export const CreateTemplateV1Schema = z
   .object({
     name: z.string().min(1).openapi({ description: "Unique among templates" }),
     category: z.enum(TEMPLATE_CATEGORIES).optional().openapi({ description: "Default NVIDIA" }),
@@ -68,7 +67,7 @@ export const CreateTemplateSchema = z
   })
   .openapi("TemplateCreateInput");
 
-export const UpdateTemplateSchema = z
+export const UpdateTemplateV1Schema = z
   .object({ name: z.string().min(1), ...fields })
   .partial()
   .openapi("TemplateUpdateInput", { description: "Only the fields given change; endpoints made from the template follow it" });
@@ -83,8 +82,8 @@ export const flagQuery = (name: string, description: string) =>
     .optional()
     .openapi({ param: { name, in: "query" }, description });
 
-export const toTemplateView = (t: Template): z.infer<typeof TemplateSchema> => {
-  const view: z.infer<typeof TemplateSchema> = {
+export const toTemplateV1 = (t: Template): z.infer<typeof TemplateV1Schema> => {
+  const view: z.infer<typeof TemplateV1Schema> = {
     id: t.id,
     name: t.name,
     imageName: t.imageName,
@@ -107,3 +106,17 @@ export const toTemplateView = (t: Template): z.infer<typeof TemplateSchema> => {
   if (t.handler !== undefined) view.handler = t.handler;
   return view;
 };
+
+const ListQuery = z.object({
+  includeEndpointBoundTemplates: flagQuery("includeEndpointBoundTemplates", "Also list the templates made for endpoints created on v2 (each endpoint's own)"),
+  includePublicTemplates: flagQuery("includePublicTemplates", "Accepted; there are no public templates besides the user's"),
+  includeRunpodTemplates: flagQuery("includeRunpodTemplates", "Accepted; there are no official templates in the emulator"),
+});
+
+/** `/v1/templates`: the templates made for endpoints created on v2 are listed with includeEndpointBoundTemplates only. */
+export const templateV1 = view<Template>(V1, "templates", "Template", TemplateV1Schema, (_core, t) => toTemplateV1(t), {
+  query: { list: ListQuery, get: ListQuery },
+  list: (core, c) => core.templates.list({ includeBound: (c.req.valid as (t: "query") => z.infer<typeof ListQuery>)("query").includeEndpointBoundTemplates === "true" }),
+  create: withBody(CreateTemplateV1Schema, (core, body) => core.templates.create(body)),
+  update: withBody(UpdateTemplateV1Schema, (core, body, _c, id) => core.templates.update(id, body)),
+});

@@ -1,17 +1,68 @@
+import type { EndpointSpec } from "../../domain/endpoint.js";
+import { EXTERNAL_HANDLER, type ExternalWorkerState } from "../../domain/external-workers.js";
+import type { SimWorker } from "../../domain/simulated-workers.js";
+import type { WorkerProtocol } from "../../domain/worker-protocol.js";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { endpointWorkers } from "./endpoint-workers.js";
-import { EMULATOR_USER_ID } from "./endpoint-fields.js";
+import { EMULATOR_USER_ID } from "./record.js";
 import { EmulatorError } from "../../domain/errors.js";
 import { DEFAULT_DATA_CENTER_ID, DEFAULT_GPU_TYPE_ID } from "../shared/pricing.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { idParams } from "../shared/rest.js";
+import { idParams, routeHead } from "../shared/rest.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
 import { workerLog } from "../../domain/logbook.js";
 import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../shared/log-stream.js";
 import { iso } from "../shared/container-v2.js";
 
+/** A worker's state as the v2 listing names it. */
+export type WorkerStatus = "RUNNING" | "IDLE" | "INITIALIZING" | "THROTTLED" | "UNHEALTHY";
+
+/** A worker of an endpoint: simulated, or a worker process fetching jobs over HTTP. */
+export interface EndpointWorker {
+  id: string;
+  status: WorkerStatus;
+  /** When it started (simulated workers: its creation, cold start included; worker processes: their first call). */
+  startedAt: number | undefined;
+  /** A worker process rather than a simulated worker. */
+  external: boolean;
+}
+
+/**
+ * What the listing reads of worker processes (endpoints whose handler is "external"): those that
+ * are present now (not stopped, not lost), with their status. A small read interface, so how the
+ * worker protocol tracks its workers (heartbeats, lost workers) can change behind it.
+ */
+export interface ExternalWorkerReader {
+  active(endpointId: string): Array<{ id: string; status: WorkerStatus; startedAt: number }>;
+}
+
+const STATUS: Record<SimWorker["state"], WorkerStatus> = { initializing: "INITIALIZING", idle: "IDLE", running: "RUNNING" };
+
+/** The workers of an endpoint now: its simulated workers, or, when worker processes serve it, those. */
+export function endpointWorkers(spec: EndpointSpec, simulated: readonly SimWorker[], reader: ExternalWorkerReader): EndpointWorker[] {
+  const external = spec.handler === EXTERNAL_HANDLER ? reader.active(spec.id) : [];
+  return [
+    ...simulated.map((w) => ({ id: w.id, status: STATUS[w.state], startedAt: w.createdAt, external: false })),
+    ...external.map((w) => ({ ...w, external: true })),
+  ];
+}
+
+/** How the v2 listing names the states of a worker process that is present; stopped and lost ones have left. */
+const PROCESS_STATUS: Partial<Record<ExternalWorkerState, WorkerStatus>> = { idle: "IDLE", running: "RUNNING", unhealthy: "UNHEALTHY" };
+
+/** The worker processes the v2 workers listing shows, read from the worker protocol's registry. */
+export function externalWorkerReader(protocol: WorkerProtocol): ExternalWorkerReader {
+  return {
+    active: (endpointId) =>
+      protocol.workers.list(endpointId).flatMap((w) => {
+        const status = PROCESS_STATUS[w.state];
+        return status ? [{ id: w.id, status, startedAt: w.startedAt }] : [];
+      }),
+  };
+}
+
 const TAG = "Serverless";
+const route = routeHead(TAG);
 const errors = { ...ERROR_RESPONSES, 404: problem("No endpoint with this id") };
 const params = idParams("id", "jpnw0v75y3qoql");
 
@@ -53,11 +104,7 @@ const ReleasesResponse = z
   .openapi("ListEndpointReleasesResponse");
 
 export const listWorkersRoute = createRoute({
-  method: "get",
-  path: "/v2/serverless/{id}/workers",
-  operationId: "listEndpointWorkers",
-  tags: [TAG],
-  summary: "List an endpoint's workers",
+  ...route("get", "/v2/serverless/{id}/workers", "listEndpointWorkers", "List an endpoint's workers"),
   description:
     "Its simulated workers (INITIALIZING during the cold start, IDLE, RUNNING a job) and, for an endpoint served by worker processes, the processes seen in the last minute (RUNNING while they hold a job). Every worker runs the current version: a release reaches all workers at once.",
   request: { params },
@@ -65,44 +112,28 @@ export const listWorkersRoute = createRoute({
 });
 
 export const listReleasesRoute = createRoute({
-  method: "get",
-  path: "/v2/serverless/{id}/releases",
-  operationId: "listEndpointReleases",
-  tags: [TAG],
-  summary: "List an endpoint's releases",
+  ...route("get", "/v2/serverless/{id}/releases", "listEndpointReleases", "List an endpoint's releases"),
   description: "A release at creation and with every change of what the workers run (template, image, env, handler), newest first, each with the fields it changed.",
   request: { params },
   responses: { 200: json(ReleasesResponse, "The release history and the rollout"), ...errors },
 });
 
 const listBuildsRoute = createRoute({
-  method: "get",
-  path: "/v2/serverless/{id}/builds",
-  operationId: "listEndpointBuilds",
-  tags: [TAG],
-  summary: "List an endpoint's GitHub builds (always none here)",
+  ...route("get", "/v2/serverless/{id}/builds", "listEndpointBuilds", "List an endpoint's GitHub builds (always none here)"),
   description: "Not in the service's published description, but its MCP server calls it. minipod builds no images, so the list is empty.",
   request: { params },
   responses: { 200: json(z.object({ builds: z.array(z.unknown()) }), "No builds"), ...errors },
 });
 
 const getBuildRoute = createRoute({
-  method: "get",
-  path: "/v2/serverless/{id}/builds/{buildId}",
-  operationId: "getEndpointBuild",
-  tags: [TAG],
-  summary: "Get a GitHub build (there are none here)",
+  ...route("get", "/v2/serverless/{id}/builds/{buildId}", "getEndpointBuild", "Get a GitHub build (there are none here)"),
   description: "Not in the service's published description, but its MCP server calls it. minipod builds no images: every build id answers 404.",
   request: { params: z.object({ id: params.shape.id, buildId: z.string().min(1).openapi({ param: { name: "buildId", in: "path" } }) }) },
   responses: { 200: json(z.object({}), "Never: there are no builds"), ...errors },
 });
 
 const workerLogsRoute = createRoute({
-  method: "get",
-  path: "/v2/serverless/{id}/workers/{workerId}/logs",
-  operationId: "getWorkerLogs",
-  tags: [TAG],
-  summary: "Stream a worker's log",
+  ...route("get", "/v2/serverless/{id}/workers/{workerId}/logs", "getWorkerLogs", "Stream a worker's log"),
   description: `${LOG_STREAM_DESCRIPTION} A simulated worker's log is its lifecycle (system: created, ready, stopped, crashed) and its jobs (container: started, completed in N ms, failed, stopped) with every line its handler wrote with \`ctx.log\`. A worker process's own output stays with the process: its log here has no lines. A scaled-down worker's log stays readable for a while, and its stream ends at once.`,
   request: { params: z.object({ id: params.shape.id, workerId: z.string().min(1).openapi({ param: { name: "workerId", in: "path" } }) }), query: LogQuery },
   responses: { 200: logStreamResponse("The worker's log"), ...errors },

@@ -1,5 +1,5 @@
-import { invalidBody, notFound } from "../shared/invalid.js";
-import type { DocumentStore, Now } from "../shared/storage.js";
+import { found, inUseBy, invalidBody } from "../shared/invalid.js";
+import type { Documents } from "../shared/storage.js";
 import { EmulatorError } from "../../domain/errors.js";
 import { Listeners } from "../../domain/listeners.js";
 
@@ -97,10 +97,7 @@ export class TemplateService {
   private readonly listeners = new Listeners<TemplateEvent>();
 
   constructor(
-    private readonly d: {
-      store: DocumentStore<Template>;
-      clock: Now;
-      newId: () => string;
+    private readonly d: Documents<Template> & {
       /** Handler names a template created or changed through the API may name. */
       handlerNames: () => string[];
       usedBy?: (templateId: string) => string[];
@@ -114,9 +111,7 @@ export class TemplateService {
   }
 
   get(id: string): Template {
-    const t = this.d.store.get(id);
-    if (!t) throw notFound("template", id);
-    return t;
+    return found(this.d.store.get(id), "template", id);
   }
 
   find(id: string): Template | undefined {
@@ -158,12 +153,7 @@ export class TemplateService {
   delete(id: string): void {
     const template = this.get(id);
     const users = this.d.usedBy?.(id) ?? [];
-    if (users.length) {
-      throw new EmulatorError(
-        "INVALID_STATE",
-        `template "${id}" is used by endpoint${users.length > 1 ? "s" : ""} ${users.join(", ")}; delete ${users.length > 1 ? "them" : "it"} or give ${users.length > 1 ? "them" : "it"} another template first`,
-      );
-    }
+    if (users.length) throw inUseBy(users, `template "${id}"`, "is used by", (them) => `delete ${them} or give ${them} another template first`);
     this.d.store.delete(id);
     this.emit({ kind: "deleted", template, changed: [] });
   }

@@ -1,6 +1,6 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { newResourceId } from "../../domain/ids.js";
-import { invalidBody, notFound } from "../shared/invalid.js";
+import { found, invalidBody } from "../shared/invalid.js";
 import type { DocumentStore } from "../shared/storage.js";
 
 /** Credentials for a private container registry. The password is a secret: never shown. */
@@ -79,9 +79,7 @@ export class RegistryAuthService {
   }
 
   private require(id: string): RegistryAuth {
-    const auth = this.d.store.get(id);
-    if (!auth) throw notFound("container registry auth", id);
-    return auth;
+    return found(this.d.store.get(id), "container registry auth", id);
   }
 }
 

@@ -1,39 +1,29 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
-import { jsonBody } from "../../http/body.js";
 import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
-import { jsonRequest } from "../shared/rest.js";
-import { SSH_KEY, SSH_KEY_EXPECTED } from "./ssh-keys.js";
+import { routeHead, bodyRequest } from "../shared/rest.js";
+import { SSH_KEY, SSH_KEY_EXPECTED } from "./model.js";
 import { ERROR_RESPONSES, json } from "../../http/schemas.js";
 
 const TAG = "Account";
+const route = routeHead(TAG);
 const { 404: _notFound, ...errors } = ERROR_RESPONSES;
 
-const SshKeysSchema = z.object({ keys: z.array(z.string()) }).openapi("SshKeys");
-const UpdateSshKeysSchema = z
+const SshKeysV2Schema = z.object({ keys: z.array(z.string()) }).openapi("SshKeys");
+const UpdateSshKeysV2Schema = z
   .strictObject({ keys: z.array(z.string().regex(SSH_KEY, SSH_KEY_EXPECTED)) })
   .openapi("UpdateSshKeysRequest");
 
 const getKeys = createRoute({
-  method: "get",
-  path: "/v2/account/ssh-keys",
-  operationId: "getSshKeys",
-  tags: [TAG],
-  summary: "The account's SSH public keys",
-  responses: { 200: json(SshKeysSchema, "The keys"), ...errors },
+  ...route("get", "/v2/account/ssh-keys", "getSshKeys", "The account's SSH public keys"),
+  responses: { 200: json(SshKeysV2Schema, "The keys"), ...errors },
 });
 
 const putKeys = createRoute({
-  method: "put",
-  path: "/v2/account/ssh-keys",
-  operationId: "updateSshKeys",
-  tags: [TAG],
-  summary: "Replace the account's SSH public keys",
+  ...route("put", "/v2/account/ssh-keys", "updateSshKeys", "Replace the account's SSH public keys"),
   description: "The whole set: keys not sent are removed, `[]` removes all. Pods created afterwards with startSsh get them as their PUBLIC_KEY env; existing pods keep theirs.",
-  middleware: [jsonBody(MANAGEMENT_BODY_MAX_BYTES)] as const,
-  request: { body: jsonRequest(UpdateSshKeysSchema) },
-  responses: { 200: json(SshKeysSchema, "The keys now"), ...errors },
+  ...bodyRequest(UpdateSshKeysV2Schema),
+  responses: { 200: json(SshKeysV2Schema, "The keys now"), ...errors },
 });
 
 /** `/v2/account/ssh-keys`: the account's SSH public keys. */
