@@ -47,9 +47,9 @@ describe("POST /run and GET /status answered before the app", () => {
     logs = [];
     emu = await createEmulator({ port: 0, clock: "manual", config: CONFIG, log: (line) => logs.push(line) });
     // The app behind the public type carries the direct route.
-    const direct = (emu.app as unknown as App).direct;
-    const handle = direct.handle.bind(direct);
-    direct.handle = (req, res) => {
+    const direct = (emu.app as unknown as App).table;
+    const handle = direct.take.bind(direct);
+    direct.take = (req, res) => {
       const t = handle(req, res);
       taken.push(t);
       return t;
@@ -319,7 +319,7 @@ describe("POST /run answered before the app, and the commit", () => {
       const one = exchange('{"input":{}}');
       let answered = false;
       void one.sent.then(() => (answered = true));
-      expect(app.direct.handle(one.req as never, one.res as never)).toBe(true);
+      expect(app.table.take(one.req as never, one.res as never)).toBe(true);
       await expect.poll(() => commits.length).toBe(1);
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
       expect(answered).toBe(false);
@@ -327,7 +327,7 @@ describe("POST /run answered before the app, and the commit", () => {
       expect(await one.sent).toMatchObject({ status: 200, headers: { "Content-Type": "application/json" } });
 
       const two = exchange('{"input":{}}');
-      app.direct.handle(two.req as never, two.res as never);
+      app.table.take(two.req as never, two.res as never);
       await expect.poll(() => commits.length).toBe(2);
       commits[1]!.fail(new Error("disk full"));
       const failed = await two.sent;

@@ -138,10 +138,10 @@ export function socketTransport(): QueueTransport {
     answered,
     async start(options = {}) {
       const emu = await createEmulator({ port: 0, clock: "manual", ...options });
-      const direct = (emu.app as unknown as App).direct;
-      const handle = direct.handle.bind(direct);
+      const direct = (emu.app as unknown as App).table;
+      const handle = direct.take.bind(direct);
       const takenBy = new Map<string, boolean>();
-      direct.handle = (req, res) => {
+      direct.take = (req, res) => {
         const taken = handle(req, res);
         const seq = req.headers["x-test-seq"];
         if (typeof seq === "string") takenBy.set(seq, taken);
