@@ -8,7 +8,7 @@ import type { JournalEntry } from "../../src/domain/observability.js";
 import type { App } from "../../src/http/app.js";
 import { authorization, body as bodies, contentType, segment } from "../support/arbitraries.js";
 
-// POST /run and GET /status are answered before the app when they can be (src/http/direct.ts).
+// POST /run and GET /status are answered by their fast entries when they can be (src/http/fast-routes.ts).
 // Every request here is sent twice over HTTP: once as it is, once with a fault rule armed that
 // matches nothing, which leaves every request to the app. Both answers and both journal entries
 // must be the same.
