@@ -1,10 +1,11 @@
-import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+import { Agent, createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import type { JournalEntry } from "../../src/domain/observability.js";
 import type { App } from "../../src/http/app.js";
 import { Gate } from "../../src/http/gate.js";
+import { send as sendWith, type Got } from "../support/raw-http.js";
 
 // minipod's socket has one request pipeline (src/http/pipeline.ts): whichever entry of the route
 // table answers a request (the queue's fast routes, the relay to a worker process, or Hono), it
@@ -13,12 +14,6 @@ import { Gate } from "../../src/http/gate.js";
 
 /** A fault rule that matches nothing: while one is armed, every request goes through Hono. */
 const NOWHERE = { endpoint: "elsewhere", fault: { type: "latency" as const, ms: 1 } };
-
-interface Got {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-}
 
 describe("one gate for every entry of the route table", () => {
   let worker: Server;
@@ -36,7 +31,7 @@ describe("one gate for every entry of the route table", () => {
       clock: "manual",
       config: {
         auth: { keys: [{ key: "k" }] },
-        rateLimits: { loadBalancer: { requests: 3 } },
+        rateLimits: { loadBalancer: { requests: 3 }, queue: { requestsPerWorker: 0 } },
         endpoints: [
           { id: "echo", handler: "echo", workersMin: 0, workersMax: 0 },
           { id: "node", type: "LOAD_BALANCER", handler: `http://127.0.0.1:${(worker.address() as AddressInfo).port}` },
@@ -66,17 +61,7 @@ describe("one gate for every entry of the route table", () => {
     await new Promise<void>((r) => worker.close(() => r()));
   });
 
-  function send(method: string, path: string, headers: Record<string, string> = { authorization: "Bearer k" }, body?: string): Promise<Got> {
-    return new Promise((resolve, reject) => {
-      const req = request(`${emu.url}${path}`, { method, headers, agent }, (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => (text += c)).on("end", () => resolve({ status: res.statusCode!, headers: comparable(res.headers), text }));
-      });
-      req.on("error", reject);
-      req.end(body);
-    });
-  }
+  const send = (method: string, path: string, headers: Record<string, string> = { authorization: "Bearer k" }, body?: string) => sendWith(`${emu.url}${path}`, method, headers, agent, body);
 
   /** The answer and journal entry of a request sent as it is, then with every request left to Hono. */
   async function both(method: string, path: string, headers?: Record<string, string>): Promise<{ fast: Got; hono: Got; taken: boolean[]; entries: JournalEntry[] }> {
@@ -123,10 +108,3 @@ describe("one gate for every entry of the route table", () => {
     expect(r.entries[0]!.response).toEqual(JSON.parse(r.fast.text));
   });
 });
-
-/** Headers as compared: names in lower case, without the date. */
-function comparable(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) if (k !== "date" && v !== undefined) out[k] = String(v);
-  return out;
-}

@@ -5,7 +5,7 @@ import type { Core } from "../core.js";
 import type { Gate } from "../gate.js";
 import { RawExchange } from "../raw-exchange.js";
 import type { FastEntry, Target } from "../route-table.js";
-import { answeredNothing, LB_WORKER_FAULTS, TIMED_OUT, WORKER_ID_HEADER } from "./serve.js";
+import { answeredNothing, LB_WORKER_FAULTS, refusalOf, TIMED_OUT, WORKER_ID_HEADER } from "./serve.js";
 import { sendUpstream, upstreamTarget } from "./upstream.js";
 
 /** What is known of a path to a load-balancing endpoint: the endpoint, and where the worker's path starts. */
@@ -62,8 +62,8 @@ export class LoadBalancerRelay implements FastEntry<LbPath> {
         done();
       };
       const refuse = (status: number, error: string, workerId?: string) => {
-        const body = JSON.stringify({ error });
-        res.writeHead(status, { ...x.headers, "content-type": "application/json", "content-length": Buffer.byteLength(body), ...(workerId ? { [WORKER_ID_HEADER]: workerId } : {}) });
+        const { headers, body } = refusalOf(error, workerId);
+        res.writeHead(status, { ...x.headers, ...headers, "content-length": Buffer.byteLength(body) });
         res.end(body);
         finish(status);
       };

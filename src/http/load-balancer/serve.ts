@@ -24,9 +24,17 @@ export const TIMED_OUT = "request timed out: processing took longer than 5.5 min
 /** The 502's error when a worker's server answers nothing. */
 export const answeredNothing = (workerId: string, cause: string): string => `bad gateway: worker ${workerId} answered nothing (${cause})`;
 
-/** The service's answers that come from the load balancer rather than a worker: `{"error": "..."}`. */
-export const refusal = (status: number, error: string, workerId?: string): Response =>
-  new Response(JSON.stringify({ error }), { status, headers: { "content-type": "application/json", ...(workerId ? { [WORKER_ID_HEADER]: workerId } : {}) } });
+/** The headers and body of the service's answers that come from the load balancer rather than a worker: `{"error": "..."}`. */
+export const refusalOf = (error: string, workerId?: string): { headers: Record<string, string>; body: string } => ({
+  headers: { "content-type": "application/json", ...(workerId ? { [WORKER_ID_HEADER]: workerId } : {}) },
+  body: JSON.stringify({ error }),
+});
+
+/** A load balancer's own answer (see `refusalOf`) as a web Response. */
+export const refusal = (status: number, error: string, workerId?: string): Response => {
+  const { headers, body } = refusalOf(error, workerId);
+  return new Response(body, { status, headers });
+};
 
 /**
  * Answers a request to a load-balancing endpoint: refuses a body above 30 MB (413), waits for a
