@@ -10,6 +10,8 @@ import type { Body } from "./large-body.js";
 import { OFF_LOOP_BYTES, parseOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
 import { validationError } from "./problem.js";
 import { RawExchange } from "./raw-exchange.js";
+import { routeInfo, type RouteInfo } from "./route-info.js";
+import type { ServiceRoute } from "./surfaces.js";
 import type { FastEntry, Target } from "./route-table.js";
 
 /**
@@ -56,7 +58,13 @@ interface Checks {
  * takes as it is; no declared body over the limit. Anything else is left to Hono before a byte
  * is read or anything counted.
  */
-export class FastRoute implements FastEntry<Record<string, string>> {
+/** A path a fast route takes: its checked params, and what the gate makes of it. */
+interface KnownPath {
+  params: Record<string, string>;
+  service: { route: ServiceRoute; info: RouteInfo };
+}
+
+export class FastRoute implements FastEntry<KnownPath> {
   private readonly checks: Checks;
   readonly method: string;
 
@@ -70,16 +78,18 @@ export class FastRoute implements FastEntry<Record<string, string>> {
     this.checks = checksOf(route);
   }
 
-  accepts(method: string, path: string, params: Record<string, string>): Record<string, string> | null {
+  accepts(method: string, path: string, params: Record<string, string>): KnownPath | null {
     // HEAD is Hono's (it answers it from the GET route, without the body).
     if (method !== this.method || !PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return null;
-    if (this.core.paths.classify(method, path).surface !== "queue") return null;
-    if (!this.checks.params) return params;
+    const route = this.core.paths.classify(method, path);
+    if (route.surface !== "queue") return null;
+    const service = { route, info: routeInfo(path, route) };
+    if (!this.checks.params) return { params, service };
     const result = this.checks.params.safeParse(params);
-    return result.success ? Object.freeze(result.data as Record<string, string>) : null;
+    return result.success ? { params: Object.freeze(result.data as Record<string, string>), service } : null;
   }
 
-  take(req: IncomingMessage, res: ServerResponse, params: Record<string, string>, target: Target): boolean {
+  take(req: IncomingMessage, res: ServerResponse, { params, service }: KnownPath, target: Target): boolean {
     if (target.query !== undefined) return false;
     const host = req.headers.host;
     if (host === undefined || !PLAIN_HOST.test(host)) return false;
@@ -88,7 +98,7 @@ export class FastRoute implements FastEntry<Record<string, string>> {
       const declared = Number(req.headers["content-length"]);
       if (Number.isFinite(declared) && declared > body.limit) return false;
     }
-    const x = new RawExchange(req, res, this.method, target.path, undefined, this.core.failures);
+    const x = new RawExchange(req, res, this.method, target.path, undefined, this.core.failures, service);
     if (body === undefined) {
       // A GET: nothing to read; an answer holding a large stored payload is read first, a part a
       // turn (a promise then).
@@ -98,16 +108,21 @@ export class FastRoute implements FastEntry<Record<string, string>> {
     }
     // The body's bytes count against memory.requestBodyBytes until the answer is sent.
     const hold = new BodyHold(this.core.bodies);
+    const fail = (err: unknown) => x.fail(err);
     x.next = () =>
-      readIncoming(req, body.limit, hold)
-        .then((read) => {
-          const text = (x.text = jsonText(read));
-          // A large body is parsed off the event loop, as the app's routes do (see parseOffLoop);
-          // a small one here, in this step.
-          if (text.length >= OFF_LOOP_BYTES) return parseOffLoop(text, body.textFields, body.hint).then((offLoop) => this.check(x, params, offLoop.value, offLoop));
-          return this.check(x, params, parseJsonBody(text, body.hint), undefined);
-        })
-        .catch((err: unknown) => x.fail(err));
+      readIncoming(req, body.limit, hold).then((read) => {
+        const text = (x.text = jsonText(read));
+        // A large body is parsed off the event loop, as the app's routes do (see parseOffLoop);
+        // a small one here, in this step (no promise more on every /run).
+        if (text.length >= OFF_LOOP_BYTES) return parseOffLoop(text, body.textFields, body.hint).then((offLoop) => this.check(x, params, offLoop.value, offLoop), fail);
+        let value: unknown;
+        try {
+          value = parseJsonBody(text, body.hint);
+        } catch (err) {
+          return fail(err);
+        }
+        return this.check(x, params, value, undefined);
+      }, fail);
     x.answerThrough(this.gate, () => hold.release());
     return true;
   }

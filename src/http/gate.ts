@@ -6,7 +6,7 @@ import { after } from "./chain.js";
 import { requestFault } from "./request-faults.js";
 import type { JournalSource, RequestJournal } from "./journal.js";
 import { queueAdmission, restQuota } from "./rate-limit.js";
-import { routeInfo } from "./route-info.js";
+import { routeInfo, type RouteInfo } from "./route-info.js";
 
 /**
  * Authentication, the REST quota, the scope check and the queue limits of a service request, in
@@ -46,8 +46,12 @@ export interface Exchange extends HeaderSink, JournalSource {
   fail(err: unknown): unknown;
   /** Cuts the connection (an injected reset): false where there is none to cut (in process). */
   drop(): boolean;
+  /** The service route it addresses and what the journal names, when the entry knows them already (kept with its path). */
+  readonly service?: { route: ServiceRoute; info: RouteInfo } | undefined;
   /** The service route it addresses, once classified (Hono's answers on OpenAI routes take OpenAI's shape). */
   classified?(route: ServiceRoute): void;
+  /** Called once the answer is made and recorded (the journal, the log line): an entry that writes it itself does so now. */
+  answered?(): void;
   /**
    * On an OpenAI route, which may keep the queue slot while its answer streams: `take` hands it
    * the slot's release, which the gate then leaves alone.
@@ -85,9 +89,9 @@ export class Gate {
     if (!isServicePath(path)) return after(after(x.next(), () => this.durable(x)), () => this.logLine(x, startedMs));
     const { journal, core } = this;
     const method = x.method;
-    const route = core.paths.classify(method, path);
+    const route = x.service?.route ?? core.paths.classify(method, path);
     x.classified?.(route);
-    const info = routeInfo(path, route);
+    const info = x.service?.info ?? routeInfo(path, route);
     const at = journal.enabled ? journal.now() : 0;
     let release: (() => void) | undefined;
     const admitted = () => {
@@ -106,17 +110,22 @@ export class Gate {
       if (!fault) return admitted();
       return fault.then((dropped) => (dropped ? undefined : admitted()));
     };
+    const recorded = () => {
+      release?.();
+      return after(journal.enabled ? journal.record(x, info, at, startedMs) : undefined, () => {
+        this.logLine(x, startedMs);
+        x.answered?.();
+      });
+    };
     let outcome: unknown;
     try {
       outcome = passed();
-      if (outcome instanceof Promise) outcome = outcome.then(undefined, (err: unknown) => x.fail(err));
     } catch (err) {
-      outcome = x.fail(err);
+      return after(x.fail(err), recorded);
     }
-    return after(outcome, () => {
-      release?.();
-      return after(journal.enabled ? journal.record(x, info, at, startedMs) : undefined, () => this.logLine(x, startedMs));
-    });
+    // One step for either way it settles: each step more is a turn of the microtask queue on every /run.
+    if (outcome instanceof Promise) return outcome.then(recorded, (err: unknown) => after(x.fail(err), recorded));
+    return recorded();
   }
 
   /** Job writes are committed at the end of the event-loop turn: no answer to a request that may have written leaves before they are. */

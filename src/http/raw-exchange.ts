@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Exchange, Gate } from "./gate.js";
 import { endWith, type Body } from "./large-body.js";
 import { problemAnswer, type FailureLog } from "./problem.js";
+import type { RouteInfo } from "./route-info.js";
+import type { ServiceRoute } from "./surfaces.js";
 
 /**
  * A request answered from node's request and response by a fast entry of the route table, as
@@ -16,7 +18,9 @@ export class RawExchange implements Exchange {
   /** The request body as read, for the journal. */
   text: string | undefined;
   /** The route's answer, once the gate has passed the request. */
-  next: () => unknown = () => undefined;
+  next!: () => unknown;
+  /** Called once the answer is written (a body's hold released). */
+  private done: (() => void) | undefined;
   private problem: string | undefined;
   private cut = false;
   private written = false;
@@ -28,6 +32,7 @@ export class RawExchange implements Exchange {
     readonly path: string,
     private readonly search: string | undefined,
     private readonly failures: Pick<FailureLog, "failed">,
+    readonly service?: { route: ServiceRoute; info: RouteInfo },
   ) {}
 
   authorization(): string | undefined {
@@ -64,19 +69,23 @@ export class RawExchange implements Exchange {
     this.statusCode = status;
   }
 
-  /** Passes `gate` (which calls `next`), then writes the answer and calls `done`. */
+  /** Passes `gate` (which calls `next`); the answer is written once recorded, then `done` called. */
   answerThrough(gate: Gate, done?: () => void): void {
-    const finish = () => {
-      this.send();
-      done?.();
-    };
+    this.done = done;
     const passed = gate.pass(this);
-    if (!(passed instanceof Promise)) return finish();
     // What fails after the route's answer (the journal's write) is answered as Hono answers it.
-    passed.then(finish, (err: unknown) => {
-      this.fail(err);
-      finish();
-    });
+    if (passed instanceof Promise)
+      passed.catch((err: unknown) => {
+        this.fail(err);
+        this.answered();
+      });
+  }
+
+  answered(): void {
+    this.send();
+    const done = this.done;
+    this.done = undefined;
+    done?.();
   }
 
   /** Writes the answer made, unless the route wrote its own or the connection was cut. */

@@ -4,7 +4,9 @@ import { LbRefusal, parseAffinity, type Lease } from "../../domain/load-balancer
 import type { Core } from "../core.js";
 import type { Gate } from "../gate.js";
 import { RawExchange } from "../raw-exchange.js";
+import { routeInfo, type RouteInfo } from "../route-info.js";
 import type { FastEntry, Target } from "../route-table.js";
+import type { ServiceRoute } from "../surfaces.js";
 import { answeredNothing, LB_WORKER_FAULTS, refusalOf, TIMED_OUT, WORKER_ID_HEADER } from "./serve.js";
 import { sendUpstream, upstreamTarget } from "./upstream.js";
 
@@ -13,6 +15,7 @@ interface LbPath {
   endpointId: string;
   /** Index of the path after the endpoint's id (-1: none). */
   restAt: number;
+  service: { route: ServiceRoute; info: RouteInfo };
 }
 
 /**
@@ -25,18 +28,19 @@ interface LbPath {
  */
 export class LoadBalancerRelay implements FastEntry<LbPath> {
   constructor(
-    private readonly core: Pick<Core, "loadBalancers" | "faults" | "log" | "failures">,
+    private readonly core: Pick<Core, "loadBalancers" | "faults" | "log" | "failures" | "paths">,
     private readonly gate: Gate,
   ) {}
 
-  accepts(_method: string, path: string, params: Record<string, string>): LbPath | null {
+  accepts(method: string, path: string, params: Record<string, string>): LbPath | null {
     const endpointId = params.endpoint_id;
     if (endpointId === undefined) return null;
     const at = path.indexOf("/", 1 + path.indexOf("/", 1));
-    return { endpointId, restAt: at === -1 ? -1 : at };
+    const route = this.core.paths.classify(method, path);
+    return { endpointId, restAt: at === -1 ? -1 : at, service: { route, info: routeInfo(path, route) } };
   }
 
-  take(req: IncomingMessage, res: ServerResponse, { endpointId, restAt }: LbPath, target: Target): boolean {
+  take(req: IncomingMessage, res: ServerResponse, { endpointId, restAt, service }: LbPath, target: Target): boolean {
     if (req.headers.upgrade !== undefined) return false;
     const handler = this.core.loadBalancers.handlerOf(endpointId);
     if (handler?.kind !== "process" && handler?.kind !== "url") return false;
@@ -45,7 +49,7 @@ export class LoadBalancerRelay implements FastEntry<LbPath> {
     const chunked = req.headers["transfer-encoding"] !== undefined;
     if (chunked || (length !== undefined && !(Number(length) <= LB_PAYLOAD_MAX_BYTES))) return false;
     const { path, query } = target;
-    const x = new RawExchange(req, res, req.method ?? "GET", path, query === "" ? undefined : query, this.core.failures);
+    const x = new RawExchange(req, res, req.method ?? "GET", path, query === "" ? undefined : query, this.core.failures, service);
     // The path after the endpoint's id, with the query: `/lb/api?x=1` reaches the worker as `/?x=1`.
     const rest = `${restAt === -1 ? "/" : path.slice(restAt)}${query === undefined ? "" : `?${query}`}`;
     x.next = () => this.relayed(x, endpointId, rest);
