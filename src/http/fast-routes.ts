@@ -12,7 +12,7 @@ import { validationError } from "./problem.js";
 import { RawExchange } from "./raw-exchange.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
 import type { ServiceRoute } from "./surfaces.js";
-import type { FastEntry, Target } from "./route-table.js";
+import type { FastEntry } from "./route-table.js";
 
 /**
  * A route of the table also answered from node's request (a fast entry): its declaration, whose
@@ -89,8 +89,8 @@ export class FastRoute implements FastEntry<KnownPath> {
     return result.success ? { params: Object.freeze(result.data as Record<string, string>), service } : null;
   }
 
-  take(req: IncomingMessage, res: ServerResponse, { params, service }: KnownPath, target: Target): boolean {
-    if (target.query !== undefined) return false;
+  take(req: IncomingMessage, res: ServerResponse, { params, service }: KnownPath, path: string, query: string | undefined): boolean {
+    if (query !== undefined) return false;
     const host = req.headers.host;
     if (host === undefined || !PLAIN_HOST.test(host)) return false;
     const body = this.checks.body;
@@ -98,7 +98,7 @@ export class FastRoute implements FastEntry<KnownPath> {
       const declared = Number(req.headers["content-length"]);
       if (Number.isFinite(declared) && declared > body.limit) return false;
     }
-    const x = new RawExchange(req, res, this.method, target.path, undefined, this.core.failures, service);
+    const x = new RawExchange(req, res, this.method, path, undefined, this.core.failures, service);
     if (body === undefined) {
       // A GET: nothing to read; an answer holding a large stored payload is read first, a part a
       // turn (a promise then).

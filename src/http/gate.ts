@@ -105,11 +105,6 @@ export class Gate {
       }
       return after(x.next(), () => this.durable(x));
     };
-    const passed = () => {
-      const fault = requestFault(x, core.faults, core.log, info);
-      if (!fault) return admitted();
-      return fault.then((dropped) => (dropped ? undefined : admitted()));
-    };
     const recorded = () => {
       release?.();
       return after(journal.enabled ? journal.record(x, info, at, startedMs) : undefined, () => {
@@ -119,7 +114,8 @@ export class Gate {
     };
     let outcome: unknown;
     try {
-      outcome = passed();
+      const fault = requestFault(x, core.faults, core.log, info);
+      outcome = fault ? fault.then((dropped) => (dropped ? undefined : admitted())) : admitted();
     } catch (err) {
       return after(x.fail(err), recorded);
     }

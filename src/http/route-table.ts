@@ -8,13 +8,6 @@ import { honoPath } from "./checked-routes.js";
 /** How many paths of a method keep which entry answers them (clients poll /status of many jobs). */
 const PATHS_KEPT = 2_000;
 
-/** Where a request goes once the route table has matched it: its path and query apart, and the route's params. */
-export interface Target {
-  path: string;
-  /** The query string without its `?`, undefined when there is none; `?` alone is "". */
-  query: string | undefined;
-}
-
 /**
  * A route of the table answered from node's request and response rather than through Hono: its
  * own reading of the request (the same declarations and functions as its Hono route), behind the
@@ -23,8 +16,11 @@ export interface Target {
 export interface FastEntry<A = unknown> {
   /** What is known of a path this route matched, or null when the path is left to Hono (kept per path). */
   accepts(method: string, path: string, params: Record<string, string>): A | null;
-  /** Answers the request and returns true, or returns false having touched nothing (Hono answers it). */
-  take(req: IncomingMessage, res: ServerResponse, known: A, target: Target): boolean;
+  /**
+   * Answers the request and returns true, or returns false having touched nothing (Hono answers it).
+   * `query` is the query string without its `?`, undefined when there is none (`?` alone is "").
+   */
+  take(req: IncomingMessage, res: ServerResponse, known: A, path: string, query: string | undefined): boolean;
 }
 
 interface Known {
@@ -80,7 +76,7 @@ export class RouteTable {
     let known = paths.get(path);
     if (known === undefined) paths.set(path, (known = this.known(method, path)));
     if (known === null) return false;
-    return known.entry.take(req, res, known.known, { path, query: mark === -1 ? undefined : url.slice(mark + 1) });
+    return known.entry.take(req, res, known.known, path, mark === -1 ? undefined : url.slice(mark + 1));
   }
 
   private known(method: string, path: string): Known | null {

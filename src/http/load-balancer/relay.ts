@@ -5,7 +5,7 @@ import type { Core } from "../core.js";
 import type { Gate } from "../gate.js";
 import { RawExchange } from "../raw-exchange.js";
 import { routeInfo, type RouteInfo } from "../route-info.js";
-import type { FastEntry, Target } from "../route-table.js";
+import type { FastEntry } from "../route-table.js";
 import type { ServiceRoute } from "../surfaces.js";
 import { answeredNothing, LB_WORKER_FAULTS, refusalOf, TIMED_OUT, WORKER_ID_HEADER } from "./serve.js";
 import { sendUpstream, upstreamTarget } from "./upstream.js";
@@ -40,7 +40,7 @@ export class LoadBalancerRelay implements FastEntry<LbPath> {
     return { endpointId, restAt: at === -1 ? -1 : at, service: { route, info: routeInfo(path, route) } };
   }
 
-  take(req: IncomingMessage, res: ServerResponse, { endpointId, restAt, service }: LbPath, target: Target): boolean {
+  take(req: IncomingMessage, res: ServerResponse, { endpointId, restAt, service }: LbPath, path: string, query: string | undefined): boolean {
     if (req.headers.upgrade !== undefined) return false;
     const handler = this.core.loadBalancers.handlerOf(endpointId);
     if (handler?.kind !== "process" && handler?.kind !== "url") return false;
@@ -48,7 +48,6 @@ export class LoadBalancerRelay implements FastEntry<LbPath> {
     const length = req.headers["content-length"];
     const chunked = req.headers["transfer-encoding"] !== undefined;
     if (chunked || (length !== undefined && !(Number(length) <= LB_PAYLOAD_MAX_BYTES))) return false;
-    const { path, query } = target;
     const x = new RawExchange(req, res, req.method ?? "GET", path, query === "" ? undefined : query, this.core.failures, service);
     // The path after the endpoint's id, with the query: `/lb/api?x=1` reaches the worker as `/?x=1`.
     const rest = `${restAt === -1 ? "/" : path.slice(restAt)}${query === undefined ? "" : `?${query}`}`;
