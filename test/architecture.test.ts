@@ -233,3 +233,35 @@ describe("the resource folders", () => {
     expect(unversioned).toEqual([]);
   });
 });
+
+describe("one request pipeline", () => {
+  const text = (file: string) => readFileSync(join(SRC, file), "utf8");
+  const sources = files(SRC).map((f) => relative(SRC, f));
+
+  it("http/pipeline.ts alone hands node's requests to Hono", () => {
+    expect(violations((i) => i.to === "@hono/node-server" && !i.typeOnly && i.from !== "http/pipeline.ts")).toEqual([]);
+  });
+
+  it("minipod's server hands every request and upgrade to the pipeline", () => {
+    const servers = sources.filter((f) => !f.startsWith("launch/") && /\bcreateServer\(/.test(text(f)));
+    expect(servers).toEqual(["compose/emulator.ts"]);
+    const emulator = text("compose/emulator.ts");
+    expect(emulator).toMatch(/createServer\(\{[^}]*\}, pipeline\.request\)/);
+    expect(emulator).toMatch(/server\.on\("upgrade", [^]*?pipeline\.upgrade\(req, socket, head\)/);
+  });
+
+  it("whatever answers a node request or leaves it to another is a step of the pipeline or an entry of its route table", () => {
+    // A second router would be a handler that takes a request or declines it, called from outside the pipeline.
+    const deciders = sources.filter((f) => /\(req: IncomingMessage, res: ServerResponse[^)]*\)(?::| =>) boolean/.test(text(f)));
+    const entries = deciders.filter((f) => /implements FastEntry</.test(text(f)));
+    const steps = deciders.filter((f) => !entries.includes(f) && f !== "http/route-table.ts");
+    expect(entries.sort()).toEqual(["http/fast-routes.ts", "http/load-balancer/relay.ts"]);
+    expect(steps.sort()).toEqual(["http/cross-origin.ts", "http/host-check.ts"]);
+    // The steps (the Host allow-list, cross-origin writes) are run by the pipeline alone.
+    const stepNames = steps.flatMap((f) => [...text(f).matchAll(/export function (\w+)\([^)]*\): \(req: IncomingMessage, res: ServerResponse\) => boolean/g)].map((m) => m[1]!));
+    expect(stepNames.sort()).toEqual(["crossOriginGuard", "hostGuard"]);
+    for (const name of stepNames) expect(sources.filter((f) => new RegExp(`import \\{[^}]*\\b${name}\\b`).test(text(f))), name).toEqual(["http/pipeline.ts"]);
+    // The entries are added to the table (by the app) and run by it, never called directly.
+    expect(sources.filter((f) => f !== "http/route-table.ts" && f !== "http/pipeline.ts" && /\.take\(req/.test(text(f)))).toEqual([]);
+  });
+});

@@ -1,4 +1,3 @@
-import { getRequestListener } from "@hono/node-server";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 
@@ -17,11 +16,8 @@ import type { EndpointSpec } from "../domain/endpoint.js";
 import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
-import { HostCheck, hostGuard } from "../http/host-check.js";
-import { crossOriginGuard } from "../http/cross-origin.js";
-import { endpointOfHost, routeLoadBalancing } from "../http/load-balancer/host-route.js";
+import { requestPipeline } from "../http/pipeline.js";
 import { HealthPoller } from "../http/load-balancer/health-poller.js";
-import { loadBalancerUpgrade } from "../http/load-balancer/upgrade.js";
 import { exposureWarnings } from "./exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
 import { VERSION } from "../version.js";
@@ -236,31 +232,15 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   const allowedHosts = mergeAllowedHosts(options.allowedHosts);
   const { core, app, loaded, log } = await buildEmulator(options, { defaultClock });
   const host = options.host ?? "127.0.0.1";
-  // Requests for a host that is not minipod's are refused first (DNS rebinding), then the app on
-  // @hono/node-server; `POST /run` and `GET /status` answered before it when they can be, as the
-  // app would answer them (see DirectRoutes).
-  // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
-  const lbHost = (name: string) => endpointOfHost(name, core.endpoints) !== undefined;
-  const refused = hostGuard({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost }, log);
-  // Then a write from a browser page of another origin that carries no key (cross-origin.ts).
-  const foreign = crossOriginGuard(log);
-  const listener = getRequestListener(app.fetch, { hostname: host });
-  const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    if (refused(req, res) || foreign(req, res)) return;
-    routeLoadBalancing(req, core.endpoints);
-    if (app.loadBalancerDirect.handle(req, res)) return;
-    if (!app.direct.handle(req, res)) void listener(req, res);
-  });
-  // WebSocket upgrades to load-balancing endpoints go to the worker's server; any other is refused.
-  const upgrade = loadBalancerUpgrade(core);
-  const upgradeHosts = new HostCheck({ bound: host, allowed: allowedHosts(loaded.config.allowedHosts), dynamic: lbHost });
+  // The Host allow-list, cross-origin writes, then the route table: see http/pipeline.ts.
+  const pipeline = requestPipeline(app, core, { host, allowed: allowedHosts(loaded.config.allowedHosts), log });
+  const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, pipeline.request);
   // Upgraded connections are no longer the server's to close: they are ended with it.
   const upgraded = new Set<import("node:stream").Duplex>();
   server.on("upgrade", (req, socket, head) => {
     upgraded.add(socket);
     socket.once("close", () => upgraded.delete(socket));
-    routeLoadBalancing(req, core.endpoints);
-    if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return;
+    if (pipeline.upgrade(req, socket, head)) return;
     socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", () => socket.destroy());
   });
   // Keep idle connections longer than any client keeps them in its pool: a client reusing one the

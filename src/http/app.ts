@@ -11,8 +11,10 @@ import { sameOriginOnly } from "./cross-origin.js";
 import type { Core } from "./core.js";
 import type { AppEnv } from "./env.js";
 import { allowedMethods } from "./method-not-allowed.js";
-import { DirectRoutes } from "./direct.js";
-import { requestGate, serviceAdmission } from "./gate.js";
+import { FastRoute } from "./fast-routes.js";
+import { Gate, serviceAdmission } from "./gate.js";
+import { honoGate } from "./hono-exchange.js";
+import { RouteTable } from "./route-table.js";
 import { RequestJournal } from "./journal.js";
 import { serveOpenApi } from "./openapi.js";
 import { problemResponse, validationError } from "./problem.js";
@@ -31,7 +33,7 @@ import { openAiRoutes } from "./routes/openai/index.js";
 import { workerRoutes } from "./routes/worker/index.js";
 import { loadBalancerRoutes } from "./load-balancer/routes.js";
 import { loadBalancerControlRoutes } from "./load-balancer/control.js";
-import { LoadBalancerDirect } from "./load-balancer/direct.js";
+import { LoadBalancerRelay } from "./load-balancer/relay.js";
 
 export interface AppInfo {
   version: string;
@@ -39,8 +41,8 @@ export interface AppInfo {
   controlKey?: string | undefined;
 }
 
-/** The app, and the requests answered before it (see `DirectRoutes`, `LoadBalancerDirect`). */
-export type App = OpenAPIHono<AppEnv> & { direct: DirectRoutes; loadBalancerDirect: LoadBalancerDirect };
+/** The app, and its route table, whose fast entries answer some routes from node's request (see `RouteTable`). */
+export type App = OpenAPIHono<AppEnv> & { table: RouteTable };
 
 /**
  * The whole HTTP surface. Every route is declared with `createRoute`, so `/openapi.json`
@@ -62,11 +64,14 @@ export function createApp(core: Core, info: AppInfo): App {
     },
   });
 
-  // The request log, the journal, injected faults, authentication and limits: see gate.ts.
+  // The request log, the journal, injected faults, authentication and limits, for every route of
+  // the table, fast entries included: see gate.ts.
   const journal = new RequestJournal(core.observe, core.clock, core.journalMax, core.journalBodyBytes);
-  const admission = serviceAdmission(core);
-  const gate = requestGate(core, onError, journal, admission);
-  app.use(gate);
+  const gate = new Gate(core, journal, serviceAdmission(core));
+  const gateStep = honoGate(gate, onError);
+  app.use(gateStep);
+  // Routes with a fast entry: offered a request the router sends to them behind the gate alone.
+  const table = new RouteTable(core.faults, gateStep, (method, path) => router.matchesOf(method, path) as never);
   // Pages of other origins neither drive nor read the emulator's own surface (see cross-origin.ts).
   app.use("/_emulator/*", sameOriginOnly({ jsonWrites: true }));
   app.use("/_dashboard/*", sameOriginOnly());
@@ -78,10 +83,11 @@ export function createApp(core: Core, info: AppInfo): App {
   // The REST resources before the queue: /v2/templates/{id} is not an endpoint's operation.
   core.mountServices(app);
   workerRoutes(core, app);
-  const direct = queueRoutes(core, app);
+  for (const route of queueRoutes(core, app)) table.add(route.config.method, route.config.path, new FastRoute(core, gate, route));
   requestsRoutes(core, app);
   openAiRoutes(core, app);
-  loadBalancerRoutes(core, app);
+  const relay = new LoadBalancerRelay(core, gate);
+  for (const route of loadBalancerRoutes(core, app)) table.add(route.method, route.path, relay);
   controlRoutes(core, app);
   endpointControlRoutes(core, app);
   jobControlRoutes(core, app);
@@ -106,14 +112,7 @@ export function createApp(core: Core, info: AppInfo): App {
   });
   app.onError(onError);
 
-  // What the router matches for a request, for DirectRoutes to take only what the app would
-  // send to one of its routes behind the gate alone.
-  const matched = (method: string, path: string) => {
-    const matches = router.matchesOf(method, path);
-    if (matches[0]?.[0][1].handler !== gate) return { paths: [], params: {} };
-    return { paths: matches.map(([[, route]]) => route.path), params: matches[matches.length - 1]![1] as Record<string, string> };
-  };
-  return Object.assign(app, { direct: new DirectRoutes(core, journal, admission, matched, direct), loadBalancerDirect: new LoadBalancerDirect(core, journal, admission) });
+  return Object.assign(app, { table });
 }
 
 function targetName(target: string): "body" | "query" | "path" | "header" {

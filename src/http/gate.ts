@@ -1,15 +1,12 @@
-import type { Context, MiddlewareHandler } from "hono";
-import type { ErrorHandler } from "hono/types";
 import { OPENAI_OPERATION } from "../domain/operations.js";
 import type { ServiceRoute } from "./surfaces.js";
 import { authenticate, authorize, type HeaderSink } from "./auth.js";
 import type { Core } from "./core.js";
-import type { AppEnv } from "./env.js";
 import { after } from "./chain.js";
 import { requestFault } from "./request-faults.js";
-import type { RequestJournal } from "./journal.js";
+import type { JournalSource, RequestJournal } from "./journal.js";
 import { queueAdmission, restQuota } from "./rate-limit.js";
-import { routeInfo } from "./route-info.js";
+import { routeInfo, type RouteInfo } from "./route-info.js";
 
 /**
  * Authentication, the REST quota, the scope check and the queue limits of a service request, in
@@ -35,88 +32,104 @@ export const requestLogLine = (method: string, path: string, status: number, sta
   `${method} ${path} ${status} ${(performance.now() - startedMs).toFixed(1)}ms`;
 
 /**
- * What every request passes before its route, in one middleware and with one classification of
- * the path: the request log line, and on service routes (`/v1/*`, `/v2/*`) the journal, injected
- * request faults (before authentication, as a failing network or service would act), then
- * authentication, the REST quota, the scope check and the queue limits.
+ * A request as the gate sees it, whichever entry of the route table answers it: Hono's context
+ * (`hono-exchange.ts`) or node's request and response (`raw-exchange.ts`). The gate reads it,
+ * puts its headers on it, and has it answer an error; the entry gives the route's answer.
+ */
+export interface Exchange extends HeaderSink, JournalSource {
+  readonly method: string;
+  readonly path: string;
+  authorization(): string | undefined;
+  /** The route's answer, once the gate has passed it: a promise while it is being made. */
+  next(): unknown;
+  /** The answer becomes the problem `err` (a promise while it is being made). */
+  fail(err: unknown): unknown;
+  /** Cuts the connection (an injected reset): false where there is none to cut (in process). */
+  drop(): boolean;
+  /** The service route it addresses and what the journal names, when the entry knows them already (kept with its path). */
+  readonly service?: { route: ServiceRoute; info: RouteInfo } | undefined;
+  /** The service route it addresses, once classified (Hono's answers on OpenAI routes take OpenAI's shape). */
+  classified?(route: ServiceRoute): void;
+  /** Called once the answer is made and recorded (the journal, the log line): an entry that writes it itself does so now. */
+  answered?(): void;
+  /**
+   * On an OpenAI route, which may keep the queue slot while its answer streams: `take` hands it
+   * the slot's release, which the gate then leaves alone.
+   */
+  keepSlot?(take: () => () => void): void;
+}
+
+/** Paths of the service's surfaces: the journal, faults and admission apply to them. */
+const isServicePath = (path: string): boolean => path.startsWith("/v1/") || path.startsWith("/v2/") || path.startsWith("/lb/");
+
+/**
+ * What every request passes before its route, written once and run for every entry of the route
+ * table (the routes answered from node's request and those answered through Hono alike), with
+ * one classification of the path: the request log line, and on service routes (`/v1/*`, `/v2/*`,
+ * `/lb/*`) the journal, injected request faults (before authentication, as a failing network or
+ * service would act), then authentication, the REST quota, the scope check and the queue limits.
  *
  * Answers to requests other than GET and HEAD wait for the commit of the job writes made so far.
  *
- * One function rather than a chain of seven, which each re-read what the first had classified,
- * and one that waits only for what is pending (a fault's delay, the body, the commit): a request
- * that waits for nothing is answered in the turn it arrived (see `chain`). An error thrown here is
- * answered by `onError` at once, so the journal and the log still see its status.
- *
- * `DirectRoutes` (direct.ts) takes the same steps, through `Admission`, `RequestJournal` and
- * `requestLogLine`, for the requests it answers before the app: a step added here belongs there
- * too (test/e2e/direct-routes.test.ts compares the two).
+ * It waits only for what is pending (a fault's delay, the body, the commit): a request that waits
+ * for nothing is answered in the turn it arrived (see `chain`). An error thrown here is answered
+ * by the exchange at once, so the journal and the log still see its status.
  */
-export function requestGate(core: Core, onError: ErrorHandler<AppEnv>, journal: RequestJournal, admit: Admission): MiddlewareHandler<AppEnv> {
-  const { log, faults } = core;
-  // Job writes are committed at the end of the event-loop turn: no answer to a request that may
-  // have written leaves before they are, so what a client was told is in the database.
-  const durable = (c: Context<AppEnv>) => (c.req.method === "GET" || c.req.method === "HEAD" ? undefined : core.jobStore.whenDurable());
-  const logLine = (c: Context<AppEnv>, startedMs: number) => log.info(requestLogLine(c.req.method, c.req.path, c.res.status, startedMs));
+export class Gate {
+  constructor(
+    private readonly core: Pick<Core, "log" | "faults" | "paths" | "jobStore">,
+    private readonly journal: RequestJournal,
+    private readonly admit: Admission,
+  ) {}
 
-  /** `c.res` becomes `onError`'s answer to `err`. */
-  const answer = (c: Context<AppEnv>, err: unknown) =>
-    after(onError(err as Error, c), (res) => {
-      c.res = res;
-    });
-
-  // Written to answer without a promise when nothing waits (see `chain`): a GET /status passes
-  // the whole gate in the turn its request arrived. Under Hono's own compose it is awaited as any
-  // middleware.
-  const gate = (c: Context<AppEnv>, next: () => unknown): void | Promise<void> => {
+  /** Passes `x` through every step and its route: settled (a promise when something waited) once the answer is made and recorded. */
+  pass(x: Exchange): unknown {
     const startedMs = performance.now();
-    const path = c.req.path;
-    if (!path.startsWith("/v1/") && !path.startsWith("/v2/") && !path.startsWith("/lb/")) {
-      return after(
-        after(next(), () => durable(c)),
-        () => {
-          if (log.enabled("info")) logLine(c, startedMs);
-        },
-      );
-    }
-    const method = c.req.method;
-    const route = core.paths.classify(method, path);
-    if (route.operation === OPENAI_OPERATION && route.surface === "queue") c.set("openAi", true);
-    const info = routeInfo(path, route);
+    const path = x.path;
+    if (!isServicePath(path)) return after(after(x.next(), () => this.durable(x)), () => this.logLine(x, startedMs));
+    const { journal, core } = this;
+    const method = x.method;
+    const route = x.service?.route ?? core.paths.classify(method, path);
+    x.classified?.(route);
+    const info = x.service?.info ?? routeInfo(path, route);
     const at = journal.enabled ? journal.now() : 0;
     let release: (() => void) | undefined;
     const admitted = () => {
-      release = admit(method, path, c.req.header("authorization"), route, c);
+      release = this.admit(method, path, x.authorization(), route, x);
       if (release !== undefined && route.operation === OPENAI_OPERATION) {
-        c.set("keepSlot", () => {
+        x.keepSlot?.(() => {
           const kept = release ?? (() => {});
           release = undefined;
           return kept;
         });
       }
-      return after(next(), () => durable(c));
+      return after(x.next(), () => this.durable(x));
     };
-    const passed = () => {
-      const fault = requestFault(c, faults, log, info);
-      if (!fault) return admitted();
-      return fault.then((dropped) => {
-        if (!dropped) return admitted();
-        c.res = dropped;
-        return undefined;
+    const recorded = () => {
+      release?.();
+      return after(journal.enabled ? journal.record(x, info, at, startedMs) : undefined, () => {
+        this.logLine(x, startedMs);
+        x.answered?.();
       });
     };
     let outcome: unknown;
     try {
-      outcome = passed();
-      if (outcome instanceof Promise) outcome = outcome.then(undefined, (err: unknown) => answer(c, err));
+      const fault = requestFault(x, core.faults, core.log, info);
+      outcome = fault ? fault.then((dropped) => (dropped ? undefined : admitted())) : admitted();
     } catch (err) {
-      outcome = answer(c, err);
+      return after(x.fail(err), recorded);
     }
-    return after(outcome, () => {
-      release?.();
-      return after(journal.enabled ? journal.record(c, info, at, startedMs) : undefined, () => {
-        if (log.enabled("info")) logLine(c, startedMs);
-      });
-    });
-  };
-  return gate as unknown as MiddlewareHandler<AppEnv>;
+    // One step for either way it settles: each step more is a turn of the microtask queue on every /run.
+    if (outcome instanceof Promise) return outcome.then(recorded, (err: unknown) => after(x.fail(err), recorded));
+    return recorded();
+  }
+
+  /** Job writes are committed at the end of the event-loop turn: no answer to a request that may have written leaves before they are. */
+  private durable(x: Exchange): Promise<void> | undefined {
+    return x.method === "GET" || x.method === "HEAD" ? undefined : this.core.jobStore.whenDurable();
+  }
+
+  private logLine(x: Exchange, startedMs: number): void {
+    if (this.core.log.enabled("info")) this.core.log.info(requestLogLine(x.method, x.path, x.status(), startedMs));
+  }
 }

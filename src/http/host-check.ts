@@ -99,7 +99,7 @@ export function hostRefusal(header: string): EmulatorError {
 
 /**
  * The node listener's first step: answers a request whose Host is not allowed with 403 (and
- * returns true) before anything else sees it, `DirectRoutes` included. Each refused name is
+ * returns true) before anything else sees it, the route table included. Each refused name is
  * logged once.
  */
 export function hostGuard(options: HostCheckOptions, log: Logger): (req: IncomingMessage, res: ServerResponse) => boolean {

@@ -1,11 +1,25 @@
-import type { Context } from "hono";
 import type { VirtualClock } from "../domain/clock.js";
 import type { ObservabilityStore, RequestRecord } from "../domain/observability.js";
-import type { AppEnv } from "./env.js";
 import type { RouteInfo } from "./route-info.js";
 import { BODY_KEPT_BYTES } from "../domain/redact.js";
 
 const TRIM_EVERY = 1000;
+
+/** What the journal reads of an answered request, whichever entry answered it (see `Exchange`). */
+export interface JournalSource {
+  readonly method: string;
+  readonly path: string;
+  /** The query string, without its `?`; undefined when there is none. */
+  query(): string | undefined;
+  /** The status answered (or being answered). */
+  status(): number;
+  /** Whether the connection was cut instead (journaled as 0). */
+  dropped(): boolean;
+  /** The request body as read; undefined when none was, a promise while it is still being read. */
+  bodyText(): string | undefined | Promise<string>;
+  /** The body of the error answered. */
+  problemText(): string | undefined;
+}
 
 /**
  * The request journal: each service request, once answered, with method, path, query string,
@@ -42,30 +56,29 @@ export class RequestJournal {
     return this.clock.now();
   }
 
-  /** Records the request answered through the app; a promise only when its body is still being read. */
-  record(c: Context<AppEnv>, info: RouteInfo, at: number, startedMs: number): Promise<void> | undefined {
-    const cached = (c.req.bodyCache as { text?: Promise<string> }).text;
-    const status = c.get("dropped") ? 0 : c.res.status;
-    const url = c.req.url;
-    const mark = url.indexOf("?");
+  /** Records an answered request; a promise only when its body is still being read. */
+  record(x: JournalSource, info: RouteInfo, at: number, startedMs: number): Promise<void> | undefined {
+    const status = x.dropped() ? 0 : x.status();
     const entry: RequestRecord = {
-      method: c.req.method,
-      path: c.req.path,
-      query: mark < 0 || mark === url.length - 1 ? undefined : url.slice(mark + 1),
+      method: x.method,
+      path: x.path,
+      query: x.query(),
       endpoint: info.endpoint,
       operation: info.operation,
       status,
       at,
       durationMs: this.since(startedMs),
       bodyText: undefined,
-      // Every error answer of the app is made by `problemResponse`, which keeps its body here.
-      responseText: status >= 400 ? c.get("problemBody") : undefined,
+      // Every error answer is made from `problemAnswer`, whose body the exchange keeps for this.
+      responseText: status >= 400 ? x.problemText() : undefined,
     };
-    if (!cached) {
+    const body = x.bodyText();
+    if (!(body instanceof Promise)) {
+      entry.bodyText = body;
       this.write(entry);
       return undefined;
     }
-    return cached.then((bodyText) => {
+    return body.then((bodyText) => {
       entry.bodyText = bodyText;
       this.write(entry);
     });

@@ -1,30 +1,28 @@
-import type { Context } from "hono";
 import { EmulatorError } from "../domain/errors.js";
 import { REQUEST_FAULTS, type FaultRule, type FaultRules } from "../domain/faults.js";
 import type { Logger } from "../domain/logger.js";
-import type { AppEnv } from "./env.js";
+import type { Exchange } from "./gate.js";
 import { statusTitle } from "./problem.js";
 import type { RouteInfo } from "./route-info.js";
 
 /**
  * Request-level fault injection on a service route: answers with an injected status (thrown),
- * delays the answer (wall time), or drops the connection (the answer returned, never sent).
- * Rules are matched by endpoint and operation. Undefined: no rule fired and the request goes on
- * at once (no promise: this runs on every request); otherwise a promise of the dropped answer,
- * or of undefined once a delay is over.
+ * delays the answer (wall time), or drops the connection. Rules are matched by endpoint and
+ * operation. Undefined: no rule fired and the request goes on at once (no promise: this runs on
+ * every request); otherwise a promise of whether the connection was dropped, once a delay is over.
  */
-export function requestFault(c: Context<AppEnv>, faults: FaultRules, log: Logger, info: RouteInfo): Promise<Response | undefined> | undefined {
+export function requestFault(x: Exchange, faults: FaultRules, log: Logger, info: RouteInfo): Promise<boolean> | undefined {
   const rule = faults.fire(REQUEST_FAULTS, { endpoint: info.endpoint, operation: info.operation });
-  return rule ? fired(c, rule, log) : undefined;
+  return rule ? fired(x, rule, log) : undefined;
 }
 
-async function fired(c: Context<AppEnv>, rule: FaultRule, log: Logger): Promise<Response | undefined> {
-  const what = `${c.req.method} ${c.req.path}`;
+async function fired(x: Exchange, rule: FaultRule, log: Logger): Promise<boolean> {
+  const what = `${x.method} ${x.path}`;
   const f = rule.fault;
   if (f.type === "latency") {
     log.warn(`fault ${rule.id} fired: ${f.ms} ms of latency on ${what}`);
     await new Promise((r) => setTimeout(r, f.ms));
-    return undefined;
+    return false;
   }
   if (f.type === "http") {
     log.warn(`fault ${rule.id} fired: HTTP ${f.status} on ${what}`);
@@ -32,14 +30,9 @@ async function fired(c: Context<AppEnv>, rule: FaultRule, log: Logger): Promise<
   }
   if (f.type === "reset") {
     log.warn(`fault ${rule.id} fired: connection reset on ${what}`);
-    c.set("dropped", true);
-    const socket = (c.env as { incoming?: { socket?: { destroy(): void } } } | undefined)?.incoming?.socket;
-    if (socket) {
-      socket.destroy();
-      return new Response(null, { status: 499 });
-    }
+    if (x.drop()) return true;
     // In-process requests (app.request) have no socket to drop.
     throw new EmulatorError("INJECTED_FAULT", `injected fault ${rule.id}: connection reset (no socket in-process)`, { status: 502 });
   }
-  return undefined;
+  return false;
 }

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { request, Agent, type IncomingHttpHeaders } from "node:http";
+import { request, Agent } from "node:http";
 import { connect } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Readable } from "node:stream";
@@ -7,8 +7,9 @@ import { buildEmulator, createEmulator, type Emulator } from "../../src/compose/
 import type { JournalEntry } from "../../src/domain/observability.js";
 import type { App } from "../../src/http/app.js";
 import { authorization, body as bodies, contentType, segment } from "../support/arbitraries.js";
+import { comparable, send as sendWith, type Got } from "../support/raw-http.js";
 
-// POST /run and GET /status are answered before the app when they can be (src/http/direct.ts).
+// POST /run and GET /status are answered by their fast entries when they can be (src/http/fast-routes.ts).
 // Every request here is sent twice over HTTP: once as it is, once with a fault rule armed that
 // matches nothing, which leaves every request to the app. Both answers and both journal entries
 // must be the same.
@@ -31,11 +32,6 @@ interface Sent {
   headers?: Record<string, string>;
   body?: string | undefined;
 }
-interface Got {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-}
 
 describe("POST /run and GET /status answered before the app", () => {
   let emu: Emulator;
@@ -47,9 +43,9 @@ describe("POST /run and GET /status answered before the app", () => {
     logs = [];
     emu = await createEmulator({ port: 0, clock: "manual", config: CONFIG, log: (line) => logs.push(line) });
     // The app behind the public type carries the direct route.
-    const direct = (emu.app as unknown as App).direct;
-    const handle = direct.handle.bind(direct);
-    direct.handle = (req, res) => {
+    const direct = (emu.app as unknown as App).table;
+    const handle = direct.take.bind(direct);
+    direct.take = (req, res) => {
       const t = handle(req, res);
       taken.push(t);
       return t;
@@ -63,17 +59,7 @@ describe("POST /run and GET /status answered before the app", () => {
     await emu.close();
   });
 
-  function send(s: Sent): Promise<Got> {
-    return new Promise((resolve, reject) => {
-      const req = request(`${emu.url}${s.path ?? "/v2/echo/run"}`, { method: s.method ?? "POST", headers: s.headers ?? { authorization: "Bearer test-key" }, agent }, (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => (text += c)).on("end", () => resolve({ status: res.statusCode!, headers: comparable(res.headers), text }));
-      });
-      req.on("error", reject);
-      req.end(s.body);
-    });
-  }
+  const send = (s: Sent): Promise<Got> => sendWith(`${emu.url}${s.path ?? "/v2/echo/run"}`, s.method ?? "POST", s.headers ?? { authorization: "Bearer test-key" }, agent, s.body);
 
   /** The answer and journal entry of `s` sent as it is, and with every request left to the app. */
   async function both(s: Sent): Promise<{ direct: Got; app: Got; directTaken: boolean; appTaken: boolean; entries: [JournalEntry, JournalEntry] }> {
@@ -319,7 +305,7 @@ describe("POST /run answered before the app, and the commit", () => {
       const one = exchange('{"input":{}}');
       let answered = false;
       void one.sent.then(() => (answered = true));
-      expect(app.direct.handle(one.req as never, one.res as never)).toBe(true);
+      expect(app.table.take(one.req as never, one.res as never)).toBe(true);
       await expect.poll(() => commits.length).toBe(1);
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
       expect(answered).toBe(false);
@@ -327,7 +313,7 @@ describe("POST /run answered before the app, and the commit", () => {
       expect(await one.sent).toMatchObject({ status: 200, headers: { "Content-Type": "application/json" } });
 
       const two = exchange('{"input":{}}');
-      app.direct.handle(two.req as never, two.res as never);
+      app.table.take(two.req as never, two.res as never);
       await expect.poll(() => commits.length).toBe(2);
       commits[1]!.fail(new Error("disk full"));
       const failed = await two.sent;
@@ -343,13 +329,6 @@ describe("POST /run answered before the app, and the commit", () => {
 /** The newest journal entry. */
 function last(emu: Emulator): JournalEntry {
   return emu.requests({ limit: 1 }).requests[0]!;
-}
-
-/** Headers as compared: names in lower case, without the date. */
-function comparable(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) if (k !== "date" && v !== undefined) out[k] = String(v);
-  return out;
 }
 
 /** The text with job ids replaced by a placeholder of the same length. */

@@ -145,10 +145,10 @@ describe("rate limits and worker crashes with a Node http server as the worker",
 
   it("answers its requests with RateLimit headers, then 429 with Retry-After without asking the worker", async () => {
     // Which requests the direct relay (before the app) answered.
-    const direct = (limited.app as unknown as App).loadBalancerDirect;
-    const handle = direct.handle.bind(direct);
+    const direct = (limited.app as unknown as App).table;
+    const handle = direct.take.bind(direct);
     let relayed = 0;
-    direct.handle = (req, res) => (handle(req, res) ? (relayed++, true) : false);
+    direct.take = (req, res) => (handle(req, res) ? (relayed++, true) : false);
     const get = () => fetch(`${limited.url}/lb/node/x`, { headers: AUTH, signal: AbortSignal.timeout(10_000) });
     const first = await get();
     expect(first.status).toBe(200);

@@ -20,7 +20,7 @@ describe("webhook URLs", () => {
     const post = (path: string, webhook: string) =>
       fetch(`${emu.url}/v2/ep/${path}`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: JSON.stringify({ input: {}, webhook }) });
     for (const webhook of REFUSED) {
-      // POST /run is answered before the app (DirectRoutes); /runsync by the app: both refuse.
+      // POST /run is answered by its fast entry; /runsync through Hono: both refuse.
       for (const path of ["run", "runsync"]) {
         const res = await post(path, webhook);
         expect(res.status, `${path} ${webhook}`).toBe(400);

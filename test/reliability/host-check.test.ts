@@ -34,7 +34,7 @@ describe("the Host allow-list (DNS rebinding)", () => {
       ["GET", "/openapi.json"],
       ["POST", "/_emulator/reset", "{}"],
       ["POST", "/_emulator/clock/advance", '{"ms":1000}'],
-      // The routes answered before the app (DirectRoutes) too.
+      // The routes with a fast entry too.
       ["GET", `/v2/echo/status/${job.id}`],
       ["POST", "/v2/echo/run", '{"input":{}}'],
       ["POST", "/v2/echo/runsync", '{"input":{}}'],

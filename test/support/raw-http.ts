@@ -1,4 +1,32 @@
+import { request, type Agent, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
+
+/** An answer as tests compare them: status, headers (see `comparable`), body text. */
+export interface Got {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** Headers as compared: names in lower case, without the date. */
+export function comparable(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (k !== "date" && v !== undefined) out[k] = String(v);
+  return out;
+}
+
+/** One request with node's client (`body` as given, none when undefined), read to its end. */
+export function send(url: string, method: string, headers: Record<string, string>, agent: Agent, body?: string): Promise<Got> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, agent }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c)).on("end", () => resolve({ status: res.statusCode!, headers: comparable(res.headers), text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 /**
  * A raw HTTP/1.1 exchange over one socket: what the server answers to exactly these bytes. The

@@ -1,4 +1,4 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
 import { loadBalancerServer } from "./serve.js";
@@ -21,10 +21,12 @@ const METHODS = ["get", "post", "put", "patch", "delete", "options"] as const;
 
 /**
  * `/lb/{endpoint_id}/*`: every method and path of a load-balancing endpoint, answered by a worker
- * (see `loadBalancerServer`).
+ * (see `loadBalancerServer`). Returns the routes declared, whose fast entry is the relay to worker
+ * processes (relay.ts).
  */
-export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
+export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): RouteConfig[] {
   const serve = loadBalancerServer(core);
+  const declared: RouteConfig[] = [];
   for (const method of METHODS) {
     for (const [path, suffix] of [
       ["/lb/{endpoint_id}/*", ""],
@@ -48,10 +50,11 @@ export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
           524: error("The worker took longer than 5.5 minutes"),
         },
       });
+      declared.push(route);
       app.openapi(route, async (c) => {
         // What the gate set (RateLimit) is on the answer Hono has begun, which it merges into the
         // worker's answer as that is returned; a header the worker sent itself wins, as it does
-        // on the direct relay.
+        // on the relay.
         const gate = c.res.headers;
         const answer = await serve(c, c.req.valid("param").endpoint_id);
         for (const name of [...gate.keys()]) if (answer.headers.has(name)) gate.delete(name);
@@ -59,4 +62,5 @@ export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
       });
     }
   }
+  return declared;
 }

@@ -18,9 +18,23 @@ export const WORKER_ID_HEADER = "x-runpod-worker-id";
 
 const MB = 1024 * 1024;
 
-/** The service's answers that come from the load balancer rather than a worker: `{"error": "..."}`. */
-export const refusal = (status: number, error: string, workerId?: string): Response =>
-  new Response(JSON.stringify({ error }), { status, headers: { "content-type": "application/json", ...(workerId ? { [WORKER_ID_HEADER]: workerId } : {}) } });
+/** The 524's error, past 5.5 minutes of processing. */
+export const TIMED_OUT = "request timed out: processing took longer than 5.5 minutes";
+
+/** The 502's error when a worker's server answers nothing. */
+export const answeredNothing = (workerId: string, cause: string): string => `bad gateway: worker ${workerId} answered nothing (${cause})`;
+
+/** The headers and body of the service's answers that come from the load balancer rather than a worker: `{"error": "..."}`. */
+export const refusalOf = (error: string, workerId?: string): { headers: Record<string, string>; body: string } => ({
+  headers: { "content-type": "application/json", ...(workerId ? { [WORKER_ID_HEADER]: workerId } : {}) },
+  body: JSON.stringify({ error }),
+});
+
+/** A load balancer's own answer (see `refusalOf`) as a web Response. */
+export const refusal = (status: number, error: string, workerId?: string): Response => {
+  const { headers, body } = refusalOf(error, workerId);
+  return new Response(body, { status, headers });
+};
 
 /**
  * Answers a request to a load-balancing endpoint: refuses a body above 30 MB (413), waits for a
@@ -124,11 +138,11 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
     } catch (e) {
       done();
       if (crashing?.crashed) return refusal(502, `bad gateway: worker ${worker.id} crashed ${crashing.at} (fault rule ${crash!.id})`, worker.id);
-      if (timedOut) return refusal(524, "request timed out: processing took longer than 5.5 minutes", worker.id);
+      if (timedOut) return refusal(524, TIMED_OUT, worker.id);
       if (req.signal.aborted) return refusal(499, "the client went away", worker.id);
       if (worker.target) {
         log.warn(`load balancer: worker ${worker.id} of ${endpointId} answered nothing to ${req.method} ${rest}: ${(e as Error).message}`);
-        return refusal(502, `bad gateway: worker ${worker.id} answered nothing (${causeOf(e)})`, worker.id);
+        return refusal(502, answeredNothing(worker.id, causeOf(e)), worker.id);
       }
       log.warn(`load balancer: the handler of ${endpointId} failed on ${req.method} ${rest}: ${(e as Error).stack ?? String(e)}`);
       return refusal(500, `the endpoint's handler failed: ${(e as Error).message}`, worker.id);

@@ -3,10 +3,10 @@ import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { EmulatorError } from "../../domain/errors.js";
 import { LB_PATH_PREFIX, LbRefusal, parseAffinity, type Lease } from "../../domain/load-balancer/types.js";
-import { authenticate, authorize, type HeaderSink } from "../auth.js";
+import type { HeaderSink } from "../auth.js";
 import type { Core } from "../core.js";
+import { serviceAdmission } from "../gate.js";
 import { problemAnswer } from "../problem.js";
-import { queueAdmission } from "../rate-limit.js";
 import { HOP_BY_HOP } from "./proxy.js";
 import { WORKER_ID_HEADER } from "./serve.js";
 
@@ -22,15 +22,16 @@ function answer(socket: Duplex, status: number, body: string, headers: Record<st
 
 /**
  * WebSocket upgrades to a load-balancing endpoint (`/lb/{endpoint_id}/...`, or by host): after
- * the same authentication as its other requests, a worker is chosen as for any request (affinity
- * included) and the connection is joined to the worker's server as it is, bytes both ways, until
- * either side closes; the worker's slot, and one of the endpoint's requests at once (its rate
- * limit), are held meanwhile. Workers in minipod's process (a
- * function, the built-ins) take no upgrades: 501. Returns false for a path that is no endpoint's.
+ * the gate's admission, as for its other requests (authentication, scope, the endpoint's limits),
+ * a worker is chosen as for any request (affinity included) and the connection is joined to the
+ * worker's server as it is, bytes both ways, until either side closes; the worker's slot, and one
+ * of the endpoint's requests at once (its rate limit), are held meanwhile. Workers in minipod's
+ * process (a function, the built-ins) take no upgrades: 501. Returns false for a path that is no
+ * endpoint's.
  */
 export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
   const lb = core.loadBalancers;
-  const admit = queueAdmission(core);
+  const admit = serviceAdmission(core);
   return (req, socket, head) => {
     const url = req.url ?? "/";
     if (!url.startsWith(`${LB_PATH_PREFIX}/`)) return false;
@@ -41,11 +42,9 @@ export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: 
     const sink: HeaderSink & { headers: Record<string, string> } = { headers: {}, header: (k, v) => void (sink.headers[k] = v) };
     let admitted: (() => void) | undefined;
     try {
-      const route = core.paths.classify("GET", url.split("?")[0]!);
-      const caller = authenticate(req.headers.authorization, sink, core.auth, route);
-      authorize("GET", url, caller);
+      // The gate's admission (an unknown endpoint is counted nowhere, then refused).
+      admitted = admit("GET", url, req.headers.authorization, core.paths.classify("GET", url.split("?")[0]!), sink);
       if (!core.endpoints.has(endpointId, "LOAD_BALANCER")) throw new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found`);
-      admitted = admit("GET", caller, sink);
     } catch (e) {
       const p = problemAnswer(e);
       answer(socket, p.status, p.body, { ...sink.headers, ...p.headers });

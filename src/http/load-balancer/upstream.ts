@@ -3,7 +3,7 @@ import { Agent, type Dispatcher } from "undici";
 import { HOP_BY_HOP } from "./proxy.js";
 
 /**
- * Connections to workers for the relay before Hono (`LoadBalancerDirect`), kept open between
+ * Connections to workers for the relay from node's request (`LoadBalancerRelay`), kept open between
  * requests as the service's load balancer keeps them. undici's dispatcher rather than node's
  * `http.request`: node's client builds a `ClientRequest`, an `IncomingMessage` and two pipes per
  * request, which cost minipod more CPU than the rest of the relay together. No timeouts of its own:

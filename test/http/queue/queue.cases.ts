@@ -9,7 +9,7 @@ import type { QueueClient, QueueReply, QueueTransport } from "./transport.js";
  * The queue's HTTP behaviour, one suite run against each transport (the model is Hono's
  * `src/router/common.case.test.ts`): in process through `app.request`, where the Hono app answers
  * everything, and over a real socket, where POST /run and GET /status are answered by
- * DirectRoutes (src/http/direct.ts) whenever it takes them. A case that cannot apply to one
+ * their fast entries (src/http/fast-routes.ts) whenever those take them. A case that cannot apply to one
  * transport is skipped by name, saying why. test/e2e/direct-routes.test.ts compares the two
  * paths request by request; this suite holds both to the same expectations.
  */

@@ -3,7 +3,7 @@ import { createEmulator, type EmulatorOptions } from "../../../src/compose/emula
 import type { App } from "../../../src/http/app.js";
 import { API_KEY, checkV2Answer, inProcess } from "../../support/in-process.js";
 
-/** Which part of minipod answered a request: DirectRoutes (src/http/direct.ts) or the Hono app. */
+/** Which part of minipod answered a request: a fast entry of the route table (src/http/fast-routes.ts) or the Hono app. */
 export type AnsweredBy = "direct" | "app";
 
 export interface QueueReply<T = any> {
@@ -45,7 +45,7 @@ export interface QueueTransport {
   name: string;
   /** Requests travel over a real socket (node's HTTP server) rather than into `app.request`. */
   socket: boolean;
-  /** Whether POST /run and GET /status can be answered by DirectRoutes (only over a socket). */
+  /** Whether POST /run and GET /status can be answered by their fast entries (only over a socket). */
   fastPath: boolean;
   start(options?: EmulatorOptions): Promise<QueueClient>;
   /** Every request this transport sent, with who answered it, across the clients it started. */
@@ -105,7 +105,7 @@ function client(
   return c;
 }
 
-/** Requests handed to the Hono app in process (`app.request`): DirectRoutes never sees them. */
+/** Requests handed to the Hono app in process (`app.request`): the route table never sees them. */
 export function inProcessTransport(): QueueTransport {
   const answered: QueueTransport["answered"] = [];
   return {
@@ -125,9 +125,9 @@ export function inProcessTransport(): QueueTransport {
 
 /**
  * A real server (`createEmulator`, 127.0.0.1, port 0) driven with fetch: POST /run and GET
- * /status go through DirectRoutes whenever it takes them, as for any client. Each request carries
- * a sequence number in a header, and DirectRoutes' `handle` is watched, so every answer says
- * whether DirectRoutes gave it.
+ * /status go through their fast entries whenever those take them, as for any client. Each request carries
+ * a sequence number in a header, and the route table's `take` is watched, so every answer says
+ * whether a fast entry gave it.
  */
 export function socketTransport(): QueueTransport {
   const answered: QueueTransport["answered"] = [];
@@ -138,10 +138,10 @@ export function socketTransport(): QueueTransport {
     answered,
     async start(options = {}) {
       const emu = await createEmulator({ port: 0, clock: "manual", ...options });
-      const direct = (emu.app as unknown as App).direct;
-      const handle = direct.handle.bind(direct);
+      const direct = (emu.app as unknown as App).table;
+      const handle = direct.take.bind(direct);
       const takenBy = new Map<string, boolean>();
-      direct.handle = (req, res) => {
+      direct.take = (req, res) => {
         const taken = handle(req, res);
         const seq = req.headers["x-test-seq"];
         if (typeof seq === "string") takenBy.set(seq, taken);

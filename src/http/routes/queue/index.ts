@@ -5,7 +5,7 @@ import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import type { Submission } from "../../../domain/jobs.js";
 import { RUNSYNC_WAIT_DEFAULT_MS, STATUS_SYNC_WAIT_DEFAULT_MS, STREAM_HOLD_DEFAULT_MS } from "../../../domain/limits.js";
 import type { Core } from "../../core.js";
-import type { DirectRoute } from "../../direct.js";
+import type { FastRouteDecl } from "../../fast-routes.js";
 import { textBody, type Body } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
 import { cancelRoute, healthRoute, purgeRoute, retryRoute, runRoute, runsyncRoute, statusRoute, statusSyncRoute, streamRoute } from "./routes.js";
@@ -35,10 +35,10 @@ function viewTexts(): (job: Job, now: number) => Body {
 }
 
 /**
- * The queue operations of the specification under `/v2/{endpoint_id}`; returns the ones also
- * answered before the app (see `DirectRoutes`), with the same answers.
+ * The queue operations of the specification under `/v2/{endpoint_id}`; returns the ones that also
+ * have a fast entry in the route table (see `FastRoute`), with the same answers.
  */
-export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): DirectRoute[] {
+export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): FastRouteDecl[] {
   const { jobs, clock } = core;
   const viewText = viewTexts();
 

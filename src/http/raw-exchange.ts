@@ -1,0 +1,117 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Exchange, Gate } from "./gate.js";
+import { endWith, type Body } from "./large-body.js";
+import { problemAnswer, type FailureLog } from "./problem.js";
+import type { RouteInfo } from "./route-info.js";
+import type { ServiceRoute } from "./surfaces.js";
+
+/**
+ * A request answered from node's request and response by a fast entry of the route table, as
+ * the gate sees it: the answer is made here (status, headers, the gate's first as Hono's Context
+ * keeps them, body) and written by `send` once the gate has recorded it; a route that writes its
+ * own answer as it comes (the load-balancing relay) says so with `wrote`.
+ */
+export class RawExchange implements Exchange {
+  statusCode = 200;
+  headers: Record<string, string | number> = {};
+  body: Body = "";
+  /** The request body as read, for the journal. */
+  text: string | undefined;
+  /** The route's answer, once the gate has passed the request. */
+  next!: () => unknown;
+  /** Called once the answer is written (a body's hold released). */
+  private done: (() => void) | undefined;
+  private problem: string | undefined;
+  private cut = false;
+  private written = false;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly method: string,
+    readonly path: string,
+    private readonly search: string | undefined,
+    private readonly failures: Pick<FailureLog, "failed">,
+    readonly service?: { route: ServiceRoute; info: RouteInfo },
+  ) {}
+
+  authorization(): string | undefined {
+    return this.req.headers.authorization;
+  }
+
+  header(name: string, value: string): void {
+    this.headers[name] = value;
+  }
+
+  json(text: Body): void {
+    this.headers["Content-Type"] = "application/json";
+    this.body = text;
+  }
+
+  fail(err: unknown): void {
+    this.failures.failed(this.method, this.path, err);
+    const { status, headers, body } = problemAnswer(err);
+    this.statusCode = status;
+    Object.assign(this.headers, headers);
+    this.body = this.problem = body;
+  }
+
+  drop(): boolean {
+    this.req.socket.destroy();
+    this.cut = this.written = true;
+    this.statusCode = 499;
+    return true;
+  }
+
+  /** The route wrote its answer itself, with this status. */
+  wrote(status: number): void {
+    this.written = true;
+    this.statusCode = status;
+  }
+
+  /** Passes `gate` (which calls `next`); the answer is written once recorded, then `done` called. */
+  answerThrough(gate: Gate, done?: () => void): void {
+    this.done = done;
+    const passed = gate.pass(this);
+    // What fails after the route's answer (the journal's write) is answered as Hono answers it.
+    if (passed instanceof Promise)
+      passed.catch((err: unknown) => {
+        this.fail(err);
+        this.answered();
+      });
+  }
+
+  answered(): void {
+    this.send();
+    const done = this.done;
+    this.done = undefined;
+    done?.();
+  }
+
+  /** Writes the answer made, unless the route wrote its own or the connection was cut. */
+  send(): void {
+    if (this.written) return;
+    this.written = true;
+    endWith(this.res, this.statusCode, this.headers, this.body);
+  }
+
+  query(): string | undefined {
+    return this.search;
+  }
+
+  status(): number {
+    return this.statusCode;
+  }
+
+  dropped(): boolean {
+    return this.cut;
+  }
+
+  bodyText(): string | undefined {
+    return this.text;
+  }
+
+  problemText(): string | undefined {
+    return this.problem;
+  }
+}

@@ -1,0 +1,92 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { MiddlewareHandler } from "hono";
+import type { RouterRoute } from "hono/types";
+import { REQUEST_FAULTS, type FaultRules } from "../domain/faults.js";
+import { RecentMap } from "../domain/recent-map.js";
+import { honoPath } from "./checked-routes.js";
+
+/** How many paths of a method keep which entry answers them (clients poll /status of many jobs). */
+const PATHS_KEPT = 2_000;
+
+/**
+ * A route of the table answered from node's request and response rather than through Hono: its
+ * own reading of the request (the same declarations and functions as its Hono route), behind the
+ * same gate. `A` is what it knows of a path once, kept with the path.
+ */
+export interface FastEntry<A = unknown> {
+  /** What is known of a path this route matched, or null when the path is left to Hono (kept per path). */
+  accepts(method: string, path: string, params: Record<string, string>): A | null;
+  /**
+   * Answers the request and returns true, or returns false having touched nothing (Hono answers it).
+   * `query` is the query string without its `?`, undefined when there is none (`?` alone is "").
+   */
+  take(req: IncomingMessage, res: ServerResponse, known: A, path: string, query: string | undefined): boolean;
+}
+
+interface Known {
+  entry: FastEntry;
+  known: unknown;
+}
+
+/** The handlers the app's router matches for a request, in order, each with its route and params. */
+export type Matcher = (method: string, path: string) => Array<[[unknown, RouterRoute], Record<string, string>]>;
+
+/**
+ * The app's route table, as the pipeline dispatches on it: each route is Hono's, and a route may
+ * also have a fast entry. A request whose match in the app's one router is the gate and then a
+ * route with a fast entry (nothing else: no guard or other middleware) is offered to that entry;
+ * everything else, and everything the entry leaves, goes through Hono.
+ *
+ * While a request fault rule is armed every request goes through Hono, so that the rule fires
+ * with the gate's answers as Hono makes them (a dropped connection, a delay).
+ */
+export class RouteTable {
+  /** By method, then the route's path as Hono routes it. */
+  private readonly entries = new Map<string, Map<string, FastEntry>>();
+  /** By method, then path: the entry and what it knows of the path, null for one left to Hono. */
+  private readonly paths = new Map<string, RecentMap<string, Known | null>>();
+
+  constructor(
+    private readonly faults: Pick<FaultRules, "armed">,
+    private readonly gate: MiddlewareHandler,
+    private readonly match: Matcher,
+  ) {}
+
+  /** A route's fast entry: `path` as declared (`/v2/{endpoint_id}/run`). */
+  add(method: string, path: string, entry: FastEntry): void {
+    const upper = method.toUpperCase();
+    let byPath = this.entries.get(upper);
+    if (!byPath) this.entries.set(upper, (byPath = new Map()));
+    byPath.set(honoPath(path), entry);
+  }
+
+  /** Answers the request from a fast entry and returns true, or returns false having touched nothing. */
+  take(req: IncomingMessage, res: ServerResponse): boolean {
+    if (this.faults.armed(REQUEST_FAULTS)) return false;
+    const method = req.method ?? "";
+    const url = req.url ?? "";
+    const mark = url.indexOf("?");
+    const path = mark === -1 ? url : url.slice(0, mark);
+    let paths = this.paths.get(method);
+    if (paths === undefined) {
+      // Hono answers HEAD from the GET routes; other methods only when a route has them.
+      if (!this.entries.has(method === "HEAD" ? "GET" : method)) return false;
+      this.paths.set(method, (paths = new RecentMap(PATHS_KEPT)));
+    }
+    let known = paths.get(path);
+    if (known === undefined) paths.set(path, (known = this.known(method, path)));
+    if (known === null) return false;
+    return known.entry.take(req, res, known.known, path, mark === -1 ? undefined : url.slice(mark + 1));
+  }
+
+  private known(method: string, path: string): Known | null {
+    const matches = this.match(method === "HEAD" ? "GET" : method, path);
+    if (matches.length < 2 || matches[0]![0][1].handler !== this.gate) return null;
+    const byPath = this.entries.get(method === "HEAD" ? "GET" : method);
+    // The routes after the gate (a path may match a route and its wildcard form) share one entry.
+    const entry = byPath?.get(matches[1]![0][1].path);
+    if (entry === undefined || matches.slice(2).some(([[, route]]) => byPath!.get(route.path) !== entry)) return null;
+    const known = entry.accepts(method, path, matches[matches.length - 1]![1]);
+    return known === null ? null : { entry, known };
+  }
+}
