@@ -375,6 +375,6 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
       expect(log.problems).toEqual([]);
     }
     expect(board.log.requests).toEqual(expect.arrayContaining([expect.stringContaining("/_dashboard/assets/dashboard.js"), `${emu.url}/_emulator/feed`]));
-    expect(docs.log.requests).toEqual(expect.arrayContaining([expect.stringContaining("/docs/assets/swagger-ui-bundle.js"), `${emu.url}/openapi.json`]));
+    expect(docs.log.requests).toEqual(expect.arrayContaining([expect.stringContaining("/docs/assets/swagger-ui-bundle.js"), `${emu.url}/docs/openapi-3.0.json`]));
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { markdown } from "../support/readme.js";
-import { startCli } from "../support/cli.js";
+import { forStarts, startCli } from "../support/cli.js";
 
 /** Starts the CLI on `config` (files beside it first) and resolves with what it printed when it stopped. */
 async function refused(config: unknown, files: Record<string, string> = {}): Promise<string> {
@@ -50,7 +50,7 @@ describe("a config that breaks the start names the field", () => {
       '  - endpoints[0].handler: unknown handler "nonsense": use one of echo, scripted, openai, external, a module path',
     );
     expect(await refused({ endpoints: [{ id: "a", handler: "http://[::1" }] })).toContain('  - endpoints[0].handler: "http://[::1" is not a valid URL for an HTTP worker');
-  });
+  }, forStarts(7));
 
   it("every problem at once: a type error hides no handler, and every bad handler is named", async () => {
     const printed = await refused({
@@ -74,7 +74,7 @@ describe("a config that breaks the start names the field", () => {
     const valid = await refused({ endpoints: [{ id: "a", handler: "./x.ts" }, { id: "b", handler: "ecoh" }] });
     expect(valid).toContain("  - endpoints[0].handler: cannot load ./x.ts: no such file");
     expect(valid).toContain('  - endpoints[1].handler: unknown handler "ecoh"');
-  });
+  }, forStarts(2));
 
   it("the example of such a message in docs/configuration.md is what minipod prints", async () => {
     const shown = /^ {2}- endpoints\[2\]\.handler: cannot load \.\/handlers\/gen\.ts: no such file \(looked for \/home\/me\/project\/handlers\/gen\.ts\)$/m;
@@ -103,7 +103,7 @@ describe("a config that breaks the start names the field", () => {
       "  - templates[0].handler: cannot load ./gone.js: no such file",
     );
     expect(await refused({ defaultHandler: "./gone.js", endpoints: [{ id: "a" }] })).toContain("  - defaultHandler: cannot load ./gone.js: no such file");
-  });
+  }, forStarts(2));
 
   it("references, duplicate ids and values the API's own checks refuse", async () => {
     expect(await refused({ endpoints: [{ id: "a", templateId: "nope" }] })).toContain('  - endpoints[0].templateId: unknown template "nope"; declare it in templates[]');
@@ -118,5 +118,5 @@ describe("a config that breaks the start names the field", () => {
     };
     expect(await refused(pod)).toContain('  - pods[0].dataCenterIds: network volume "v1" is in EU-RO-1, which is not listed');
     expect(await refused({ clock: { start: "yesterday" } })).toMatch(/ {2}- clock\.start: /);
-  });
+  }, forStarts(6));
 });

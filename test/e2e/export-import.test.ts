@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { startCli } from "../support/cli.js";
+import { forStarts, startCli } from "../support/cli.js";
 
 const run = promisify(execFile);
 const BIN = new URL("../../bin/minipod.js", import.meta.url).pathname;
@@ -37,10 +37,10 @@ describe("minipod export / --import", () => {
     } finally {
       await first.stop();
     }
-  });
+  }, forStarts(3));
 
   it("explains a missing server or file", async () => {
     await expect(run(process.execPath, [BIN, "export", join(dir, "x.db"), "--url", "http://127.0.0.1:9"])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("cannot reach minipod") });
     await expect(run(process.execPath, [BIN, "--import", join(dir, "missing.db"), "--port", "0"])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("cannot read state file") });
-  });
+  }, forStarts(2));
 });

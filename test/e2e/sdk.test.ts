@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import runpodSdk from "runpod-sdk";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startCli, type RunningCli } from "../support/cli.js";
+import { forStarts, startCli, type RunningCli } from "../support/cli.js";
 
 const KEY = "test-key";
 const dir = mkdtempSync(join(tmpdir(), "minipod-e2e-"));
@@ -124,7 +124,7 @@ describe("the CLI on a file database", () => {
     } finally {
       expect(await second.stop("SIGINT")).toBe(0);
     }
-  });
+  }, forStarts(2));
 
   it("stops at startup with a clear message on a bad config", async () => {
     const bad = join(dir, "bad.json");

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { startCli, type RunningCli } from "../support/cli.js";
+import { forStarts, startCli, type RunningCli } from "../support/cli.js";
 import { HANDLER, PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
 
 /**
@@ -170,5 +170,5 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     const away = launch(["--url", url, "--", PYTHON, HANDLER]);
     expect(await away.exited).toBe(2);
     expect(away.out()).toMatch(/cannot reach minipod at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED; is it running\?/);
-  });
+  }, forStarts(7));
 });

@@ -259,7 +259,7 @@ describe("the API docs", () => {
   });
   afterEach(() => e.close());
 
-  it("serve Swagger UI from the installed package, pointed at /openapi.json and nothing else", async () => {
+  it("serve Swagger UI from the installed package, pointed at /openapi.json's 3.0 rendition and nothing else", async () => {
     const page = await e.get("/docs");
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toMatch(/connect-src 'self'/);
@@ -269,7 +269,7 @@ describe("the API docs", () => {
     for (const url of urls.filter((u) => u.startsWith("/docs/assets/"))) expect((await e.get(url)).status, url).toBe(200);
 
     const init = await e.get("/docs/assets/init.js");
-    expect(init.text).toContain('url: "/openapi.json"');
+    expect(init.text).toContain('url: "/docs/openapi-3.0.json"');
     expect(init.text).toContain("validatorUrl: null");
     const bundle = await e.app.request("http://minipod.test/docs/assets/swagger-ui-bundle.js");
     expect(bundle.headers.get("content-type")).toBe("text/javascript; charset=utf-8");

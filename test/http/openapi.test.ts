@@ -64,4 +64,33 @@ describe("/openapi.json", () => {
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(Object.keys(doc.paths)[0]).toMatch(/^\/v2\/\{endpoint_id\}\//);
   });
+  it("is also at /docs/openapi-3.0.json as OpenAPI 3.0, for /docs: the same operations, parameters, bodies, answers, keys, groups and order", async () => {
+    e = await inProcess({ config: { endpoints: [{ id: "ep" }] } });
+    type Op = { operationId?: string; tags?: string[]; security?: unknown; parameters?: Array<{ in: string; name: string; required?: boolean }>; requestBody?: { content: object }; responses: object };
+    type Doc = { openapi: string; tags: unknown; paths: Record<string, Record<string, Op>>; components: { schemas: object; securitySchemes: unknown } };
+    const doc = (await e.get("/openapi.json")).body as Doc;
+    const doc30 = (await e.get("/docs/openapi-3.0.json")).body as Doc;
+    expect(doc30.openapi).toMatch(/^3\.0\.\d+$/);
+    // What Swagger UI lists and sends: each operation's path, method, id, group, key, parameters, body types and answers.
+    const outline = (d: Doc) =>
+      Object.entries(d.paths).flatMap(([path, item]) =>
+        Object.entries(item).map(([method, op]) => ({
+          at: `${method} ${path}`,
+          id: op.operationId,
+          tags: op.tags,
+          security: op.security,
+          parameters: (op.parameters ?? []).map((p) => `${p.in} ${p.name} ${p.required === true}`),
+          body: Object.keys(op.requestBody?.content ?? {}),
+          responses: Object.keys(op.responses),
+        })),
+      );
+    expect(outline(doc30)).toEqual(outline(doc));
+    expect(doc30.tags).toEqual(doc.tags);
+    expect(Object.keys(doc30.components.schemas)).toEqual(Object.keys(doc.components.schemas));
+    expect(doc30.components.securitySchemes).toEqual(doc.components.securitySchemes);
+    // A null type is written the 3.0 way.
+    const text = JSON.stringify(doc30);
+    expect(text).not.toMatch(/"type":\[/);
+    expect(text).toContain('"nullable":true');
+  });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEmulator } from "../../src/compose/emulator.js";
 import { exposureWarnings } from "../../src/compose/exposure.js";
-import { startCli } from "../support/cli.js";
+import { forStarts, startCli } from "../support/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "minipod-exposure-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,7 +32,7 @@ describe("start-up warns when the control surface is reachable beyond loopback w
     } finally {
       await quiet.stop();
     }
-  });
+  }, forStarts(2));
 
   it("from createEmulator too, and not once both keys are set or on loopback", async () => {
     const lines: string[] = [];

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { HostCheck, hostName } from "../../src/http/host-check.js";
-import { startCli } from "../support/cli.js";
+import { forStarts, startCli } from "../support/cli.js";
 import { parseAnswer, rawExchange } from "../support/raw-http.js";
 
 const config = { endpoints: [{ id: "echo", handler: "echo", workersMin: 1, coldStartMs: 0 }] };
@@ -110,7 +110,7 @@ describe("the Host allow-list (DNS rebinding)", () => {
       await env.stop();
     }
     await expect(startCli(["--allowed-hosts", "evil.example:8080"])).rejects.toThrow(/--allowed-hosts must list host names without ports/);
-  });
+  }, forStarts(3));
 });
 
 describe("HostCheck", () => {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { inProcess } from "../support/in-process.js";
-import { startCli } from "../support/cli.js";
+import { forStarts, startCli } from "../support/cli.js";
 import { rawExchange } from "../support/raw-http.js";
 
 const CONTROL_KEY = "ck-planted-control-key-51be0c";
@@ -41,7 +41,7 @@ describe("network exposure", () => {
   it("warns at start when bound beyond loopback with no API keys, and not on loopback", async () => {
     const open = await startCli(["--host", "0.0.0.0", "--clock", "manual"]);
     try {
-      for (let i = 0; i < 250 && !open.stderr().includes("WARNING"); i++) await new Promise((r) => setTimeout(r, 20));
+      await open.stderrContains("WARNING");
       expect(open.stderr()).toContain("WARNING: minipod is listening on 0.0.0.0");
       expect(open.stderr()).toContain("no API keys are configured");
     } finally {
@@ -53,7 +53,7 @@ describe("network exposure", () => {
     } finally {
       await local.stop();
     }
-  });
+  }, forStarts(2));
 });
 
 describe("controlKey guards /_emulator/*", () => {

@@ -3,6 +3,19 @@ import { fileURLToPath } from "node:url";
 
 const BIN = fileURLToPath(new URL("../../bin/minipod.js", import.meta.url));
 
+/**
+ * How long one start of the CLI may take to print its banner (or to exit) on a 2-core machine
+ * that other work keeps busy: each start is bounded by this, not by what is left of its test.
+ */
+export const START_MS = 15_000;
+
+/**
+ * The timeout of a test that starts the CLI `starts` times one after another (a failed start,
+ * `minipod export`, each a process of its own) and spends `rest` ms on its own steps: it grows
+ * with the starts, each of which fails on its own bound (START_MS) if it hangs.
+ */
+export const forStarts = (starts: number, rest = 15_000): number => starts * START_MS + rest;
+
 export interface RunningCli {
   url: string;
   proc: ChildProcess;
@@ -12,6 +25,8 @@ export interface RunningCli {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   /** Advances the emulator's manual clock over HTTP. */
   advance(ms: number): Promise<void>;
+  /** Resolves once stderr contains `text` (at once if it does). */
+  stderrContains(text: string): Promise<void>;
 }
 
 /** Starts the real CLI (`bin/minipod.js`) on port 0 (unless `port: false`: the args give it) and waits for the banner's URL. */
@@ -23,7 +38,7 @@ export async function startCli(args: string[], env: NodeJS.ProcessEnv = {}, o: {
   proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`minipod did not start in time:\n${out}\n${err}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`minipod did not start within ${START_MS / 1000} s:\n${out}\n${err}`)), START_MS);
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {
@@ -50,5 +65,15 @@ export async function startCli(args: string[], env: NodeJS.ProcessEnv = {}, o: {
       const res = await fetch(`${url}/_emulator/clock/advance`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ms }) });
       if (!res.ok) throw new Error(`advance failed: ${res.status} ${await res.text()}`);
     },
+    stderrContains: (text) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!err.includes(text)) return false;
+          proc.stderr!.off("data", check);
+          resolve();
+          return true;
+        };
+        if (!check()) proc.stderr!.on("data", check);
+      }),
   };
 }

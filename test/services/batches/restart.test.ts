@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startCli, type RunningCli } from "../../support/cli.js";
+import { forStarts, startCli, type RunningCli } from "../../support/cli.js";
 import { inProcess } from "../../support/in-process.js";
 
 const AUTH = { authorization: "Bearer test-key", "content-type": "application/json" };
@@ -58,7 +58,7 @@ describe("batches on a file database", () => {
     await call(second, "POST", `/v2/ep/batch/${draft.id}/finalize`);
     await second.advance(0);
     expect(await call(second, "GET", `/v2/ep/batch/${draft.id}`)).toMatchObject({ requestCompleted: 3, endedAt: expect.any(Number) });
-  });
+  }, forStarts(2));
 });
 
 describe("a finalize whose jobs never reached the database", () => {
