@@ -7,6 +7,9 @@ const config = {
     { id: "tpl-pod", name: "pod template", imageName: "me/pod:1", isServerless: false },
   ],
   networkVolumes: [{ id: "vol", name: "models", size: 20, dataCenter: "EU-RO-1" }],
+  // An empty job-take answers 204 at once rather than after 10 s of wall time (the test's workers
+  // poll only to be seen).
+  externalWorkers: { pollHoldMs: 0 },
   endpoints: [
     { id: "ext", handler: "external" },
     { id: "scripted-ep", handler: "scripted", workersMin: 1 },
