@@ -20,6 +20,8 @@ beforeEach(async () => {
   e = await inProcess({
     config: {
       clock: { mode: "manual", start: START },
+      // An empty job-take answers 204 at once, not after 10 s of wall time (a poll only to be seen).
+      externalWorkers: { pollHoldMs: 0 },
       endpoints: [
         { id: "chat", handler: "chatty", workersMin: 1, workersMax: 1, coldStartMs: 1000, idleTimeout: 5 },
         { id: "ext", handler: "external" },
