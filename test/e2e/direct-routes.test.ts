@@ -5,9 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Readable } from "node:stream";
 import { buildEmulator, createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import type { JournalEntry } from "../../src/domain/observability.js";
-import type { App } from "../../src/http/app.js";
 import { authorization, body as bodies, contentType, segment } from "../support/arbitraries.js";
-import { comparable, send as sendWith, type Got } from "../support/raw-http.js";
+import { comparable, onTake, send as sendWith, type Got } from "../support/raw-http.js";
 
 // POST /run and GET /status are answered by their fast entries when they can be (src/http/fast-routes.ts).
 // Every request here is sent twice over HTTP: once as it is, once with a fault rule armed that
@@ -42,14 +41,8 @@ describe("POST /run and GET /status answered before the app", () => {
   beforeAll(async () => {
     logs = [];
     emu = await createEmulator({ port: 0, clock: "manual", config: CONFIG, log: (line) => logs.push(line) });
-    // The app behind the public type carries the direct route.
-    const direct = (emu.app as unknown as App).table;
-    const handle = direct.take.bind(direct);
-    direct.take = (req, res) => {
-      const t = handle(req, res);
-      taken.push(t);
-      return t;
-    };
+    // What the route table decided for each request: a fast entry, or Hono.
+    onTake(emu, (t) => taken.push(t));
   });
   afterEach(() => {
     emu.faults.clear();

@@ -3,9 +3,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import type { JournalEntry } from "../../src/domain/observability.js";
-import type { App } from "../../src/http/app.js";
 import { Gate } from "../../src/http/gate.js";
-import { send as sendWith, type Got } from "../support/raw-http.js";
+import { onTake, send as sendWith, type Got } from "../support/raw-http.js";
 
 // minipod's socket has one request pipeline (src/http/pipeline.ts): whichever entry of the route
 // table answers a request (the queue's fast routes, the relay to a worker process, or Hono), it
@@ -38,13 +37,7 @@ describe("one gate for every entry of the route table", () => {
         ],
       },
     });
-    const table = (emu.app as unknown as App).table;
-    const take = table.take.bind(table);
-    table.take = (req, res) => {
-      const t = take(req, res);
-      taken.push(t);
-      return t;
-    };
+    onTake(emu, (t) => taken.push(t));
     const pass = Gate.prototype.pass;
     vi.spyOn(Gate.prototype, "pass").mockImplementation(function (this: Gate, x) {
       passed.push(x.path);

@@ -1,4 +1,6 @@
 import { request, type Agent, type IncomingHttpHeaders } from "node:http";
+import type { Emulator } from "../../src/compose/emulator.js";
+import type { App } from "../../src/http/app.js";
 import { connect } from "node:net";
 
 /** An answer as tests compare them: status, headers (see `comparable`), body text. */
@@ -66,4 +68,15 @@ export function parseAnswer(text: string): { status: number; headers: Record<str
     body = out;
   }
   return { status: Number(statusLine!.split(" ")[1]), headers, body };
+}
+
+/** Calls `seen` with what the route table decided for each request: answered by a fast entry (true) or left to Hono. */
+export function onTake(emu: Emulator, seen: (taken: boolean) => void): void {
+  const table = (emu.app as unknown as App).table;
+  const take = table.take.bind(table);
+  table.take = (req, res) => {
+    const t = take(req, res);
+    seen(t);
+    return t;
+  };
 }
