@@ -42,7 +42,8 @@ function workersOf(project: TestProject): number {
 
 /**
  * A vitest global setup that starts the emulators: by default with the project's
- * `emulator.config.json` (else the demo endpoints), one per worker. Use it from a setup file of
+ * `emulator.config.json` (else the demo endpoints) on the auto clock, whatever mode that file
+ * sets, one per worker (`clock` or `config` given here decide otherwise). Use it from a setup file of
  * your own: `export default minipodSetup({ config: { endpoints: [...] } })`.
  */
 export function minipodSetup(options: MinipodSetupOptions = {}): (project: TestProject) => Promise<() => Promise<void>> {
@@ -52,10 +53,13 @@ export function minipodSetup(options: MinipodSetupOptions = {}): (project: TestP
     const { perWorker = true, ...emulatorOptions } = options;
     const own = join(project.config.root, "emulator.config.json");
     const config = emulatorOptions.config ?? (existsSync(own) ? own : DEMO_CONFIG);
+    // A test runner's time skips: the file found (the project's, or the demo's "real" clock, made
+    // for a person watching the dashboard) keeps its clock's speed and start, not its mode.
+    const clock = emulatorOptions.clock ?? (emulatorOptions.config === undefined ? { mode: "auto" as const } : undefined);
     const count = perWorker ? workersOf(project) : 1;
     const started: Emulator[] = [];
     try {
-      for (let i = 0; i < count; i++) started.push(await createEmulator({ ...emulatorOptions, config }));
+      for (let i = 0; i < count; i++) started.push(await createEmulator({ ...emulatorOptions, config, ...(clock === undefined ? {} : { clock }) }));
     } catch (e) {
       await Promise.all(started.map((emu) => emu.close()));
       throw e;
