@@ -10,6 +10,8 @@ import type { EndpointSpec } from "./endpoint.js";
 export interface JobFilter {
   endpointId?: string | undefined;
   status?: JobStatus | undefined;
+  /** Only jobs whose id contains this text. */
+  idContains?: string | undefined;
   limit: number;
   offset: number;
 }

@@ -38,7 +38,7 @@ export const COLUMNS =
 /** The columns a listing reads: the payloads are left out, so a page stays cheap whatever their size. */
 export const SUMMARY_COLUMNS = COLUMNS.replace(/\b(input|output|error|s3_config)\b/g, (c) => (c === "input" ? "'{}' AS input" : `NULL AS ${c}`));
 /** Optional filters in one prepared statement: a NULL parameter matches everything. */
-export const LIST_WHERE = "(@endpoint IS NULL OR endpoint_id = @endpoint) AND (@status IS NULL OR status = @status)";
+export const LIST_WHERE = "(@endpoint IS NULL OR endpoint_id = @endpoint) AND (@status IS NULL OR status = @status) AND (@id IS NULL OR instr(id, @id) > 0)";
 export const PARAMS = COLUMNS.split(", ").map(() => "?").join(", ");
 export const UPDATES = COLUMNS.split(", ")
   .filter((c) => c !== "id")

@@ -297,7 +297,7 @@ export class SqliteJobStore implements JobStore {
 
   list(filter: JobFilter): { jobs: JobSummary[]; total: number } {
     this.flush();
-    const where = { endpoint: filter.endpointId ?? null, status: filter.status ?? null };
+    const where = { endpoint: filter.endpointId ?? null, status: filter.status ?? null, id: filter.idContains ?? null };
     return this.tx(() => ({
       jobs: this.s.list.all({ ...where, limit: filter.limit, offset: filter.offset }).map((r) => {
         const { input: _i, output: _o, error: _e, s3Config: _s, ...summary } = fromRow(r);

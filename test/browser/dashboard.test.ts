@@ -344,6 +344,51 @@ describe.skipIf(!available)("the dashboard and docs in Chromium", { timeout: 90_
     expect(await page.getAttribute(`article[data-endpoint="${LONG}"] h3`, "title")).toBe(LONG);
   });
 
+  it("tells job ids apart at 1,280 px, whole in the cells it cuts nothing of, and finds a job by any part of its id", async () => {
+    // Six jobs made in the same virtual millisecond (the manual clock): their ids start alike.
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await api("POST", `/v2/${i % 2 ? "slow" : "echo"}/run`, { input: { i } })).body.id);
+    await api("POST", "/v2/echo/runsync", { input: { sync: true } });
+    const { page } = await open("/", { viewport: { width: 1280, height: 900 } });
+    await page.waitForSelector('#live[data-state="on"]');
+    for (const id of ids) await page.waitForSelector(`#jobs-body tr[data-job="${id}"]`);
+    const cells = (await page.evaluate(`[...document.querySelectorAll("#jobs-body tr[data-job]")].map((tr) => ({
+      id: tr.dataset.job,
+      shown: tr.cells[0].textContent,
+      title: tr.cells[0].title,
+      cut: [0, 3, 6].filter((i) => tr.cells[i].scrollWidth > tr.cells[i].clientWidth),
+    }))`)) as Array<{ id: string; shown: string; title: string; cut: number[] }>;
+    expect(cells).toHaveLength(7);
+    // What a row shows tells it from every other, is the id's end, and the id is whole in its title.
+    expect(new Set(cells.map((c) => c.shown)).size).toBe(7);
+    for (const c of cells) {
+      expect(c.id.replace(/-u1$/, "").endsWith(c.shown.replace("…", ""))).toBe(true);
+      expect(c.title).toBe(c.id);
+    }
+    // The job, submitted and worker columns are not cut, nor any heading.
+    expect(cells.filter((c) => c.cut.length > 0)).toEqual([]);
+    expect(await page.evaluate(`[...document.querySelectorAll("#jobs-body th")].filter((th) => th.scrollWidth > th.clientWidth).map((th) => th.textContent)`)).toEqual([]);
+
+    // Find by id: the end the list shows keeps that one job; Enter opens it, the whole id in its detail.
+    const wanted = ids[3]!;
+    const shown = cells.find((c) => c.id === wanted)!.shown.replace("…", "");
+    await page.fill("#jobs-filter [name=id]", shown);
+    await page.waitForSelector(`#jobs-body tr[data-job="${ids[0]}"]`, { state: "detached" });
+    expect(await page.locator("#jobs-body tr[data-job]").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-job")))).toEqual([wanted]);
+    await page.press("#jobs-filter [name=id]", "Enter");
+    await page.waitForSelector(`#job-body [data-detail="${wanted}"]`);
+    expect(await page.textContent("#job-body")).toContain(wanted);
+    expect(await hashOf(page)).toBe(`#job=${wanted}`);
+    // A whole id pasted finds it too; one that matches nothing says so.
+    await page.fill("#jobs-filter [name=id]", ids[0]!);
+    await page.press("#jobs-filter [name=id]", "Enter");
+    await page.waitForSelector(`#job-body [data-detail="${ids[0]}"]`);
+    await page.fill("#jobs-filter [name=id]", "not-a-job");
+    await page.press("#jobs-filter [name=id]", "Enter");
+    await page.waitForSelector('#toast.error >> text=no job\'s id contains "not-a-job"');
+    await page.waitForSelector("#jobs-body .empty");
+  });
+
   it("renders every operation of /openapi.json at /docs", async () => {
     const doc = (await api("GET", "/openapi.json")).body as { paths: Record<string, Record<string, unknown>> };
     const operations = Object.values(doc.paths).reduce((n, methods) => n + Object.keys(methods).length, 0);

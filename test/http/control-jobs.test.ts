@@ -107,6 +107,23 @@ describe("GET /_emulator/jobs", () => {
     expect(none.body).toMatchObject({ jobs: [], count: 0 });
   });
 
+  it("finds jobs by any part of their id: its end, its start, the whole id", async () => {
+    const ids = await submitSpaced([
+      ["echo", { n: 1 }],
+      ["echo", { n: 2 }],
+      ["work", { n: 3 }],
+    ]);
+    const listed = async (q: string) => ((await e.get(`/_emulator/jobs?${q}`)).body.jobs as Array<{ id: string }>).map((j) => j.id);
+    expect(await listed(`id=${ids[1]!.slice(-11, -3)}`)).toEqual([ids[1]]);
+    expect(await listed(`id=${ids[2]}`)).toEqual([ids[2]]);
+    expect(await listed(`id=${ids[0]!.slice(0, 4)}`)).toEqual([ids[2], ids[1], ids[0]]);
+    expect(await listed(`id=${ids[0]!.slice(-11, -3)}&endpoint=work`)).toEqual([]);
+    expect((await e.get("/_emulator/jobs?id=zz-nothing")).body).toMatchObject({ jobs: [], count: 0 });
+    const tooLong = await e.get(`/_emulator/jobs?id=${"a".repeat(201)}`);
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.errors).toEqual([expect.stringMatching(/^query\.id: /)]);
+  });
+
   it("refuses bad filters with 400 naming each", async () => {
     const res = await e.get("/_emulator/jobs?status=DONE&limit=0&offset=x");
     expect(res.status).toBe(400);

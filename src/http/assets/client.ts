@@ -235,7 +235,20 @@ export const DASHBOARD_JS = String.raw`
   });
 
   byId("jobs-filter").addEventListener("change", function () { state.offset = 0; writeHash(); markEndpoint(); refresh("jobs").catch(report); });
-  byId("jobs-filter").addEventListener("submit", function (ev) { ev.preventDefault(); });
+  // Find by id: the list keeps the jobs whose id contains what is typed; Enter opens the newest.
+  byId("jobs-filter").addEventListener("input", function (ev) { if (ev.target.name === "id") { state.offset = 0; schedule("jobs", 250); } });
+  byId("jobs-filter").addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    var text = jobsFilter.id.value.trim();
+    if (!text) return;
+    send("GET", "/_emulator/jobs?limit=1&id=" + encodeURIComponent(text)).then(async function (res) {
+      if (!res.ok) return;
+      var page = await res.json();
+      if (page.jobs.length === 0) return toast("no job's id contains \"" + text + "\"", true);
+      selectJob(page.jobs[0].id);
+      refresh("jobs").catch(report);
+    }).catch(report);
+  });
   byId("requests-filter").addEventListener("input", function () { schedule("requests", 250); });
   byId("requests-filter").addEventListener("submit", function (ev) { ev.preventDefault(); refresh("requests").catch(report); });
 

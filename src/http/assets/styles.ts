@@ -94,7 +94,7 @@ table.fit td, table.fit th { overflow: hidden; text-overflow: ellipsis; white-sp
 .w-id { width: 150px; } .w-time { width: 118px; } .w-status-badge { width: 110px; } .w-duration { width: 84px; }
 .w-try { width: 48px; } .w-answer { width: 100px; } .w-op { width: 30%; } .w-status { width: 72px; } .w-took { width: 74px; }
 .w-when { width: 22%; } .w-fired { width: 60px; } .w-remove { width: 80px; }
-.jobs-table .w-id { width: 18%; } .jobs-table .w-status-badge { width: 14%; } .jobs-table .w-time { width: 15%; } .jobs-table .w-duration { width: 11%; } .jobs-table .w-worker { width: 16%; }
+.jobs-table .w-id { width: 13%; } .jobs-table .w-status-badge { width: 13%; } .jobs-table .w-time { width: 16%; } .jobs-table .w-duration { width: 11%; } .jobs-table .w-worker { width: 19%; }
 .table-foot { font-size: 12px; margin: 6px 0 0; text-align: right; }
 th { text-align: left; font-size: 11px; font-weight: 600; color: var(--muted); text-transform: uppercase; letter-spacing: .4px; padding: 4px 8px; border-bottom: 1px solid var(--line); }
 td { padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }

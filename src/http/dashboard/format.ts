@@ -38,9 +38,15 @@ export function duration(ms: number | undefined): string {
 
 const pair = (a: number, ua: string, b: number, ub: string) => (b === 0 ? `${a} ${ua}` : `${a} ${ua} ${b} ${ub}`);
 
-/** The distinctive start of a job id (`8f3c2a8e-1b2c…`; `sync-` ids keep their prefix). */
+/**
+ * The part of a long id that tells it from the others: its end (`…6af1c24c`), the service's
+ * suffix (`-u1`, the same on every job) left out. A job id starts with the time it was made, the
+ * same for every job of a burst; it ends in random digits.
+ */
 export function shortId(id: string): string {
-  return id.length <= 16 ? id : `${id.slice(0, id.startsWith("sync-") ? 18 : 13)}…`;
+  if (id.length <= 16) return id;
+  const body = id.replace(/-[a-z]\d+$/, "");
+  return `…${body.slice(-8)}`;
 }
 
 /** `YYYY-MM-DD HH:MM:SS.mmm` (UTC), for times that may fall on another day (expiry, retention). */

@@ -34,7 +34,7 @@ const panelRoute = createRoute({
   tags: [TAG],
   summary: "One dashboard panel as an HTML fragment",
   description:
-    "What the dashboard's script fetches to refresh a panel. `jobs` takes `endpoint`, `status`, `offset`; `job` takes `id`; `requests` takes `endpoint`, `operation`, `status` and `workers=show` (the worker protocol's requests are left out otherwise).",
+    "What the dashboard's script fetches to refresh a panel. `jobs` takes `endpoint`, `status`, `id` (a part of the job id), `offset`; `job` takes `id`; `requests` takes `endpoint`, `operation`, `status` and `workers=show` (the worker protocol's requests are left out otherwise).",
   request: {
     params: z.object({ panel: z.enum(PANELS).openapi({ param: { name: "panel", in: "path" } }) }),
     query: z.object({

@@ -139,6 +139,17 @@ function JobFilter({ endpointIds }: { endpointIds: string[] }) {
           <option value={s}>{s}</option>
         ))}
       </select>
+      <input
+        name="id"
+        type="search"
+        placeholder="find by id"
+        aria-label="find a job by id"
+        title="Any part of a job id (its end, as the list shows it, or the whole id): the list keeps the jobs it matches; Enter opens the first"
+        size={14}
+        maxlength={200}
+        spellcheck={false}
+        autocomplete="off"
+      />
     </form>
   );
 }

@@ -3,7 +3,7 @@ import { JOB_STATUSES, type JobStatus } from "../../domain/job.js";
 import type { Core } from "../core.js";
 import { endpointStates } from "../routes/control/endpoints.js";
 import { jobSummary } from "../job-summary.js";
-import { JOB_LIST_DEFAULT, jobDetail } from "../routes/control/jobs.js";
+import { JOB_ID_QUERY_MAX, JOB_LIST_DEFAULT, jobDetail } from "../routes/control/jobs.js";
 import { fetchControl, pickQuery, type BatchOverview, type FaultRule, type InProcess, type JobEvent, type JournalEntry, type WebhookDelivery } from "./data.js";
 import { BatchesBody } from "./panels/batches.js";
 import { ClockBody } from "./panels/clock.js";
@@ -46,7 +46,9 @@ export async function renderPanel(name: PanelName, { core, app, query }: PanelCo
       const offset = query.offset ? Number(query.offset) : 0;
       if (!Number.isSafeInteger(offset) || offset < 0) throw new EmulatorError("BAD_REQUEST", `offset must be a non-negative integer, got "${query.offset}"`);
       const status = jobStatus(query.status);
-      const page = core.jobStore.list({ endpointId: query.endpoint || undefined, status, limit: JOB_LIST_DEFAULT, offset });
+      const id = query.id?.trim() || undefined;
+      if (id !== undefined && id.length > JOB_ID_QUERY_MAX) throw new EmulatorError("BAD_REQUEST", `id must be at most ${JOB_ID_QUERY_MAX} characters, got ${id.length}`);
+      const page = core.jobStore.list({ endpointId: query.endpoint || undefined, status, idContains: id, limit: JOB_LIST_DEFAULT, offset });
       const now = core.clock.now();
       return <JobsBody page={{ jobs: page.jobs.map((j) => jobSummary(j, now)), count: page.total, limit: JOB_LIST_DEFAULT, offset }} />;
     }

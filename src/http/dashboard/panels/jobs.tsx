@@ -22,8 +22,12 @@ export function JobsBody({ page }: { page: JobPage }) {
             <th>endpoint</th>
             <th class="w-status-badge">status</th>
             <th class="w-time">submitted</th>
-            <th class="num w-duration">delay</th>
-            <th class="num w-duration">run time</th>
+            <th class="num w-duration" title="delayTime: from submission to the start">
+              delay
+            </th>
+            <th class="num w-duration" title="executionTime: from the start to the end">
+              run
+            </th>
             <th class="w-worker">worker</th>
           </tr>
         </thead>

@@ -17,6 +17,8 @@ const JSON_TYPE = { "content-type": "application/json" } as const;
 const TAG = "Emulator control";
 export const JOB_LIST_DEFAULT = 50;
 export const JOB_LIST_MAX = 500;
+/** The longest text a job list is filtered by (a job id is far shorter). */
+export const JOB_ID_QUERY_MAX = 200;
 /** A job's detail carries at most this many stream chunks (each may be up to 1 MB). */
 export const DETAIL_CHUNKS_MAX = 100;
 
@@ -51,6 +53,7 @@ const listJobs = createRoute({
     query: z.object({
       endpoint: z.string().min(1).optional().openapi({ param: { name: "endpoint", in: "query" }, description: "Only this endpoint's jobs" }),
       status: Status.optional().openapi({ param: { name: "status", in: "query" } }),
+      id: z.string().min(1).max(JOB_ID_QUERY_MAX).optional().openapi({ param: { name: "id", in: "query" }, description: "Only jobs whose id contains this text (any part of it: its start, its end)" }),
       limit: intQuery().pipe(z.int().min(1).max(JOB_LIST_MAX)).optional().openapi({ param: { name: "limit", in: "query" }, description: `1..${JOB_LIST_MAX}, default ${JOB_LIST_DEFAULT}` }),
       offset: intQuery().pipe(z.int().min(0)).optional().openapi({ param: { name: "offset", in: "query" }, description: "Jobs to skip, default 0" }),
     }),
@@ -159,7 +162,7 @@ export function jobControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void 
     const q = c.req.valid("query");
     const limit = q.limit ?? JOB_LIST_DEFAULT;
     const offset = q.offset ?? 0;
-    const page = core.jobStore.list({ endpointId: q.endpoint, status: q.status, limit, offset });
+    const page = core.jobStore.list({ endpointId: q.endpoint, status: q.status, idContains: q.id, limit, offset });
     const now = core.clock.now();
     return c.json({ jobs: page.jobs.map((j) => jobSummary(j, now)), count: page.total, limit, offset }, 200);
   });
