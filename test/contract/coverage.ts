@@ -10,7 +10,7 @@ export const END = "<!-- /v2-coverage -->";
 
 /** What minipod answers where it cannot be what the service is; the rest answers as described. */
 const NOTES: Record<string, string> = {
-  createEndpoint: "queue endpoints only (LOAD_BALANCER: 400)",
+  createEndpoint: "LOAD_BALANCER too (201), scaling on REQUEST_COUNT (QUEUE_DELAY: 400)",
   listEndpointWorkers: "simulated workers and worker processes",
   listEndpointReleases: "every release reaches all workers at once",
   getWorkerLogs: "lifecycle, jobs, `ctx.log`",
