@@ -86,6 +86,8 @@ describe("the package, packed and installed into an empty project", () => {
       "dist/index.d.ts",
       "dist/vitest.js",
       "dist/vitest.d.ts",
+      "dist/contract.js",
+      "dist/contract.d.ts",
       "schema/emulator.config.schema.json",
       "emulator.config.json",
       "fixtures/handlers/text-generator.ts",
@@ -160,6 +162,20 @@ await emu.close();
     );
     const r = run(process.execPath, ["try.mjs"], project);
     expect(JSON.parse(r.stdout)).toEqual({ output: "HELLO", executionTime: 100 });
+  }, 60_000);
+
+  it("gives minipod/contract to an ES module: a target of its own, and the service's checks", () => {
+    writeFileSync(
+      join(project, "contract.mjs"),
+      `import { contractTarget, jobProblems } from "minipod/contract";
+const target = await contractTarget({ config: { endpoints: [{ id: "echo", handler: "echo" }] } });
+const { status, body } = await target.call("POST", "/" + target.endpoint("echo") + "/runsync", { input: { n: 1 } });
+console.log(JSON.stringify({ status, output: body.output, problems: jobProblems(body, "COMPLETED"), remote: target.remote }));
+await target.close();
+`,
+    );
+    const r = run(process.execPath, ["contract.mjs"], project);
+    expect(JSON.parse(r.stdout)).toEqual({ status: 200, output: { n: 1 }, problems: [], remote: false });
   }, 60_000);
 
   it("type-checks TypeScript against the package's types: createEmulator, EmulatorConfig, Handler and the handler of docs/handlers.md", async () => {

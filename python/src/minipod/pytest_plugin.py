@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import pytest
 
+from ._contract_fixtures import MARKER_LINE, minipod_target, skip_emulator_only  # noqa: F401  (the fixture, registered here)
 from .emulator import CLOCKS, Emulator
 from .errors import MinipodError
 
@@ -48,6 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "minipod(config=None, clock=None, speed=None): run the test on a minipod of this configuration (one per distinct configuration, reset before each test)")
+    config.addinivalue_line("markers", MARKER_LINE)
     # pytest only warns of an unknown ini key; a misspelt key of minipod's would leave the fixture
     # on its default (a real clock where the test meant manual) and the test failing for no clear reason.
     for key in config.inicfg:
@@ -56,6 +58,10 @@ def pytest_configure(config: pytest.Config) -> None:
     clock = config.getini("minipod_clock")
     if clock and clock not in CLOCKS:
         raise pytest.UsageError(f"ini key minipod_clock: {clock!r} is not a clock of minipod; use one of {', '.join(CLOCKS)}")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    skip_emulator_only(item)
 
 
 def _unknown(what: str, name: str, valid: Mapping[str, Any]) -> str:
