@@ -85,3 +85,30 @@ export function minipodUrl(): string {
   const worker = Number(process.env.VITEST_POOL_ID ?? "1");
   return urls[(Number.isInteger(worker) && worker > 0 ? worker - 1 : 0) % urls.length]!;
 }
+
+/** The emulator's clock, for the client under test: see `minipodClock`. */
+export interface ClientClock {
+  /** Waits `ms` of virtual time (`POST /_emulator/clock/sleep`): at once on the auto clock while nothing runs on real time. */
+  sleep(ms: number): Promise<void>;
+  /** Virtual now, epoch ms (`GET /_emulator/clock`). */
+  now(): Promise<number>;
+}
+
+/**
+ * In a test: the emulator's clock as a client's `sleep` and `now` (of this worker's emulator, or
+ * of the one at `url`), to give the client under test where it would wait in real time, so its
+ * polling skips ahead with the jobs it polls: `new MyClient({ sleep: clock.sleep })`.
+ */
+export function minipodClock(url: string = minipodUrl()): ClientClock {
+  const control = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}/_emulator/clock${path}`, { method, ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }) });
+    if (!res.ok) throw new Error(`minipod's clock answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as { now: number };
+  };
+  return {
+    sleep: async (ms) => {
+      await control("POST", "/sleep", { ms: Math.max(0, Math.round(ms)) });
+    },
+    now: async () => (await control("GET", "")).now,
+  };
+}

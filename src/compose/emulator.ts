@@ -11,6 +11,7 @@ import { parseFaultRule, type FaultRuleConfigInput } from "../config/faults-sche
 import type { Config } from "../config/schema.js";
 import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
 import { buildRuntime, type EmulatorRuntime } from "./runtime.js";
+import { clientSleep } from "../domain/client-sleep.js";
 import { VirtualClock, type ClockMode, type WallTime } from "../domain/clock.js";
 import type { EndpointSpec } from "../domain/endpoint.js";
 import type { Handler } from "../domain/handlers/types.js";
@@ -73,6 +74,12 @@ export interface EmulatorClock {
   now(): number;
   /** Moves virtual time forward by `ms`, running everything due, and resolves once it settled. */
   advance(ms: number): Promise<void>;
+  /**
+   * A client's sleep on the virtual clock: resolves once `ms` of virtual time has passed (on the auto
+   * clock at once while nothing runs on real time), with the time then. Give it to the client under
+   * test in place of its own sleep (`POST /_emulator/clock/sleep` from another process).
+   */
+  sleep(ms: number): Promise<number>;
 }
 
 export interface Emulator {
@@ -277,7 +284,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     config: loaded.config,
     recovered: core.recovered,
     warnings,
-    clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms) },
+    clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms), sleep: (ms) => clientSleep(core.clock, ms) },
     reset: () => core.reset(),
     // Queue and load-balancing endpoints, in the order they were made.
     endpoints: () => core.endpoints.list(),

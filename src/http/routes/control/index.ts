@@ -1,6 +1,7 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { VIRTUAL_TIME_MAX_MS } from "../../../domain/bounds.js";
 import { CLOCK_MODES } from "../../../domain/clock.js";
+import { clientSleep } from "../../../domain/client-sleep.js";
 import { EmulatorError } from "../../../domain/errors.js";
 import type { Core } from "../../core.js";
 import { jsonBody } from "../../body.js";
@@ -13,6 +14,8 @@ import { waitRoutes } from "./wait.js";
 
 const TAG = "Emulator control";
 const CONTROL_BODY_LIMIT = 1024 * 1024;
+/** The longest client sleep: a day of virtual time (a poll's sleep is seconds). */
+const CLIENT_SLEEP_MAX_MS = 86_400_000;
 
 const ClockSchema = z
   .object({
@@ -65,6 +68,31 @@ const advanceClock = createRoute({
   responses: { ...ok(ClockSchema, "The clock after the move"), 400: ERROR_RESPONSES[400] },
 });
 
+const sleepOnClock = createRoute({
+  method: "post",
+  path: "/_emulator/clock/sleep",
+  operationId: "sleepOnClock",
+  tags: [TAG],
+  summary: "A client's sleep, on the virtual clock",
+  description:
+    "Answers once `ms` of virtual time has passed: on the auto clock at once when nothing runs on real time (time skips ahead, firing the timers on the way in order), in step with the work while something does; on the real clock in wall time; on the manual clock it moves time itself, timer by timer, waiting for real work. What a test client's `sleep` calls, so that its polling waits on minipod's clock.",
+  middleware: [jsonBody(CONTROL_BODY_LIMIT)] as const,
+  request: {
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z
+            .object({ ms: int().min(0).max(CLIENT_SLEEP_MAX_MS).openapi({ example: 1000, description: "Virtual ms to sleep" }) })
+            .strict()
+            .openapi("ClientSleep"),
+        },
+      },
+    },
+  },
+  responses: { ...ok(ClockSchema, "The clock once the sleep has passed"), 400: ERROR_RESPONSES[400] },
+});
+
 const reset = createRoute({
   method: "post",
   path: "/_emulator/reset",
@@ -100,6 +128,11 @@ export function controlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
       throw new EmulatorError("VALIDATION_FAILED", `the request body is invalid: ${error}`, { errors: [error] });
     });
     core.log.debug(`clock advanced by ${ms} ms to ${new Date(clock.now()).toISOString()}`);
+    return c.json(view(), 200);
+  });
+
+  router.openapi(sleepOnClock, async (c) => {
+    await clientSleep(clock, c.req.valid("json").ms);
     return c.json(view(), 200);
   });
 
