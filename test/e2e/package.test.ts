@@ -225,11 +225,14 @@ export const bad: EmulatorConfig = { endpoints: [], nope: 1 };
   it("runs vitest with minipod/vitest as docs/testing.md shows it: an emulator per worker, its URL injected", async () => {
     const vitest = JSON.parse(readFileSync(require.resolve("vitest/package.json"), "utf8")) as { version: string };
     run("npm", ["install", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", `vitest@${vitest.version}`], project);
-    const [config, test] = blocksOf("docs/testing.md", "With vitest", "ts");
+    const [config, test, poller, pollerTest] = blocksOf("docs/testing.md", "With vitest", "ts");
     const suite = join(project, "suite");
     mkdirSync(suite);
     writeFileSync(join(suite, "vitest.config.ts"), config!.text);
     writeFileSync(join(suite, "echo.test.ts"), test!.text);
+    // A client's own sleeps (its subsection): the client and its test, on minipodClock.
+    writeFileSync(join(suite, "poller.ts"), poller!.text);
+    writeFileSync(join(suite, "poller.test.ts"), pollerTest!.text);
     // Beside it, a file that runs at the same time on the other worker: each has its own emulator.
     writeFileSync(
       join(suite, "workers.test.ts"),
@@ -248,12 +251,12 @@ it("has an emulator of its own among one per worker", async () => {
       expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
       // The colours of vitest's report (escape sequences) aside.
       // eslint-disable-next-line no-control-regex
-      expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/Tests\s+2 passed/);
+      expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/Tests\s+3 passed/);
       writeFileSync(
         join(suite, "tsconfig.json"),
         JSON.stringify({
           compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, types: ["node"], skipLibCheck: true },
-          files: ["vitest.config.ts", "echo.test.ts", "workers.test.ts"],
+          files: ["vitest.config.ts", "echo.test.ts", "workers.test.ts", "poller.ts", "poller.test.ts"],
         }),
       );
       const types = await typeCheck(suite);

@@ -29,6 +29,7 @@ import pytest
 
 from ._contract_fixtures import MARKER_LINE, minipod_target, skip_emulator_only  # noqa: F401  (the fixture, registered here)
 from .emulator import CLOCKS, Emulator
+from .skip_sleeps import minipod_skip_sleeps  # noqa: F401  (the fixture, registered here)
 from .errors import MinipodError
 
 #: The ini keys of the plugin, with what each holds.
