@@ -4,7 +4,7 @@ import json
 import pytest
 
 from minipod import MinipodError
-from minipod.contract import emulator_only_reason, error_problems, handler_error, job_problems, target_from_env
+from minipod.contract import contract_target, emulator_only_reason, error_problems, handler_error, job_problems, target_from_env
 
 
 def test_the_environment_names_a_target_and_maps_endpoint_names():
@@ -53,3 +53,14 @@ def test_error_problems_check_the_status_on_the_queue_and_problem_json_on_rest()
     assert error_problems(404, "anything", 404, "queue") == []
     assert error_problems(400, {"title": "Bad Request", "status": 400, "detail": "d", "errors": ["$.x: y"]}, 400, "rest") == []
     assert error_problems(400, {"status": 500}, 400, "rest") == ["title: expected a string", "status: the body's (500) is not the answer's (400)", "detail: expected a string"]
+
+
+def test_contract_target_starts_a_minipod_when_nothing_is_named_and_calls_it_with_the_key():
+    target = contract_target(config={"endpoints": [{"id": "echo", "handler": "echo"}]}, env={})
+    try:
+        assert target.remote is False and target.base_url == target.emulator.v2_url
+        status, job = target.call("POST", "/echo/runsync", {"input": {"n": 1}})
+        assert status == 200 and job["status"] == "COMPLETED" and job["output"] == {"n": 1}
+        assert target.call("GET", "/echo/status/no-such-job")[0] == 404
+    finally:
+        target.close()
