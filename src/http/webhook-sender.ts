@@ -55,9 +55,9 @@ const portOf = (u: URL): number => (u.port !== "" ? Number(u.port) : u.protocol 
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** One request: its answer's status (and where a redirect points), read from the head alone. */
 type Answer = { status: number; location?: string } | { error: string };
 
+/** One request: its answer's status (and where a redirect points), read from the head alone. */
 function call(target: URL, method: string, body: string | undefined, own: OwnAddress, signal: AbortSignal, wire: WebhookWire | undefined): Promise<Answer> {
   const port = portOf(target);
   // A name is resolved once, and the address connected to is the one checked.
