@@ -118,9 +118,9 @@ export class Snapshots {
     this.flush();
     const copy = openSqlite(openable(this.db.serialize()));
     try {
+      // An UPDATE would leave the old values in the file's free space: zeroed as they are freed.
+      copy.exec("PRAGMA secure_delete = ON");
       redactSecrets(copy);
-      // An UPDATE leaves the old values in the file's free space: rebuild it so they are gone.
-      copy.exec("VACUUM");
       return openable(copy.serialize());
     } finally {
       copy.close();
