@@ -169,7 +169,8 @@ function copyAll(from: Db, to: Db): void {
         const cols = columns(from, t).filter((c) => columns(to, t).includes(c));
         const list = cols.map((c) => `"${c}"`).join(", ");
         const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
-        for (const row of from.prepare(`SELECT ${list} FROM "${t}"`).raw(true).all()) insert.run(...(row as unknown[]));
+        // Row by row: a table's rows are never all in memory at once.
+        for (const row of from.prepare(`SELECT ${list} FROM "${t}"`).raw(true).iterate()) insert.run(...(row as unknown[]));
       }
     })();
   } finally {
