@@ -265,6 +265,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     const message = e.code === "EADDRINUSE" ? `port ${options.port} of ${host} is already in use; choose another port, or 0 for a free one` : e.message;
     throw Object.assign(new Error(message, { cause: e }), { code: e.code, port: options.port, host });
   });
+  core.ownAddress.listening(host, address.port);
   const warnings = exposureWarnings(host, { apiKeys: loaded.config.auth.keys.length > 0, controlKey: loaded.config.controlKey !== undefined });
   for (const w of warnings) log.warn(w);
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;

@@ -10,7 +10,8 @@ import type { Scheduler, SchedulerFaults } from "../domain/scheduler.js";
 import { logJobEnds } from "../domain/job-log.js";
 import { recordTimelines } from "../domain/timeline.js";
 import { Webhooks } from "../domain/webhooks.js";
-import { fetchWebhookSender } from "../http/webhook-sender.js";
+import { OwnAddress } from "../http/own-address.js";
+import { webhookSender } from "../http/webhook-sender.js";
 import type { Db } from "../store/db.js";
 import { SqliteObservabilityStore } from "../store/observability-store.js";
 import type { WriteBehind } from "../store/write-behind.js";
@@ -35,7 +36,9 @@ export function buildObserve(d: { db: Db; writes: WriteBehind; clock: VirtualClo
   };
   recordTimelines(notifier, observe);
   logJobEnds(notifier, log);
-  const webhooks = new Webhooks({ clock, notifier, store: observe, send: fetchWebhookSender(config.webhooks.timeoutMs), log });
+  // Set once the server listens: no webhook is sent to minipod's own port.
+  const ownAddress = new OwnAddress();
+  const webhooks = new Webhooks({ clock, notifier, store: observe, send: webhookSender(config.webhooks.timeoutMs, ownAddress), log });
   webhooks.start();
 
   /**
@@ -59,6 +62,7 @@ export function buildObserve(d: { db: Db; writes: WriteBehind; clock: VirtualClo
     faults,
     schedulerFaults,
     webhooks,
+    ownAddress,
     runUntilIdle,
     reset: () => {
       observe.clearAll();

@@ -253,6 +253,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     faults: observed.faults,
     faultRuleSchema: o.faultRuleSchema,
     observe: observed.observe,
+    ownAddress: observed.ownAddress,
     journalMax: config.journal.maxEntries,
     journalBodyBytes: config.journal.maxBodyBytes,
     bodies: new BodyBudget(config.memory.requestBodyBytes),

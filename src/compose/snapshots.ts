@@ -118,9 +118,9 @@ export class Snapshots {
     this.flush();
     const copy = openSqlite(openable(this.db.serialize()));
     try {
+      // An UPDATE would leave the old values in the file's free space: zeroed as they are freed.
+      copy.exec("PRAGMA secure_delete = ON");
       redactSecrets(copy);
-      // An UPDATE leaves the old values in the file's free space: rebuild it so they are gone.
-      copy.exec("VACUUM");
       return openable(copy.serialize());
     } finally {
       copy.close();
@@ -169,7 +169,8 @@ function copyAll(from: Db, to: Db): void {
         const cols = columns(from, t).filter((c) => columns(to, t).includes(c));
         const list = cols.map((c) => `"${c}"`).join(", ");
         const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
-        for (const row of from.prepare(`SELECT ${list} FROM "${t}"`).raw(true).all()) insert.run(...(row as unknown[]));
+        // Row by row: a table's rows are never all in memory at once.
+        for (const row of from.prepare(`SELECT ${list} FROM "${t}"`).raw(true).iterate()) insert.run(...(row as unknown[]));
       }
     })();
   } finally {

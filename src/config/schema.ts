@@ -9,7 +9,7 @@ import {
   EXECUTION_TIMEOUT_MAX_MS,
   EXECUTION_TIMEOUT_MIN_MS,
 } from "../domain/limits.js";
-import { CLOCK_SPEED_MAX, ENDPOINT_COLD_START_MAX_MS, ENDPOINT_WORKERS_LIMIT, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "../domain/bounds.js";
+import { CLOCK_SPEED_MAX, ENDPOINT_COLD_START_MAX_MS, ENDPOINT_WORKERS_LIMIT, FAULT_RULES_LIVE_MAX, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "../domain/bounds.js";
 import { CLOCK_MODES } from "../domain/clock.js";
 import { AuthConfigSchema } from "./auth-schema.js";
 import { faultOperations, faultRuleSchema } from "./faults-schema.js";
@@ -129,7 +129,7 @@ export function configSchema(names: ServiceNames) {
       ...BILLING_CONFIG,
       ...CATALOG_CONFIG,
       seed,
-      faults: z.array(FaultRuleSchema).default([]).describe("Fault rules active from the start (and after each reset)"),
+      faults: z.array(FaultRuleSchema).max(FAULT_RULES_LIVE_MAX).default([]).describe(`Fault rules active from the start (and after each reset), at most ${FAULT_RULES_LIVE_MAX}`),
       ...observed,
       ...SECURITY_CONFIG,
       ...WORKERS_CONFIG,

@@ -34,6 +34,15 @@ export const ENDPOINT_WORKERS_LIMIT = 1000;
 /** Longest simulated cold start of a worker. */
 export const ENDPOINT_COLD_START_MAX_MS = HOUR_MS;
 
+/**
+ * Most fault rules that may still fire (live) at once, and most spent ones kept listed. Every
+ * service request is matched against the live rules in turn: 5,000 of them made `/run` 16 times
+ * slower. Past the live bound a new rule is refused with 409; past the spent one the oldest spent
+ * rule leaves the list.
+ */
+export const FAULT_RULES_LIVE_MAX = 1000;
+export const FAULT_RULES_SPENT_KEPT = 1000;
+
 /** Largest `Retry-After` an injected `http` fault may send: a day, in seconds. */
 export const FAULT_RETRY_AFTER_MAX_S = 86_400;
 

@@ -1,3 +1,4 @@
+import { FAULT_RULES_LIVE_MAX, FAULT_RULES_SPENT_KEPT } from "./bounds.js";
 import { EmulatorError } from "./errors.js";
 import { seededRandom } from "./random.js";
 
@@ -67,10 +68,24 @@ export class FaultRules {
 
   add(input: FaultRuleInput): FaultRule {
     validateRule(input);
+    if (this.rules.length >= FAULT_RULES_LIVE_MAX) this.dropSpent(FAULT_RULES_SPENT_KEPT - 1);
+    if (this.rules.filter((r) => !r.spent).length >= FAULT_RULES_LIVE_MAX) {
+      throw new EmulatorError(
+        "CONFLICT",
+        `there are already ${FAULT_RULES_LIVE_MAX} live fault rules, the most minipod holds at once (each service request is matched against every one); remove some (DELETE /_emulator/faults/{id}, or DELETE /_emulator/faults for all) before adding another`,
+      );
+    }
     const rule: FaultRule = { ...input, id: `fault-${this.next++}`, matched: 0, fired: 0, spent: false };
     this.rules.push(rule);
     this.onChange();
     return { ...rule };
+  }
+
+  /** Drops the oldest spent rules until at most `keep` are listed. */
+  private dropSpent(keep: number): void {
+    let spent = this.rules.reduce((n, r) => n + (r.spent ? 1 : 0), 0);
+    if (spent <= keep) return;
+    this.rules = this.rules.filter((r) => !r.spent || spent-- <= keep);
   }
 
   remove(id: string): boolean {

@@ -22,6 +22,7 @@ import type { ApiKeys } from "./auth.js";
 import type { FailureLog } from "./problem.js";
 import type { AppEnv } from "./env.js";
 import type { ServicePaths } from "./surfaces.js";
+import type { OwnAddress } from "./own-address.js";
 
 /** Named snapshots of the whole state (see compose/snapshots.ts). */
 export interface SnapshotBook {
@@ -82,6 +83,8 @@ export interface Core {
   faults: FaultRules;
   /** A fault rule as the control API takes it: its operations are those of the services built. */
   faultRuleSchema: FaultRuleSchema;
+  /** minipod's own socket, once it listens: outgoing calls (webhooks) never reach it. */
+  ownAddress: OwnAddress;
   /** Job timelines, webhook attempts and the request journal. */
   observe: ObservabilityStore;
   /** Bytes of request bodies held at once, all requests together (config `memory.requestBodyBytes`). */

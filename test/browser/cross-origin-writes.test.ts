@@ -163,7 +163,7 @@ describe.skipIf(!available)("writes from a page of another origin, in Chromium",
         const before = await state();
         for (const origin of [`http://${ATTACKER}:${attackerPort}`, `http://127.0.0.1:${attackerPort}`]) {
           // The dashboard unlocked in this browser: its cookie (SameSite=Strict) goes with requests from another port, the same site.
-          const cookie = auth.controlKey ? { name: "minipod_control_key", value: "ck", url: emu.url } : undefined;
+          const cookie = auth.controlKey ? { name: `minipod_control_key_${emu.port}`, value: "ck", url: emu.url } : undefined;
           const sent = await attack(origin, targets, cookie);
           expect(sent).toBe(targets.length * 7);
           expect(await state(), origin).toEqual(before);

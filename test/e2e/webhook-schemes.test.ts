@@ -1,7 +1,8 @@
 import runpodSdk from "runpod-sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { fetchWebhookSender } from "../../src/http/webhook-sender.js";
+import { webhookSender } from "../../src/http/webhook-sender.js";
+import { OwnAddress } from "../../src/http/own-address.js";
 import { startReceiver } from "../support/receiver.js";
 
 let emu: Emulator;
@@ -45,7 +46,7 @@ describe("webhook URLs", () => {
   });
 
   it("are never sent anywhere but over HTTP, even for a job that carries one from elsewhere", async () => {
-    const send = fetchWebhookSender(1000);
+    const send = webhookSender(1000, new OwnAddress());
     expect(await send("data:text/plain,ok", {})).toEqual({ error: "not an http:// or https:// URL" });
     expect(await send("file:///etc/passwd", {})).toEqual({ error: "not an http:// or https:// URL" });
     expect(await send("http://user:pass@127.0.0.1:9/", {})).toEqual({ error: "a URL with credentials (user:password@) is never sent" });

@@ -8,6 +8,42 @@ afterEach(() => e?.close());
 const start = (endpoint: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
   inProcess({ config: { endpoints: [{ id: "ep", handler: "scripted", workersMin: 1, workersMax: 2, coldStartMs: 1000, ...endpoint }], ...extra } }).then((x) => (e = x));
 
+describe("fault rules", () => {
+  it("hold at most 1,000 that may still fire: the next is refused with 409 naming the limit, and spent ones make room", async () => {
+    await start();
+    for (let i = 0; i < 999; i++) e.core.faults.add({ operation: "health", fault: { type: "latency", ms: 1 } });
+    const last = await e.post("/_emulator/faults", { endpoint: "ep", operation: "run", fault: { type: "http", status: 503 }, times: 1 });
+    expect(last.status).toBe(200);
+    const refused = await e.post("/_emulator/faults", { operation: "status", fault: { type: "http", status: 500 } });
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    expect(refused.body).toMatchObject({ status: 409, detail: expect.stringMatching(/already 1000 live fault rules, the most minipod holds/) });
+    expect(e.core.faults.list()).toHaveLength(1000);
+    // The rule fires once and is spent: room for one more; spent rules stay listed.
+    expect((await e.post("/v2/ep/run", { input: {} })).status).toBe(503);
+    expect((await e.post("/_emulator/faults", { operation: "status", fault: { type: "http", status: 500 } })).status).toBe(200);
+    expect(e.core.faults.list()).toHaveLength(1001);
+    expect((await e.request("DELETE", "/_emulator/faults")).body).toEqual({ removed: 1001 });
+  });
+
+  it("keep the newest 1,000 spent rules listed", async () => {
+    await start();
+    for (let i = 0; i < 1200; i++) {
+      e.core.faults.add({ endpoint: "ep", operation: "health", fault: { type: "http", status: 503 }, times: 1 });
+      expect((await e.get("/v2/ep/health")).status).toBe(503);
+    }
+    const listed = e.core.faults.list();
+    expect(listed.length).toBeLessThanOrEqual(1001);
+    expect(listed.every((r) => r.spent)).toBe(true);
+    expect(listed.at(-1)!.id).toBe("fault-1200");
+  });
+
+  it("of the config are at most 1,000", async () => {
+    const rules = Array.from({ length: 1001 }, () => ({ operation: "health" as const, fault: { type: "latency" as const, ms: 1 } }));
+    await expect(createEmulator({ config: { faults: rules } })).rejects.toThrow(/faults: .*1000/);
+  });
+});
+
 describe("request faults", () => {
   it("answers an injected status as problem+json with Retry-After, then lets requests through", async () => {
     await start();

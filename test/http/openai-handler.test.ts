@@ -150,6 +150,23 @@ describe("the built-in openai handler: schemas that ask for too much", () => {
     });
   }
 
+  it("answers 400 to a 1 MB schema whose property names would make gigabytes, and to as many tool calls", async () => {
+    await boot();
+    const name = "p".repeat(900_000);
+    const schema = { type: "array", minItems: 10, items: { type: "array", minItems: 10, items: { type: "object", properties: { [name]: { type: "string" } } } } };
+    const res = await say("x", { response_format: { type: "json_schema", json_schema: { name: "b", schema } } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: "BadRequestError", code: 400, param: "response_format", message: expect.stringMatching(/more than 100,000 characters/) });
+    // 20 scripted calls of a tool whose arguments hold 10,000 characters: one answer's 200,000.
+    const tool = { type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { type: "string", minLength: 10_000 } } } } };
+    const calls = await say("x", { tools: [tool], minipod: { toolCalls: Array.from({ length: 20 }, () => ({ name: "f" })) } });
+    expect(calls.status).toBe(400);
+    expect(calls.body.error).toMatchObject({ param: "tools", message: expect.stringMatching(/characters/) });
+    const fewer = await say("x", { tools: [tool], minipod: { toolCalls: Array.from({ length: 5 }, () => ({ name: "f" })) } });
+    expect(fewer.status).toBe(200);
+    expect(fewer.body.choices[0].message.tool_calls).toHaveLength(5);
+  });
+
   it("still answers a schema within the bounds in full", async () => {
     await boot();
     const res = await say("x", { response_format: { type: "json_schema", json_schema: { name: "ok", schema: nested(3) } } });

@@ -60,7 +60,7 @@ describe("malformed percent-encodings never answer 5xx", () => {
 
   it("in the dashboard's control-key cookie: 401, as any wrong key", async () => {
     for (const value of ["%E0%A4%A", "%C0", "%", '"abc', "%ZZ%ZZ"]) {
-      const { status, body } = await get("/_emulator/jobs", { Cookie: `minipod_control_key=${value}` });
+      const { status, body } = await get("/_emulator/jobs", { Cookie: `minipod_control_key_${port}=${value}` });
       expect(status, body).toBe(401);
       expect(JSON.parse(body).detail).toMatch(/control key is wrong/);
     }
@@ -72,7 +72,7 @@ describe("malformed percent-encodings never answer 5xx", () => {
       // A job-take with a valid worker id is held, and a raw exchange half-closes at once: the
       // server then drops the poll unanswered, as it should for a client gone.
       fc.asyncProperty(fc.constantFrom(...PLACES.filter((p) => !p("x").includes("job-take"))), fc.array(piece, { minLength: 1, maxLength: 3 }), piece, async (place, parts, cookie) => {
-        const { status, body } = await get(place(parts.join("")), { Cookie: `minipod_control_key=${cookie}; other=${cookie}` });
+        const { status, body } = await get(place(parts.join("")), { Cookie: `minipod_control_key_${port}=${cookie}; other=${cookie}` });
         expect(status, body).toBeLessThan(500);
       }),
       { numRuns: 150 },

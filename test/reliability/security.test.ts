@@ -83,7 +83,11 @@ describe("controlKey guards /_emulator/*", () => {
   it("guards the dashboard too: /?key= unlocks it with a cookie its own requests carry", async () => {
     const e = await inProcess({ config: { controlKey: CONTROL_KEY, endpoints: [{ id: "echo" }] } });
     try {
-      const locked = await e.request("GET", "/", undefined, { authorization: "" });
+      // The page at / is not sent the cookie: a browser without a key is led to /_dashboard, where it is.
+      const led = await e.request("GET", "/", undefined, { authorization: "" });
+      expect(led.status).toBe(303);
+      expect(led.headers.get("location")).toBe("/_dashboard");
+      const locked = await e.request("GET", "/_dashboard", undefined, { authorization: "" });
       expect(locked.status).toBe(401);
       expect(locked.body.detail).toMatch(/open \/\?key=<controlKey> once/);
       expect((await e.request("GET", "/?key=wrong", undefined, { authorization: "" })).status).toBe(401);
@@ -91,11 +95,19 @@ describe("controlKey guards /_emulator/*", () => {
 
       const unlock = await e.request("GET", `/?key=${CONTROL_KEY}`, undefined, { authorization: "" });
       expect(unlock.status).toBe(303);
-      const cookie = unlock.headers.get("set-cookie")!;
-      expect(cookie).toMatch(/HttpOnly/);
-      expect(cookie).toMatch(/SameSite=Strict/);
-      const jar = { authorization: "", cookie: cookie.split(";")[0]! };
-      expect((await e.request("GET", "/", undefined, jar)).status).toBe(200);
+      expect(unlock.headers.get("location")).toBe("/_dashboard");
+      // One cookie named after the port, for each path that needs it: never sent to /v2, /lb or another port's minipod.
+      const cookies = unlock.headers.getSetCookie();
+      expect(cookies).toEqual([
+        `minipod_control_key_80=${CONTROL_KEY}; Path=/_emulator; HttpOnly; SameSite=Strict`,
+        `minipod_control_key_80=${CONTROL_KEY}; Path=/_dashboard; HttpOnly; SameSite=Strict`,
+      ]);
+      const jar = { authorization: "", cookie: cookies[0]!.split(";")[0]! };
+      expect((await e.request("GET", "/_dashboard", undefined, jar)).status).toBe(200);
+      // Another port's cookie, or the unsuffixed name of earlier releases, is no key here.
+      for (const other of [`minipod_control_key_8081=${CONTROL_KEY}`, `minipod_control_key=${CONTROL_KEY}`]) {
+        expect((await e.request("GET", "/_emulator/clock", undefined, { authorization: "", cookie: other })).status).toBe(401);
+      }
       expect((await e.request("GET", "/_emulator/clock", undefined, jar)).status).toBe(200);
       // Panels that read other control routes in-process pass the key on: no "401" inside.
       const panel = await e.request("GET", "/_dashboard/panels/faults", undefined, jar);

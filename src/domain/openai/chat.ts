@@ -24,7 +24,7 @@ import {
   type Turn,
 } from "./common.js";
 import { isRecord } from "./protocol.js";
-import { boundedSchemaValue } from "./schema-value.js";
+import { boundedSchemaValue, schemaBudget } from "./schema-value.js";
 import { contentText, countTokens, generatedText, limitReply } from "./text.js";
 
 interface ToolCall {
@@ -178,10 +178,12 @@ function toolCallsFor(body: Record<string, unknown>, turn: Turn, script: Script)
   const scripted = (script.toolCalls ?? turn.settings.toolCalls ?? []).filter((c) => offered.has(c.name) && (forced === undefined || c.name === forced));
   const calls = scripted.length > 0 ? scripted : [{ name: forced !== undefined && offered.has(forced) ? forced : offered.keys().next().value! }];
   const made: Array<{ name: string; arguments: string }> = [];
+  // The arguments of every call made from a schema share the bounds of one value.
+  const budget = schemaBudget();
   for (const c of calls) {
     let args: unknown = "arguments" in c ? c.arguments : undefined;
     if (args === undefined) {
-      const value = boundedSchemaValue(offered.get(c.name)!.parameters ?? { type: "object" });
+      const value = boundedSchemaValue(offered.get(c.name)!.parameters ?? { type: "object" }, budget);
       if ("error" in value) return errorOutput(400, `tools: the parameters of '${c.name}' are too large to answer: ${value.error}`, "tools");
       args = value.value;
     }

@@ -27,6 +27,17 @@ const pageRoute = createRoute({
   responses: html("The dashboard page"),
 });
 
+/** The same page where the control key's cookies reach it (they are sent to `/_dashboard` and `/_emulator` only). */
+const pageUnderDashboardRoute = createRoute({
+  method: "get",
+  path: "/_dashboard",
+  operationId: "dashboardUnlocked",
+  tags: [TAG],
+  summary: "The dashboard, where its control-key cookie is sent",
+  description: "The page of `/`, at the path the cookie `/?key=<controlKey>` sets is sent to: where `/?key=` leads, and `/` without a key when a controlKey guards the dashboard.",
+  responses: html("The dashboard page"),
+});
+
 const panelRoute = createRoute({
   method: "get",
   path: "/_dashboard/panels/{panel}",
@@ -68,7 +79,7 @@ export function dashboardRoutes(core: Core, router: OpenAPIHono<AppEnv>, info: {
   };
   const context = (query: PanelQuery): PanelContext => ({ core, app, query });
 
-  router.openapi(pageRoute, async (c) => {
+  const page = async (c: Context) => {
     const ctx = context({});
     const bodies = Object.fromEntries(await Promise.all(PANELS.map(async (p) => [p, await renderPanel(p, ctx)] as const))) as Record<PanelName, unknown>;
     const page = (
@@ -80,7 +91,9 @@ export function dashboardRoutes(core: Core, router: OpenAPIHono<AppEnv>, info: {
       />
     );
     return htmlResponse(c, `<!doctype html>${await page}`);
-  });
+  };
+  router.openapi(pageRoute, page as never);
+  router.openapi(pageUnderDashboardRoute, page as never);
 
   router.openapi(panelRoute, async (c) => {
     const body = await renderPanel(c.req.valid("param").panel, context(c.req.valid("query")));

@@ -117,6 +117,11 @@ export function loadBalancerControlRoutes(core: Core, app: OpenAPIHono<AppEnv>):
   app.openapi(register, (c) => {
     const { endpoint_id } = c.req.valid("param");
     const b = c.req.valid("json");
+    // A worker on minipod's own port would have minipod relay requests, and its health checks, to itself.
+    for (const port of [b.port, b.healthPort ?? b.port]) {
+      const refusal = core.ownAddress.refusal("127.0.0.1", port);
+      if (refusal) throw new EmulatorError("BAD_REQUEST", `a worker's server cannot be at port ${port}: ${refusal}`);
+    }
     const url = `http://127.0.0.1:${b.port}`;
     const healthUrl = `http://127.0.0.1:${b.healthPort ?? b.port}${b.healthPath ?? LB_HEALTH_PATH_DEFAULT}`;
     if (!lb.register(endpoint_id, b.workerId, { url, healthUrl })) {

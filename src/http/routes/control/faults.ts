@@ -1,10 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { FaultRuleSchema } from "../../../config/faults-schema.js";
+import { FAULT_RULES_LIVE_MAX } from "../../../domain/bounds.js";
 import { EmulatorError } from "../../../domain/errors.js";
 import { jsonBody } from "../../body.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
-import { ERROR_RESPONSES, json } from "../../schemas.js";
+import { ERROR_RESPONSES, json, problem } from "../../schemas.js";
 
 const TAG = "Emulator control";
 const Id = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example: "fault-1" }) });
@@ -49,7 +50,11 @@ function ruleRoutes(RuleIn: FaultRuleSchema) {
       "Request faults (`http`, `latency`, `reset`) match service requests by endpoint and operation; job faults (`worker-crash`, `timeout`) match jobs as they start; `no-workers` holds while the rule lives.",
     middleware: [jsonBody(64 * 1024)] as const,
     request: { body: { required: true, content: { "application/json": { schema: RuleIn } } } },
-    responses: { 200: json(Rule, "The rule, with its id"), 400: ERROR_RESPONSES[400] },
+    responses: {
+      200: json(Rule, "The rule, with its id"),
+      400: ERROR_RESPONSES[400],
+      409: problem(`${FAULT_RULES_LIVE_MAX} rules that may still fire are held already, the most minipod holds; remove some first`),
+    },
   });
   return { list, add };
 }
