@@ -81,6 +81,7 @@ export class WorkerProcess {
   private child: ChildProcess | undefined;
   private stopping = false;
   private refreshing = false;
+  private paused = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private delay = RESTART_FIRST_MS;
   private startedAt = 0;
@@ -148,11 +149,30 @@ export class WorkerProcess {
     }
   }
 
+  /**
+   * Suspends the running process's group (SIGSTOP) while the minipod it serves restarts, so the
+   * worker library, refused, does not retry thousands of times a second; `resume` continues it.
+   */
+  pause(): void {
+    if (this.child && this.pid !== undefined) {
+      this.paused = true;
+      killGroup(this.child, "SIGSTOP");
+    }
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.child) killGroup(this.child, "SIGCONT");
+  }
+
   /** SIGTERM to the running process's group, SIGKILL after the grace period; false when none runs. */
   private terminate(): boolean {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return false;
     killGroup(child, "SIGTERM");
+    // A suspended process hears SIGTERM once continued.
+    this.resume();
     this.o.onStopping?.();
     const poke = setInterval(() => this.o.onStopping?.(), 1000);
     const grace = this.o.graceMs ?? GRACE_DEFAULT_MS;

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { EmulatorError } from "../../domain/errors.js";
-import { CLOSING_CAUSE } from "../../domain/notifier.js";
+import { CLOSING_CAUSE, RESTARTING_CAUSE } from "../../domain/notifier.js";
 import type { LbLauncher } from "../../domain/load-balancer/types.js";
 import type { Core } from "../core.js";
 import { pumpEvents } from "../event-stream.js";
@@ -67,7 +67,7 @@ export function loadBalancerLauncherRoute(core: Core, app: OpenAPIHono<AppEnv>):
           };
           launcher = { start: () => queue({ event: "start", data: {} }), stop: (workerId) => queue({ event: "stop", data: { workerId } }) };
           const unwatch = core.notifier.watch(RELEASE_WATCH_ID, (change) => {
-            if (change.cause === CLOSING_CAUSE) end();
+            if (change.cause === CLOSING_CAUSE || change.cause === RESTARTING_CAUSE) end();
           });
           // Set now: the pool asks at once for the workers it wants (workersMin, requests waiting).
           lb.setLauncher(endpointId, launcher);
