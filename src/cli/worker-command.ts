@@ -27,8 +27,9 @@ a config edit: the workers wait for it, suspended, and go on once it is back. A 
 after a job (refresh_worker) is replaced by a fresh one, as the platform does. With --watch, an
 edit of the command's source files (.py for Python; .js, .ts, .mjs, .cjs... for Node) or of a
 config file (requirements.txt, pyproject.toml, package.json, emulator.config.json...) under the
-watched folders (the current one by default) restarts the workers, once per edit; what the worker
-writes there (logs, databases, outputs, caches) does not.`;
+watched folders (the current one by default) restarts the workers at once (SIGKILL), once per edit:
+a job they were running goes back to the queue and runs on the new code; what the worker writes
+there (logs, databases, outputs, caches) restarts nothing.`;
 
 interface Parsed {
   help?: boolean;
@@ -292,7 +293,8 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   for (const w of processes) w.start();
   if (p.watch.length > 0) {
     const unwatch = watchWorkerSources(p.watch, p.command, (why) => {
-      for (const w of processes) w.refresh(why);
+      // At once: a job running on the old code goes back to the queue, for the new code.
+      for (const w of processes) w.refresh(why, { kill: true });
     });
     stopped.signal.addEventListener("abort", unwatch);
   }
