@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import pytest
 
+from ._report import report_sections
 from .emulator import CLOCKS, Emulator
 from .errors import MinipodError
 
@@ -123,13 +124,57 @@ def minipod(request: pytest.FixtureRequest, minipod_config: _ConfigValue, minipo
             started[key] = Emulator(**settings).start()
         emulator = started[key]
     emulator.reset()
+    # Workers kept from earlier tests (keep=True): each polls again after the reset before the test runs.
+    for worker in emulator._workers:
+        if worker.kept:
+            if worker.running:
+                worker._wait_until(worker._idle, worker._timeout)
+            else:
+                worker._start_again()
     _point_runpod_at(emulator, monkeypatch)
     before = len(emulator._workers)
+    request.node.stash[_SHOWN] = (emulator, {id(w): len(w.output) for w in emulator._workers})
     yield emulator
     started_here = emulator._workers[before:]
     del emulator._workers[before:]
     for worker in started_here:
-        worker.stop()
+        if worker.kept:
+            emulator._workers.append(worker)
+        else:
+            worker.stop()
+    _isolate_kept(emulator)
+
+
+def _isolate_kept(emulator: Emulator) -> None:
+    """
+    Kept workers go on into the next test only as a fresh one would: idle, their process running.
+    One that still holds a job of this test (or is stopping one) is ended now, at once, and started
+    again after the reset (as is one whose process ended), so it takes nothing of this test's.
+    """
+    kept = [w for w in emulator._workers if w.kept]
+    if not kept:
+        return
+    records = {w["id"]: w for w in emulator.workers()}
+    for worker in kept:
+        seen = records.get(worker.worker_id or "")
+        busy = seen is None or bool(seen["jobIds"]) or bool(seen.get("stoppingJobIds")) or seen["state"] not in ("idle", "running")
+        if busy:
+            worker._end(at_once=True)
+
+
+#: What a failing test's report reads: the test's minipod, and how many lines each worker had when it began.
+_SHOWN = pytest.StashKey[Tuple[Emulator, Dict[int, int]]]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failing test's report gets the output of its workers and its jobs' timelines, one section each."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    shown = item.stash.get(_SHOWN, None)
+    if report.failed and shown is not None and report.when in ("setup", "call"):
+        for title, text in report_sections(*shown):
+            report.sections.append((title, text))
 
 
 @pytest.fixture
