@@ -42,6 +42,7 @@ async function runSuite(): Promise<{ cases: Case[]; output: string }> {
   if (cases.length === 0) throw new Error(`pytest ran no test (exit ${code}):\n${output}`);
   cases.push(await readmeExample(python));
   cases.push(await docsExample(python));
+  cases.push(await keptExample(python));
   return { cases, output };
 }
 
@@ -63,6 +64,27 @@ async function docsExample(python: string): Promise<Case> {
   writeFileSync(join(project, "server.py"), readFileSync(fileURLToPath(new URL("../../python/tests/lb_server.py", import.meta.url)), "utf8"));
   const { code, output } = await run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: project, env: pythonEnv({ PYTHONDONTWRITEBYTECODE: "1" }), wallMs: 120_000 });
   return code === 0 && /4 passed/.test(output) ? { name } : { name, failure: `pytest in ${project} exited ${code}:\n${output}` };
+}
+
+/**
+ * docs/python.md's examples of a worker kept over tests, as written, in an empty project with the
+ * fixture's conftest.py and the handlers.py they name: the tests of a kept worker, and the
+ * module-scoped fixture, each file on its own.
+ */
+async function keptExample(python: string): Promise<Case> {
+  const name = "docs/python.md's kept worker examples, in an empty project";
+  const [conftest] = blocksOf("docs/python.md", "The pytest fixture", "python");
+  const [kept, moduleScoped] = blocksOf("docs/python.md", "A worker for one test, or kept over tests", "python");
+  const handlers = /`handlers\.py`, beside the tests, holds `([^`]+)`/.exec(readFileSync(fileURLToPath(new URL("../../docs/python.md", import.meta.url)), "utf8"))?.[1];
+  if (!kept?.text.includes("keep=True") || !moduleScoped?.text.includes('scope="module"') || !handlers) return { name, failure: "docs/python.md's kept worker examples changed shape" };
+  const project = mkdtempSync(join(tmpdir(), "minipod-docs-kept-"));
+  writeFileSync(join(project, "conftest.py"), conftest!.text);
+  writeFileSync(join(project, "handlers.py"), handlers.replace(": return", ":\n    return") + "\n");
+  writeFileSync(join(project, "test_kept.py"), kept.text);
+  writeFileSync(join(project, "test_module_scoped.py"), moduleScoped.text);
+  const env = pythonEnv({ PYTHONDONTWRITEBYTECODE: "1", PYTHONPATH: `${project}:${pythonEnv().PYTHONPATH ?? ""}` });
+  const { code, output } = await run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: project, env, wallMs: 120_000 });
+  return code === 0 && /3 passed/.test(output) ? { name } : { name, failure: `pytest in ${project} exited ${code}:\n${output}` };
 }
 
 /**
