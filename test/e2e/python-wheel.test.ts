@@ -93,6 +93,13 @@ describe.skipIf(!available)("the wheel, installed in an empty folder", { timeout
     const major = process.versions.node.split(".")[0];
     expect(other.output).toContain(`built for Node.js ${major} (ABI ${process.versions.modules}) on linux-x64`);
     expect(other.output).toMatch(/is Node\.js v30\.1\.0 \(ABI 999\) on linux-x64: install Node\.js \d+ /);
+    // It carries no tsx: a TypeScript handler module in a config is refused, saying what to do.
+    const dir = mkdtempSync(join(tmpdir(), "minipod-wheel-ts-"));
+    writeFileSync(join(dir, "h.ts"), "export default async function (input: unknown) { return input; }\n");
+    writeFileSync(join(dir, "emulator.config.json"), JSON.stringify({ endpoints: [{ id: "t", handler: "./h.ts" }] }));
+    const ts = await run(minipod(), ["--port", "0"], { cwd: dir, env: env() });
+    expect(ts.code).toBe(2);
+    expect(ts.output).toContain("cannot load ./h.ts: a TypeScript handler module is loaded through tsx, which this copy of minipod does not carry");
   });
 
   it.skipIf(!pythonAvailable())("runs minipod worker on a handler, and the pytest fixture with a kept worker", async () => {
