@@ -1,11 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pythonPackageAvailable, run } from "../support/python-package.js";
 import { PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
+import { blocksOf } from "../support/readme.js";
 
 /**
  * The wheel `npm run build:wheel` writes (python/dist/minipod-*.whl), as a user installs it: into a
@@ -100,6 +101,25 @@ describe.skipIf(!available)("the wheel, installed in an empty folder", { timeout
     const ts = await run(minipod(), ["--port", "0"], { cwd: dir, env: env() });
     expect(ts.code).toBe(2);
     expect(ts.output).toContain("cannot load ./h.ts: a TypeScript handler module is loaded through tsx, which this copy of minipod does not carry");
+  });
+
+  it.skipIf(!pythonAvailable())("runs the README's From Python as written: its commands name the wheel built, its test passes in an empty project", async () => {
+    const name = basename(wheel);
+    const [commands] = blocksOf("README.md", "From Python", "sh");
+    const lines = commands!.text.split("\n").map((l) => l.replace(/\s+#.*$/, ""));
+    expect(lines).toEqual([`pip install ${name} runpod pytest`, "pytest"]);
+    const [build, user] = blocksOf("docs/python.md", "Install", "sh");
+    expect(build!.text).toContain(`npm ci && npm run build:wheel     # writes python/dist/${name}`);
+    expect(user!.text).toContain(`pip install ${name} runpod pytest`);
+    const [config] = blocksOf("README.md", "From Python", "json");
+    const test = blocksOf("README.md", "From Python", "python").find((b) => b.text.includes("def test_"));
+    const dir = mkdtempSync(join(tmpdir(), "minipod-wheel-readme-"));
+    writeFileSync(join(dir, "emulator.config.json"), config!.text);
+    writeFileSync(join(dir, "test_greeting.py"), test!.text);
+    // The service's library is the user's (pip install runpod); here it comes from PYTHONPATH.
+    const pytest = await run(join(venv, "bin", "python"), ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: dir, env: env({ PYTHONPATH: pythonEnv().PYTHONPATH! }), wallMs: 120_000 });
+    expect(pytest.code, pytest.output).toBe(0);
+    expect(pytest.output).toMatch(/1 passed/);
   });
 
   it.skipIf(!pythonAvailable())("runs minipod worker on a handler, and the pytest fixture with a kept worker", async () => {
