@@ -18,10 +18,17 @@ def report_sections(emulator: Emulator, marks: Dict[int, int]) -> List[Tuple[str
     """
     sections: List[Tuple[str, str]] = []
     for worker in emulator._workers:
-        lines = worker.output[marks.get(id(worker), 0):]
+        written = worker.output[marks.get(id(worker), 0):]
+        # The runtime's debug lines (every poll for work) would push the handler's out of view.
+        lines = [line for line in written if '"level": "DEBUG"' not in line]
         if not lines:
             continue
-        cut = f"({len(lines) - LINES_MAX} earlier lines left out)\n" if len(lines) > LINES_MAX else ""
+        notes = []
+        if len(lines) > LINES_MAX:
+            notes.append(f"{len(lines) - LINES_MAX} earlier lines left out")
+        if len(written) > len(lines):
+            notes.append(f"{len(written) - len(lines)} debug lines of the worker runtime left out: see the Worker's output")
+        cut = "".join(f"({note})\n" for note in notes)
         name = worker.worker_id or f"of endpoint {worker.endpoint}"
         sections.append((f"minipod worker {name}{' (kept)' if worker.kept else ''}", cut + "\n".join(lines[-LINES_MAX:])))
     try:
