@@ -49,3 +49,16 @@ def test_the_worker_that_held_it_was_restarted_idle(minipod):
 def test_a_kept_worker_stopped_by_hand_is_not_started_again(minipod):
     assert not KEPT["worker"].running and not KEPT["napper"].running
     assert not KEPT["worker"].kept and not KEPT["napper"].kept
+
+
+def test_a_worker_of_one_test_left_running_a_job(minipod):
+    KEPT["per_test"] = minipod.worker("handlers:nap", endpoint="py-kept")
+    job = runpod.Endpoint("py-kept").run({"seconds": 60})
+    minipod.wait_for_job("py-kept", job.job_id, "IN_PROGRESS", within_ms=60_000)
+
+
+def test_is_ended_at_once_at_its_end_not_after_a_grace_period(minipod):
+    worker = KEPT["per_test"]
+    assert not worker.running
+    assert any("again: killing the worker(s)" in line for line in worker.output), worker.output[-20:]
+    assert not any("SIGKILL" in line and "after SIGTERM" in line for line in worker.output)

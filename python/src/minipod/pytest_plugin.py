@@ -23,7 +23,7 @@ import difflib
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
 import pytest
 
@@ -135,30 +135,36 @@ def minipod(request: pytest.FixtureRequest, minipod_config: _ConfigValue, minipo
     before = len(emulator._workers)
     request.node.stash[_SHOWN] = (emulator, {id(w): len(w.output) for w in emulator._workers})
     yield emulator
+    busy = _busy(emulator)
     started_here = emulator._workers[before:]
     del emulator._workers[before:]
     for worker in started_here:
         if worker.kept:
             emulator._workers.append(worker)
+        elif worker.worker_id in busy:
+            # Its job is the ended test's: not waited for (a handler still running would hold the stop 10 s).
+            worker.kept = False
+            worker._end(at_once=True)
         else:
             worker.stop()
-    _isolate_kept(emulator)
+    _isolate_kept(emulator, busy)
 
 
-def _isolate_kept(emulator: Emulator) -> None:
+def _busy(emulator: Emulator) -> Set[str]:
+    """Ids of the workers that still hold a job, or are stopping one, or that minipod no longer counts as live."""
+    if not any(w.running for w in emulator._workers):
+        return set()
+    return {w["id"] for w in emulator.workers() if w["jobIds"] or w.get("stoppingJobIds") or w["state"] not in ("idle", "running")}
+
+
+def _isolate_kept(emulator: Emulator, busy: Set[str]) -> None:
     """
     Kept workers go on into the next test only as a fresh one would: idle, their process running.
     One that still holds a job of this test (or is stopping one) is ended now, at once, and started
     again after the reset (as is one whose process ended), so it takes nothing of this test's.
     """
-    kept = [w for w in emulator._workers if w.kept]
-    if not kept:
-        return
-    records = {w["id"]: w for w in emulator.workers()}
-    for worker in kept:
-        seen = records.get(worker.worker_id or "")
-        busy = seen is None or bool(seen["jobIds"]) or bool(seen.get("stoppingJobIds")) or seen["state"] not in ("idle", "running")
-        if busy:
+    for worker in emulator._workers:
+        if worker.kept and worker.worker_id in busy:
             worker._end(at_once=True)
 
 
