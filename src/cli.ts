@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       },
       restart: async (importFile) => {
         const port = emulator.port;
-        await emulator.close();
+        await emulator.close({ restarting: true });
         emulator = await startEmulator(options(importFile, port), "real");
         return emulator;
       },

@@ -13,6 +13,7 @@ def minipod_config() -> Dict[str, Any]:
             {"id": "parked", "handler": "echo", "workersMin": 0, "workersMax": 0},
             {"id": "py", "handler": "external"},
             {"id": "py-stream", "handler": "external"},
+            {"id": "py-kept", "handler": "external"},
         ],
         "externalWorkers": {"pingIntervalMs": 1000},
     }

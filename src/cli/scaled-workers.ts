@@ -137,15 +137,51 @@ export async function scaledWorkers(o: ScaledWorkersOptions): Promise<number> {
       (e: unknown) => void process.stderr.write(`minipod worker: ${(e as Error).message}\n`),
     );
   };
-  await readEvents(res.body, (event, data) => {
-    if (event === "start") then(startOne);
-    else if (event === "stop") then(() => stopOne((JSON.parse(data) as { workerId: string }).workerId));
-  }).catch(() => undefined);
-  stopAll(stopping ? "stopped" : `minipod at ${o.url} stopped`);
+  let body: ReadableStream<Uint8Array> | undefined = res.body;
+  let why = `minipod at ${o.url} stopped`;
+  while (body) {
+    let restarting = false;
+    await readEvents(body, (event, data) => {
+      if (event === "start") then(startOne);
+      else if (event === "stop") then(() => stopOne((JSON.parse(data) as { workerId: string }).workerId));
+      else if (event === "restarting") restarting = true;
+    }).catch(() => undefined);
+    if (!restarting || stopping) break;
+    // minipod restarts (`minipod --watch`, a config edit): the processes it routed to go with it,
+    // and the restarted one's scaler asks for those it wants.
+    process.stderr.write(`minipod worker: minipod at ${o.url} is restarting: its worker processes stop, and new ones start once it is back\n`);
+    await queue;
+    const old = [...processes.values()];
+    processes.clear();
+    await Promise.all(old.map((w) => w.stop()));
+    body = await launcherAgain(`${base}/launcher`, o.headers, stopped.signal);
+    if (body) process.stderr.write(`minipod worker: minipod at ${o.url} is back\n`);
+    else why = `minipod at ${o.url} did not come back within ${RESTART_WAIT_MS / 1000} s of its restart`;
+  }
+  stopAll(stopping ? "stopped" : why);
   await queue;
   await Promise.all([...processes.values()].map((w) => w.exited));
   await Promise.all(exitNotices);
   return 0;
+}
+
+/** How long the launcher waits for a minipod that said it restarts. */
+const RESTART_WAIT_MS = 30_000;
+
+/** The launcher stream of a restarted minipod, once it answers (at most RESTART_WAIT_MS); undefined if it does not. */
+async function launcherAgain(url: string, headers: Record<string, string>, stopped: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+  const deadline = Date.now() + RESTART_WAIT_MS;
+  while (!stopped.aborted && Date.now() < deadline) {
+    try {
+      const res = await fetch(url, { headers, signal: stopped });
+      if (res.ok && res.body) return res.body;
+      await res.body?.cancel();
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return undefined;
 }
 
 /** Reads a Server-Sent Events body, calling `on` for each event, until it ends. */

@@ -22,12 +22,14 @@ Options:
 ${options(WORKER_FLAGS)}
 
 Each line the command writes is prefixed with [worker id]. Ctrl-C or SIGTERM stops the workers
-(SIGTERM, then SIGKILL after 10 s); so does minipod stopping. A worker that asks to be stopped
+(SIGTERM, then SIGKILL after 10 s); so does minipod stopping, but not minipod --watch restarting on
+a config edit: the workers wait for it, suspended, and go on once it is back. A worker that asks to be stopped
 after a job (refresh_worker) is replaced by a fresh one, as the platform does. With --watch, an
 edit of the command's source files (.py for Python; .js, .ts, .mjs, .cjs... for Node) or of a
 config file (requirements.txt, pyproject.toml, package.json, emulator.config.json...) under the
-watched folders (the current one by default) restarts the workers, once per edit; what the worker
-writes there (logs, databases, outputs, caches) does not.`;
+watched folders (the current one by default) restarts the workers at once (SIGKILL), once per edit:
+a job they were running goes back to the queue and runs on the new code; what the worker writes
+there (logs, databases, outputs, caches) restarts nothing.`;
 
 interface Parsed {
   help?: boolean;
@@ -118,15 +120,30 @@ function chooseEndpoint(p: Parsed, info: WorkersInfo): string {
   throw new ConfigError(`choose the endpoint with --endpoint; endpoints with "handler": "external" at ${p.url}: ${listed}`);
 }
 
+/** How long the workers wait for a minipod that said it restarts (`minipod --watch` on a config edit). */
+const RESTART_WAIT_MS = 30_000;
+
+interface Follow {
+  /** A worker asked to be stopped after its job (`stopPod`): whoever runs it replaces it. */
+  onWorker(e: { endpointId: string; workerId: string }): void;
+  /** minipod said it restarts: the workers are paused until it is back. */
+  onRestarting(): void;
+  /** minipod is back after a restart: the workers go on. */
+  onBack(): void;
+}
+
 /**
- * Follows minipod's feed (without job events) until minipod stops: the feed ends when minipod
- * resets, restores a snapshot or closes, saying which; on `closing`, or when the feed breaks and
- * minipod no longer answers, it is gone (the worker library, refused, retries thousands of times a
- * second). Meanwhile each `worker` event (a worker asked to be stopped after its job) is passed on.
+ * Follows minipod's feed (without job events) until minipod stops, and says why it stopped
+ * following: the feed ends when minipod resets, restores a snapshot or closes, saying which; on
+ * `closing`, or when the feed breaks and minipod no longer answers, it is gone (the worker library,
+ * refused, retries thousands of times a second). On `closing` with `restarting` (`minipod --watch`
+ * reloading its config) the workers wait for it, paused, and go on once it answers again (at most
+ * RESTART_WAIT_MS), if it still serves their endpoint.
  */
-async function followMinipod(url: string, headers: Record<string, string>, stopped: AbortSignal, onWorker: (e: { endpointId: string; workerId: string }) => void): Promise<void> {
+async function followMinipod(url: string, endpoint: string, headers: Record<string, string>, stopped: AbortSignal, o: Follow): Promise<string> {
   let failures = 0;
   while (!stopped.aborted) {
+    let restarting = false;
     try {
       const res = await fetch(`${url}/_emulator/feed?jobs=false`, { headers, signal: stopped });
       failures = 0;
@@ -139,18 +156,49 @@ async function followMinipod(url: string, headers: Record<string, string>, stopp
             const event = /^event: (\S+)$/m.exec(text.slice(0, end))?.[1];
             const data = /^data: (.*)$/m.exec(text.slice(0, end))?.[1] ?? "{}";
             text = text.slice(end + 2);
-            if (event === "resync" && (JSON.parse(data) as { closing?: boolean }).closing) return;
-            if (event === "worker") onWorker(JSON.parse(data) as { endpointId: string; workerId: string });
+            if (event === "resync") {
+              const said = JSON.parse(data) as { closing?: boolean; restarting?: boolean };
+              if (said.restarting) restarting = true;
+              else if (said.closing) return "stopped";
+            }
+            if (event === "worker") o.onWorker(JSON.parse(data) as { endpointId: string; workerId: string });
           }
         }
       }
     } catch {
-      if (stopped.aborted) return;
-      // Refused or reset: one more try shortly, in case the feed only broke.
-      if (++failures >= 2) return;
-      await new Promise((r) => setTimeout(r, 100));
+      if (stopped.aborted) return "stopped";
+      if (!restarting) {
+        // Refused or reset: one more try shortly, in case the feed only broke.
+        if (++failures >= 2) return "stopped";
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    if (restarting) {
+      o.onRestarting();
+      const back = await waitForRestart(url, endpoint, headers, stopped);
+      if (back !== undefined) return back;
+      o.onBack();
     }
   }
+  return "stopped";
+}
+
+/** Waits for a restarting minipod to answer again: undefined once it does and still serves `endpoint`, else why the workers stop. */
+async function waitForRestart(url: string, endpoint: string, headers: Record<string, string>, stopped: AbortSignal): Promise<string | undefined> {
+  const deadline = Date.now() + RESTART_WAIT_MS;
+  while (!stopped.aborted && Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/_emulator/workers`, { headers, signal: AbortSignal.any([stopped, AbortSignal.timeout(2_000)]) });
+      if (res.ok) {
+        const info = (await res.json()) as WorkersInfo;
+        return [...info.endpoints, ...(info.loadBalancers ?? [])].includes(endpoint) ? undefined : `restarted without endpoint ${endpoint}`;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return stopped.aborted ? "stopped" : `did not come back within ${RESTART_WAIT_MS / 1000} s of its restart`;
 }
 
 /** `minipod worker [options] -- <command>`: resolves with the exit code. */
@@ -245,15 +293,25 @@ export async function workerCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   for (const w of processes) w.start();
   if (p.watch.length > 0) {
     const unwatch = watchWorkerSources(p.watch, p.command, (why) => {
-      for (const w of processes) w.refresh(why);
+      // At once: a job running on the old code goes back to the queue, for the new code.
+      for (const w of processes) w.refresh(why, { kill: true });
     });
     stopped.signal.addEventListener("abort", unwatch);
   }
-  const onWorker = (e: { endpointId: string; workerId: string }) => {
-    if (e.endpointId === endpoint) processes.find((w) => w.workerId === e.workerId)?.refresh();
-  };
-  void followMinipod(p.url, headers, stopped.signal, onWorker).then(() => {
-    if (!stopped.signal.aborted) stopAll(`minipod at ${p.url} stopped`);
+  void followMinipod(p.url, endpoint, headers, stopped.signal, {
+    onWorker: (e) => {
+      if (e.endpointId === endpoint) processes.find((w) => w.workerId === e.workerId)?.refresh();
+    },
+    onRestarting: () => {
+      process.stderr.write(`minipod worker: minipod at ${p.url} is restarting: the worker(s) wait for it\n`);
+      for (const w of processes) w.pause();
+    },
+    onBack: () => {
+      process.stderr.write(`minipod worker: minipod at ${p.url} is back: the worker(s) go on\n`);
+      for (const w of processes) w.resume();
+    },
+  }).then((why) => {
+    if (!stopped.signal.aborted) stopAll(`minipod at ${p.url} ${why}`);
   });
   const codes = await Promise.all(processes.map((w) => w.exited));
   await Promise.all(exitNotices);

@@ -27,7 +27,7 @@ import type { JobStatus, JobView } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "../domain/observability.js";
 import type { SnapshotInfo } from "./snapshots.js";
 import { EmulatorWorkers, type WorkerSpec } from "../launch/launched-workers.js";
-import { CLOSING_CAUSE } from "../domain/notifier.js";
+import { CLOSING_CAUSE, RESTARTING_CAUSE } from "../domain/notifier.js";
 import type { ServiceDef } from "../services/shared/service.js";
 import type { WorkerProcess } from "../launch/worker-process.js";
 
@@ -146,8 +146,12 @@ export interface Emulator {
    * scales (REQUEST_COUNT, workersMin..workersMax, idleTimeout); `stop()` ends them, as `close()` does.
    */
   scaleWorkers(spec: WorkerSpec): { stop(): Promise<void> };
-  /** Stops the worker processes it started, then the server, and closes the database. */
-  close(): Promise<void>;
+  /**
+   * Stops the worker processes it started, then the server, and closes the database. `restarting`:
+   * it starts again on the same port at once (the feed's last `resync` says so, and `minipod
+   * worker` keeps its workers for the new one).
+   */
+  close(options?: { restarting?: boolean }): Promise<void>;
   /** The Hono app, for in-process requests (`app.request(...)`). */
   app: { request: (input: string | Request, init?: RequestInit) => Response | Promise<Response>; fetch: (req: Request) => Response | Promise<Response> };
 }
@@ -307,7 +311,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     app,
     startWorker: (spec) => workers.start(spec),
     scaleWorkers: (spec) => workers.scale(spec),
-    close() {
+    close(closeOptions) {
       // Worker processes first (their held polls are answered as they stop), then the server.
       health.stop();
       for (const socket of upgraded) socket.destroy();
@@ -326,7 +330,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
             });
             server.closeIdleConnections();
             core.workerProtocol.close();
-            core.notifier.releaseAll(CLOSING_CAUSE, core.clock.now());
+            core.notifier.releaseAll(closeOptions?.restarting ? RESTARTING_CAUSE : CLOSING_CAUSE, core.clock.now());
           }),
       );
       return closed;

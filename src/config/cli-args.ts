@@ -91,7 +91,11 @@ export const WORKER_FLAGS: readonly Flag[] = [
   },
   { name: "key", arg: "KEY", env: "RUNPOD_AI_API_KEY", default: "minipod-worker", text: "the API key the worker sends (with the worker scope once auth.keys is set)" },
   { name: "restart", default: "", text: "start the command again when it exits (1 s later, doubling to 30 s while it keeps failing fast)" },
-  { name: "watch", default: "", text: "restart the command when one of its source files (its language's) or a config file under the watched folder changes; not on logs or data it writes" },
+  {
+    name: "watch",
+    default: "",
+    text: "restart the command at once (SIGKILL; a job it runs goes back to the queue) when one of its source files (its language's) or a config file under the watched folder changes; not on logs or data it writes",
+  },
   { name: "watch-path", arg: "PATHS", default: "the current folder", text: "with --watch: the files and folders watched, comma-separated" },
   { name: "batch", default: "", text: "run batch workers: they take the endpoint's batch requests, and only those" },
   { name: "control-key", arg: "KEY", env: "MINIPOD_CONTROL_KEY", default: "", text: "minipod's controlKey, when it has one" },

@@ -36,6 +36,11 @@ export interface ExternalWorkerView {
   state: ExternalWorkerState;
   /** Jobs IN_PROGRESS on it, in the order it took them. */
   jobIds: string[];
+  /**
+   * Jobs minipod ended while it ran them (cancelled, timed out, expired) that it has not yet shown
+   * it let go of: their stop is sent again on its stop channel until it does.
+   */
+  stoppingJobIds?: string[];
   /** The job ids its last heartbeat listed (the service's library sends them); absent before one did. */
   reportedJobIds?: string[];
   /** Its requests held open now (job-take and job-stop polls). */
@@ -59,6 +64,8 @@ export interface ExternalWorker {
   /** Which of the endpoint's queues it takes from (its job-take's `pool`): `/run` traffic or batch requests. */
   lane: Lane;
   readonly jobs: Set<string>;
+  /** Jobs ended by minipod while it ran them, until it shows it let go of them (see `stopping`). */
+  readonly stopping: Set<string>;
   startedAt: number;
   lastSeenAt: number;
   lastHeartbeatAt: number | undefined;
@@ -106,6 +113,7 @@ export class ExternalWorkers {
         endpointId,
         lane: "standard",
         jobs: new Set(),
+        stopping: new Set(),
         startedAt: now,
         lastSeenAt: now,
         lastHeartbeatAt: undefined,
@@ -166,7 +174,11 @@ export class ExternalWorkers {
 
   heartbeat(w: ExternalWorker, now: number, reported: string[] | undefined, version: string | undefined): void {
     w.lastHeartbeatAt = now;
-    if (reported) w.reportedJobIds = reported;
+    if (reported) {
+      w.reportedJobIds = reported;
+      // A job it no longer lists is one it has let go of.
+      for (const id of w.stopping) if (!reported.includes(id)) w.stopping.delete(id);
+    }
     if (version) w.runtimeVersion = version;
   }
 
@@ -223,7 +235,7 @@ export class ExternalWorkers {
     for (const w of this.byEndpoint.get(endpointId)?.values() ?? []) {
       if (w.status === "unhealthy") c.unhealthy++;
       else if (w.status === "lost") continue;
-      else if (w.jobs.size > 0) c.running++;
+      else if (w.jobs.size > 0 || w.stopping.size > 0) c.running++;
       else if (w.status === "live") c.idle++;
     }
     return c;
@@ -283,6 +295,7 @@ export class ExternalWorkers {
   lose(w: ExternalWorker, reason: string): void {
     const jobIds = [...w.jobs];
     for (const jobId of jobIds) this.release(jobId);
+    w.stopping.clear();
     if (w.status !== "stopped") {
       w.status = "lost";
       w.reason = reason;
@@ -296,12 +309,13 @@ export class ExternalWorkers {
 const formatSeconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
 
 function view(w: ExternalWorker): ExternalWorkerView {
-  const state: ExternalWorkerState = w.status === "live" ? (w.jobs.size > 0 ? "running" : "idle") : w.status;
+  const state: ExternalWorkerState = w.status === "live" ? (w.jobs.size > 0 || w.stopping.size > 0 ? "running" : "idle") : w.status;
   return {
     id: w.id,
     endpointId: w.endpointId,
     state,
     jobIds: [...w.jobs],
+    ...(w.stopping.size > 0 ? { stoppingJobIds: [...w.stopping] } : {}),
     ...(w.reportedJobIds ? { reportedJobIds: [...w.reportedJobIds] } : {}),
     openPolls: w.openPolls,
     startedAt: w.startedAt,

@@ -150,6 +150,11 @@ export const REST_RATE_KEYS_MAX = 10_000;
  */
 export const WORKER_ERROR_DELAY_MS = 1 * SECOND;
 /**
+ * Wall ms a worker's job-stop poll is held, while a job minipod ended may still run on it, before
+ * that job's stop is sent again (the worker library can hear a stop just before it starts the job).
+ */
+export const STOP_REPEAT_MS = 250;
+/**
  * A job whose worker was lost goes back to the queue while its `retries` is below this; then it
  * fails (a job that kills every worker that takes it would otherwise run for ever).
  */

@@ -20,6 +20,8 @@ type Listener = (change: JobChange) => void;
 
 /** The cause `releaseAll` is given when the emulator stops (reset and restore give their own). */
 export const CLOSING_CAUSE = "emulator closing";
+/** The cause when the emulator stops to start again on the same port (`minipod --watch` on a config edit). */
+export const RESTARTING_CAUSE = "emulator restarting";
 
 /** In-process notifications, so held requests wake the moment a job changes; nothing polls. */
 export class JobNotifier {

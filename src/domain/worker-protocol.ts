@@ -8,7 +8,7 @@ import { EXTERNAL_HANDLER, ExternalWorkers, type Contact, type ExternalWorker, t
 import { HeldPolls } from "./held-polls.js";
 import { StopChannel } from "./stop-channel.js";
 import type { Job, Lane } from "./job.js";
-import { WORKER_ERROR_DELAY_MS } from "./limits.js";
+import { STOP_REPEAT_MS, WORKER_ERROR_DELAY_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
 import type { EndpointRegistry } from "./endpoint-registry.js";
@@ -100,6 +100,7 @@ export class WorkerProtocol {
     w.lane = lane;
     // A request of a process that has exited, arriving late: nothing for it.
     if (w.status === "lost") return [];
+    if (jobInProgress === false) w.stopping.clear();
     if (jobInProgress === false && w.jobs.size > 0) this.dropHeldJobs(w);
     const now = this.takeNow(w, n);
     if (now.length > 0 || this.closing) return now;
@@ -112,7 +113,11 @@ export class WorkerProtocol {
     const w = this.touch(endpointId, workerId, "other");
     // A stopped worker is on its way out: the library waits for this poll before it exits.
     const hold = this.closing || w.status === "stopped" ? 0 : this.d.settings.pollHoldMs;
-    return this.held(w, this.stopChannel.poll(w, hold, signal));
+    // A stop the worker heard before it had the job in hand (it took the job a moment ago and had
+    // not started it: the library finds no job to stop) is sent again until it lets go of the job.
+    if (hold === 0 || w.stopping.size === 0) return this.held(w, this.stopChannel.poll(w, hold, signal));
+    const ids = await this.held(w, this.stopChannel.poll(w, Math.min(hold, STOP_REPEAT_MS), signal));
+    return ids.length > 0 || signal?.aborted ? ids : [...w.stopping];
   }
 
   /** A worker's result or progress update for a job it holds (job-done); `streamed` ends a streamed job. */
@@ -122,6 +127,8 @@ export class WorkerProtocol {
     // result it preceded: answered with the job as it is, changing nothing.
     const late = progress ? this.finishedBy(endpointId, workerId, jobId) : undefined;
     if (late) return late;
+    // Its result, even one refused: it has let go of the job.
+    if (!progress) this.workers.get(endpointId, workerId)?.stopping.delete(jobId);
     const { job, worker } = this.heldJob(endpointId, workerId, jobId);
     const problem = resultProblem(result as WorkerResult & Record<string, unknown>);
     if (problem !== undefined) {
@@ -213,10 +220,16 @@ export class WorkerProtocol {
     });
   }
 
-  /** A job minipod ended while its worker ran it (cancel, execution timeout, ttl): the worker is told to stop it. */
+  /**
+   * A job minipod ended while its worker ran it (cancel, execution timeout, ttl): the worker is told
+   * to stop it, and shown running it until it lets go of it (a heartbeat that no longer lists it, a
+   * job-take saying it holds none, or its result).
+   */
   stopJob(jobId: string): void {
     const w = this.workers.release(jobId);
-    if (w) this.stopChannel.send(w, [jobId]);
+    if (!w) return;
+    w.stopping.add(jobId);
+    this.stopChannel.send(w, [jobId]);
   }
 
   /** The endpoint is gone (deleted, reset): its polls are answered and its workers forgotten. */

@@ -81,6 +81,7 @@ export class WorkerProcess {
   private child: ChildProcess | undefined;
   private stopping = false;
   private refreshing = false;
+  private paused = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private delay = RESTART_FIRST_MS;
   private startedAt = 0;
@@ -135,31 +136,55 @@ export class WorkerProcess {
   /**
    * Replaces the process with a fresh one (the worker asked to be stopped after a job: `stopPod`,
    * the library's `refresh_worker`; or its files changed, under `minipod worker --watch`), whether
-   * or not it restarts on exit.
+   * or not it restarts on exit. `kill`: at once (SIGKILL), so a job it runs is not finished on the
+   * old code but goes back to the queue, as a dead worker's does.
    */
-  refresh(why = "it asked to be stopped after its job: refresh_worker"): void {
+  refresh(why = "it asked to be stopped after its job: refresh_worker", o: { kill?: boolean } = {}): void {
     if (this.stopping || this.refreshing) return;
     this.say(`replacing the worker (${why})`);
     this.refreshing = true;
-    if (!this.terminate()) {
+    if (!this.terminate(o.kill ? 0 : undefined)) {
       this.refreshing = false;
       clearTimeout(this.restartTimer);
       this.start();
     }
   }
 
-  /** SIGTERM to the running process's group, SIGKILL after the grace period; false when none runs. */
-  private terminate(): boolean {
+  /**
+   * Suspends the running process's group (SIGSTOP) while the minipod it serves restarts, so the
+   * worker library, refused, does not retry thousands of times a second; `resume` continues it.
+   */
+  pause(): void {
+    if (this.child && this.pid !== undefined) {
+      this.paused = true;
+      killGroup(this.child, "SIGSTOP");
+    }
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.child) killGroup(this.child, "SIGCONT");
+  }
+
+  /** SIGTERM to the running process's group, SIGKILL after the grace period (`graceMs`, 0: at once); false when none runs. */
+  private terminate(graceMs = this.o.graceMs ?? GRACE_DEFAULT_MS): boolean {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return false;
+    if (graceMs === 0) {
+      killGroup(child, "SIGKILL");
+      this.resume();
+      return true;
+    }
     killGroup(child, "SIGTERM");
+    // A suspended process hears SIGTERM once continued.
+    this.resume();
     this.o.onStopping?.();
     const poke = setInterval(() => this.o.onStopping?.(), 1000);
-    const grace = this.o.graceMs ?? GRACE_DEFAULT_MS;
     const force = setTimeout(() => {
-      this.say(`still running ${grace / 1000} s after SIGTERM: SIGKILL`);
+      this.say(`still running ${graceMs / 1000} s after SIGTERM: SIGKILL`);
       killGroup(child, "SIGKILL");
-    }, grace);
+    }, graceMs);
     child.once("exit", () => {
       clearInterval(poke);
       clearTimeout(force);

@@ -1,10 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/http/app.js";
 import { createEmulator, type Emulator } from "../../src/index.js";
+import { startCli } from "../support/cli.js";
 import { eventually } from "../support/python.js";
 
 /**
@@ -199,4 +203,36 @@ describe("rate limits and worker crashes with a Node http server as the worker",
       await emu2.close();
     }
   });
+});
+
+describe("minipod worker on a load-balancing endpoint, beside minipod --watch", () => {
+  it("outlives a restart on a config edit: its processes go with the old minipod, and the restarted one's scaler starts new ones", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-lb-watch-"));
+    const cfg = join(dir, "emulator.config.json");
+    const config = (extra: object[] = []) => JSON.stringify({ endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: "external", workersMin: 1, workersMax: 1 }, ...extra] });
+    writeFileSync(cfg, config());
+    const server = await startCli(["--watch", "--config", cfg, "--log-level", "warn"]);
+    const launcher = spawn(process.execPath, [BIN, "worker", "--url", server.url, "--endpoint", "api", "--worker-id", "w", "--", process.execPath, SERVER], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let said = "";
+    launcher.stdout!.on("data", (d: Buffer) => (said += d.toString()));
+    launcher.stderr!.on("data", (d: Buffer) => (said += d.toString()));
+    const exited = new Promise<number | null>((r) => launcher.once("exit", r));
+    const hello = () => fetch(`${server.url}/lb/api/x`, { headers: AUTH, signal: AbortSignal.timeout(15_000) }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> }));
+    try {
+      expect(await hello()).toMatchObject({ status: 200, body: { worker: "w-1" } });
+      writeFileSync(cfg, config([{ id: "added", handler: "echo" }]));
+      await server.stderrContains("config reloaded, 2 endpoint(s)");
+      await eventually(() => (/minipod at http:\/\/127\.0\.0\.1:\d+ is back/.test(said) ? true : undefined), 20_000, `the launcher following the restarted minipod:\n${said}`);
+      expect(await hello(), said).toMatchObject({ status: 200, body: { worker: "w-2" } });
+      expect(launcher.exitCode).toBe(null);
+      expect(said).not.toMatch(/stopping the worker/);
+    } finally {
+      launcher.kill("SIGTERM");
+      await exited;
+      await server.stop();
+    }
+  }, 60_000);
 });

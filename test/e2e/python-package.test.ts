@@ -40,8 +40,8 @@ async function runSuite(): Promise<{ cases: Case[]; output: string }> {
     cases.push({ name: `${m[1]}.${m[2]}`, ...(failed ? { failure: body.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&") } : {}) });
   }
   if (cases.length === 0) throw new Error(`pytest ran no test (exit ${code}):\n${output}`);
-  cases.push(await readmeExample(python));
   cases.push(await docsExample(python));
+  cases.push(await keptExample(python));
   return { cases, output };
 }
 
@@ -66,22 +66,24 @@ async function docsExample(python: string): Promise<Case> {
 }
 
 /**
- * The README's "From Python": its three commands, and its config and pytest test written into an
- * empty project and run there with `pytest`, as a user runs them.
+ * docs/python.md's examples of a worker kept over tests, as written, in an empty project with the
+ * fixture's conftest.py and the handlers.py they name: the tests of a kept worker, and the
+ * module-scoped fixture, each file on its own.
  */
-async function readmeExample(python: string): Promise<Case> {
-  const name = "the README's pytest example, in an empty project";
-  const [commands] = blocksOf("README.md", "From Python", "sh");
-  const lines = commands!.text.split("\n").map((l) => l.replace(/\s+#.*$/, ""));
-  if (JSON.stringify(lines) !== JSON.stringify(["npm ci", "pip install ./python runpod pytest", "pytest"])) return { name, failure: `the README's commands changed: ${lines.join(" / ")}` };
-  const [config] = blocksOf("README.md", "From Python", "json");
-  const test = blocksOf("README.md", "From Python", "python").find((b) => b.text.includes("def test_"));
-  if (!test) return { name, failure: "the README's From Python has no pytest test" };
-  const project = mkdtempSync(join(tmpdir(), "minipod-readme-pytest-"));
-  writeFileSync(join(project, "emulator.config.json"), config!.text);
-  writeFileSync(join(project, "test_greeting.py"), test.text);
-  const { code, output } = await run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: project, env: pythonEnv({ PYTHONDONTWRITEBYTECODE: "1" }), wallMs: 120_000 });
-  return code === 0 && /1 passed/.test(output) ? { name } : { name, failure: `pytest in ${project} exited ${code}:\n${output}` };
+async function keptExample(python: string): Promise<Case> {
+  const name = "docs/python.md's kept worker examples, in an empty project";
+  const [conftest] = blocksOf("docs/python.md", "The pytest fixture", "python");
+  const [kept, moduleScoped] = blocksOf("docs/python.md", "A worker for one test, or kept over tests", "python");
+  const handlers = /`handlers\.py`, beside the tests, holds `([^`]+)`/.exec(readFileSync(fileURLToPath(new URL("../../docs/python.md", import.meta.url)), "utf8"))?.[1];
+  if (!kept?.text.includes("keep=True") || !moduleScoped?.text.includes('scope="module"') || !handlers) return { name, failure: "docs/python.md's kept worker examples changed shape" };
+  const project = mkdtempSync(join(tmpdir(), "minipod-docs-kept-"));
+  writeFileSync(join(project, "conftest.py"), conftest!.text);
+  writeFileSync(join(project, "handlers.py"), handlers.replace(": return", ":\n    return") + "\n");
+  writeFileSync(join(project, "test_kept.py"), kept.text);
+  writeFileSync(join(project, "test_module_scoped.py"), moduleScoped.text);
+  const env = pythonEnv({ PYTHONDONTWRITEBYTECODE: "1", PYTHONPATH: `${project}:${pythonEnv().PYTHONPATH ?? ""}` });
+  const { code, output } = await run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: project, env, wallMs: 120_000 });
+  return code === 0 && /3 passed/.test(output) ? { name } : { name, failure: `pytest in ${project} exited ${code}:\n${output}` };
 }
 
 const suite = available ? await runSuite() : { cases: [], output: "" };

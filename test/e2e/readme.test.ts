@@ -137,7 +137,7 @@ describe.skipIf(!available)("the Python example without pytest (docs/python.md):
     writeFileSync(join(dir, "handler.py"), handler!.text);
     // The commands it shows: minipod on that config, the worker of handler.py, the client.
     const lines = commands!.text.split("\n").map((l) => l.replace(/\s+#.*$/, ""));
-    expect(lines).toEqual(["npx minipod", "npx minipod worker -- python handler.py", "python client.py"]);
+    expect(lines).toEqual(["minipod", "minipod worker -- python handler.py", "python client.py"]);
     const cli = await startCli(["--config", join(dir, "emulator.config.json")]);
     const worker = spawn(process.execPath, [BIN, "worker", "--url", cli.url, "--", PYTHON, "handler.py"], { cwd: dir, env: pythonEnv(), stdio: ["ignore", "pipe", "pipe"] });
     let workerOut = "";

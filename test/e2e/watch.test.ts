@@ -97,6 +97,37 @@ describe.skipIf(!pythonAvailable())("minipod worker --watch", { timeout: 60_000 
       await exited;
     }
   });
+  it("puts a job running during an edit back in the queue, where it runs on the new code", async () => {
+    emu = await createEmulator({ clock: "real", config: { endpoints: [{ id: "py", handler: "external" }], externalWorkers: { pingIntervalMs: 1000 } } });
+    const dir = mkdtempSync(join(tmpdir(), "minipod-wwatch-"));
+    // The old code takes a minute of wall time; the new one answers at once.
+    const handler = (v: string, seconds: number) => `import time\nimport runpod\n\ndef handler(job):\n    time.sleep(${seconds})\n    return {"v": "${v}"}\n\nrunpod.serverless.start({"handler": handler})\n`;
+    writeFileSync(join(dir, "handler.py"), handler("one", 60));
+    const child = spawn(process.execPath, [BIN, "worker", "--url", emu.url, "--watch", "--", PYTHON, "-u", "handler.py"], {
+      cwd: dir,
+      env: { ...process.env, ...pythonEnv() },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.stdout.resume();
+    const exited = new Promise((r) => child.once("exit", r));
+    try {
+      const id = await submit(emu.url, "py");
+      await eventually(async () => ((await status(emu!.url, "py", id)).status === "IN_PROGRESS" ? true : undefined), 20_000, "the job started");
+      writeFileSync(join(dir, "handler.py"), handler("two", 0));
+      // Not after the old code's minute (nor after a 10 s grace before SIGKILL): the old process is
+      // killed at once, and the new one takes the job again.
+      const done = await emu.waitForJob("py", id, "COMPLETED", 20_000);
+      expect(done.output, err).toEqual({ v: "two" });
+      expect(err).toMatch(/handler\.py changed: restarting the worker\(s\)/);
+      expect(err).not.toMatch(/SIGTERM/);
+    } finally {
+      child.kill("SIGTERM");
+      await exited;
+    }
+  });
+
   it("ignores the files the worker writes beside its code (logs, databases, caches) and restarts once per edit of its source", async () => {
     emu = await createEmulator({ clock: "real", config: { endpoints: [{ id: "py", handler: "external" }], externalWorkers: { pingIntervalMs: 1000 } } });
     const dir = mkdtempSync(join(tmpdir(), "minipod-wwatch-"));

@@ -144,6 +144,35 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     expect((await health()).idle).toBe(0);
   });
 
+  it("outlives a restart of minipod --watch on a config edit: it waits for it, then goes on taking jobs", async () => {
+    const cfg = join(mkdtempSync(join(tmpdir(), "minipod-worker-cli-")), "emulator.config.json");
+    const config = (extra: object[] = []) => JSON.stringify({ endpoints: [{ id: "ext", handler: "external" }, ...extra], externalWorkers: { pingIntervalMs: 1000 } });
+    writeFileSync(cfg, config());
+    cli = await startCli(["--watch", "--config", cfg, "--log-level", "warn"]);
+    launcher = launch(["--url", cli.url, "--worker-id", "w-keep", "--", PYTHON, HANDLER]);
+    const pid = Number((await launcher.waitFor(/\[w-keep\] minipod: started: .* \(pid (\d+)\)/))[1]);
+    const runsync = async (value: string) => {
+      const res = await fetch(`${cli!.url}/v2/ext/runsync`, { method: "POST", headers: { authorization: "k" }, body: JSON.stringify({ input: { do: "echo", value } }), signal: AbortSignal.timeout(30_000) });
+      return (await res.json()) as { status: string; output?: unknown };
+    };
+    expect(await runsync("before")).toMatchObject({ status: "COMPLETED", output: { echo: "before" } });
+
+    writeFileSync(cfg, config([{ id: "added", handler: "echo" }]));
+    await cli.stderrContains("config reloaded, 2 endpoint(s)");
+    await launcher.waitFor(/minipod at http:\/\/127\.0\.0\.1:\d+ is back: the worker\(s\) go on/);
+    // The same process, still running, takes the next job from the restarted minipod.
+    expect(await runsync("after")).toMatchObject({ status: "COMPLETED", output: { echo: "after" }, workerId: "w-keep" });
+    expect(gone(pid)).toBe(false);
+    expect(launcher.proc.exitCode).toBe(null);
+    expect(launcher.out()).toMatch(/is restarting: the worker\(s\) wait for it/);
+    expect(launcher.out()).not.toMatch(/stopping the worker/);
+
+    // A real stop still stops it.
+    expect(await cli.stop("SIGTERM")).toBe(0);
+    expect(await launcher.exited).toBe(0);
+    expect(gone(pid)).toBe(true);
+  }, forStarts(2, 40_000));
+
   it("says what is wrong: no command, an endpoint that is not external, a refused key, minipod not running", async () => {
     cli = await startMinipod(["worker-only"]);
     const none = launch(["--url", cli.url]);

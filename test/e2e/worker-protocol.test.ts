@@ -220,6 +220,52 @@ describe("the worker side, request by request", () => {
     expect((await post(`job-done/w1/${timedOut}`, { output: "late" })).status).toBe(409);
   });
 
+  it("sends a stop again until the worker lets go of the job: one heard before the worker started the job still reaches it", async () => {
+    await boot();
+    const id = await run();
+    await take("w1");
+    // Cancelled the moment it is IN_PROGRESS: the library hears the stop before it has started the
+    // job, finds nothing to stop, and starts the job.
+    await fetch(`${emu.url}/v2/ext/cancel/${id}`, { method: "POST", headers: KEY });
+    expect(await get("job-stop/w1?gpu=x")).toEqual({ status: 200, body: { jobsToStop: [id] } });
+    // Still busy with it as far as anyone can tell: shown running it, not idle.
+    expect(await workers()).toEqual([expect.objectContaining({ id: "w1", state: "running", jobIds: [], stoppingJobIds: [id] })]);
+    expect(await health()).toMatchObject({ idle: 0, running: 1 });
+    // Its next stop poll hears the stop again, a moment later (STOP_REPEAT_MS of wall time).
+    const again = get("job-stop/w1?gpu=x");
+    await heldOpen("w1");
+    wall.advance(250);
+    expect(await again).toEqual({ status: 200, body: { jobsToStop: [id] } });
+    // A heartbeat that still lists it keeps it stopping; one that no longer does lets it go.
+    await get(`ping/w1?job_id=${id}&runpod_version=1.12.0`);
+    expect((await workers())[0]).toMatchObject({ state: "running", stoppingJobIds: [id] });
+    await get("job-stop/w1?gpu=x"); // the stop the heartbeat sent
+    await get("ping/w1?runpod_version=1.12.0");
+    expect((await workers())[0]).toMatchObject({ state: "idle", jobIds: [] });
+    expect((await workers())[0]!.stoppingJobIds).toBeUndefined();
+    const quiet = get("job-stop/w1?gpu=x");
+    await heldOpen("w1");
+    wall.advance(250);
+    wall.advance(20_000);
+    expect((await quiet).status).toBe(204);
+
+    // So do a job-take saying it holds none, and a result (refused: the job is over).
+    const second = await run();
+    await take("w1");
+    await fetch(`${emu.url}/v2/ext/cancel/${second}`, { method: "POST", headers: KEY });
+    expect((await workers())[0]).toMatchObject({ state: "running", stoppingJobIds: [second] });
+    const empty = get("job-take/w1?gpu=x&job_in_progress=0");
+    await heldOpen("w1");
+    expect((await workers())[0]).toMatchObject({ state: "idle" });
+    wall.advance(20_000);
+    expect((await empty).status).toBe(204);
+    const third = await run();
+    await take("w1");
+    await fetch(`${emu.url}/v2/ext/cancel/${third}`, { method: "POST", headers: KEY });
+    expect((await post(`job-done/w1/${third}`, { output: "late" })).status).toBe(409);
+    expect((await workers())[0]).toMatchObject({ state: "idle" });
+  });
+
   it("reads the heartbeat: job ids it should no longer run are stopped, an unhealthy start is counted", async () => {
     await boot();
     expect((await get("ping/w1?job_id=gone-job%2Cother-job&runpod_version=1.12.0")).status).toBe(200);

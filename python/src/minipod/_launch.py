@@ -1,6 +1,7 @@
 """Finding Node.js and minipod's command line: what starts the emulator and its workers."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -38,6 +39,43 @@ def find_node(node: Optional[str] = None, env: Optional[Mapping[str, str]] = Non
     return path
 
 
+#: minipod itself, in a copy of the package installed from its wheel (`npm run build:wheel`).
+BUNDLED = Path(__file__).resolve().parent / "_node"
+
+
+def bundled_cli(node: str) -> Optional[List[str]]:
+    """The command of the CLI this package carries (a wheel's), after a check that `node` can run it; None when it carries none."""
+    script = BUNDLED / "bin" / "minipod.js"
+    if not script.is_file():
+        return None
+    check_binding(node)
+    return [node, str(script)]
+
+
+def check_binding(node: str) -> None:
+    """Raises MinipodError, saying what to install, when the SQLite binding the package carries was built for another Node ABI than `node`'s."""
+    try:
+        shipped = json.loads((BUNDLED / "binding.json").read_text())
+    except (OSError, ValueError):
+        return
+    try:
+        out = subprocess.run([node, "-p", "process.versions.modules + ' ' + process.version + ' ' + process.platform + '-' + process.arch"], capture_output=True, text=True, timeout=30).stdout.split()
+    except OSError as e:
+        raise MinipodError(f"{node} did not run: {e}") from e
+    abi, version, platform = (out + ["?", "?", "?"])[:3]
+    built = shipped.get("bindings", [])
+    here = f"{shipped.get('platform')}-{shipped.get('arch')}"
+    if platform == here and any(b.get("abi") == abi for b in built):
+        return
+    nodes = " or ".join(f"Node.js {b.get('node')} (ABI {b.get('abi')})" for b in built)
+    raise MinipodError(
+        f"this copy of minipod carries its SQLite binding (better-sqlite3) built for {nodes} on {here}, "
+        f"and {node} is Node.js {version} (ABI {abi}) on {platform}: install Node.js {' or '.join(str(b.get('node')) for b in built)} "
+        f"(https://nodejs.org/en/download, or your system's package) and put it first on PATH, or set MINIPOD_NODE to it; "
+        f"or install minipod with npm (`npm install minipod`), which builds the binding for your Node"
+    )
+
+
 def _clone_candidates() -> List[Path]:
     """Clones this copy may belong to: the one recorded at install, then the source tree it is in."""
     found: List[Path] = []
@@ -53,7 +91,7 @@ def _clone_candidates() -> List[Path]:
 def find_cli(node: str, cli: Optional[str] = None, env: Optional[Mapping[str, str]] = None, cwd: Optional[Path] = None) -> List[str]:
     """
     The command that runs minipod's CLI: `cli` or MINIPOD_CLI (a `bin/minipod.js`, or an executable);
-    else the clone this package was installed from; else a minipod installed with npm in the project
+    else the CLI this package carries (installed from its wheel); else the clone this package was installed from; else a minipod installed with npm in the project
     (`node_modules/minipod`, looked for from `cwd` upwards); else `npx --no-install minipod`.
     """
     env = os.environ if env is None else env
@@ -63,6 +101,9 @@ def find_cli(node: str, cli: Optional[str] = None, env: Optional[Mapping[str, st
         if not path.exists():
             raise MinipodError(f"MINIPOD_CLI (or cli=) names {given}, which does not exist: give the path of bin/minipod.js in a clone of minipod (after `npm ci` there)")
         return [node, str(path)] if path.suffix in (".js", ".mjs", ".cjs") else [str(path)]
+    bundled = bundled_cli(node)
+    if bundled is not None:
+        return bundled
     looked: List[str] = []
     for clone in _clone_candidates():
         script = clone / "bin" / "minipod.js"

@@ -20,7 +20,7 @@ from ._launch import find_cli, find_node
 from ._control import Control
 from ._faults import Faults
 from .errors import MinipodError
-from .worker import Handler, Worker, start_scaled_workers, start_worker
+from .worker import Handler, Worker, handler_reference, start_scaled_workers, start_worker
 
 Config = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 
@@ -75,6 +75,8 @@ class Emulator(Control):
         self._stderr: Deque[str] = collections.deque(maxlen=200)
         self._tmp: Optional[tempfile.TemporaryDirectory[str]] = None
         self._workers: List[Worker] = []
+        #: Workers started with keep=True, by their arguments.
+        self._kept: Dict[str, Worker] = {}
         self.faults = Faults(self)
 
     # -- life ---------------------------------------------------------------------------------
@@ -139,6 +141,7 @@ class Emulator(Control):
         for worker in self._workers:
             worker.stop()
         self._workers.clear()
+        self._kept.clear()
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             process.terminate()
@@ -250,6 +253,7 @@ class Emulator(Control):
         python: Optional[str] = None,
         worker_id: Optional[str] = None,
         timeout: float = 30.0,
+        keep: bool = False,
     ) -> Worker:
         """
         Runs a handler under the service's real worker runtime (`runpod.serverless.start`), as
@@ -258,9 +262,23 @@ class Emulator(Control):
         "module:function") or `script` (a file that calls runpod.serverless.start itself).
         `options` are added to what start() gets (`{"return_aggregate_stream": True}`). The worker
         stops with `stop()`, with the Emulator, or (under the pytest fixture) at the test's end.
+
+        `keep=True`: the worker outlives the test that started it, under the pytest fixture, and
+        lives as long as this Emulator; a later call with the same arguments and `keep=True`
+        answers the same worker, still running, at no cost. Between tests the fixture restarts it
+        if it still holds a job (or its process ended), and waits until it polls again after the
+        reset.
         """
+        key = json.dumps([handler_reference(handler) if handler is not None else None, str(script), endpoint, options, env, python, worker_id], sort_keys=True, default=str)
+        if keep:
+            kept = self._kept.get(key)
+            if kept is not None and kept.kept and kept in self._workers:
+                return kept if kept._polling() else kept.restart()
         worker = start_worker(self, handler=handler, script=script, endpoint=endpoint, options=options, env=env, python=python, worker_id=worker_id, timeout=timeout)
         self._workers.append(worker)
+        if keep:
+            worker.kept = True
+            self._kept[key] = worker
         return worker
 
     def scale_workers(

@@ -23,11 +23,12 @@ import difflib
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
 import pytest
 
 from ._contract_fixtures import MARKER_LINE, minipod_target, skip_emulator_only  # noqa: F401  (the fixture, registered here)
+from ._report import report_sections
 from .emulator import CLOCKS, Emulator
 from .skip_sleeps import minipod_skip_sleeps  # noqa: F401  (the fixture, registered here)
 from .errors import MinipodError
@@ -130,13 +131,63 @@ def minipod(request: pytest.FixtureRequest, minipod_config: _ConfigValue, minipo
             started[key] = Emulator(**settings).start()
         emulator = started[key]
     emulator.reset()
+    # Workers kept from earlier tests (keep=True): each polls again after the reset before the test runs.
+    for worker in emulator._workers:
+        if worker.kept:
+            if worker.running:
+                worker._wait_until(worker._idle, worker._timeout)
+            else:
+                worker._start_again()
     _point_runpod_at(emulator, monkeypatch)
     before = len(emulator._workers)
+    request.node.stash[_SHOWN] = (emulator, {id(w): len(w.output) for w in emulator._workers})
     yield emulator
+    busy = _busy(emulator)
     started_here = emulator._workers[before:]
     del emulator._workers[before:]
     for worker in started_here:
-        worker.stop()
+        if worker.kept:
+            emulator._workers.append(worker)
+        elif worker.worker_id in busy:
+            # Its job is the ended test's: not waited for (a handler still running would hold the stop 10 s).
+            worker.kept = False
+            worker._end(at_once=True)
+        else:
+            worker.stop()
+    _isolate_kept(emulator, busy)
+
+
+def _busy(emulator: Emulator) -> Set[str]:
+    """Ids of the workers that still hold a job, or are stopping one, or that minipod no longer counts as live."""
+    if not any(w.running for w in emulator._workers):
+        return set()
+    return {w["id"] for w in emulator.workers() if w["jobIds"] or w.get("stoppingJobIds") or w["state"] not in ("idle", "running")}
+
+
+def _isolate_kept(emulator: Emulator, busy: Set[str]) -> None:
+    """
+    Kept workers go on into the next test only as a fresh one would: idle, their process running.
+    One that still holds a job of this test (or is stopping one) is ended now, at once, and started
+    again after the reset (as is one whose process ended), so it takes nothing of this test's.
+    """
+    for worker in emulator._workers:
+        if worker.kept and worker.worker_id in busy:
+            worker._end(at_once=True)
+
+
+#: What a failing test's report reads: the test's minipod, and how many lines each worker had when it began.
+_SHOWN = pytest.StashKey[Tuple[Emulator, Dict[int, int]]]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failing test's report gets the output of its workers and its jobs' timelines, one section each."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    shown = item.stash.get(_SHOWN, None)
+    if report.failed and shown is not None and report.when in ("setup", "call"):
+        for title, text in report_sections(*shown):
+            report.sections.append((title, text))
 
 
 @pytest.fixture

@@ -23,21 +23,49 @@ Handler = Union[Callable[..., Any], str, None]
 class Worker:
     """
     A `minipod worker -- python ...` process of one endpoint (`worker_id` is None when it follows a
-    load-balancing endpoint's scaler, which names each process it starts); `output` holds the lines
-    it wrote.
+    load-balancing endpoint's scaler, which names each process it starts).
+
+    `output` is the list of every line it wrote, in order, as they come: what the handler printed
+    and logged, the worker runtime's lines, and minipod's own (`[worker id] minipod: started ...`),
+    each prefixed with `[worker id] `. Under the pytest fixture, a failing test's report shows the
+    lines written during that test. `kept` is True for a worker started with `keep=True`.
     """
 
-    def __init__(self, process: "subprocess.Popen[str]", endpoint: str, worker_id: Optional[str]) -> None:
+    def __init__(self, process: "subprocess.Popen[str]", endpoint: str, worker_id: Optional[str], relaunch: Optional[Callable[[], "subprocess.Popen[str]"]] = None) -> None:
         self.process = process
         self.endpoint = endpoint
         self.worker_id = worker_id
         self.output: List[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.kept = False
+        self._relaunch = relaunch
+        #: Whether minipod sees it polling for jobs (idle: holding none).
+        self._ready: Callable[..., bool] = lambda idle=False: True
+        self._timeout = 30.0
+        threading.Thread(target=self._read, args=(process,), daemon=True).start()
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
+    def _read(self, process: "subprocess.Popen[str]") -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
             self.output.append(line.rstrip("\n"))
+
+    def restart(self) -> "Worker":
+        """Ends the process at once (a job it runs is dropped) and starts a fresh one of the same command, with the same worker id; answers once it polls for jobs, idle."""
+        self._end(at_once=True)
+        return self._start_again()
+
+    def _start_again(self) -> "Worker":
+        if self._relaunch is None:
+            raise MinipodError("this worker cannot be restarted")
+        self.process = self._relaunch()
+        threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
+        return self._wait_until(self._idle, self._timeout)
+
+    def _polling(self) -> bool:
+        """Whether the worker is up now: its process runs and it polls for jobs."""
+        return self.running and self._ready()
+
+    def _idle(self) -> bool:
+        return self._ready(True)
 
     @property
     def running(self) -> bool:
@@ -45,9 +73,18 @@ class Worker:
         return self.process.poll() is None
 
     def stop(self, timeout: float = 15.0) -> None:
-        """Stops the worker as the platform does (SIGTERM; SIGKILL when it lingers). Safe to call twice."""
+        """Stops the worker as the platform does (SIGTERM; SIGKILL when it lingers); a kept one is kept no more. Safe to call twice."""
+        self.kept = False
+        self._end(timeout)
+
+    def _end(self, timeout: float = 15.0, at_once: bool = False) -> None:
         if self.process.poll() is None:
             self.process.terminate()
+            if at_once:
+                # A second SIGTERM: `minipod worker` kills its processes rather than letting a job finish.
+                time.sleep(0.2)
+                if self.process.poll() is None:
+                    self.process.terminate()
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -120,10 +157,14 @@ def start_worker(
     worker_id = worker_id or f"py-{uuid.uuid4().hex[:10]}"
     worker = _launch(emulator, endpoint, ["--worker-id", worker_id], child, env, {"MINIPOD_HANDLER_OPTIONS": json.dumps(dict(options or {}))}, worker_id)
 
-    def polling() -> bool:
+    def polling(idle: bool = False) -> bool:
         seen = [w for w in emulator.workers(endpoint) if w["id"] == worker_id]
+        if idle:
+            return bool(seen) and seen[0]["state"] == "idle" and seen[0]["openPolls"] > 0
         return bool(seen) and seen[0]["state"] not in ("lost", "stopped") and (seen[0]["openPolls"] > 0 or bool(seen[0]["jobIds"]))
 
+    worker._ready = polling
+    worker._timeout = timeout
     return worker._wait_until(polling, timeout)
 
 
@@ -177,5 +218,8 @@ def _launch(emulator: "Emulator", endpoint: str, flags: List[str], child: List[s
     run_env["PYTHONPATH"] = _python_path(run_env.get("PYTHONPATH"))
     run_env["PYTHONUNBUFFERED"] = "1"
     cmd = [*emulator._launcher, "worker", "--url", emulator.url, "--endpoint", endpoint, "--exit-on-stdin-close", *flags, "--", *child]
-    process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env)
-    return Worker(process, endpoint, worker_id)
+
+    def popen() -> "subprocess.Popen[str]":
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env)
+
+    return Worker(popen(), endpoint, worker_id, popen)

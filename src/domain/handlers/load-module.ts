@@ -10,6 +10,20 @@ export function isModuleRef(ref: string): boolean {
   return ref.startsWith("./") || ref.startsWith("../") || isAbsolute(ref) || MODULE_EXTENSIONS.has(extname(ref));
 }
 
+const NO_TSX =
+  "a TypeScript handler module is loaded through tsx, which this copy of minipod does not carry (the Python package's): write the handler as JavaScript (.mjs), or run minipod installed with npm (npm install minipod)";
+let reloads = 0;
+
+/** tsx's import, or undefined where tsx is not installed (the Python package carries no tsx). */
+async function tsx(): Promise<((url: string, parent: string) => Promise<unknown>) | undefined> {
+  try {
+    return (await import("tsx/esm/api")).tsImport;
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && /'tsx'/.test((error as Error).message)) return undefined;
+    throw error;
+  }
+}
+
 /**
  * Loads a handler module (`.js` natively, `.ts` through tsx) relative to `baseDir`. The module
  * exports the handler as `default` or as `handler`. `fresh`: evaluated anew, with the modules it
@@ -20,13 +34,13 @@ export async function loadHandlerModule(ref: string, baseDir: string, fresh = fa
   if (!existsSync(file)) throw new Error(`cannot load ${ref}: no such file (looked for ${file})`);
   const url = pathToFileURL(file).href;
   let mod: Record<string, unknown>;
+  const typescript = [".ts", ".mts", ".cts"].includes(extname(file));
   try {
-    if (fresh || [".ts", ".mts", ".cts"].includes(extname(file))) {
-      const { tsImport } = await import("tsx/esm/api");
-      mod = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
-    } else {
-      mod = await importJs(url, file);
-    }
+    const tsImport = fresh || typescript ? await tsx() : undefined;
+    if (tsImport) mod = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+    else if (typescript) throw new ModuleTypeError(NO_TSX);
+    // Without tsx, a reload evaluates the module anew, not what it imports.
+    else mod = await importJs(fresh ? `${url}?reload=${++reloads}` : url, file);
   } catch (error) {
     if (error instanceof ModuleTypeError) throw new Error(`cannot load ${ref}: ${error.message}`, { cause: error });
     throw new Error(`cannot load ${ref} (${file}): it threw as it loaded: ${moduleStack(error)}`, { cause: error });

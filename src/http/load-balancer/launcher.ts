@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { EmulatorError } from "../../domain/errors.js";
-import { CLOSING_CAUSE } from "../../domain/notifier.js";
+import { CLOSING_CAUSE, RESTARTING_CAUSE } from "../../domain/notifier.js";
 import type { LbLauncher } from "../../domain/load-balancer/types.js";
 import type { Core } from "../core.js";
 import { pumpEvents } from "../event-stream.js";
@@ -26,6 +26,7 @@ const launcherRoute = createRoute({
     "- `start`: data `{}`: start one process and register it (`POST /_emulator/load-balancers/{endpoint_id}/workers`); it joins once its health says 200.",
     "- `stop`: data `{workerId}`: the pool let this worker go (idle); stop its process.",
     `- \`tick\`: every ${LAUNCHER_TICK_MS / 1000} s of wall time, data \`{}\`.`,
+    "- `restarting`: data `{}`, the last event: the emulator stops to start again on the same port at once (`minipod --watch` on a config edit); the processes it routed to go with it, and the restarted one's stream asks for new ones.",
     "",
     "The stream ends when the emulator closes; the pool stops scaling processes when it ends. One reader at a time (409 while another scales the endpoint).",
   ].join("\n"),
@@ -67,7 +68,9 @@ export function loadBalancerLauncherRoute(core: Core, app: OpenAPIHono<AppEnv>):
           };
           launcher = { start: () => queue({ event: "start", data: {} }), stop: (workerId) => queue({ event: "stop", data: { workerId } }) };
           const unwatch = core.notifier.watch(RELEASE_WATCH_ID, (change) => {
-            if (change.cause === CLOSING_CAUSE) end();
+            // A restart says so: the launcher waits for minipod to be back, and follows it again.
+            if (change.cause === RESTARTING_CAUSE) end({ event: "restarting", data: "{}" });
+            else if (change.cause === CLOSING_CAUSE) end();
           });
           // Set now: the pool asks at once for the workers it wants (workersMin, requests waiting).
           lb.setLauncher(endpointId, launcher);

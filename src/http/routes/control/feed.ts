@@ -1,6 +1,6 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { streamSSE, type SSEMessage } from "hono/streaming";
-import { CLOSING_CAUSE, type JobChange } from "../../../domain/notifier.js";
+import { CLOSING_CAUSE, RESTARTING_CAUSE, type JobChange } from "../../../domain/notifier.js";
 import type { WorkerStopped } from "../../../domain/worker-protocol.js";
 import type { Core } from "../../core.js";
 import { pumpEvents } from "../../event-stream.js";
@@ -35,7 +35,7 @@ const feedRoute = createRoute({
     '- `worker`: data `{endpointId, workerId, state: "stopped", reason}`: a worker process asked to be stopped after its job (`stopPod`, the library\'s `refresh_worker`); whoever runs it replaces it (`minipod worker` does).',
     `- \`tick\`: every ${FEED_TICK_MS / 1000} s of wall time, data \`{now, mode, speed}\` of the virtual clock.`,
     "",
-    "The stream ends after a `resync` when the emulator resets, restores a snapshot or closes (then its data is `{\"closing\": true}`); an EventSource reconnects by itself.",
+    "The stream ends after a `resync` when the emulator resets, restores a snapshot or closes (then its data is `{\"closing\": true}`, with `\"restarting\": true` when it starts again on the same port at once: `minipod --watch` reloading its config); an EventSource reconnects by itself.",
     "",
     "`?jobs=false` leaves out the `job` events: what a watcher of the emulator's life needs (`minipod worker` stops its workers when the stream ends and minipod no longer answers).",
   ].join("\n"),
@@ -61,6 +61,9 @@ export function feedEvent(change: JobChange) {
  * so a burst of thousands of changes costs one map entry each and a slow reader cannot make the
  * emulator buffer without bound.
  */
+/** What the last `resync` says: closing, or closing to start again on the same port. */
+const RESYNC_DATA: Record<string, string> = { [CLOSING_CAUSE]: '{"closing":true}', [RESTARTING_CAUSE]: '{"closing":true,"restarting":true}' };
+
 export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
   const { clock, notifier } = core;
   router.openapi(feedRoute, (c) => {
@@ -86,7 +89,7 @@ export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void
             if (workerEvents.length < FEED_BUFFER_MAX) workerEvents.push(e);
             wake();
           });
-          const unwatch = notifier.watch(RELEASE_WATCH_ID, (change) => end({ event: "resync", data: change.cause === CLOSING_CAUSE ? '{"closing":true}' : "{}" }));
+          const unwatch = notifier.watch(RELEASE_WATCH_ID, (change) => end({ event: "resync", data: RESYNC_DATA[change.cause] ?? "{}" }));
           return () => {
             unsubscribe();
             unlisten();

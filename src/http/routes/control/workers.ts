@@ -17,6 +17,10 @@ export const ExternalWorkerSchema = z
       .enum(EXTERNAL_WORKER_STATES)
       .openapi({ description: "`lost`: silent past `externalWorkers.lostAfterMs` (its jobs went back to the queue); `stopped`: it asked (stopPod) or minipod stopped it" }),
     jobIds: z.array(z.string()).openapi({ description: "Jobs IN_PROGRESS on it" }),
+    stoppingJobIds: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "Jobs minipod ended (cancel, timeout, expiry) while it ran them, until it shows it let go of them: their stop is sent again meanwhile" }),
     reportedJobIds: z.array(z.string()).optional().openapi({ description: "The job ids its last heartbeat listed" }),
     openPolls: z.int().openapi({ description: "Its requests held open now (job-take and job-stop polls)" }),
     startedAt: z.int().openapi({ description: "Virtual epoch ms of its first request" }),
