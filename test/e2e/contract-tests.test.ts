@@ -76,11 +76,14 @@ describe.skipIf(!python)("docs/contract-tests.md in Python", { timeout: 120_000 
     writeFileSync(join(project, "test_contract.py"), tests!.text);
   });
   afterAll(() => rmSync(project, { recursive: true, force: true }));
-  /** pytest in the project, the package from this clone's python/src (its plugin named, as an install registers it). */
+  /**
+   * pytest in the project, the package from this clone's python/src (its plugin named, as an install registers it;
+   * the automatic load is off, so a build's minipod.egg-info in python/src cannot register it twice).
+   */
   const pytest = (extra: Record<string, string>) =>
     run(PYTHON, ["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-p", "minipod.pytest_plugin"], {
       cwd: project,
-      env: { ...pythonEnv({ PYTHONDONTWRITEBYTECODE: "1", PYTHONPATH: join(ROOT, "python/src") }), ...extra },
+      env: { ...pythonEnv({ PYTHONDONTWRITEBYTECODE: "1", PYTHONPATH: join(ROOT, "python/src"), PYTEST_DISABLE_PLUGIN_AUTOLOAD: "1" }), ...extra },
       wallMs: 110_000,
     });
 

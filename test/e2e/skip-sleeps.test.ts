@@ -22,7 +22,8 @@ describe.skipIf(!available)("docs/python.md: a client's own sleeps", { timeout: 
     writeFileSync(join(project, "test_sleeps.py"), example!.text);
     const { code, output } = await run(PYTHON, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "minipod.pytest_plugin"], {
       cwd: project,
-      env: pythonEnv({ PYTHONPATH: `${join(ROOT, "python/src")}:${PYTHONPATH}` }),
+      // The plugin named, the automatic load off: a build's minipod.egg-info in python/src would register it twice.
+      env: pythonEnv({ PYTHONPATH: `${join(ROOT, "python/src")}:${PYTHONPATH}`, PYTEST_DISABLE_PLUGIN_AUTOLOAD: "1" }),
       wallMs: 110_000,
     });
     expect(code, output).toBe(0);
