@@ -20,8 +20,45 @@ export interface PipelineOptions {
 /** What minipod's socket hands its requests and upgrades to. */
 export interface Pipeline {
   request(req: IncomingMessage, res: ServerResponse): void;
-  /** False when nothing took the upgrade: the caller refuses it. */
+  /**
+   * Takes a WebSocket upgrade to a load-balancing endpoint and returns true; returns false, having
+   * touched nothing, for any other (h2c, a WebSocket elsewhere): the caller serves that request as
+   * plain HTTP/1.1 (`withoutUpgrade`).
+   */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+}
+
+/** `Upgrade: websocket`, alone or among other protocols: the one protocol minipod switches to. */
+const WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
+/** The headers of an upgrade minipod declines, left out of the request it serves instead. */
+const UPGRADE_HEADERS = new Set(["upgrade", "http2-settings"]);
+
+/**
+ * An upgrade request minipod does not take, as the plain HTTP/1.1 request it then is (RFC 9110
+ * §7.8: a server may ignore `Upgrade`): its request line and headers as they came, without
+ * `Upgrade`, `HTTP2-Settings` and those tokens of `Connection`, followed by the bytes read after
+ * its head (its body, a next request). Node hands such a request over as an upgrade, socket and
+ * all, so the server parses these bytes again as any request of the connection
+ * (`server.emit("connection", socket)` after `socket.unshift`), body, keep-alive and all.
+ */
+export function withoutUpgrade(req: IncomingMessage, head: Buffer): Buffer {
+  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const lower = name.toLowerCase();
+    if (UPGRADE_HEADERS.has(lower)) continue;
+    let value = req.rawHeaders[i + 1]!;
+    if (lower === "connection") {
+      value = value
+        .split(",")
+        .map((t) => t.trim())
+        .filter((t) => t !== "" && !UPGRADE_HEADERS.has(t.toLowerCase()))
+        .join(", ");
+      if (value === "") continue;
+    }
+    lines.push(`${name}: ${value}`);
+  }
+  return Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), head]);
 }
 
 /**
@@ -33,6 +70,10 @@ export interface Pipeline {
  * 4. the route table (route-table.ts): a route with a fast entry answers from node's request,
  *    any other through Hono (@hono/node-server); either way behind the one gate (gate.ts: the
  *    log line, the journal, faults, authentication, limits), then the route.
+ *
+ * An upgrade is taken only as a WebSocket to a load-balancing endpoint (load-balancer/upgrade.ts);
+ * any other (Java's `HttpClient` asks every HTTP/1.1 request to become h2c) is served as the
+ * plain request it also is (`withoutUpgrade`).
  *
  * This is the only place node's requests are dispatched (test/architecture.test.ts).
  */
@@ -52,8 +93,13 @@ export function requestPipeline(app: App, core: Core, options: PipelineOptions):
       if (!app.table.take(req, res)) void hono(req, res);
     },
     upgrade(req, socket, head) {
+      // Only a WebSocket to a load-balancing endpoint is taken; anything else is a plain request.
+      if (!WEBSOCKET.test(String(req.headers.upgrade ?? ""))) return false;
+      const target = req.url;
       routeLoadBalancing(req, core.endpoints);
-      return upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head);
+      if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return true;
+      req.url = target;
+      return false;
     },
   };
 }
