@@ -43,6 +43,23 @@ function answerHeaders(raw: IncomingHttpHeaders): Headers {
   return out;
 }
 
+/**
+ * A worker's answer whose status no client can be given (outside 200–599: 600 and above, under
+ * 100, or a 101 to a request that asked for no upgrade): the load balancer answers 502 in its
+ * place, naming it.
+ */
+export class WorkerStatusError extends Error {
+  constructor(readonly status: number) {
+    super(`the worker answered status ${status}, not a final HTTP status (200 to 599)`);
+  }
+}
+
+/** A worker's answer that node refuses to write to the client (a control character in its status text). */
+export class UnpassableAnswer extends Error {}
+
+/** Whether a worker's final status can be passed on (1xx are the connection's: never final). */
+export const passable = (status: number): boolean => status >= 200 && status <= 599;
+
 /** Statuses whose answers have no body (RFC 9110 §6.4.1). */
 const NO_BODY = new Set([204, 205, 304]);
 
@@ -58,12 +75,25 @@ export function forward(base: URL, method: string, pathAndQuery: string, headers
       { host: base.hostname, port: base.port, method, path: pathAndQuery, headers: forwardedHeaders(headers, base.host), agent: workerConnections, signal },
       (res) => {
         const status = res.statusCode ?? 502;
+        if (!passable(status)) {
+          // Nothing of it is read: the connection carries it away.
+          res.destroy();
+          return reject(new WorkerStatusError(status));
+        }
         const noBody = method === "HEAD" || NO_BODY.has(status);
         if (noBody) res.resume();
         resolve(new Response(noBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status, statusText: res.statusMessage, headers: answerHeaders(res.headers) }));
       },
     );
     out.on("error", reject);
+    // A 101 to a request that asked for no upgrade: node's client hands over the socket, and
+    // would otherwise neither answer nor fail.
+    out.on("upgrade", (res: import("node:http").IncomingMessage, socket: import("node:stream").Duplex) => {
+      socket.destroy();
+      reject(new WorkerStatusError(res.statusCode ?? 101));
+    });
+    // Whatever else ends the exchange before an answer fails it (settled already, this does nothing).
+    out.on("close", () => reject(new Error("the connection closed before an answer")));
     if (body === null) out.end();
     else if (body instanceof Uint8Array) out.end(body);
     else Readable.fromWeb(body as import("node:stream/web").ReadableStream<Uint8Array>).on("error", (e) => out.destroy(e)).pipe(out);
