@@ -31,10 +31,19 @@ const SAYS: Record<string, RegExp> = {
 let emu: Emulator;
 let worker: Server;
 
-/** A worker that reads each request whole (a length or chunks) and writes the bytes its path names, then closes. */
+/** Per request the worker read: its path and the number of the connection it came on. */
+const served: Array<{ path: string; connection: number }> = [];
+/** The worker's connections, by number. */
+const connections: Socket[] = [];
+
+/**
+ * A worker that reads each request whole (a length or chunks) and writes the bytes its path
+ * names, then closes; any other path is answered `ok` on a connection kept open.
+ */
 function rawWorker(): Server {
   return createServer((socket: Socket) => {
     let buf = "";
+    const connection = connections.push(socket) - 1;
     socket.on("error", () => {});
     socket.on("data", (d: Buffer) => {
       buf += d.toString("latin1");
@@ -47,7 +56,9 @@ function rawWorker(): Server {
       buf = "";
       const path = head.split(" ")[1]!;
       if (path === "/ping") return void socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
-      socket.end(Buffer.from(ANSWERS[path] ?? "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok", "latin1"));
+      served.push({ path, connection });
+      if (ANSWERS[path] === undefined) return void socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+      socket.end(Buffer.from(ANSWERS[path], "latin1"));
     });
   });
 }
@@ -62,6 +73,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emu?.close();
+  for (const socket of connections) socket.destroy();
   await new Promise<void>((r) => worker.close(() => r()));
 });
 
@@ -115,6 +127,23 @@ describe("a worker's answer no client can be given", () => {
     } finally {
       emu.faults.clear();
     }
+    expect(await realWork()).toBe(false);
+  });
+});
+
+describe("a worker that writes after its answer has ended", () => {
+  it.each(WAYS)("through %s: the connection that sent the stray bytes is closed, and the next request gets its own answer", async (_way, go) => {
+    expect(await go("/first")).toMatchObject({ status: 200, body: "ok" });
+    const { connection } = served.at(-1)!;
+    const socket = connections[connection]!;
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    // A second answer nobody asked for, on the connection minipod keeps for the next request.
+    socket.write("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nstray");
+    await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error("minipod kept the connection that sent stray bytes")), 5000))]);
+    const next = await go("/second");
+    expect([next.status, next.body]).toEqual([200, "ok"]);
+    expect(served.at(-1)).toMatchObject({ path: "/second" });
+    expect(served.at(-1)!.connection).not.toBe(connection);
     expect(await realWork()).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
-import { Agent, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
+import { Agent, request, type ClientRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
+import type { Socket } from "node:net";
 import { Readable } from "node:stream";
 
 /**
@@ -18,8 +19,36 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   "expect",
 ]);
 
+/**
+ * A pool of connections to workers that never lends one that has sent bytes nobody asked for: a
+ * worker that writes after its answer has ended (a second answer, a stray byte) would have them
+ * read as the answer to the next request sent on that connection. While a connection waits in
+ * the pool it is read, and anything it sends closes it; one with bytes already waiting is not
+ * kept at all.
+ */
+class WorkerAgent extends Agent {
+  private readonly watching = new WeakMap<Socket, () => void>();
+
+  // Node's agent destroys a socket for which this returns false (its types say void).
+  override keepSocketAlive(socket: Socket): void {
+    if (socket.readableLength > 0) return false as never;
+    const stray = () => socket.destroy();
+    this.watching.set(socket, stray);
+    // Read while idle (the last answer may have left it paused), so that nothing waits for the next request.
+    socket.on("data", stray).resume();
+    return super.keepSocketAlive(socket) as never;
+  }
+
+  override reuseSocket(socket: Socket, req: ClientRequest): void {
+    const stray = this.watching.get(socket);
+    if (stray) socket.off("data", stray);
+    this.watching.delete(socket);
+    super.reuseSocket(socket, req);
+  }
+}
+
 /** Connections to workers are kept open between requests, as the service's load balancer keeps them. */
-export const workerConnections = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 1000, noDelay: true } as ConstructorParameters<typeof Agent>[0]);
+export const workerConnections = new WorkerAgent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 1000, noDelay: true } as ConstructorParameters<typeof Agent>[0]);
 
 /** The request's headers as a worker gets them: hop-by-hop ones dropped, the Host its own. */
 export function forwardedHeaders(headers: Headers, host: string): OutgoingHttpHeaders {
