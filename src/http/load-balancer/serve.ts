@@ -73,7 +73,9 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
     if (!handler) throw notLoadBalancer(endpointId, core.endpoints.specs("LOAD_BALANCER").map((s) => s.id));
     const req = c.req.raw;
     const url = new URL(req.url);
-    const rest = url.pathname.slice(LB_PATH_PREFIX.length + 1 + endpointId.length) || "/";
+    // The path after the id's segment as it came (`/lb/%61pi/x` is api's `/x`), not cut at the decoded id's length.
+    const idEnd = url.pathname.indexOf("/", LB_PATH_PREFIX.length + 1);
+    const rest = idEnd === -1 ? "/" : url.pathname.slice(idEnd);
     const declared = Number(req.headers.get("content-length") ?? Number.NaN);
     if (declared > LB_PAYLOAD_MAX_BYTES) return tooLarge(declared);
     let body: ReadableStream<Uint8Array> | Uint8Array | null = req.body;

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { tryDecodeURIComponent } from "hono/utils/url";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { EmulatorError } from "../../domain/errors.js";
@@ -36,14 +37,17 @@ export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: 
     const url = req.url ?? "/";
     if (!url.startsWith(`${LB_PATH_PREFIX}/`)) return false;
     const end = url.slice(LB_PATH_PREFIX.length + 1).search(/[/?]/);
-    const endpointId = end === -1 ? url.slice(LB_PATH_PREFIX.length + 1) : url.slice(LB_PATH_PREFIX.length + 1, LB_PATH_PREFIX.length + 1 + end);
-    const rest = url.slice(LB_PATH_PREFIX.length + 1 + endpointId.length) || "/";
+    const rawId = end === -1 ? url.slice(LB_PATH_PREFIX.length + 1) : url.slice(LB_PATH_PREFIX.length + 1, LB_PATH_PREFIX.length + 1 + end);
+    const rest = url.slice(LB_PATH_PREFIX.length + 1 + rawId.length) || "/";
+    // The id decoded as the app's router decodes it (`/lb/%61pi/ws` is api's), and the path the gate sees so.
+    const endpointId = tryDecodeURIComponent(rawId);
+    const path = `${LB_PATH_PREFIX}/${endpointId}${rest.split("?")[0]}`;
     socket.on("error", () => {});
     const sink: HeaderSink & { headers: Record<string, string> } = { headers: {}, header: (k, v) => void (sink.headers[k] = v) };
     let admitted: (() => void) | undefined;
     try {
       // The gate's admission (an unknown endpoint is counted nowhere, then refused).
-      admitted = admit("GET", url, req.headers.authorization, core.paths.classify("GET", url.split("?")[0]!), sink);
+      admitted = admit("GET", path, req.headers.authorization, core.paths.classify("GET", path), sink);
       if (!core.endpoints.has(endpointId, "LOAD_BALANCER")) throw new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found`);
     } catch (e) {
       const p = problemAnswer(e);
