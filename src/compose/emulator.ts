@@ -235,6 +235,8 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   // The Host allow-list, cross-origin writes, then the route table: see http/pipeline.ts.
   const pipeline = requestPipeline(app, core, { host, allowed: allowedHosts(loaded.config.allowedHosts), log });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, pipeline.request);
+  // What node cannot read as a request gets a problem naming why, not an empty 400.
+  server.on("clientError", pipeline.clientError);
   // Upgraded connections are no longer the server's to close: they are ended with it.
   const upgraded = new Set<import("node:stream").Duplex>();
   server.on("upgrade", (req, socket, head) => {

@@ -1,6 +1,7 @@
-import { getRequestListener } from "@hono/node-server";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { getRequestListener, RequestError } from "@hono/node-server";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { EmulatorError } from "../domain/errors.js";
 import type { Logger } from "../domain/logger.js";
 import type { App } from "./app.js";
 import type { Core } from "./core.js";
@@ -8,6 +9,7 @@ import { crossOriginGuard } from "./cross-origin.js";
 import { HostCheck, hostGuard } from "./host-check.js";
 import { endpointOfHost, routeLoadBalancing } from "./load-balancer/host-route.js";
 import { loadBalancerUpgrade } from "./load-balancer/upgrade.js";
+import { problemAnswer } from "./problem.js";
 
 export interface PipelineOptions {
   /** The address minipod listens on. */
@@ -26,6 +28,42 @@ export interface Pipeline {
    * plain HTTP/1.1 (`withoutUpgrade`).
    */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Node could not read a request as HTTP/1.1 (the server's `clientError`): answers it with a problem, then closes. */
+  clientError(err: Error & { code?: string }, socket: Duplex): void;
+}
+
+/** Why node could not read a request, by its parser's code: the status and what to say. */
+function unparsable(code: string | undefined, reason: string | undefined): EmulatorError {
+  if (code === "HPE_HEADER_OVERFLOW")
+    return new EmulatorError("BAD_REQUEST", "the request's head (its request line and headers) is over 16 KiB: send less in headers", { status: 431 });
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT" || code === "ERR_HTTP_HEADERS_TIMEOUT")
+    return new EmulatorError("BAD_REQUEST", "the request did not arrive whole in time: send its head and body without pausing", { status: 408 });
+  if (code === "HPE_CHUNK_EXTENSIONS_OVERFLOW") return new EmulatorError("PAYLOAD_TOO_LARGE", "the chunked body's chunk extensions are too long");
+  return new EmulatorError(
+    "BAD_REQUEST",
+    `the request is not valid HTTP/1.1 (${code ?? "unreadable"}${reason ? `: ${reason}` : ""}): check its request line (METHOD /path HTTP/1.1, the path percent-encoded) and headers`,
+  );
+}
+
+/**
+ * What @hono/node-server could not turn into a web Request (a request target that is no path,
+ * `*` or an authority; a backslash in the path; a Host it cannot read): a problem naming it.
+ */
+function unreadableRequest(e: unknown): Response {
+  const message = (e as Error)?.message ?? String(e);
+  const err =
+    e instanceof RequestError
+      ? new EmulatorError(
+          "BAD_REQUEST",
+          message === "Invalid URL"
+            ? "the request target is not a path: minipod's routes are paths starting with / (an absolute http:// URL is read as its path); OPTIONS * and other targets name none"
+            : message === "Backslash in request path"
+              ? "the request path has a backslash: percent-encode it as %5C"
+              : `the request cannot be read: ${message}`,
+        )
+      : e;
+  const { status, headers, body } = problemAnswer(err);
+  return new Response(body, { status, headers });
 }
 
 /** `Upgrade: websocket`, alone or among other protocols: the one protocol minipod switches to. */
@@ -82,7 +120,7 @@ export function requestPipeline(app: App, core: Core, options: PipelineOptions):
   const hosts = { bound: options.host, allowed: options.allowed, dynamic: (name: string) => endpointOfHost(name, core.endpoints) !== undefined };
   const refused = hostGuard(hosts, options.log);
   const foreign = crossOriginGuard(options.log);
-  const hono = getRequestListener(app.fetch, { hostname: options.host });
+  const hono = getRequestListener(app.fetch, { hostname: options.host, errorHandler: unreadableRequest });
   // WebSocket upgrades to load-balancing endpoints go to the worker's server.
   const upgradeHosts = new HostCheck(hosts);
   const upgrade = loadBalancerUpgrade(core);
@@ -100,6 +138,14 @@ export function requestPipeline(app: App, core: Core, options: PipelineOptions):
       if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return true;
       req.url = target;
       return false;
+    },
+    clientError(err, socket) {
+      // A reset, or a connection that has answered before (its answer may be half written): only closed.
+      if (err.code === "ECONNRESET" || !socket.writable || (socket as Duplex & { bytesWritten?: number }).bytesWritten) return void socket.destroy();
+      const { status, headers, body } = problemAnswer(unparsable(err.code, (err as { reason?: string }).reason));
+      const lines = Object.entries({ ...headers, "content-length": String(Buffer.byteLength(body)), connection: "close" }).map(([k, v]) => `${k}: ${v}`);
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+      if (options.log.enabled("debug")) options.log.debug(`a request node could not read was answered ${status}: ${err.message}`);
     },
   };
 }
