@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 
 /** How long an idle keep-alive connection stays open: past every common client's idle pool timeout. */
 export const SERVER_KEEP_ALIVE_MS = 75_000;
@@ -16,7 +16,7 @@ import type { EndpointSpec } from "../domain/endpoint.js";
 import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
-import { requestPipeline, withoutUpgrade } from "../http/pipeline.js";
+import { requestPipeline, servePlain } from "../http/pipeline.js";
 import { HealthPoller } from "../http/load-balancer/health-poller.js";
 import { exposureWarnings } from "./exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
@@ -237,6 +237,8 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, pipeline.request);
   // What node cannot read as a request gets a problem naming why, not an empty 400.
   server.on("clientError", pipeline.clientError);
+  // A proxy's tunnel (CONNECT) is refused with a problem rather than a dropped connection.
+  server.on("connect", pipeline.connect);
   // Upgraded connections are no longer the server's to close: they are ended with it.
   const upgraded = new Set<import("node:stream").Duplex>();
   server.on("upgrade", (req, socket, head) => {
@@ -245,23 +247,8 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
       socket.once("close", () => upgraded.delete(socket));
       return;
     }
-    // An upgrade minipod does not take (h2c, a WebSocket elsewhere) is ignored: the connection is
-    // the server's again, and the request is parsed anew as a plain one, its body included, once
-    // the answers to requests sent before it on the connection have gone (a new parser's answers
-    // would otherwise queue behind them forever).
-    socket.unshift(withoutUpgrade(req, head));
-    socket.on("error", () => {});
-    const again = () => {
-      if (socket.destroyed) return;
-      const before = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
-      if (before && !before.writableFinished && !before.destroyed) {
-        let once = false;
-        const next = () => void (once || ((once = true), setImmediate(again)));
-        return void before.once("finish", next).once("close", next);
-      }
-      server.emit("connection", socket);
-    };
-    again();
+    // An upgrade minipod does not take (h2c, a WebSocket elsewhere) is ignored: served as a plain request.
+    servePlain(server, req, socket, head);
   });
   // Keep idle connections longer than any client keeps them in its pool: a client reusing one the
   // server has just closed gets a broken pipe, and the service's Python worker runtime (aiohttp,

@@ -1,5 +1,5 @@
 import { getRequestListener, RequestError } from "@hono/node-server";
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { EmulatorError } from "../domain/errors.js";
 import type { Logger } from "../domain/logger.js";
@@ -30,6 +30,53 @@ export interface Pipeline {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** Node could not read a request as HTTP/1.1 (the server's `clientError`): answers it with a problem, then closes. */
   clientError(err: Error & { code?: string }, socket: Duplex): void;
+  /** A CONNECT (a proxy's tunnel): refused with a problem, then closed. */
+  connect(req: IncomingMessage, socket: Duplex): void;
+}
+
+/** Writes a problem on a socket node has handed over (no response object), then closes it. */
+function answerOnSocket(socket: Duplex, err: unknown): number {
+  const { status, headers, body } = problemAnswer(err);
+  const lines = Object.entries({ ...headers, "content-length": String(Buffer.byteLength(body)), connection: "close" }).map(([k, v]) => `${k}: ${v}`);
+  socket.on("error", () => {});
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+  return status;
+}
+
+/** Sockets given back to the server after a declined upgrade: they keep one error listener of ours. */
+const servedPlain = new WeakSet<Duplex>();
+
+/**
+ * Serves an upgrade request minipod declined as a plain request on its connection: the server
+ * parses `withoutUpgrade`'s bytes as any request (`server.emit("connection", socket)`, which
+ * node documents for sockets it did not accept itself), once the answers to requests sent before
+ * it on the connection have gone (a new parser's answers would otherwise queue behind them).
+ */
+export function servePlain(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  socket.unshift(withoutUpgrade(req, head));
+  if (!servedPlain.has(socket)) {
+    servedPlain.add(socket);
+    socket.on("error", () => {});
+  }
+  // What node's server left on the socket when it handed it over; the new connection adds its own.
+  for (const event of ["resume", "pause"] as const)
+    for (const listener of socket.listeners(event)) if ((listener as { name?: string }).name === `onSocket${event === "resume" ? "Resume" : "Pause"}`) socket.off(event, listener as () => void);
+  let turns = 0;
+  const again = () => {
+    if (socket.destroyed) return;
+    // The answer the connection is writing (node detaches it as it finishes, and attaches the next).
+    const before = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (!before) return void server.emit("connection", socket);
+    if (!before.destroyed) {
+      let once = false;
+      const next = () => void (once || ((once = true), setImmediate(again)));
+      return void before.once("finish", next).once("close", next);
+    }
+    // Destroyed, and about to be detached: a few turns at most.
+    if (++turns > 100) return void socket.destroy();
+    setImmediate(again);
+  };
+  again();
 }
 
 /** Why node could not read a request, by its parser's code: the status and what to say. */
@@ -142,10 +189,11 @@ export function requestPipeline(app: App, core: Core, options: PipelineOptions):
     clientError(err, socket) {
       // A reset, or a connection that has answered before (its answer may be half written): only closed.
       if (err.code === "ECONNRESET" || !socket.writable || (socket as Duplex & { bytesWritten?: number }).bytesWritten) return void socket.destroy();
-      const { status, headers, body } = problemAnswer(unparsable(err.code, (err as { reason?: string }).reason));
-      const lines = Object.entries({ ...headers, "content-length": String(Buffer.byteLength(body)), connection: "close" }).map(([k, v]) => `${k}: ${v}`);
-      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+      const status = answerOnSocket(socket, unparsable(err.code, (err as { reason?: string }).reason));
       if (options.log.enabled("debug")) options.log.debug(`a request node could not read was answered ${status}: ${err.message}`);
+    },
+    connect(req, socket) {
+      answerOnSocket(socket, new EmulatorError("METHOD_NOT_ALLOWED", `CONNECT ${req.url} asks for a tunnel: minipod is no proxy; send the request itself (GET, POST...) to minipod's address`));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { request } from "node:http";
-import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 
@@ -55,6 +55,8 @@ function rawWorker(): Server {
       if (/transfer-encoding: *chunked/i.test(head) ? !body.includes("0\r\n\r\n") : body.length < Number(length?.[1] ?? 0)) return;
       buf = "";
       const path = head.split(" ")[1]!;
+      // An upgrade answered with bytes that never end a head.
+      if (path === "/endless") return void socket.write(Buffer.alloc(100 * 1024, "x"));
       if (path === "/ping") return void socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
       served.push({ path, connection });
       if (ANSWERS[path] === undefined) return void socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
@@ -144,6 +146,24 @@ describe("a worker that writes after its answer has ended", () => {
     expect([next.status, next.body]).toEqual([200, "ok"]);
     expect(served.at(-1)).toMatchObject({ path: "/second" });
     expect(served.at(-1)!.connection).not.toBe(connection);
+    expect(await realWork()).toBe(false);
+  });
+});
+
+describe("a worker's answer to a WebSocket upgrade whose head never ends", () => {
+  it("is cut after 64 KiB with 502, and the worker's slot is given back", async () => {
+    const text = await new Promise<string>((resolve, reject) => {
+      const head = "GET /lb/w/endless HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: k\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n";
+      const socket = connect(emu.port, "127.0.0.1", () => socket.write(`${head}Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`));
+      let got = "";
+      socket.on("data", (d: Buffer) => (got += d.toString("latin1")));
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+      socket.setTimeout(10_000, () => socket.destroy(new Error("no answer within 10 s")));
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(text).toContain("more than 64 KiB and no end of its head");
+    expect((await send("GET", "/lb/w/ok")).status).toBe(200);
     expect(await realWork()).toBe(false);
   });
 });

@@ -81,6 +81,22 @@ describe("an upgrade minipod does not take", () => {
     expect(journal).toContainEqual(["GET", "/v2/echo/health", 200]);
   });
 
+  it("30 h2c requests pipelined on one connection: each answered, in order, and nothing piles up on the socket", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on("warning", onWarning);
+    try {
+      const requests = Array.from({ length: 30 }, (_, i) => `GET /v2/echo/status/nope-${i} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: k\r\n${H2C}${i === 29 ? "Connection: close\r\n" : ""}\r\n`);
+      const got = answers(await rawExchange(emu.port, requests.join(""), "", false));
+      expect(got.map((a) => a.status)).toEqual(Array(30).fill(404));
+      expect(got.map((a) => JSON.parse(a.body).detail as string).every((d, i) => d.includes(`nope-${i}`))).toBe(true);
+      // Each declined upgrade gives the socket back to the server: listeners of the last are not left behind.
+      expect(warnings.filter((w) => /MaxListeners/.test(w))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("h2c with a chunked body, and a WebSocket asked of a route that is no load-balancing endpoint's", async () => {
     const chunked = await rawExchange(
       emu.port,

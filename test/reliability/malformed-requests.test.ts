@@ -59,3 +59,11 @@ describe("a request whose target is no path", () => {
     expect(problem(answer).detail).toMatch(says);
   });
 });
+
+describe("a CONNECT (a proxy's tunnel)", () => {
+  it("is refused with 405 and a problem, not a dropped connection", async () => {
+    const answer = await exchange("CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n");
+    expect(answer.status).toBe(405);
+    expect(problem(answer).detail).toMatch(/CONNECT 127\.0\.0\.1:22 asks for a tunnel: minipod is no proxy/);
+  });
+});

@@ -11,6 +11,9 @@ import { problemAnswer } from "../problem.js";
 import { HOP_BY_HOP } from "./proxy.js";
 import { WORKER_ID_HEADER } from "./serve.js";
 
+/** The most of a worker's answer to an upgrade read before its head ends. */
+const WORKER_HEAD_MAX_BYTES = 64 * 1024;
+
 /** Writes a plain HTTP answer on a socket that asked to upgrade, and closes it. */
 function answer(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}): void {
   const lines = [
@@ -103,7 +106,15 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
     const onHead = (chunk: Buffer) => {
       headBytes = Buffer.concat([headBytes, chunk]);
       const at = headBytes.indexOf("\r\n");
-      if (at === -1 || headBytes.indexOf("\r\n\r\n") === -1) return;
+      if (at === -1 || headBytes.indexOf("\r\n\r\n") === -1) {
+        // A worker whose answer's head never ends is cut, not read without bound.
+        if (headBytes.length > WORKER_HEAD_MAX_BYTES) {
+          upstream.off("data", onHead);
+          answer(client, 502, JSON.stringify({ error: `bad gateway: worker ${lease.worker.id} answered the upgrade with more than 64 KiB and no end of its head` }), { [WORKER_ID_HEADER]: lease.worker.id });
+          release();
+        }
+        return;
+      }
       upstream.off("data", onHead);
       client.write(Buffer.concat([headBytes.subarray(0, at + 2), Buffer.from(`${WORKER_ID_HEADER}: ${lease.worker.id}\r\n`), headBytes.subarray(at + 2)]));
       upstream.pipe(client);
