@@ -187,8 +187,9 @@ export function requestPipeline(app: App, core: Core, options: PipelineOptions):
       return false;
     },
     clientError(err, socket) {
-      // A reset, or a connection that has answered before (its answer may be half written): only closed.
-      if (err.code === "ECONNRESET" || !socket.writable || (socket as Duplex & { bytesWritten?: number }).bytesWritten) return void socket.destroy();
+      // A reset, or a connection whose answer to an earlier request is being written: only closed.
+      const busy = (socket as { bytesWritten?: number }).bytesWritten !== 0 && (socket as { _httpMessage?: unknown })._httpMessage;
+      if (err.code === "ECONNRESET" || !socket.writable || busy) return void socket.destroy();
       const status = answerOnSocket(socket, unparsable(err.code, (err as { reason?: string }).reason));
       if (options.log.enabled("debug")) options.log.debug(`a request node could not read was answered ${status}: ${err.message}`);
     },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
+import { connect } from "node:net";
 import { parseAnswer, rawExchange } from "../support/raw-http.js";
 
 /**
@@ -39,6 +40,23 @@ describe("a request node cannot read", () => {
     expect(answer.headers.connection).toBe("close");
     expect(problem(answer).detail).toMatch(says);
     expect((await fetch(`${emu.url}/v2/echo/health`, { headers: { authorization: "k" } })).status).toBe(200);
+  });
+
+  it("after a good request on the same connection: its answer, then the problem", async () => {
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect(emu.port, "127.0.0.1", () => socket.write("GET /v2/echo/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: k\r\n\r\n"));
+      let got = "";
+      socket.on("data", (d: Buffer) => {
+        // The first answer read, the next request is a bad one.
+        if (!got) socket.write("GET /v2/echo/health\x01 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        got += d.toString("latin1");
+      });
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+      socket.setTimeout(5000, () => socket.destroy(new Error("no answer within 5 s")));
+    });
+    expect([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])).toEqual(["200", "400"]);
+    expect(text).toContain('"detail":"the request is not valid HTTP/1.1 (HPE_INVALID_URL');
   });
 
   it("a head over 16 KiB: 431 with a problem", async () => {
