@@ -17,7 +17,7 @@ import type { EndpointSpec } from "../domain/endpoint.js";
 import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
 import { createApp } from "../http/app.js";
-import { requestPipeline } from "../http/pipeline.js";
+import { requestPipeline, servePlain } from "../http/pipeline.js";
 import { HealthPoller } from "../http/load-balancer/health-poller.js";
 import { exposureWarnings } from "./exposure.js";
 import { AllowedHostsSchema } from "../config/security-schema.js";
@@ -246,13 +246,20 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   // The Host allow-list, cross-origin writes, then the route table: see http/pipeline.ts.
   const pipeline = requestPipeline(app, core, { host, allowed: allowedHosts(loaded.config.allowedHosts), log });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, pipeline.request);
+  // What node cannot read as a request gets a problem naming why, not an empty 400.
+  server.on("clientError", pipeline.clientError);
+  // A proxy's tunnel (CONNECT) is refused with a problem rather than a dropped connection.
+  server.on("connect", pipeline.connect);
   // Upgraded connections are no longer the server's to close: they are ended with it.
   const upgraded = new Set<import("node:stream").Duplex>();
   server.on("upgrade", (req, socket, head) => {
-    upgraded.add(socket);
-    socket.once("close", () => upgraded.delete(socket));
-    if (pipeline.upgrade(req, socket, head)) return;
-    socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", () => socket.destroy());
+    if (pipeline.upgrade(req, socket, head)) {
+      upgraded.add(socket);
+      socket.once("close", () => upgraded.delete(socket));
+      return;
+    }
+    // An upgrade minipod does not take (h2c, a WebSocket elsewhere) is ignored: served as a plain request.
+    servePlain(server, req, socket, head);
   });
   // Keep idle connections longer than any client keeps them in its pool: a client reusing one the
   // server has just closed gets a broken pipe, and the service's Python worker runtime (aiohttp,

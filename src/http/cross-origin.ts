@@ -9,8 +9,12 @@ import { writeProblem } from "./problem.js";
 const WRITES = new Set(["POST", "PUT", "PATCH"]);
 /** Methods that change nothing: every other one may. */
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-/** The media types a form, a no-cors fetch or a beacon may send to another origin without a preflight. */
-const SIMPLE_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form-data", "text/plain"]);
+/**
+ * The media types a page of another origin can have the browser send without a preflight: a
+ * form's, a no-cors fetch's or a beacon's, and a CSP violation report's (`report-uri`, which the
+ * browser posts by itself, to any address a page's policy names).
+ */
+const SIMPLE_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form-data", "text/plain", "application/csp-report"]);
 /** Authorization schemes a browser sends by itself, from its HTTP authentication cache, with no page asking. */
 const BROWSER_AUTH = /^\s*(basic|digest|negotiate|ntlm)\b/i;
 /** Origins named in the log when refused, once each. */
@@ -58,8 +62,8 @@ export function foreignPage(header: HeaderOf, own: string, navigation = false): 
 /**
  * Whether a request carries what a page of another origin can send only after a CORS preflight,
  * which minipod never grants: an `Authorization` header of its own (a key), or a `Content-Type`
- * other than a form's or `text/plain` (`application/json`). A form, a no-cors fetch and a beacon
- * can carry neither.
+ * other than a form's, `text/plain` or a CSP report's (`application/json`). A form, a no-cors
+ * fetch, a beacon and a CSP report can carry neither.
  */
 export function preflighted(header: HeaderOf): boolean {
   const authorization = header("authorization");

@@ -62,13 +62,15 @@ describe.skipIf(!available)("writes from a page of another origin, in Chromium",
   let attacker: Server;
   let attackerPort = 0;
   let page = "";
+  /** The attack page's Content-Security-Policy, when it has one. */
+  let csp = "";
   beforeAll(async () => {
     // Chromium's Local Network Access checks off: minipod must hold without them (as in cross-site.test.ts).
     chrome = await launchChromium([
       `--host-resolver-rules=MAP ${ATTACKER} 127.0.0.1`,
       "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights",
     ]);
-    attacker = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(page));
+    attacker = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html", ...(csp ? { "content-security-policy": csp } : {}) }).end(page));
     await new Promise<void>((r) => attacker.listen(0, "127.0.0.1", r));
     attackerPort = (attacker.address() as AddressInfo).port;
   });
@@ -150,6 +152,34 @@ describe.skipIf(!available)("writes from a page of another origin, in Chromium",
     await context.close();
     return sent;
   }
+
+  it("CSP violation reports a page's policy sends to minipod (report-uri, no preflight) are refused on every surface", async () => {
+    const { emu, lines, state } = await boot({});
+    try {
+      const before = await state();
+      const T = emu.url;
+      const reportTo = [`${T}/graphql?api_key=x`, `${T}/v2/echo/run`, `${T}/lb/lb/x`];
+      // Each image the policy forbids is a violation, reported to every address of report-uri.
+      csp = `img-src 'none'; report-uri ${reportTo.join(" ")}`;
+      page = `<!doctype html><html><body><img src="/a.png"><img src="/b.png"><script>window.done = true</script></body></html>`;
+      const from = lines.length;
+      const posts = () => lines.slice(from).filter((l) => / info {2}POST \S+ \d+ /.test(l));
+      const context = await chrome.browser.newContext();
+      const p = await context.newPage();
+      await p.goto(`http://${ATTACKER}:${attackerPort}/`);
+      const refused = () => ["/graphql", "/v2/echo/run", "/lb/lb/x"].every((path) => posts().some((l) => l.includes(` POST ${path} 403 `)));
+      // Chromium sends the reports on its own schedule: up to 30 s of polling the log.
+      for (let i = 0; i < 300 && !refused(); i++) await p.waitForTimeout(100);
+      await context.close();
+      expect(refused(), posts().join("\n")).toBe(true);
+      expect(posts().filter((l) => !l.includes(" 403 "))).toEqual([]);
+      expect(lines.some((l) => l.includes("cross-origin write refused: POST /graphql") || l.includes("cross-origin write refused: POST /v2/echo/run"))).toBe(true);
+      expect(await state()).toEqual(before);
+    } finally {
+      csp = "";
+      await emu.close();
+    }
+  });
 
   const SETUPS: Array<[string, Record<string, unknown>]> = [
     ["open auth (no auth.keys)", {}],

@@ -74,6 +74,11 @@ const CASES: Array<[string, string]> = [
   ["/y/%2e", "/y/"],
   ["/y/../../../z?next=../a", "/z?next=../a"],
   ["//evil.example/x", "/evil.example/x"],
+  // A backslash in the leading run is a slash to WHATWG's URL parser: `/\\host` names another host too.
+  ["/\\evil.example/x", "/evil.example/x"],
+  ["/\\/\\evil.example/x?q=\\", "/evil.example/x?q=\\"],
+  ["/./\\evil.example/x", "/evil.example/x"],
+  ["/../\\\\evil.example/x", "/evil.example/x"],
   ["/y//z", "/y//z"],
   ["/..%2fx", "/..%2fx"],
   ["/.hidden/..more", "/.hidden/..more"],
@@ -90,6 +95,22 @@ describe("a load-balancing endpoint's path, dot segments and all", () => {
     expect(await get("/lb/a/%2e%2e/b/x")).toEqual({ worker: "a", url: "/b/x" });
     expect(await get("/lb/fn/../a/x")).toEqual({ worker: "fn", url: "/a/x" });
     expect(seen.b).toEqual([]);
+  });
+
+  it("names its endpoint by the id decoded as the router decodes it, and the worker's path starts after the id as sent", async () => {
+    expect(await get("/lb/%61/x/y?q=1")).toEqual({ worker: "a", url: "/x/y?q=1" });
+    expect(await get("/lb/%66%6E/x/y")).toEqual({ worker: "fn", url: "/x/y" });
+    expect(await get("/lb/%66n")).toEqual({ worker: "fn", url: "/" });
+    expect(await get("/lb/%61/%2e%2e/\\evil.example/x")).toEqual({ worker: "a", url: "/evil.example/x" });
+    // The gate counts it as the endpoint's request.
+    expect(emu.requests({ endpoint: "a" }).requests.at(-1)).toMatchObject({ operation: "lb", status: 200 });
+  });
+
+  it("in absolute form (GET http://host/lb/...), resolved the same way", async () => {
+    expect(await get(`http://127.0.0.1:${emu.port}/lb/a//evil.example/x`)).toEqual({ worker: "a", url: "/evil.example/x" });
+    expect(await get(`http://127.0.0.1:${emu.port}/lb/a/\\evil.example/x`)).toEqual({ worker: "a", url: "/evil.example/x" });
+    expect(await get(`http://127.0.0.1:${emu.port}/lb/fn/../\\evil.example/x`)).toEqual({ worker: "fn", url: "/evil.example/x" });
+    expect(await get("http://evil.example//x", `a.localhost:${emu.port}`)).toEqual({ worker: "a", url: "/x" });
   });
 
   it("reaches a fetch handler (through the app) resolved the same way", async () => {
@@ -116,5 +137,14 @@ describe("a load-balancing endpoint's path, dot segments and all", () => {
     const head = `GET /lb/a/../../ws/%2e/x HTTP/1.1\r\nHost: 127.0.0.1:${emu.port}\r\nAuthorization: k\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
     expect(await rawExchange(emu.port, head)).toMatch(/^HTTP\/1\.1 101/);
     expect(seen.a).toEqual(["upgrade /ws/x"]);
+    // The id decoded as the router decodes it; a backslash in the leading run is a slash.
+    seen.a!.length = 0;
+    for (const target of ["/lb/%61/ws", "/lb/a/\\evil.example/ws", "/lb/a//\\evil.example/ws"]) {
+      expect(await rawExchange(emu.port, head.replace("/lb/a/../../ws/%2e/x", target)), target).toMatch(/^HTTP\/1\.1 101/);
+    }
+    expect(seen.a).toEqual(["upgrade /ws", "upgrade /evil.example/ws", "upgrade /evil.example/ws"]);
+    const byHost = head.replace("/lb/a/../../ws/%2e/x", "/\\evil.example/ws").replace(`Host: 127.0.0.1:${emu.port}`, `Host: a.localhost:${emu.port}`);
+    expect(await rawExchange(emu.port, byHost)).toMatch(/^HTTP\/1\.1 101/);
+    expect(seen.a!.at(-1)).toBe("upgrade /evil.example/ws");
   });
 });

@@ -83,7 +83,8 @@ const BROWSERS: Array<[string, Record<string, string>]> = [
   ["an older browser (Origin alone)", { origin: "http://attacker.test:8000" }],
   ["a sandboxed frame (Origin: null)", { origin: "null" }],
 ];
-const SIMPLE_TYPES = [undefined, "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=----x", " Text/Plain "];
+// A CSP violation report (`report-uri`) is posted by the browser itself, with no preflight.
+const SIMPLE_TYPES = [undefined, "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=----x", " Text/Plain ", "application/csp-report"];
 
 describe("a write from a browser page of another origin", () => {
   it.each(BROWSERS)("from %s is refused with 403 on every route, and changes nothing", async (_who, from) => {

@@ -22,6 +22,13 @@ describe("withoutDotSegments", () => {
     expect(withoutDotSegments("//evil.example/x")).toBe("/evil.example/x");
     expect(withoutDotSegments("/a//b")).toBe("/a//b");
   });
+
+  it("counts a backslash in the leading run as a slash (WHATWG's parser reads /\\host as another host), and leaves one inside", () => {
+    expect(withoutDotSegments("/\\evil.example/x")).toBe("/evil.example/x");
+    expect(withoutDotSegments("/\\/\\/evil.example/x")).toBe("/evil.example/x");
+    expect(withoutDotSegments("/./\\evil.example/x")).toBe("/evil.example/x");
+    expect(withoutDotSegments("/a/\\b")).toBe("/a/\\b");
+  });
 });
 
 describe("resolvedLbTarget", () => {

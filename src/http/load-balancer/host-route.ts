@@ -32,6 +32,13 @@ export function endpointOfHost(header: string | undefined, endpoints: Pick<Endpo
  */
 export function routeLoadBalancing(req: IncomingMessage, endpoints: Pick<EndpointRegistry, "specs">): void {
   const id = endpointOfHost(req.headers.host, endpoints);
-  if (id !== undefined) req.url = `${LB_PATH_PREFIX}/${id}${req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`}`;
-  if (req.url !== undefined) req.url = resolvedLbTarget(req.url);
+  let url = req.url ?? "/";
+  // The absolute form (`GET http://host/lb/api//x`): what it names is its path, read as any path is.
+  const absolute = ABSOLUTE_FORM.exec(url);
+  if (absolute !== null && (id !== undefined || url.startsWith(`${LB_PATH_PREFIX}/`, absolute[0].length))) url = url.slice(absolute[0].length) || "/";
+  if (id !== undefined) url = `${LB_PATH_PREFIX}/${id}${url.startsWith("/") ? url : `/${url}`}`;
+  req.url = resolvedLbTarget(url);
 }
+
+/** A request target in absolute form: its scheme and authority. */
+const ABSOLUTE_FORM = /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i;

@@ -7,7 +7,8 @@ import { RawExchange } from "../raw-exchange.js";
 import { routeInfo, type RouteInfo } from "../route-info.js";
 import type { FastEntry } from "../route-table.js";
 import type { ServiceRoute } from "../surfaces.js";
-import { answeredNothing, LB_WORKER_FAULTS, refusalOf, TIMED_OUT, WORKER_ID_HEADER } from "./serve.js";
+import { UnpassableAnswer, WorkerStatusError } from "./proxy.js";
+import { answeredNothing, cannotPass, LB_WORKER_FAULTS, refusalOf, TIMED_OUT, WORKER_ID_HEADER, wrongStatus } from "./serve.js";
 import { sendUpstream, upstreamTarget } from "./upstream.js";
 
 /** What is known of a path to a load-balancing endpoint: the endpoint, and where the worker's path starts. */
@@ -107,11 +108,17 @@ export class LoadBalancerRelay implements FastEntry<LbPath> {
     const body = req.headers["content-length"] === undefined || req.headers["content-length"] === "0" ? null : req;
     const abort = sendUpstream(upstreamTarget(worker.target!.url), req, rest, body, {
       head: (status, statusText, headers) => {
-        answered = true;
         // What the gate set (RateLimit) goes with the worker's answer.
         for (const name in x.headers) headers.push(name, String(x.headers[name]));
         headers.push(WORKER_ID_HEADER, worker.id);
-        res.writeHead(status, statusText, headers);
+        try {
+          res.writeHead(status, statusText, headers);
+        } catch (e) {
+          // Refused before anything was written; the 502 that follows has a status text of its own.
+          res.statusMessage = "";
+          throw e;
+        }
+        answered = true;
       },
       data: (chunk, resume) => res.write(chunk) || (res.once("drain", resume), false),
       end: () => res.end(),
@@ -124,6 +131,14 @@ export class LoadBalancerRelay implements FastEntry<LbPath> {
         lease.release();
         if (timedOut) return refuse(524, TIMED_OUT, worker.id);
         if (res.destroyed) return finish(499);
+        if (e instanceof WorkerStatusError) {
+          this.core.log.warn(`load balancer: worker ${worker.id} answered status ${e.status} to ${req.method} ${rest}; the client gets 502`);
+          return refuse(502, wrongStatus(worker.id, e.status), worker.id);
+        }
+        if (e instanceof UnpassableAnswer) {
+          this.core.log.warn(`load balancer: the answer of worker ${worker.id} to ${req.method} ${rest} cannot be passed on: ${e.message}`);
+          return refuse(502, cannotPass(worker.id, e.message), worker.id);
+        }
         const cause = (e as NodeJS.ErrnoException).code ?? e.message;
         this.core.log.warn(`load balancer: worker ${worker.id} answered nothing to ${req.method} ${rest}: ${cause}`);
         refuse(502, answeredNothing(worker.id, cause), worker.id);

@@ -8,7 +8,7 @@ import { LB_PAYLOAD_MAX_BYTES } from "../../domain/limits.js";
 import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
 import { echoHandler, openAiFetchHandler, type FetchHandler } from "./in-process.js";
-import { forward } from "./proxy.js";
+import { forward, WorkerStatusError } from "./proxy.js";
 
 /** The fault that fells a load-balancing endpoint's worker as a request reaches it. */
 export const LB_WORKER_FAULTS: ReadonlySet<FaultType> = new Set(["worker-crash"]);
@@ -23,6 +23,13 @@ export const TIMED_OUT = "request timed out: processing took longer than 5.5 min
 
 /** The 502's error when a worker's server answers nothing. */
 export const answeredNothing = (workerId: string, cause: string): string => `bad gateway: worker ${workerId} answered nothing (${cause})`;
+
+/** The 502's error when a worker's answer has a status no client can be given (outside 200–599). */
+export const wrongStatus = (workerId: string, status: number): string =>
+  `bad gateway: worker ${workerId} answered status ${status}, not a final HTTP status (200 to 599)`;
+
+/** The 502's error when a worker's answer cannot be written to the client (a status text or header node or the web's Response refuses). */
+export const cannotPass = (workerId: string, why: string): string => `bad gateway: worker ${workerId}'s answer cannot be passed on: ${why}`;
 
 /** The headers and body of the service's answers that come from the load balancer rather than a worker: `{"error": "..."}`. */
 export const refusalOf = (error: string, workerId?: string): { headers: Record<string, string>; body: string } => ({
@@ -66,7 +73,9 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
     if (!handler) throw notLoadBalancer(endpointId, core.endpoints.specs("LOAD_BALANCER").map((s) => s.id));
     const req = c.req.raw;
     const url = new URL(req.url);
-    const rest = url.pathname.slice(LB_PATH_PREFIX.length + 1 + endpointId.length) || "/";
+    // The path after the id's segment as it came (`/lb/%61pi/x` is api's `/x`), not cut at the decoded id's length.
+    const idEnd = url.pathname.indexOf("/", LB_PATH_PREFIX.length + 1);
+    const rest = idEnd === -1 ? "/" : url.pathname.slice(idEnd);
     const declared = Number(req.headers.get("content-length") ?? Number.NaN);
     if (declared > LB_PAYLOAD_MAX_BYTES) return tooLarge(declared);
     let body: ReadableStream<Uint8Array> | Uint8Array | null = req.body;
@@ -140,6 +149,10 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
       if (crashing?.crashed) return refusal(502, `bad gateway: worker ${worker.id} crashed ${crashing.at} (fault rule ${crash!.id})`, worker.id);
       if (timedOut) return refusal(524, TIMED_OUT, worker.id);
       if (req.signal.aborted) return refusal(499, "the client went away", worker.id);
+      if (e instanceof WorkerStatusError) {
+        log.warn(`load balancer: worker ${worker.id} of ${endpointId} answered status ${e.status} to ${req.method} ${rest}; the client gets 502`);
+        return refusal(502, wrongStatus(worker.id, e.status), worker.id);
+      }
       if (worker.target) {
         log.warn(`load balancer: worker ${worker.id} of ${endpointId} answered nothing to ${req.method} ${rest}: ${(e as Error).message}`);
         return refusal(502, answeredNothing(worker.id, causeOf(e)), worker.id);
@@ -148,7 +161,15 @@ export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId:
       return refusal(500, `the endpoint's handler failed: ${(e as Error).message}`, worker.id);
     }
     // A function's body is written in real time too (its own timers, its own I/O).
-    return relay(answer, worker.id, done, upstream, handler.kind === "function" && !worker.target ? () => clock.activity.working() : undefined);
+    try {
+      return relay(answer, worker.id, done, upstream, handler.kind === "function" && !worker.target ? () => clock.activity.working() : undefined);
+    } catch (e) {
+      // An answer no client can be given (a status text or header the web's Response refuses): the slot is the worker's again.
+      upstream.abort(e);
+      done();
+      log.warn(`load balancer: the answer of worker ${worker.id} of ${endpointId} to ${req.method} ${rest} cannot be passed on: ${(e as Error).message}`);
+      return refusal(502, cannotPass(worker.id, (e as Error).message), worker.id);
+    }
   };
 }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { tryDecodeURIComponent } from "hono/utils/url";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { EmulatorError } from "../../domain/errors.js";
@@ -9,6 +10,9 @@ import { serviceAdmission } from "../gate.js";
 import { problemAnswer } from "../problem.js";
 import { HOP_BY_HOP } from "./proxy.js";
 import { WORKER_ID_HEADER } from "./serve.js";
+
+/** The most of a worker's answer to an upgrade read before its head ends. */
+const WORKER_HEAD_MAX_BYTES = 64 * 1024;
 
 /** Writes a plain HTTP answer on a socket that asked to upgrade, and closes it. */
 function answer(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}): void {
@@ -36,14 +40,17 @@ export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: 
     const url = req.url ?? "/";
     if (!url.startsWith(`${LB_PATH_PREFIX}/`)) return false;
     const end = url.slice(LB_PATH_PREFIX.length + 1).search(/[/?]/);
-    const endpointId = end === -1 ? url.slice(LB_PATH_PREFIX.length + 1) : url.slice(LB_PATH_PREFIX.length + 1, LB_PATH_PREFIX.length + 1 + end);
-    const rest = url.slice(LB_PATH_PREFIX.length + 1 + endpointId.length) || "/";
+    const rawId = end === -1 ? url.slice(LB_PATH_PREFIX.length + 1) : url.slice(LB_PATH_PREFIX.length + 1, LB_PATH_PREFIX.length + 1 + end);
+    const rest = url.slice(LB_PATH_PREFIX.length + 1 + rawId.length) || "/";
+    // The id decoded as the app's router decodes it (`/lb/%61pi/ws` is api's), and the path the gate sees so.
+    const endpointId = tryDecodeURIComponent(rawId);
+    const path = `${LB_PATH_PREFIX}/${endpointId}${rest.split("?")[0]}`;
     socket.on("error", () => {});
     const sink: HeaderSink & { headers: Record<string, string> } = { headers: {}, header: (k, v) => void (sink.headers[k] = v) };
     let admitted: (() => void) | undefined;
     try {
       // The gate's admission (an unknown endpoint is counted nowhere, then refused).
-      admitted = admit("GET", url, req.headers.authorization, core.paths.classify("GET", url.split("?")[0]!), sink);
+      admitted = admit("GET", path, req.headers.authorization, core.paths.classify("GET", path), sink);
       if (!core.endpoints.has(endpointId, "LOAD_BALANCER")) throw new EmulatorError("ENDPOINT_NOT_FOUND", `load-balancing endpoint "${endpointId}" not found`);
     } catch (e) {
       const p = problemAnswer(e);
@@ -99,7 +106,15 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
     const onHead = (chunk: Buffer) => {
       headBytes = Buffer.concat([headBytes, chunk]);
       const at = headBytes.indexOf("\r\n");
-      if (at === -1 || headBytes.indexOf("\r\n\r\n") === -1) return;
+      if (at === -1 || headBytes.indexOf("\r\n\r\n") === -1) {
+        // A worker whose answer's head never ends is cut, not read without bound.
+        if (headBytes.length > WORKER_HEAD_MAX_BYTES) {
+          upstream.off("data", onHead);
+          answer(client, 502, JSON.stringify({ error: `bad gateway: worker ${lease.worker.id} answered the upgrade with more than 64 KiB and no end of its head` }), { [WORKER_ID_HEADER]: lease.worker.id });
+          release();
+        }
+        return;
+      }
       upstream.off("data", onHead);
       client.write(Buffer.concat([headBytes.subarray(0, at + 2), Buffer.from(`${WORKER_ID_HEADER}: ${lease.worker.id}\r\n`), headBytes.subarray(at + 2)]));
       upstream.pipe(client);

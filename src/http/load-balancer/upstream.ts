@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { Agent, type Dispatcher } from "undici";
-import { HOP_BY_HOP } from "./proxy.js";
+import { HOP_BY_HOP, passable, UnpassableAnswer, WorkerStatusError } from "./proxy.js";
 
 /**
  * Connections to workers for the relay from node's request (`LoadBalancerRelay`), kept open between
@@ -46,7 +46,7 @@ export function relayedHeaders(headers: IncomingHttpHeaders, host: string): Inco
 
 /** What happens to one exchange with a worker, as it happens. */
 export interface UpstreamEvents {
-  /** The worker's status and headers (hop-by-hop ones dropped), as `[name, value, ...]`. */
+  /** The worker's status and headers (hop-by-hop ones dropped), as `[name, value, ...]`; throws when they cannot be passed on. */
   head(status: number, statusText: string, headers: string[]): void;
   /** A part of the body; false asks the worker to wait until `resume` is called. */
   data(chunk: Buffer, resume: () => void): boolean;
@@ -72,7 +72,14 @@ export function sendUpstream(target: UpstreamTarget, req: IncomingMessage, path:
     },
     onHeaders(status, raw, resumeFn, statusText) {
       // 1xx answers are the worker's and this connection's business, not the client's.
-      if (status < 200) return true;
+      if (status >= 100 && status < 200) return true;
+      if (!passable(status)) {
+        // Refused before anything reaches the client: `error` answers 502 (and the connection goes).
+        const e = new WorkerStatusError(status);
+        aborted = e;
+        abort?.(e);
+        return false;
+      }
       resume = resumeFn;
       const headers: string[] = [];
       for (let i = 0; i < raw.length; i += 2) {
@@ -80,7 +87,14 @@ export function sendUpstream(target: UpstreamTarget, req: IncomingMessage, path:
         if (HOP_BY_HOP.has(name.toLowerCase())) continue;
         headers.push(name, raw[i + 1]!.toString("latin1"));
       }
-      events.head(status, statusText, headers);
+      try {
+        events.head(status, statusText, headers);
+      } catch (e) {
+        const refused = new UnpassableAnswer((e as Error).message);
+        aborted = refused;
+        abort?.(refused);
+        return false;
+      }
       return true;
     },
     onData(chunk) {

@@ -4,14 +4,17 @@ const LB_PREFIX = `${LB_PATH_PREFIX}/`;
 /** "." and "..", a dot written as `%2e` too, as URL parsers (WHATWG's, most servers') read them. */
 const ONE_DOT = /^(?:\.|%2e)$/i;
 const TWO_DOTS = /^(?:\.|%2e){2}$/i;
-/** Whether a path may need resolving: a segment that starts with a dot, or a leading `//`. */
-const MAY_RESOLVE = /\/(?:\.|%2e)|^\/\//i;
+/** Whether a path may need resolving: a segment that starts with a dot, or a leading `//` or `/\`. */
+const MAY_RESOLVE = /\/(?:\.|%2e)|^\/[/\\]/i;
+/** A leading run of slashes, a backslash counted as one. */
+const LEADING_SLASHES = /^\/[/\\]+/;
 
 /**
  * `path` (starting with `/`) with its dot segments resolved, as RFC 3986's remove_dot_segments
  * does (`/a/b/../c` is `/a/c`; `..` never climbs above `/`), `%2e` read as a dot. A leading `//`
- * becomes `/`: a worker's URL parser would read `//host/x` as another host. Empty segments inside
- * (`/a//b`) are kept, as the request sent them.
+ * becomes `/`: a worker's URL parser would read `//host/x` as another host; so would it
+ * `/\host/x` (WHATWG's parser takes `\` for `/`), so a backslash in the leading run counts as
+ * a slash. Empty segments inside (`/a//b`) are kept, as the request sent them.
  */
 export function withoutDotSegments(path: string): string {
   if (!MAY_RESOLVE.test(path)) return path;
@@ -27,7 +30,7 @@ export function withoutDotSegments(path: string): string {
       if (last) out.push("");
     } else out.push(segment);
   }
-  return `/${out.join("/")}`.replace(/^\/{2,}/, "/");
+  return `/${out.join("/")}`.replace(LEADING_SLASHES, "/");
 }
 
 /**
