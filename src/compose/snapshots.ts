@@ -169,13 +169,31 @@ function copyAll(from: Db, to: Db): void {
         const cols = columns(from, t).filter((c) => columns(to, t).includes(c));
         const list = cols.map((c) => `"${c}"`).join(", ");
         const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
-        // Row by row: a table's rows are never all in memory at once.
-        for (const row of from.prepare(`SELECT ${list} FROM "${t}"`).raw(true).iterate()) insert.run(...(row as unknown[]));
+        // A page at a time, in key order: a table's rows are never all in memory at once (and no
+        // iterator object is left for the garbage collector: see store/sqlite.ts).
+        const key = keyColumns(from, t);
+        const keys = key.join(", ");
+        const first = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" ORDER BY ${keys} LIMIT ${COPY_PAGE}`).raw(true);
+        const next = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" WHERE (${keys}) > (${key.map(() => "?").join(", ")}) ORDER BY ${keys} LIMIT ${COPY_PAGE}`).raw(true);
+        for (let page = first.all() as unknown[][]; page.length > 0; page = next.all(...page.at(-1)!.slice(0, key.length)) as unknown[][]) {
+          for (const row of page) insert.run(...row.slice(key.length));
+          if (page.length < COPY_PAGE) break;
+        }
       }
     })();
   } finally {
     from.close();
   }
+}
+
+/** Rows a restore reads from the image at once. */
+const COPY_PAGE = 1000;
+
+/** The columns that order a table's rows one way only: its rowid, or a WITHOUT ROWID table's primary key. */
+function keyColumns(db: Db, t: string): string[] {
+  const sql = db.prepare<[string], { sql: string | null }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).get(t)?.sql ?? "";
+  if (!/WITHOUT\s+ROWID/i.test(sql)) return ["rowid"];
+  return db.prepare<[string], { name: string }>(`SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`).all(t).map((r) => `"${r.name}"`);
 }
 
 function redactSecrets(db: Db): void {
