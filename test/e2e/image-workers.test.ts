@@ -1,0 +1,100 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createEmulator, type Emulator } from "../../src/index.js";
+
+// "An image is a command": an endpoint made through GraphQL (as the SDKs make theirs) whose image
+// is one of the config's `images` gets worker processes of that command, started by minipod.
+
+const WORKER = fileURLToPath(new URL("../fixtures/queue-node-worker.js", import.meta.url));
+const KEY = { authorization: "Bearer k", "content-type": "application/json" };
+
+let emu: Emulator | undefined;
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+});
+
+async function gql<T>(e: Emulator, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const res = await fetch(`${e.url}/graphql`, { method: "POST", headers: KEY, body: JSON.stringify({ query, variables }) });
+  const body = (await res.json()) as { data: T; errors?: unknown };
+  expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+  return body.data;
+}
+
+const SAVE = "mutation($input: EndpointInput) { saveEndpoint(input: $input) { id } }";
+const saveEndpoint = async (e: Emulator, imageName: string, extra: Record<string, unknown> = {}) =>
+  (await gql<{ saveEndpoint: { id: string } }>(e, SAVE, { input: { name: "acme", workersMin: 0, workersMax: 2, idleTimeout: 5, ...extra, template: { name: `t-${imageName}`, imageName, env: [{ key: "GREETING", value: "from the template" }] } } })).saveEndpoint.id;
+
+async function run(e: Emulator, endpoint: string, input: unknown): Promise<string> {
+  const res = await fetch(`${e.url}/v2/${endpoint}/run`, { method: "POST", headers: KEY, body: JSON.stringify({ input }) });
+  return ((await res.json()) as { id: string }).id;
+}
+
+async function workersOf(e: Emulator, endpoint: string): Promise<string[]> {
+  const res = await fetch(`${e.url}/_emulator/workers`);
+  const body = (await res.json()) as { workers: Array<{ endpointId: string; id: string; state: string }> };
+  return body.workers.filter((w) => w.endpointId === endpoint && (w.state === "idle" || w.state === "running")).map((w) => w.id);
+}
+
+/** Resolves once `check` holds (it is asked every 50 ms of wall time, for real processes), else fails after `ms`. */
+async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => {
+  it("starts a worker process of the image's command at the first job, with the template's env and the entry's, and no process before", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "minipod-image-"));
+    emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/echo", command: [process.execPath, WORKER], env: { EXTRA: "1" }, cwd }] } });
+    const id = await saveEndpoint(emu, "acme/echo:1.2");
+    expect(emu.endpoints().find((x) => x.id === id)?.handler).toBe("external");
+    expect(await workersOf(emu, id)).toEqual([]);
+    const job = await run(emu, id, { n: 1 });
+    const done = await emu.waitForJob(id, job, "COMPLETED", 600_000);
+    expect(done.output).toMatchObject({ input: { n: 1 }, greeting: "from the template", cwd });
+    expect(await workersOf(emu, id)).toEqual([(done.output as { worker: string }).worker]);
+  });
+
+  it("an entry's own env wins over the template's; an image of no entry keeps the default handler", async () => {
+    emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/*", command: [process.execPath, WORKER], env: { GREETING: "from the config" } }] } });
+    const id = await saveEndpoint(emu, "acme/other:latest");
+    const done = await emu.waitForJob(id, await run(emu, id, {}), "COMPLETED", 600_000);
+    expect(done.output).toMatchObject({ greeting: "from the config" });
+    const plain = await saveEndpoint(emu, "someone/else:1");
+    expect(emu.endpoints().find((x) => x.id === plain)?.handler).not.toBe("external");
+  });
+
+  it("stops the processes when the endpoint is deleted", async () => {
+    emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
+    const id = await saveEndpoint(emu, "acme/echo:1");
+    await emu.waitForJob(id, await run(emu, id, {}), "COMPLETED", 600_000);
+    expect(await workersOf(emu, id)).toHaveLength(1);
+    await gql(emu, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id });
+    const seen: string[] = [];
+    await until(async () => {
+      const res = await fetch(`${emu!.url}/_emulator/workers`);
+      const body = (await res.json()) as { workers: Array<{ endpointId: string; state: string }> };
+      seen.splice(0, seen.length, ...body.workers.filter((w) => w.endpointId === id).map((w) => w.state));
+      return seen.every((s) => s !== "idle" && s !== "running");
+    });
+  });
+
+  it("stops an idle process after the endpoint's idleTimeout of virtual time, down to workersMin", async () => {
+    emu = await createEmulator({ clock: "manual", log: () => {}, config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
+    const id = await saveEndpoint(emu, "acme/echo:1", { idleTimeout: 30 });
+    const job = await run(emu, id, {});
+    await until(async () => (await fetch(`${emu!.url}/v2/${id}/status/${job}`, { headers: KEY }).then((r) => r.json()) as { status: string }).status === "COMPLETED");
+    expect(await workersOf(emu, id)).toHaveLength(1);
+    await emu.clock.advance(10_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await workersOf(emu, id)).toHaveLength(1);
+    await emu.clock.advance(25_000);
+    await until(async () => (await workersOf(emu!, id)).length === 0);
+  });
+});
