@@ -69,8 +69,7 @@ export class ImageWorkers {
 
   private startOne(endpointId: string, launch: ImageLaunch, set: Set<WorkerProcess>): void {
     const { core } = this.d;
-    let proc: WorkerProcess | undefined;
-    proc = this.d.workers.start({
+    const proc: WorkerProcess = this.d.workers.start({
       endpoint: endpointId,
       command: launch.command,
       env: launch.env,
@@ -78,7 +77,7 @@ export class ImageWorkers {
       output: (line) => {
         this.d.output(line);
         // The line as the worker wrote it, without the `[workerId] ` prefix, is the worker's log.
-        if (proc) core.logs.append(workerLog(proc.workerId), core.clock.now(), "container", line.slice(proc.workerId.length + 3));
+        core.logs.append(workerLog(proc.workerId), core.clock.now(), "container", line.slice(proc.workerId.length + 3));
       },
     });
     set.add(proc);
