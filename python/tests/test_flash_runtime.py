@@ -87,6 +87,8 @@ def test_an_exception_answers_its_message_and_traceback_with_the_output_so_far()
     assert out["success"] is False
     assert out["error"].startswith("bad value 7\nTraceback (most recent call last):")
     assert "ValueError: bad value 7" in out["error"] and "in boom" in out["error"]
+    # The user's own frames, with their source lines; not the runtime's.
+    assert 'raise ValueError(f"bad value {x}")' in out["error"] and "minipod/runtimes" not in out["error"]
     assert out["stdout"] == "about to fail\n"
 
 

@@ -38,7 +38,13 @@ export class ImageWorkers {
     },
   ) {
     this.unsubscribe = d.core.notifier.onAny((change) => {
-      if (change.job?.status === "IN_QUEUE") this.demand(change.endpointId);
+      if (change.job?.status !== "IN_QUEUE") return;
+      try {
+        this.demand(change.endpointId);
+      } catch (e) {
+        // A process that cannot be started leaves the job queued; the request that queued it is answered all the same.
+        d.output(`minipod: could not start a worker process for endpoint ${change.endpointId}: ${(e as Error).message}`);
+      }
     });
     this.timer = setInterval(() => this.sweep(), SWEEP_MS);
     this.timer.unref();
@@ -69,7 +75,8 @@ export class ImageWorkers {
 
   private startOne(endpointId: string, launch: ImageLaunch, set: Set<WorkerProcess>): void {
     const { core } = this.d;
-    const proc: WorkerProcess = this.d.workers.start({
+    const started: { proc?: WorkerProcess } = {};
+    const proc = this.d.workers.start({
       endpoint: endpointId,
       command: launch.command,
       env: launch.env,
@@ -77,9 +84,11 @@ export class ImageWorkers {
       output: (line) => {
         this.d.output(line);
         // The line as the worker wrote it, without the `[workerId] ` prefix, is the worker's log.
-        core.logs.append(workerLog(proc.workerId), core.clock.now(), "container", line.slice(proc.workerId.length + 3));
+        const id = started.proc?.workerId ?? /^\[([^\]]+)\] /.exec(line)?.[1];
+        if (id !== undefined) core.logs.append(workerLog(id), core.clock.now(), "container", line.slice(id.length + 3));
       },
     });
+    started.proc = proc;
     set.add(proc);
     void proc.exited.then(() => set.delete(proc));
   }

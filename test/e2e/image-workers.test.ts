@@ -30,6 +30,7 @@ const saveEndpoint = async (e: Emulator, imageName: string, extra: Record<string
 
 async function run(e: Emulator, endpoint: string, input: unknown): Promise<string> {
   const res = await fetch(`${e.url}/v2/${endpoint}/run`, { method: "POST", headers: KEY, body: JSON.stringify({ input }) });
+  expect(res.status).toBe(200);
   return ((await res.json()) as { id: string }).id;
 }
 

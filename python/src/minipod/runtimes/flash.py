@@ -29,6 +29,7 @@ import importlib.util
 import inspect
 import io
 import json
+import linecache
 import logging
 import os
 import re
@@ -78,6 +79,15 @@ def missing_error(missing: List[str]) -> str:
         f"dependencies not installed in the worker's Python ({sys.executable}): {names}. "
         f"minipod installs nothing from the network; install them there with: {command}"
     )
+
+
+def _traceback(e: BaseException) -> str:
+    """The traceback from the user's code on (this runtime's own frames left out)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(e), e, tb))
+    return text if text.startswith("Traceback") else "Traceback (most recent call last):\n" + text
 
 
 def _loads(value: Any) -> Any:
@@ -176,6 +186,8 @@ async def _call(fn: Any, args: List[Any], kwargs: Dict[str, Any]) -> Any:
 
 
 def _namespace(code: str, filename: str) -> Dict[str, Any]:
+    # Known to linecache, so a traceback through the code shows its lines.
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     namespace: Dict[str, Any] = {"__name__": "__minipod_flash__"}
     exec(compile(code, filename, "exec"), namespace)
     return namespace
@@ -249,7 +261,7 @@ async def execute(request: Dict[str, Any]) -> Dict[str, Any]:
             else:
                 response.update(success=True, result=_dumps(result))
         except Exception as e:  # the user's code failed: the caller gets its error and traceback
-            response = {"success": False, "error": f"{e}\n{traceback.format_exc()}", **({"instance_id": response["instance_id"]} if "instance_id" in response else {})}
+            response = {"success": False, "error": f"{e}\n{_traceback(e)}", **({"instance_id": response["instance_id"]} if "instance_id" in response else {})}
     response["stdout"] = capture.getvalue()
     return response
 
