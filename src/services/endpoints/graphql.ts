@@ -146,6 +146,16 @@ function gpuTypesOf(gpuIds: string): string[] {
   return types;
 }
 
+/**
+ * `locations` in the data centers minipod's catalog has: the SDKs send every data center the service
+ * has (US-MO-1, US-NC-2... that the REST description's list lacks); those are left out while one
+ * known is left; a list of none known is refused by the model, naming them.
+ */
+function knownLocations(ids: string[] | undefined): string[] | undefined {
+  const known = ids?.filter((id) => (DATA_CENTER_IDS as readonly string[]).includes(id));
+  return known?.length ? known : ids;
+}
+
 /** CPU instance ids (`cpu3c-1-2`: flavor, vCPUs, memory) as the model's CPU selection: a CPU endpoint. */
 function cpuOf(instanceIds: string[] | null | undefined): Pick<EndpointChange, "computeType" | "cpu"> {
   if (!instanceIds?.length) return {};
@@ -170,7 +180,7 @@ function fieldsOf(i: EndpointInput): EndpointChange {
     gpuCount: num(i.gpuCount),
     networkVolumeId: given(i.networkVolumeId),
     networkVolumeIds: volumes?.length ? volumes : undefined,
-    dataCenterIds: commaList(i.locations),
+    dataCenterIds: knownLocations(commaList(i.locations)),
     idleTimeout: num(i.idleTimeout),
     scalerType: given(i.scalerType) as EndpointChange["scalerType"],
     scalerValue: num(i.scalerValue),

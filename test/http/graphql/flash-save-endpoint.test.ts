@@ -45,6 +45,16 @@ describe("saveEndpoint as runpod-flash sends it", () => {
     expect(e.core.endpoints.spec(saved.id, "QUEUE")?.handler).toBe("external");
   });
 
+  it("a GPU endpoint in every data center the SDK lists: those minipod's catalog lacks are left out; a list of none known is refused", async () => {
+    const locations = "US-CA-2,US-IL-1,US-KS-2,US-MO-1,US-MO-2,US-NC-2,US-NE-1,US-WA-1,EU-CZ-1,EU-RO-1,EUR-NO-1";
+    const input = { name: "live-gpu", gpuIds: "ADA_24", gpuCount: 1, locations, executionTimeoutMs: 0, template: template("runpod/flash:py3.12-latest") };
+    const res = await e.request("POST", "/graphql", { query: SAVE, variables: { input } });
+    expect(res.body.errors, JSON.stringify(res.body.errors)).toBeUndefined();
+    expect(res.body.data.saveEndpoint.locations).toBe("US-CA-2,US-IL-1,US-KS-2,US-WA-1,EU-CZ-1,EU-RO-1,EUR-NO-1");
+    const none = await e.request("POST", "/graphql", { query: SAVE, variables: { input: { ...input, locations: "US-MO-1,US-NE-1" } } });
+    expect(none.body.errors[0].message).toContain("dataCenterIds.0");
+  });
+
   it("a general-purpose CPU flavor has 4 GB a vCPU; an instance id of no flavor is refused naming it", async () => {
     const input = { name: "g", instanceIds: ["cpu3g-2-8"], template: template("me/worker:1") };
     const ok = await e.request("POST", "/graphql", { query: SAVE, variables: { input } });
