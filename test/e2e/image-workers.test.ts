@@ -71,6 +71,14 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     expect(emu.endpoints().find((x) => x.id === plain)?.handler).not.toBe("external");
   });
 
+  it("a process that has not called in yet is initializing on /metrics", async () => {
+    emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/slow:*", command: [process.execPath, "-e", "setInterval(() => {}, 1000)"] }] } });
+    const id = await saveEndpoint(emu, "acme/slow:1");
+    await run(emu, id, {});
+    const metrics = await fetch(`${emu.url}/v2/${id}/metrics`, { headers: KEY }).then((r) => r.json());
+    expect(metrics).toMatchObject({ workers: { initializing: 1, ready: 0 }, readyWorkers: [] });
+  });
+
   it("stops the processes when the endpoint is deleted", async () => {
     emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
     const id = await saveEndpoint(emu, "acme/echo:1");

@@ -124,7 +124,9 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): FastRouteD
     // Ready: idle or running, worker processes or simulated workers alike.
     const processes = core.workerProtocol.workers.list(id).filter((w) => w.state === "idle" || w.state === "running");
     const simulated = core.scheduler.pool(id)?.list().filter((w) => w.state !== "initializing") ?? [];
-    return c.json({ workers, readyWorkers: [...processes, ...simulated].map((w) => w.id) }, 200);
+    // A worker process minipod started is initializing until it first calls.
+    const initializing = workers.initializing + core.workerProtocol.starting(id);
+    return c.json({ workers: { ...workers, initializing }, readyWorkers: [...processes, ...simulated].map((w) => w.id) }, 200);
   });
 
   return [
