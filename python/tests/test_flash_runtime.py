@@ -148,3 +148,36 @@ def test_an_input_that_is_not_a_request_is_an_error_response() -> None:
 
 def test_requirement_names() -> None:
     assert [flash.requirement_name(s) for s in ["numpy>=2", "torch[cuda]==2.1", " scikit-learn ", "pkg @ https://x"]] == ["numpy", "torch", "scikit-learn", "pkg"]
+
+
+def test_the_worker_asks_for_its_next_job_at_once_and_runs_calls_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The worker runtime counts a job just taken twice; below concurrency 3 it then waits a second
+    # before asking for the next one, so a call that follows another would wait that second.
+    started: Dict[str, Any] = {}
+    serverless = type(sys)("runpod.serverless")
+    serverless.start = started.update  # type: ignore[attr-defined]
+    runpod = type(sys)("runpod")
+    runpod.serverless = serverless  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "runpod", runpod)
+    monkeypatch.setitem(sys.modules, "runpod.serverless", serverless)
+    flash.main()
+    assert started["concurrency_modifier"](1) >= 3
+
+    # Two jobs handed over together still run one after the other.
+    code = """
+    import asyncio, builtins
+    async def step(name):
+        log = builtins.__dict__.setdefault("_minipod_test_log", [])
+        log.append(f"{name} in")
+        await asyncio.sleep(0.01)
+        log.append(f"{name} out")
+    """
+    jobs = [{"id": n, "input": {"function_name": "step", "function_code": textwrap.dedent(code), "serialization_format": "json", "args": [n]}} for n in ("a", "b")]
+
+    async def both() -> None:
+        await asyncio.gather(*(started["handler"](j) for j in jobs))
+
+    import builtins
+
+    asyncio.run(both())
+    assert builtins.__dict__.pop("_minipod_test_log") == ["a in", "a out", "b in", "b out"]

@@ -277,10 +277,31 @@ async def handler(job: Dict[str, Any]) -> Dict[str, Any]:
         return {"success": False, "error": f"Error in handler: {e}\n{traceback.format_exc()}"}
 
 
+#: Calls run one at a time in a worker (their output is captured process-wide), as on the service.
+_ONE_AT_A_TIME: Optional[Any] = None
+
+
+async def _serial_handler(job: Dict[str, Any]) -> Dict[str, Any]:
+    global _ONE_AT_A_TIME
+    import asyncio
+
+    if _ONE_AT_A_TIME is None:
+        _ONE_AT_A_TIME = asyncio.Lock()
+    async with _ONE_AT_A_TIME:
+        return await handler(job)
+
+
 def main() -> None:
+    # The worker runtime's own debug lines (several a job) would drown what the functions print.
+    os.environ.setdefault("RUNPOD_LOG_LEVEL", "INFO")
     import runpod.serverless
 
-    runpod.serverless.start({"handler": handler})
+    # The worker runtime counts a job it has just taken twice (queued and in progress) and, when
+    # that fills its concurrency, waits a second before it asks again: at concurrency 1 or 2 a
+    # call that follows another waits up to that second. At 3 it asks again at once, so the next
+    # job is taken the moment it is queued and starts as soon as the one before ends (the lock
+    # keeps them one at a time): a warm call costs no idle second.
+    runpod.serverless.start({"handler": _serial_handler, "concurrency_modifier": lambda current: 3})
 
 
 if __name__ == "__main__":
