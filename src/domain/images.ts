@@ -22,10 +22,15 @@ export interface ImageRule {
 /** The worker of runpod-flash's queue images (`runpod/flash`, `runpod/flash-cpu`): minipod.runtimes.flash. */
 const FLASH_QUEUE_WORKER = ["{python}", "-m", "minipod.runtimes.flash"];
 
+/** The worker of the SDK 2.x's queue images (`runpod/queue`, `runpod/queue-gpu`), live mode: minipod.runtimes.queue. */
+const SDK_QUEUE_WORKER = ["{python}", "-m", "minipod.runtimes.queue"];
+
 /** minipod's own entries: the service's runtime images whose workers minipod implements. */
 export const BUILTIN_IMAGES: readonly ImageRule[] = [
   { image: "runpod/flash:*", command: FLASH_QUEUE_WORKER, env: {}, builtin: true },
   { image: "runpod/flash-cpu:*", command: FLASH_QUEUE_WORKER, env: {}, builtin: true },
+  { image: "runpod/queue:*", command: SDK_QUEUE_WORKER, env: {}, builtin: true },
+  { image: "runpod/queue-gpu:*", command: SDK_QUEUE_WORKER, env: {}, builtin: true },
 ];
 
 const patterns = new Map<string, RegExp>();

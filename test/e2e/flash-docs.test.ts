@@ -43,6 +43,18 @@ describe("docs/flash.md", () => {
     expect(pytest).toBe("pytest");
   });
 
+  it("its rp flash dev commands set the variables test/e2e/sdk2-dev.test.ts runs the SDK 2.x with", () => {
+    const [block] = blocksOf(PAGE, "The SDK 2.x apps", "sh");
+    const lines = block!.text.split("\n");
+    expect(lines.at(-1)).toBe("rp flash dev main.py --once");
+    expect(exported(lines.slice(0, -1).join("\n"))).toEqual({
+      RUNPOD_API_KEY: "any-key",
+      RUNPOD_API_BASE_URL: DOC_URL,
+      RUNPOD_ENDPOINT_BASE_URL: `${DOC_URL}/v2`,
+      RUNPOD_HAPI_URL: DOC_URL,
+    });
+  });
+
   it("its images example is a config minipod takes", async () => {
     const [json] = blocksOf(PAGE, "Your own image is a command", "json");
     const emu = await createEmulator({ config: JSON.parse(json!.text) as object, log: () => {} });
@@ -65,7 +77,8 @@ describe("docs/flash.md", () => {
       for (const [k, v] of Object.entries(env)) env[k] = v.replace(DOC_URL, cli.url);
       const home = mkdtempSync(join(tmpdir(), "minipod-flash-home-"));
       const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-        const child = spawn(python!, ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: project, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PYTHONDONTWRITEBYTECODE: "1", ...env } });
+        const childEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PYTHONDONTWRITEBYTECODE: "1", ...env };
+        const child = spawn(python!, ["-m", "pytest", "-q", "-p", "no:cacheprovider"], { cwd: project, env: childEnv });
         let text = "";
         child.stdout.on("data", (d: Buffer) => (text += d.toString()));
         child.stderr.on("data", (d: Buffer) => (text += d.toString()));

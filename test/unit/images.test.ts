@@ -20,6 +20,8 @@ describe("images: which entry an image name takes", () => {
     expect(imageRuleFor([mine, ...BUILTIN_IMAGES], "runpod/flash:py3.12-latest")).toBe(mine);
     expect(imageRuleFor(BUILTIN_IMAGES, "runpod/flash:py3.12-latest")?.builtin).toBe(true);
     expect(imageRuleFor(BUILTIN_IMAGES, "runpod/flash-cpu:py3.11-1.2")?.builtin).toBe(true);
+    expect(imageRuleFor(BUILTIN_IMAGES, "runpod/queue:py3.11-latest")?.command).toEqual(["{python}", "-m", "minipod.runtimes.queue"]);
+    expect(imageRuleFor(BUILTIN_IMAGES, "runpod/queue-gpu:py3.11-latest")?.command).toEqual(["{python}", "-m", "minipod.runtimes.queue"]);
     // Load-balanced Flash images are not served by minipod's runtime.
     expect(imageRuleFor(BUILTIN_IMAGES, "runpod/flash-lb:py3.12-latest")).toBeUndefined();
   });

@@ -81,10 +81,10 @@ def missing_error(missing: List[str]) -> str:
     )
 
 
-def _traceback(e: BaseException) -> str:
-    """The traceback from the user's code on (this runtime's own frames left out)."""
+def _traceback(e: BaseException, runtime_files: Tuple[str, ...] = ()) -> str:
+    """The traceback from the user's code on (the runtimes' own frames left out)."""
     tb = e.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+    while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, *runtime_files):
         tb = tb.tb_next
     text = "".join(traceback.format_exception(type(e), e, tb))
     return text if text.startswith("Traceback") else "Traceback (most recent call last):\n" + text
@@ -185,10 +185,10 @@ async def _call(fn: Any, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     return result
 
 
-def _namespace(code: str, filename: str) -> Dict[str, Any]:
+def _namespace(code: str, filename: str, module_name: str = "__minipod_flash__") -> Dict[str, Any]:
     # Known to linecache, so a traceback through the code shows its lines.
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    namespace: Dict[str, Any] = {"__name__": "__minipod_flash__"}
+    namespace: Dict[str, Any] = {"__name__": module_name}
     exec(compile(code, filename, "exec"), namespace)
     return namespace
 
