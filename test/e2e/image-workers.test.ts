@@ -59,7 +59,11 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     const job = await run(emu, id, { n: 1 });
     const done = await emu.waitForJob(id, job, "COMPLETED", 600_000);
     expect(done.output).toMatchObject({ input: { n: 1 }, greeting: "from the template", cwd });
-    expect(await workersOf(emu, id)).toEqual([(done.output as { worker: string }).worker]);
+    const worker = (done.output as { worker: string }).worker;
+    expect(await workersOf(emu, id)).toEqual([worker]);
+    // What the process wrote is the worker's log, as the log service's snapshot shows it.
+    const logs = (await fetch(`${emu.url}/v1/pod/${worker}/logs`, { headers: KEY }).then((r) => r.json())) as { container: string[] };
+    expect(logs.container).toContainEqual(expect.stringMatching(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+ job ${job} on ${worker}$`)));
   });
 
   it("an entry's own env wins over the template's; an image of no entry keeps the default handler", async () => {

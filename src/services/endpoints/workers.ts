@@ -137,7 +137,7 @@ const getBuildRoute = createRoute({
 
 const workerLogsRoute = createRoute({
   ...route("get", "/v2/serverless/{id}/workers/{workerId}/logs", "getWorkerLogs", "Stream a worker's log"),
-  description: `${LOG_STREAM_DESCRIPTION} A simulated worker's log is its lifecycle (system: created, ready, stopped, crashed) and its jobs (container: started, completed in N ms, failed, stopped) with every line its handler wrote with \`ctx.log\`. A worker process's own output stays with the process: its log here has no lines. A scaled-down worker's log stays readable for a while, and its stream ends at once.`,
+  description: `${LOG_STREAM_DESCRIPTION} A simulated worker's log is its lifecycle (system: created, ready, stopped, crashed) and its jobs (container: started, completed in N ms, failed, stopped) with every line its handler wrote with \`ctx.log\`. A worker process minipod started for the endpoint's image (the config's images) has what it wrote as its log; another's output stays with the process: its log here has no lines. A scaled-down worker's log stays readable for a while, and its stream ends at once.`,
   request: { params: z.object({ id: params.shape.id, workerId: z.string().min(1).openapi({ param: { name: "workerId", in: "path" } }) }), query: LogQuery },
   responses: { 200: logStreamResponse("The worker's log"), ...errors },
 });
