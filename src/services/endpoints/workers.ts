@@ -145,12 +145,21 @@ const workerLogsRoute = createRoute({
 const podLogsRoute = createRoute({
   ...route("get", "/v1/pod/{podId}/logs", "getPodLogSnapshot", "A worker's (or pod's) log lines at once, as the SDKs read them from the log service"),
   description:
-    "What runpod-flash and the SDK 2.x read of a worker at RUNPOD_HAPI_URL: `{container, system}`, each line led by its ISO 8601 time. The id is a job's `workerId` (or a pod's id); `type` picks one source. minipod serves the snapshot only: `stream=true` is 404, and the clients take a snapshot instead.",
+    "What runpod-flash and the SDK 2.x read of a worker at RUNPOD_HAPI_URL: `{container, system}`, each line led by its ISO 8601 time. The id is a job's `workerId` (or a pod's id); `type` picks one source. With `stream=true`, Server-Sent Events of `{source, line, ts}` instead: the lines since `since` (or the last `tail`), then each new one, until the client goes.",
   request: {
     params: z.object({ podId: z.string().min(1).openapi({ param: { name: "podId", in: "path" } }) }),
-    query: z.object({ type: z.enum(["all", "container", "system"]).optional(), stream: z.string().optional() }).passthrough(),
+    query: z.object({ type: z.enum(["all", "container", "system"]).optional(), stream: z.string().optional(), tail: LogQuery.shape.tail, since: LogQuery.shape.since }),
   },
-  responses: { 200: json(z.object({ container: z.array(z.string()), system: z.array(z.string()) }).openapi("PodLogSnapshot"), "The lines"), ...errors },
+  responses: {
+    200: {
+      description: "The lines (JSON), or their stream (stream=true)",
+      content: {
+        "application/json": { schema: z.object({ container: z.array(z.string()), system: z.array(z.string()) }).openapi("PodLogSnapshot") },
+        "text/event-stream": { schema: z.string() },
+      },
+    },
+    ...errors,
+  },
 });
 
 /** The serverless routes beyond the five of the resource: workers, their logs, releases, builds. */
@@ -193,10 +202,15 @@ export function serverlessV2Routes(core: ViewContext, router: OpenAPIHono<AppEnv
 
   router.openapi(podLogsRoute, (c) => {
     const { podId } = c.req.valid("param");
-    const { type = "all", stream } = c.req.valid("query");
-    if (stream === "true") throw new EmulatorError("NOT_FOUND", "minipod serves log snapshots only: leave out stream=true");
-    const lines = [...core.logs.lines(workerLog(podId)), ...core.logs.lines(podLog(podId))];
+    const { type = "all", stream, tail, since } = c.req.valid("query");
+    const { logs } = core;
+    const lines = [...logs.lines(workerLog(podId)), ...logs.lines(podLog(podId))];
     if (lines.length === 0 && !core.externalWorkers.known(podId)) throw new EmulatorError("NOT_FOUND", `no worker or pod "${podId}" has a log`);
+    if (stream === "true") {
+      const key = logs.lines(podLog(podId)).length > 0 ? podLog(podId) : workerLog(podId);
+      const query = { ...(type === "all" ? {} : { source: type }), tail, since };
+      return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: false, subscribe: (fn) => logs.subscribe(key, fn) }, query) as never;
+    }
     const of = (source: "container" | "system") => (type === "all" || type === source ? lines.filter((l) => l.source === source).map((l) => `${iso(l.at)} ${l.line}`) : []);
     return c.json({ container: of("container"), system: of("system") }, 200);
   });

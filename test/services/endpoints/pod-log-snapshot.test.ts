@@ -19,13 +19,31 @@ describe("GET /v1/pod/{id}/logs", () => {
     expect((await e.get("/v1/pod/w1/logs?type=container")).body).toEqual({ container: [`${stamp} running in the cloud, greeting world`], system: [] });
   });
 
-  it("a worker process that called but wrote nothing has an empty log; an unknown id and a stream are 404", async () => {
+  it("a worker process that called but wrote nothing has an empty log; an unknown id is 404", async () => {
     await e.get("/v2/py/ping/w2");
     expect((await e.get("/v1/pod/w2/logs")).body).toEqual({ container: [], system: [] });
     expect((await e.get("/v1/pod/nobody/logs")).status).toBe(404);
-    e.core.logs.append(workerLog("w1"), e.now(), "container", "x");
-    const stream = await e.get("/v1/pod/w1/logs?stream=true&type=container");
-    expect(stream.status).toBe(404);
-    expect(stream.body.detail).toContain("snapshots only");
+  });
+
+  it("stream=true: the lines since `since` of the source asked for, then each new one, as Server-Sent Events", async () => {
+    const key = workerLog("w3");
+    e.core.logs.append(key, e.now() - 5000, "container", "before");
+    e.core.logs.append(key, e.now(), "container", "greeting world");
+    e.core.logs.append(key, e.now(), "system", "not this one");
+    const since = encodeURIComponent(new Date(e.now() - 1000).toISOString().replace("Z", "+00:00"));
+    const controller = new AbortController();
+    const res = await e.app.request(`http://minipod.test/v1/pod/w3/logs?stream=true&type=container&tail=1000&since=${since}`, { headers: { authorization: "Bearer k" }, signal: controller.signal });
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const readUntil = async (needle: string) => {
+      while (!text.includes(needle)) text += (await reader.read()).value ?? "";
+    };
+    await readUntil("greeting world");
+    e.core.logs.append(key, e.now(), "container", "a new line");
+    await readUntil("a new line");
+    controller.abort();
+    const lines = [...text.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as { line: string; source: string }).line);
+    expect(lines).toEqual(["greeting world", "a new line"]);
   });
 });
