@@ -27,6 +27,9 @@ export class ImageWorkers {
   private readonly busyAt = new Map<string, number>();
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
+  /** Processes stopped on purpose (idle, endpoint gone, emulator closing): their end is no failure. */
+  private readonly stopped = new WeakSet<WorkerProcess>();
+  private closed = false;
 
   constructor(
     private readonly d: {
@@ -90,7 +93,15 @@ export class ImageWorkers {
     });
     started.proc = proc;
     set.add(proc);
-    void proc.exited.then(() => set.delete(proc));
+    void proc.exited.then(() => {
+      set.delete(proc);
+      // One that never asked for a job could not start: say what it ran, as its jobs wait on.
+      if (!this.closed && !this.stopped.has(proc) && !core.workerProtocol.workers.list(endpointId).some((w) => w.id === proc.workerId)) {
+        this.d.output(
+          `[${proc.workerId}] minipod: the worker process of endpoint ${endpointId} ended before it asked for a job; its jobs stay queued. It ran: ${launch.command.join(" ")} (the interpreter is MINIPOD_PYTHON, else python3; see the config's images)`,
+        );
+      }
+    });
   }
 
   /** Processes of endpoints gone or changed are stopped; idle ones past idleTimeout too, down to workersMin. */
@@ -113,6 +124,7 @@ export class ImageWorkers {
       const extra = [...entry.set].slice(spec.workersMin);
       for (const proc of extra) {
         entry.set.delete(proc);
+        this.stopped.add(proc);
         void proc.stop();
       }
     }
@@ -122,11 +134,15 @@ export class ImageWorkers {
     const entry = this.procs.get(endpointId);
     this.procs.delete(endpointId);
     this.busyAt.delete(endpointId);
-    for (const proc of entry?.set ?? []) void proc.stop();
+    for (const proc of entry?.set ?? []) {
+      this.stopped.add(proc);
+      void proc.stop();
+    }
   }
 
   /** Stops watching; the processes themselves are stopped with the emulator's others. */
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
     this.unsubscribe();
   }

@@ -83,8 +83,18 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     expect(metrics).toMatchObject({ workers: { initializing: 1, ready: 0 }, readyWorkers: [] });
   });
 
+  it("a process that ends before it asks for a job is reported, naming its command", async () => {
+    const lines: string[] = [];
+    emu = await createEmulator({ log: (line) => lines.push(line), config: { images: [{ image: "acme/broken:*", command: [process.execPath, "-e", "process.exit(3)"] }] } });
+    const id = await saveEndpoint(emu, "acme/broken:1");
+    await run(emu, id, {});
+    await until(async () => lines.some((l) => l.includes("ended before it asked for a job")));
+    expect(lines.find((l) => l.includes("ended before it asked for a job"))).toContain(`It ran: ${process.execPath} -e process.exit(3)`);
+  });
+
   it("stops the processes when the endpoint is deleted", async () => {
-    emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
+    const lines: string[] = [];
+    emu = await createEmulator({ log: (line) => lines.push(line), config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
     const id = await saveEndpoint(emu, "acme/echo:1");
     await emu.waitForJob(id, await run(emu, id, {}), "COMPLETED", 600_000);
     expect(await workersOf(emu, id)).toHaveLength(1);
@@ -96,6 +106,9 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
       seen.splice(0, seen.length, ...body.workers.filter((w) => w.endpointId === id).map((w) => w.state));
       return seen.every((s) => s !== "idle" && s !== "running");
     });
+    await until(async () => lines.some((l) => /exited|killed/.test(l)));
+    // Stopped on purpose: not reported as a worker that could not start.
+    expect(lines.filter((l) => l.includes("ended before it asked for a job"))).toEqual([]);
   });
 
   it("stops an idle process after the endpoint's idleTimeout of virtual time, down to workersMin", async () => {
