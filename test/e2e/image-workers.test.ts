@@ -1,9 +1,10 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
+import { startCli } from "../support/cli.js";
 
 // "An image is a command": an endpoint made through GraphQL (as the SDKs make theirs) whose image
 // is one of the config's `images` gets worker processes of that command, started by minipod.
@@ -109,6 +110,21 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     await until(async () => lines.some((l) => /exited|killed/.test(l)));
     // Stopped on purpose: not reported as a worker that could not start.
     expect(lines.filter((l) => l.includes("ended before it asked for a job"))).toEqual([]);
+  });
+
+  it("minipod --python names the interpreter {python} stands for", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-image-cli-"));
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ images: [{ image: "acme/echo:*", command: ["{python}", WORKER] }] }));
+    // Node stands in for the interpreter: the worker is a JavaScript file.
+    const cli = await startCli(["--config", join(dir, "config.json"), "--python", process.execPath]);
+    try {
+      const save = await fetch(`${cli.url}/graphql`, { method: "POST", headers: KEY, body: JSON.stringify({ query: SAVE, variables: { input: { name: "cli", template: { name: "cli", imageName: "acme/echo:2" } } } }) });
+      const id = ((await save.json()) as { data: { saveEndpoint: { id: string } } }).data.saveEndpoint.id;
+      const res = await fetch(`${cli.url}/v2/${id}/runsync`, { method: "POST", headers: KEY, body: JSON.stringify({ input: { via: "cli" } }) });
+      expect(await res.json()).toMatchObject({ status: "COMPLETED", output: { input: { via: "cli" } } });
+    } finally {
+      await cli.stop();
+    }
   });
 
   it("stops an idle process after the endpoint's idleTimeout of virtual time, down to workersMin", async () => {
