@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,11 +32,7 @@ export function flashPython(): string | undefined {
     const venv = process.env.MINIPOD_FLASH_VENV ?? join(tmpdir(), "minipod-flash-venv");
     const python = join(venv, "bin", "python");
     const stamp = join(venv, ".minipod-ready");
-    if (!process.env.MINIPOD_FLASH_VENV && !existsSync(stamp)) {
-      const r = spawnSync("bash", [join(ROOT, "scripts/python-venv.sh"), venv], { encoding: "utf8", timeout: 300_000, env: { ...process.env, MINIPOD_CLIENTS: clients } });
-      if (r.status === 0) writeFileSync(stamp, "");
-      else made.why = `scripts/python-venv.sh failed: ${(r.stderr || String(r.error)).trim().split("\n").slice(-1)[0]}`;
-    }
+    if (!process.env.MINIPOD_FLASH_VENV && !existsSync(stamp)) made.why = makeVenv(venv, clients, stamp);
     if (!made.why) {
       const r = spawnSync(python, ["-c", "import runpod_flash, cloudpickle"], { encoding: "utf8", timeout: 60_000, cwd: mkdtempSync(join(tmpdir(), "minipod-flash-check-")) });
       if (r.status === 0) made.python = python;
@@ -47,6 +43,30 @@ export function flashPython(): string | undefined {
     console.warn(`Flash tests skipped: ${made.why}`);
   }
   return made.python;
+}
+
+/**
+ * Makes the venv once, for test files that run at the same time: the first takes the lock (a
+ * folder) and builds; the others wait for its stamp. Returns why it could not, if so.
+ */
+function makeVenv(venv: string, clients: string, stamp: string): string | undefined {
+  const lock = `${venv}.lock`;
+  const waitMs = 300_000;
+  try {
+    mkdirSync(lock);
+  } catch {
+    const until = Date.now() + waitMs;
+    while (!existsSync(stamp) && existsSync(lock) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    return existsSync(stamp) ? undefined : `the venv at ${venv} was not made by the test file that was making it (remove ${lock} if none is)`;
+  }
+  try {
+    const r = spawnSync("bash", [join(ROOT, "scripts/python-venv.sh"), venv], { encoding: "utf8", timeout: waitMs, env: { ...process.env, MINIPOD_CLIENTS: clients } });
+    if (r.status !== 0) return `scripts/python-venv.sh failed: ${(r.stderr || String(r.error)).trim().split("\n").slice(-1)[0]}`;
+    writeFileSync(stamp, "");
+    return undefined;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** The environment that points runpod-flash (and the SDK 2.x) at a minipod by its URL variables. */
