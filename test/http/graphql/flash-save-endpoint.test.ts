@@ -64,3 +64,21 @@ describe("saveEndpoint as runpod-flash sends it", () => {
     expect(bad.body.errors[0].message).toContain('instanceIds.0: expected <flavor>-<vCPUs>-<memory GB> of a CPU flavor');
   });
 });
+
+describe("cpuFlavors, as runpod-flash and the SDK 2.x ask for CPU stock", () => {
+  const STOCK = `query SecureCpuTypes($cpuFlavorInput: CpuFlavorInput, $specificsInput: SpecificsInput) {
+    cpuFlavors(input: $cpuFlavorInput) { specifics(input: $specificsInput) { stockStatus } } }`;
+  const stock = async (flavor: string, dataCenterId: string, instanceId: string) => {
+    const res = await e.request("POST", "/graphql", { query: STOCK, variables: { cpuFlavorInput: { id: flavor }, specificsInput: { dataCenterId, instanceId } } });
+    expect(res.body.errors, JSON.stringify(res.body.errors)).toBeUndefined();
+    return res.body.data.cpuFlavors.map((f: { specifics: { stockStatus: string | null } }) => f.specifics.stockStatus);
+  };
+
+  it("High for an instance of the flavor in a data center minipod has; null elsewhere; no flavor of an unknown id", async () => {
+    expect(await stock("cpu3c", "EU-CZ-1", "cpu3c-1-2")).toEqual(["High"]);
+    expect(await stock("cpu3c", "", "cpu3c-8-16")).toEqual(["High"]);
+    expect(await stock("cpu3c", "US-MO-1", "cpu3c-1-2")).toEqual([null]);
+    expect(await stock("cpu3c", "EU-CZ-1", "cpu5c-1-2")).toEqual([null]);
+    expect(await stock("gpu9", "EU-CZ-1", "gpu9-1-2")).toEqual([]);
+  });
+});
