@@ -35,6 +35,8 @@ async function main(): Promise<void> {
     process.stdout.write(VERSION + "\n");
     return;
   }
+  // The worker processes of images read it when they start (see compose/image-launch.ts).
+  if (cli.python) process.env.MINIPOD_PYTHON = cli.python;
   const demo = cli.config === undefined && existsSync(DEMO_CONFIG);
   const options = (importFile: string | undefined, port: number) => ({
     port,

@@ -27,6 +27,8 @@ import type { JobStatus, JobView } from "../domain/job.js";
 import type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "../domain/observability.js";
 import type { SnapshotInfo } from "./snapshots.js";
 import { EmulatorWorkers, type WorkerSpec } from "../launch/launched-workers.js";
+import { ImageWorkers } from "../launch/image-workers.js";
+import { imageLauncher } from "./image-launch.js";
 import { CLOSING_CAUSE, RESTARTING_CAUSE } from "../domain/notifier.js";
 import type { ServiceDef } from "../services/shared/service.js";
 import type { WorkerProcess } from "../launch/worker-process.js";
@@ -289,6 +291,8 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     if (spec.scaled) workers.scale(spec);
     else workers.start(spec);
   }
+  // Endpoints whose image is a command (`images`) get worker processes of it.
+  const imageWorkers = new ImageWorkers({ core, workers, launchOf: imageLauncher(core, loaded.config, loaded.baseDir), output: options.log ?? ((line) => process.stderr.write(line + "\n")) });
   return {
     url,
     port: address.port,
@@ -321,6 +325,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     close(closeOptions) {
       // Worker processes first (their held polls are answered as they stop), then the server.
       health.stop();
+      imageWorkers.close();
       for (const socket of upgraded) socket.destroy();
       closed ??= workers.stopAll().then(
         () =>

@@ -17,6 +17,8 @@ export interface CliOptions {
   clock: ClockMode | undefined;
   speed: number | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent" | undefined;
+  /** The interpreter of the worker processes of the config's images (`{python}`). */
+  python: string | undefined;
   watch: boolean;
   exitOnStdinClose: boolean;
   help: boolean;
@@ -65,6 +67,7 @@ export const FLAGS: readonly Flag[] = [
   },
   { name: "speed", arg: "X", env: "MINIPOD_SPEED", default: "the config's, else 1", text: "real and auto clocks: virtual ms per wall ms, above 0 and at most 1000000" },
   { name: "log-level", arg: "LEVEL", env: "MINIPOD_LOG_LEVEL", default: "the config's, else info", text: "debug, info, warn, error or silent" },
+  { name: "python", arg: "PATH", env: "MINIPOD_PYTHON", default: "python3", text: "the interpreter ({python}) of the worker processes minipod starts for images: its Flash and SDK 2.x workers" },
   { name: "watch", default: "", text: "reload handler modules when edited (jobs running finish on their code), and the config file (restarting on the same port, state kept)" },
   { name: "exit-on-stdin-close", default: "", text: STDIN_TEXT },
   { name: "help", short: "h", default: "", text: "this help" },
@@ -213,6 +216,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     clock: clock as CliOptions["clock"],
     speed,
     logLevel: logLevel as CliOptions["logLevel"],
+    python: pick("python") || undefined,
     watch: values.watch === true,
     exitOnStdinClose: values["exit-on-stdin-close"] === true,
     help: values.help === true,

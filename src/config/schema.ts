@@ -24,6 +24,7 @@ import { REGISTRY_AUTHS_CONFIG, checkRegistryAuthsConfig, configRegistryAuthId }
 import { TEMPLATES_CONFIG, checkTemplatesConfig } from "../services/templates/config.js";
 import { SECURITY_CONFIG } from "./security-schema.js";
 import { WORKERS_CONFIG } from "./workers-schema.js";
+import { IMAGES_CONFIG } from "./images-schema.js";
 
 /** Endpoint ids appear in URLs and real clients check job ids with the same pattern. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -133,6 +134,7 @@ export function configSchema(names: ServiceNames) {
       ...observed,
       ...SECURITY_CONFIG,
       ...WORKERS_CONFIG,
+      ...IMAGES_CONFIG,
       auth: AuthConfigSchema.default({ keys: [] }).describe("API keys and their scopes"),
       rateLimits: RateLimitsConfigSchema.default(RATE_LIMITS_DEFAULTS).describe("REST quotas and queue rate limits, on the virtual clock"),
       controlKey: z

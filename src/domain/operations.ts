@@ -5,7 +5,7 @@
  */
 
 /** Operations of an endpoint's queue, as fault rules and the journal name them. */
-export const QUEUE_OPERATIONS = ["run", "runsync", "status", "status-sync", "stream", "cancel", "retry", "purge-queue", "health", "requests", "openai", "batch"] as const;
+export const QUEUE_OPERATIONS = ["run", "runsync", "status", "status-sync", "stream", "cancel", "retry", "purge-queue", "health", "metrics", "requests", "openai", "batch"] as const;
 
 /** Operations a worker process calls (real workers: job-take, job-stop, job-done, job-stream, ping). */
 export const WORKER_OPERATIONS = ["job-take", "job-take-batch", "job-stop", "job-done", "job-stream", "ping"] as const;

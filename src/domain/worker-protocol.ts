@@ -73,6 +73,11 @@ export class WorkerProtocol {
     return this.waits.expect(endpointId, workerId);
   }
 
+  /** Worker processes of the endpoint started by minipod that have not called yet (initializing). */
+  starting(endpointId: string): number {
+    return this.waits.starting(endpointId);
+  }
+
   /**
    * Calls `fn` when a worker asks to be stopped after a job (`stopPod`): the platform then replaces
    * the worker with a fresh one, and so do `minipod worker` and createEmulator's workers.

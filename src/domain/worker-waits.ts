@@ -39,6 +39,13 @@ export class WorkerWaits {
     return cancel;
   }
 
+  /** Worker processes of the endpoint started that have not called yet. */
+  starting(endpointId: string): number {
+    let n = 0;
+    for (const key of this.expected.keys()) if (key.startsWith(`${endpointId}/`)) n++;
+    return n;
+  }
+
   /** A worker called. */
   heard(endpointId: string, workerId: string): void {
     if (this.expected.size > 0) this.expected.get(`${endpointId}/${workerId}`)?.();

@@ -93,6 +93,9 @@ describe("the package, packed and installed into an empty project", () => {
       "fixtures/handlers/text-generator.ts",
       "docs/configuration.md",
       "docs/fidelity.md",
+      // minipod's own workers for the service's runtime images (the config's images), run from the package.
+      "python/src/minipod/runtimes/flash.py",
+      "python/src/minipod/runtimes/queue.py",
     ]) {
       expect(files, needed).toContain(needed);
     }

@@ -28,6 +28,7 @@ describe("/openapi.json", () => {
       "POST /v2/{endpoint_id}/retry/{job_id}",
       "POST /v2/{endpoint_id}/purge-queue",
       "GET /v2/{endpoint_id}/health",
+      "GET /v2/{endpoint_id}/metrics",
       "GET /v2/network-volumes",
       "GET /v2/{endpoint_id}/job-take/{worker_id}",
       "POST /_emulator/clock/advance",

@@ -52,6 +52,9 @@ describe("command line", () => {
     const o = parseCli(["--port", "0", "--clock", "manual", "--db", "x.db"], { MINIPOD_HOST: "0.0.0.0", MINIPOD_PORT: "9" }, "/nowhere");
     expect(o).toMatchObject({ port: 0, clock: "manual", db: "x.db", host: "0.0.0.0", config: undefined });
     expect(parseCli([], { MINIPOD_CLOCK: "auto" }, "/nowhere").clock).toBe("auto");
+    expect(parseCli(["--python", "/venv/bin/python"], {}, "/nowhere").python).toBe("/venv/bin/python");
+    expect(parseCli([], { MINIPOD_PYTHON: "python3.12" }, "/nowhere").python).toBe("python3.12");
+    expect(parseCli([], {}, "/nowhere").python).toBeUndefined();
     expect(parseCli([], {}, "/nowhere")).toMatchObject({ port: 8080, host: "127.0.0.1" });
     expect(parseCli([], {}, root).config).toBe(`${root}emulator.config.json`);
   });

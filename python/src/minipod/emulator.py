@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -96,7 +97,11 @@ class Emulator(Control):
         if config_file is not None:
             cmd += ["--config", config_file]
         try:
-            self._process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # The worker processes minipod starts for an image (`images`: the Flash and SDK 2.x
+            # runtimes) run this interpreter, unless told otherwise: the caller's pickles cross to them.
+            env = dict(os.environ)
+            env["MINIPOD_PYTHON"] = env.get("MINIPOD_PYTHON") or sys.executable
+            self._process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         except OSError as e:
             self._remove_tmp()
             raise MinipodError(f"cannot run {' '.join(cmd[:2])}: {e}") from e

@@ -1,3 +1,4 @@
+import { CPU_FLAVOR_IDS, DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import { DATA_CENTERS } from "../shared/catalog/datacenter-catalog.js";
 import { GPU_POOLS, GPU_TYPES, poolTypes, type GpuTypeInfo } from "../shared/catalog/gpu-catalog.js";
 import type { GraphQLPart } from "../shared/graphql.js";
@@ -54,8 +55,15 @@ type AiApiPublicConfig {
   isLive: Boolean  createdAt: String  updatedAt: String
 }
 
+"""A CPU flavor (cpu3c, cpu3g, cpu5c, cpu5g); specifics: the stock of one instance in one data center."""
+type CpuFlavor { id: String!  displayName: String  specifics(input: SpecificsInput): CpuSpecifics }
+type CpuSpecifics { stockStatus: String }
+input CpuFlavorInput { id: String }
+input SpecificsInput { dataCenterId: String  instanceId: String }
+
 extend type Query {
   gpuTypes(input: GpuTypeFilter): [GpuType!]!
+  cpuFlavors(input: CpuFlavorInput): [CpuFlavor!]!
   dataCenters: [DataCenter!]!
   serverlessGpuPools: [ServerlessGpuPool!]!
   """The Hub's listings: those of the config's hub."""
@@ -126,6 +134,7 @@ export const catalogGraphQL: GraphQLPart = {
     "Query.gpuTypes": { items: GPU_TYPES.length },
     "Query.dataCenters": { items: DATA_CENTERS.length },
     "Query.serverlessGpuPools": { items: GPU_POOLS.length },
+    "Query.cpuFlavors": { items: CPU_FLAVOR_IDS.length },
     "DataCenter.gpuAvailability": { items: GPU_TYPES.length },
     "ServerlessGpuPool.gpuTypeIds": { items: Math.max(...GPU_POOLS.map((p) => poolTypes(p).length)) },
     "GpuType.lowestPrice": { weight: 15 },
@@ -207,8 +216,22 @@ export const catalogGraphQL: GraphQLPart = {
             gpuAvailability: GPU_TYPES.map((g) => ({ gpuTypeId: g.id, displayName: g.name, stockStatus: "High", available: true })),
           })),
         serverlessGpuPools: () => GPU_POOLS.map((id) => ({ id, gpuTypeIds: poolTypes(id) })),
+        cpuFlavors: (_p, a) => {
+          const id = (a as { input?: { id?: string | null } | null }).input?.id;
+          return CPU_FLAVOR_IDS.filter((f) => !id || f === id).map((f) => ({ id: f, displayName: f }));
+        },
         listings: (_p, a) => listings(hub, (a as { input?: ListingsInput | null }).input ?? {}),
         allAiApiPublicConfigs: () => [],
+      },
+      // Never short, as GPU stock: High for an instance of the flavor (<flavor>-<vCPUs>-<GB>) in a data center minipod has.
+      CpuFlavor: {
+        specifics: (parent, a) => {
+          const i = (a as { input?: { dataCenterId?: string | null; instanceId?: string | null } | null }).input ?? {};
+          const flavor = (parent as { id: string }).id;
+          const placed = !i.dataCenterId || (DATA_CENTER_IDS as readonly string[]).includes(i.dataCenterId);
+          const instance = !i.instanceId || new RegExp(`^${flavor}-\\d+(-\\d+)?$`).test(i.instanceId);
+          return { stockStatus: placed && instance ? "High" : null };
+        },
       },
       GpuType: { lowestPrice: (parent, a) => lowest((parent as { info: GpuTypeInfo }).info, (a as { input?: LowestPriceInput | null }).input ?? {}) },
     };

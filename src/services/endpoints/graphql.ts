@@ -1,5 +1,6 @@
+import { GraphQLScalarType } from "graphql";
 import { EXECUTION_TIMEOUT_DEFAULT_MS } from "../../domain/limits.js";
-import { DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
+import { CPU_FLAVOR_IDS, DATA_CENTER_IDS } from "../shared/catalog/catalog.js";
 import { gpuSelection, typesOf } from "../shared/catalog/gpu-catalog.js";
 import { argsOf, authed, badInput, commaList, conforms, envList, envRecord, given, nameScalar, type GraphQLPart } from "../shared/graphql.js";
 import { UpdateEndpointV1Schema } from "./v1.js";
@@ -19,7 +20,10 @@ const typeDefs = /* GraphQL */ `
 """OFF, FLASHBOOT or PRIORITY_FLASHBOOT; bare (flashBootType: FLASHBOOT) or quoted."""
 scalar FlashBootType
 
-type EndpointNetworkVolume { networkVolumeId: String! }
+"""Any JSON value (runpod-flash's template config: {})."""
+scalar JSON
+
+type EndpointNetworkVolume { networkVolumeId: String!  dataCenterId: String }
 
 type Endpoint {
   id: String!
@@ -53,13 +57,20 @@ type Endpoint {
   env: [EnvironmentVariable!]
   modelReferences: [String!]
   createdAt: String
+  """The Flash environment of a deployed app's endpoint; null for others."""
+  flashEnvironmentId: String
+  workersPFBTarget: Int
+  """(sic: the service's spelling) the Flash build the endpoint runs."""
+  activeBuildid: String
+  idePodId: String
 }
 
-input EndpointNetworkVolumeInput { networkVolumeId: String! }
+input EndpointNetworkVolumeInput { networkVolumeId: String!  dataCenterId: String }
 
 input EndpointTemplateInput {
   name: String  imageName: String  containerDiskInGb: Int  dockerArgs: String  env: [EnvironmentVariableInput!]
   containerRegistryAuthId: String  ports: String  startScript: String  volumeInGb: Int  volumeMountPath: String
+  advancedStart: Boolean  config: JSON
 }
 
 input EndpointInput {
@@ -68,6 +79,7 @@ input EndpointInput {
   locations: String  idleTimeout: Int  scalerType: String  scalerValue: Float  workersMin: Int  workersMax: Int
   workersStandby: Int  allowedCudaVersions: String  minCudaVersion: String  flashBootType: FlashBootType
   executionTimeoutMs: Int  compliance: [String!]  modelReferences: [String!]  env: [EnvironmentVariableInput!]
+  workersPFBTarget: Int  flashEnvironmentId: String
 }
 
 input UpdateEndpointTemplateInput { endpointId: String!  templateId: String! }
@@ -89,6 +101,7 @@ interface EndpointInput {
   templateId?: string | null;
   gpuIds?: string | null;
   gpuCount?: number | null;
+  instanceIds?: string[] | null;
   networkVolumeId?: string | null;
   networkVolumeIds?: Array<{ networkVolumeId: string }> | null;
   locations?: string | null;
@@ -133,6 +146,29 @@ function gpuTypesOf(gpuIds: string): string[] {
   return types;
 }
 
+/**
+ * `locations` in the data centers minipod's catalog has: the SDKs send every data center the service
+ * has (US-MO-1, US-NC-2... that the REST description's list lacks); those are left out while one
+ * known is left; a list of none known is refused by the model, naming them.
+ */
+function knownLocations(ids: string[] | undefined): string[] | undefined {
+  const known = ids?.filter((id) => (DATA_CENTER_IDS as readonly string[]).includes(id));
+  return known?.length ? known : ids;
+}
+
+/** CPU instance ids (`cpu3c-1-2`: flavor, vCPUs, memory) as the model's CPU selection: a CPU endpoint. */
+function cpuOf(instanceIds: string[] | null | undefined): Pick<EndpointChange, "computeType" | "cpu"> {
+  if (!instanceIds?.length) return {};
+  const errors: string[] = [];
+  const cpu = instanceIds.map((id, n) => {
+    const m = /^([a-z0-9]+)-(\d+)(?:-\d+)?$/.exec(id);
+    if (!m || !(CPU_FLAVOR_IDS as readonly string[]).includes(m[1]!)) errors.push(`instanceIds.${n}: expected <flavor>-<vCPUs>-<memory GB> of a CPU flavor (${CPU_FLAVOR_IDS.join(", ")}), got "${id}"`);
+    return { id: m?.[1] ?? id, vcpuCount: Number(m?.[2] ?? 0) };
+  });
+  if (errors.length) throw badInput(errors);
+  return { computeType: "CPU", cpu };
+}
+
 /** The input's fields in the model's terms; what is not given stays undefined. */
 function fieldsOf(i: EndpointInput): EndpointChange {
   if (i.type && i.type !== "QB") throw badInput([`type: minipod serves queue-based endpoints (QB) only, not "${i.type}"`]);
@@ -144,7 +180,7 @@ function fieldsOf(i: EndpointInput): EndpointChange {
     gpuCount: num(i.gpuCount),
     networkVolumeId: given(i.networkVolumeId),
     networkVolumeIds: volumes?.length ? volumes : undefined,
-    dataCenterIds: commaList(i.locations),
+    dataCenterIds: knownLocations(commaList(i.locations)),
     idleTimeout: num(i.idleTimeout),
     scalerType: given(i.scalerType) as EndpointChange["scalerType"],
     scalerValue: num(i.scalerValue),
@@ -154,8 +190,10 @@ function fieldsOf(i: EndpointInput): EndpointChange {
     // The Hub's deploy sends both; they exclude each other in the model (the set is the finer one).
     minCudaVersion: allowed ? undefined : given(i.minCudaVersion),
     flashboot: (given(i.flashBootType) as EndpointChange["flashboot"]) ?? undefined,
-    executionTimeoutMs: num(i.executionTimeoutMs),
+    // 0, as the SDKs send it, is "the service's default".
+    executionTimeoutMs: i.executionTimeoutMs === 0 ? undefined : num(i.executionTimeoutMs),
     env: envRecord(i.env),
+    ...cpuOf(i.instanceIds),
   };
 }
 
@@ -183,7 +221,8 @@ export function toGraphQLEndpoint(core: ViewContext, { spec, fields }: ManagedEn
     template: template ? toGraphQLTemplate(template) : null,
     gpuIds: fields.computeType === "GPU" ? [...pools, ...excludedTypes.map((t) => `-${t}`)].join(",") : null,
     gpuCount: fields.gpuCount,
-    instanceIds: fields.cpu?.map((c) => `${c.id}-${c.vcpuCount}`) ?? null,
+    // <flavor>-<vCPUs>-<memory GB>: general-purpose flavors (…g) have 4 GB a vCPU, compute ones (…c) 2.
+    instanceIds: fields.computeType === "CPU" ? (fields.cpu?.map((c) => `${c.id}-${c.vcpuCount}-${c.vcpuCount * (c.id.endsWith("g") ? 4 : 2)}`) ?? null) : null,
     networkVolumeId: fields.networkVolumeId ?? null,
     networkVolumeIds: (fields.networkVolumeIds ?? []).map((networkVolumeId) => ({ networkVolumeId })),
     networkVolume: volume ? { id: volume.id, name: volume.name, size: volume.size, dataCenterId: volume.dataCenter } : null,
@@ -205,13 +244,17 @@ export function toGraphQLEndpoint(core: ViewContext, { spec, fields }: ManagedEn
     env: envList(fields.env),
     modelReferences: [],
     createdAt: new Date(spec.createdAt).toISOString(),
+    flashEnvironmentId: null,
+    workersPFBTarget: 0,
+    activeBuildid: null,
+    idePodId: null,
   };
 }
 
 /** The endpoints' part of the GraphQL API. */
 export const endpointsGraphQL: GraphQLPart = {
   typeDefs,
-  scalars: [nameScalar("FlashBootType", FLASHBOOT_MODES, "FlashBoot: OFF, FLASHBOOT or PRIORITY_FLASHBOOT.")],
+  scalars: [nameScalar("FlashBootType", FLASHBOOT_MODES, "FlashBoot: OFF, FLASHBOOT or PRIORITY_FLASHBOOT."), new GraphQLScalarType({ name: "JSON", description: "Any JSON value." })],
   resolvers: (core) => {
     const show = (e: ManagedEndpoint) => toGraphQLEndpoint(core, e);
     const manager = core.endpointManager;
@@ -225,7 +268,7 @@ export const endpointsGraphQL: GraphQLPart = {
         saveEndpoint: authed<{ input?: EndpointInput | null }, Promise<unknown>>(async ({ input }) => {
           const i = input ?? {};
           const change = fieldsOf(i);
-          const { flashboot, ...v1 } = change;
+          const { flashboot, computeType: _computeType, cpu: _cpu, ...v1 } = change;
           conforms(UpdateEndpointV1Schema, { ...v1, ...(flashboot === undefined ? {} : { flashboot: flashboot !== "OFF" }), templateId: given(i.templateId) });
           const templateId = given(i.templateId);
           const container = i.template ? containerOf(i.template) : undefined;

@@ -1,6 +1,8 @@
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import { INLINE_PREFIX } from "../../domain/handlers/types.js";
 import { newResourceId } from "../../domain/ids.js";
+import { BUILTIN_IMAGES, imageRuleFor } from "../../domain/images.js";
+import { EXTERNAL_HANDLER } from "../../domain/external-workers.js";
 import { ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
 import { endpointsGraphQL } from "./graphql.js";
 import type { ServiceDef, EngineView, ViewContext } from "../shared/service.js";
@@ -50,6 +52,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
       jobs: engine.jobs,
       notifier: engine.notifier,
       defaultHandler: ctx.config.defaultHandler,
+      imageHandler: (image) => (imageRuleFor([...ctx.config.images, ...BUILTIN_IMAGES], image) ? EXTERNAL_HANDLER : undefined),
     });
     return { endpointManager, externalWorkers: externalWorkerReader(engine.workerProtocol) };
   },

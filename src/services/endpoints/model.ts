@@ -69,6 +69,8 @@ export class EndpointManager {
       /** Told of every job that goes with a deleted endpoint, so requests held on them answer 404 at once. */
       notifier: { emit(change: JobChange): void };
       defaultHandler: string;
+      /** The handler of an endpoint of this image when its template names none: "external" for an image of the config's `images`. */
+      imageHandler?: (imageName: string) => string | undefined;
     },
   ) {
     d.templates.subscribe((e) => this.onTemplate(e));
@@ -264,7 +266,7 @@ export class EndpointManager {
   }
 
   private handlerOf(template: Template | undefined): string {
-    return template?.handler ?? this.d.defaultHandler;
+    return template?.handler ?? (template ? this.d.imageHandler?.(template.imageName) : undefined) ?? this.d.defaultHandler;
   }
 
   private check(s: EndpointQueueSettings, f: EndpointFields, template: Pick<Template, "isServerless"> | undefined, checkTemplate: boolean): void {

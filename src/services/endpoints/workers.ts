@@ -10,7 +10,7 @@ import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { idParams, routeHead } from "../shared/rest.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
-import { workerLog } from "../../domain/logbook.js";
+import { podLog, workerLog } from "../../domain/logbook.js";
 import { LOG_STREAM_DESCRIPTION, LogQuery, logStream, logStreamResponse } from "../shared/log-stream.js";
 import { iso } from "../shared/container-v2.js";
 
@@ -34,6 +34,8 @@ export interface EndpointWorker {
  */
 export interface ExternalWorkerReader {
   active(endpointId: string): Array<{ id: string; status: WorkerStatus; startedAt: number }>;
+  /** Whether a worker process of this id has called (of any endpoint). */
+  known(workerId: string): boolean;
 }
 
 const STATUS: Record<SimWorker["state"], WorkerStatus> = { initializing: "INITIALIZING", idle: "IDLE", running: "RUNNING" };
@@ -58,6 +60,7 @@ export function externalWorkerReader(protocol: WorkerProtocol): ExternalWorkerRe
         const status = PROCESS_STATUS[w.state];
         return status ? [{ id: w.id, status, startedAt: w.startedAt }] : [];
       }),
+    known: (workerId) => protocol.workers.list().some((w) => w.id === workerId),
   };
 }
 
@@ -134,9 +137,29 @@ const getBuildRoute = createRoute({
 
 const workerLogsRoute = createRoute({
   ...route("get", "/v2/serverless/{id}/workers/{workerId}/logs", "getWorkerLogs", "Stream a worker's log"),
-  description: `${LOG_STREAM_DESCRIPTION} A simulated worker's log is its lifecycle (system: created, ready, stopped, crashed) and its jobs (container: started, completed in N ms, failed, stopped) with every line its handler wrote with \`ctx.log\`. A worker process's own output stays with the process: its log here has no lines. A scaled-down worker's log stays readable for a while, and its stream ends at once.`,
+  description: `${LOG_STREAM_DESCRIPTION} A simulated worker's log is its lifecycle (system: created, ready, stopped, crashed) and its jobs (container: started, completed in N ms, failed, stopped) with every line its handler wrote with \`ctx.log\`. A worker process minipod started for the endpoint's image (the config's images) has what it wrote as its log; another's output stays with the process: its log here has no lines. A scaled-down worker's log stays readable for a while, and its stream ends at once.`,
   request: { params: z.object({ id: params.shape.id, workerId: z.string().min(1).openapi({ param: { name: "workerId", in: "path" } }) }), query: LogQuery },
   responses: { 200: logStreamResponse("The worker's log"), ...errors },
+});
+
+const podLogsRoute = createRoute({
+  ...route("get", "/v1/pod/{podId}/logs", "getPodLogSnapshot", "A worker's (or pod's) log lines at once, as the SDKs read them from the log service"),
+  description:
+    "What runpod-flash and the SDK 2.x read of a worker at RUNPOD_HAPI_URL: `{container, system}`, each line led by its ISO 8601 time. The id is a job's `workerId` (or a pod's id); `type` picks one source. With `stream=true`, Server-Sent Events of `{source, line, ts}` instead: the lines since `since` (or the last `tail`), then each new one, until the client goes.",
+  request: {
+    params: z.object({ podId: z.string().min(1).openapi({ param: { name: "podId", in: "path" } }) }),
+    query: z.object({ type: z.enum(["all", "container", "system"]).optional(), stream: z.string().optional(), tail: LogQuery.shape.tail, since: LogQuery.shape.since }),
+  },
+  responses: {
+    200: {
+      description: "The lines (JSON), or their stream (stream=true)",
+      content: {
+        "application/json": { schema: z.object({ container: z.array(z.string()), system: z.array(z.string()) }).openapi("PodLogSnapshot") },
+        "text/event-stream": { schema: z.string() },
+      },
+    },
+    ...errors,
+  },
 });
 
 /** The serverless routes beyond the five of the resource: workers, their logs, releases, builds. */
@@ -175,6 +198,21 @@ export function serverlessV2Routes(core: ViewContext, router: OpenAPIHono<AppEnv
       throw new EmulatorError("NOT_FOUND", `worker "${workerId}" not found on endpoint "${id}"; GET /v2/serverless/${id}/workers lists its workers`);
     }
     return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: !current && logs.hasEnded(key), subscribe: (fn) => logs.subscribe(key, fn) }, c.req.valid("query"));
+  });
+
+  router.openapi(podLogsRoute, (c) => {
+    const { podId } = c.req.valid("param");
+    const { type = "all", stream, tail, since } = c.req.valid("query");
+    const { logs } = core;
+    const lines = [...logs.lines(workerLog(podId)), ...logs.lines(podLog(podId))];
+    if (lines.length === 0 && !core.externalWorkers.known(podId)) throw new EmulatorError("NOT_FOUND", `no worker or pod "${podId}" has a log`);
+    if (stream === "true") {
+      const key = logs.lines(podLog(podId)).length > 0 ? podLog(podId) : workerLog(podId);
+      const query = { ...(type === "all" ? {} : { source: type }), tail, since };
+      return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: false, subscribe: (fn) => logs.subscribe(key, fn) }, query) as never;
+    }
+    const of = (source: "container" | "system") => (type === "all" || type === source ? lines.filter((l) => l.source === source).map((l) => `${iso(l.at)} ${l.line}`) : []);
+    return c.json({ container: of("container"), system: of("system") }, 200);
   });
 
   router.openapi(listReleasesRoute, (c) => {

@@ -8,7 +8,7 @@ import type { Core } from "../../core.js";
 import type { FastRouteDecl } from "../../fast-routes.js";
 import { textBody, type Body } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
-import { cancelRoute, healthRoute, purgeRoute, retryRoute, runRoute, runsyncRoute, statusRoute, statusSyncRoute, streamRoute } from "./routes.js";
+import { cancelRoute, healthRoute, metricsRoute, purgeRoute, retryRoute, runRoute, runsyncRoute, statusRoute, statusSyncRoute, streamRoute } from "./routes.js";
 
 const JSON_TYPE = { "content-type": "application/json" } as const;
 
@@ -116,6 +116,17 @@ export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): FastRouteD
     const id = c.req.valid("param").endpoint_id;
     // A load-balancing endpoint has no queue: its workers and requests, in the same shape.
     return c.json(core.loadBalancers.healthCounts(id) ?? jobs.health(id), 200);
+  });
+
+  router.openapi(metricsRoute, (c) => {
+    const id = c.req.valid("param").endpoint_id;
+    const { workers } = jobs.health(id);
+    // Ready: idle or running, worker processes or simulated workers alike.
+    const processes = core.workerProtocol.workers.list(id).filter((w) => w.state === "idle" || w.state === "running");
+    const simulated = core.scheduler.pool(id)?.list().filter((w) => w.state !== "initializing") ?? [];
+    // A worker process minipod started is initializing until it first calls.
+    const initializing = workers.initializing + core.workerProtocol.starting(id);
+    return c.json({ workers: { ...workers, initializing }, readyWorkers: [...processes, ...simulated].map((w) => w.id) }, 200);
   });
 
   return [

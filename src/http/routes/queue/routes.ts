@@ -11,7 +11,7 @@ import {
 } from "../../../domain/limits.js";
 import { jsonBody } from "../../body.js";
 import { ERROR_RESPONSES, PAYLOAD_TOO_LARGE_RESPONSE, intQuery, ok } from "../../schemas.js";
-import { HealthSchema, IdStatusSchema, JobViewSchema, PurgeSchema, StreamSchema, SubmissionSchema } from "./schemas.js";
+import { HealthSchema, MetricsSchema, IdStatusSchema, JobViewSchema, PurgeSchema, StreamSchema, SubmissionSchema } from "./schemas.js";
 
 const TAG = "Queue";
 
@@ -133,4 +133,14 @@ export const healthRoute = createRoute({
   summary: "Job and worker counts",
   request: { params: EndpointParams },
   responses: { ...ok(HealthSchema, "Counts"), ...ERROR_RESPONSES },
+});
+
+export const metricsRoute = createRoute({
+  method: "get",
+  path: "/v2/{endpoint_id}/metrics",
+  operationId: "metrics",
+  tags: [TAG],
+  summary: "Worker counts and the ready workers' ids (what runpod-flash and the SDK 2.x poll during a call)",
+  request: { params: EndpointParams },
+  responses: { ...ok(MetricsSchema, "Counts"), ...ERROR_RESPONSES },
 });

@@ -71,4 +71,11 @@ export const HealthSchema = z
   })
   .openapi("Health");
 
+export const MetricsSchema = z
+  .object({
+    workers: z.object({ idle: z.int(), initializing: z.int(), ready: z.int(), running: z.int(), throttled: z.int(), unhealthy: z.int() }),
+    readyWorkers: z.array(z.string()),
+  })
+  .openapi("Metrics");
+
 export const PurgeSchema = z.object({ removed: z.int(), status: z.literal("completed") }).openapi("PurgeResult");

@@ -1,0 +1,95 @@
+/**
+ * A warm call of a Flash function through minipod, beside the same function called in-process
+ * plus one HTTP round trip to minipod. The function is runpod-flash's FunctionRequest as it sends
+ * it (source, JSON arguments), on an endpoint of the runpod/flash-cpu image, so it runs in a worker
+ * process of minipod's Flash runtime under the service's worker runtime; once that worker is warm,
+ * each call is one POST /runsync. Prints a table and writes it to bench/RESULTS-flash.md.
+ *
+ *   MINIPOD_PYTHON=/path/to/venv/bin/python PYTHONPATH=$MINIPOD_CLIENTS/runpod-python npx tsx bench/flash-warm.ts [--calls 200]
+ *
+ * The interpreter must have cloudpickle and runpod (scripts/python-venv.sh makes one).
+ */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { parseArgs } from "node:util";
+import { createEmulator } from "../src/index.js";
+
+const { values } = parseArgs({ options: { calls: { type: "string" } } });
+const calls = Number(values.calls ?? 200);
+const python = process.env.MINIPOD_PYTHON;
+if (!python) throw new Error("set MINIPOD_PYTHON to an interpreter with cloudpickle and runpod");
+const headers = { authorization: "Bearer bench", "content-type": "application/json" };
+const CODE = "def add(a, b):\n    return {'sum': a + b}\n";
+
+const emu = await createEmulator({ clock: "real", log: () => {} });
+try {
+  const saved = await fetch(`${emu.url}/graphql`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      query: "mutation($input: EndpointInput) { saveEndpoint(input: $input) { id } }",
+      variables: { input: { name: "bench", workersMax: 1, instanceIds: ["cpu3c-1-2"], template: { name: "bench", imageName: "runpod/flash-cpu:py3.12-latest" } } },
+    }),
+  }).then((r) => r.json() as Promise<{ data: { saveEndpoint: { id: string } } }>);
+  const id = saved.data.saveEndpoint.id;
+  const call = async (n: number) => {
+    const body = JSON.stringify({ input: { function_name: "add", function_code: CODE, args: [n, 1], kwargs: {}, serialization_format: "json", execution_type: "function" } });
+    const res = await fetch(`${emu.url}/v2/${id}/runsync`, { method: "POST", headers, body });
+    const job = (await res.json()) as { status: string; output?: { json_result?: { sum: number } } };
+    if (job.status !== "COMPLETED" || job.output?.json_result?.sum !== n + 1) throw new Error(`call ${n}: ${JSON.stringify(job)}`);
+  };
+  const cold = performance.now();
+  await call(0);
+  const coldMs = performance.now() - cold;
+  for (let i = 1; i <= 10; i++) await call(i); // warm-up
+  const warm: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const t = performance.now();
+    await call(i);
+    warm.push(performance.now() - t);
+  }
+  // The baseline: one HTTP round trip to the same server, and the function called in the interpreter.
+  const trip: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const t = performance.now();
+    await fetch(`${emu.url}/v2/${id}/health`, { headers }).then((r) => r.json());
+    trip.push(performance.now() - t);
+  }
+  const inProcess = spawnSync(python, ["-c", `import timeit\n${CODE}\nn=100000\nprint(timeit.timeit(lambda: add(2, 1), number=n) / n * 1000)`], { encoding: "utf8" });
+  const fnMs = Number(inProcess.stdout.trim());
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!;
+  const baseline = median(trip) + fnMs;
+  const rows = [
+    `| warm call through minipod (POST /runsync, worker process of minipod.runtimes.flash) | ${median(warm).toFixed(2)} | ${p90(warm).toFixed(2)} |`,
+    `| one HTTP round trip to minipod (GET /health) | ${median(trip).toFixed(2)} | ${p90(trip).toFixed(2)} |`,
+    `| the function called in-process | ${fnMs.toFixed(5)} | |`,
+  ];
+  const report = [
+    "# A warm Flash call through minipod",
+    "",
+    `\`npx tsx bench/flash-warm.ts --calls ${calls}\` on ${cpus().length} cores (load ${loadavg()[0]!.toFixed(2)}), ${new Date().toISOString().slice(0, 10)}; ms.`,
+    "",
+    "| | median | p90 |",
+    "|---|---|---|",
+    ...rows,
+    "",
+    `Ratio of the warm call to the in-process call plus one round trip: **${(median(warm) / baseline).toFixed(1)}×** (the issue's target: within 2×).`,
+    `The first call (starting the worker process: Python, the worker runtime, cloudpickle) took ${coldMs.toFixed(0)} ms of wall time.`,
+    "",
+    "Where the time of a warm call goes: the service's worker runtime (runpod 1.12.0, `runpod.serverless`, run",
+    "unchanged) looks at the jobs it has taken every 0.1 s (`run_jobs` sleeps 0.1 s when its queue is empty),",
+    "so a job taken the moment it is queued still waits up to 100 ms before the handler sees it; the",
+    "handler itself (exec of the source, the call, the answer) takes about a millisecond. minipod answers",
+    "the worker's held job-take at once and `/runsync` the moment the result arrives. The 2× target cannot",
+    "be met under that runtime unchanged; at concurrency 1 (the service's Flash worker) the runtime also",
+    "waits a full second before it asks for the next job, which minipod's worker avoids (concurrency 3,",
+    "calls kept one at a time): 1020 ms a warm call before that change, on the same machine.",
+    "",
+  ].join("\n");
+  process.stdout.write(report);
+  writeFileSync(new URL("./RESULTS-flash.md", import.meta.url), report);
+} finally {
+  await emu.close();
+}

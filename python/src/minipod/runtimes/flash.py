@@ -1,0 +1,311 @@
+"""
+The worker of the `runpod/flash*` images, minipod's own: a queue worker of the service's worker
+runtime (`runpod.serverless.start`) whose jobs are runpod-flash's `FunctionRequest`s and whose
+results are `FunctionResponse`s, run in the Python environment minipod starts it with.
+
+    python -m minipod.runtimes.flash          # what minipod runs for an endpoint of such an image
+
+A request carries a function's source (`function_code`, `function_name`) or a class's
+(`class_code`, `class_name`, `constructor_args`/`constructor_kwargs`, `method_name`,
+`instance_id`), its arguments as base64 cloudpickle (or plain JSON with
+`serialization_format: "json"`), the packages it needs (`dependencies`, `system_dependencies`) and
+local modules it imports (`modules`, `{relative path: source}`). The answer: `success`, `result`
+(base64 cloudpickle) or `json_result`, `error` (the message and the traceback), `stdout` (what the
+call printed or logged, also written to the worker's own output, so minipod's worker logs show
+it) and, for a class, `instance_id`.
+
+Offline: nothing is installed. A dependency that the worker's interpreter can import lets the call
+run; one it cannot fails the call with an error naming it and the command that installs it there.
+An instance of a class is kept per `instance_id` for the life of the worker process, so calls on
+the same remote object share its state; code is executed afresh on every call, so an edited
+function runs with its new source at once.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib.metadata
+import importlib.util
+import inspect
+import io
+import json
+import linecache
+import logging
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+#: Instances of remote classes, by instance_id: (the class source they were made from, the object, info).
+_INSTANCES: Dict[str, Tuple[str, Any, Dict[str, Any]]] = {}
+
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def requirement_name(spec: str) -> str:
+    """The distribution a requirement names: "numpy>=2" -> "numpy", "torch[cuda]" -> "torch"."""
+    match = _NAME.match(spec)
+    return match.group(1) if match else spec.strip()
+
+
+def is_installed(name: str) -> bool:
+    """Whether the interpreter has the distribution `name`, or can import a module of that name."""
+    try:
+        importlib.metadata.distribution(name)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    try:
+        return importlib.util.find_spec(name.replace("-", "_")) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing_dependencies(dependencies: Optional[List[str]]) -> List[str]:
+    """The requirements of `dependencies` that this interpreter does not have."""
+    return [spec for spec in dependencies or [] if not is_installed(requirement_name(spec))]
+
+
+def missing_error(missing: List[str]) -> str:
+    names = ", ".join(requirement_name(spec) for spec in missing)
+    command = " ".join([shlex.quote(sys.executable), "-m", "pip", "install", *(shlex.quote(s) for s in missing)])
+    return (
+        f"dependencies not installed in the worker's Python ({sys.executable}): {names}. "
+        f"minipod installs nothing from the network; install them there with: {command}"
+    )
+
+
+def _traceback(e: BaseException, runtime_files: Tuple[str, ...] = ()) -> str:
+    """The traceback from the user's code on (the runtimes' own frames left out)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, *runtime_files):
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(e), e, tb))
+    return text if text.startswith("Traceback") else "Traceback (most recent call last):\n" + text
+
+
+def _loads(value: Any) -> Any:
+    import cloudpickle
+
+    return cloudpickle.loads(base64.b64decode(value))
+
+
+def _dumps(value: Any) -> str:
+    import cloudpickle
+
+    return base64.b64encode(cloudpickle.dumps(value)).decode("ascii")
+
+
+def _arguments(request: Dict[str, Any], args_key: str, kwargs_key: str) -> Tuple[List[Any], Dict[str, Any]]:
+    args = list(request.get(args_key) or [])
+    kwargs = dict(request.get(kwargs_key) or {})
+    if request.get("serialization_format") == "json":
+        return args, kwargs
+    return [_loads(a) for a in args], {k: _loads(v) for k, v in kwargs.items()}
+
+
+class _Tee(io.TextIOBase):
+    """Writes to the capture and to the stream it replaces (the worker's own output)."""
+
+    def __init__(self, capture: io.StringIO, echo: Any) -> None:
+        self.capture = capture
+        self.echo = echo
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.capture.write(text)
+        try:
+            self.echo.write(text)
+        except (OSError, ValueError):
+            pass
+        return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.echo.flush()
+
+
+@contextlib.contextmanager
+def _captured(capture: io.StringIO) -> Iterator[None]:
+    """stdout, stderr and log records (INFO and up) of the call go to `capture`, and on to the worker's output."""
+    handler = logging.StreamHandler(capture)
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    if root.level > logging.INFO or root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+    try:
+        with contextlib.redirect_stdout(_Tee(capture, sys.stdout)), contextlib.redirect_stderr(_Tee(capture, sys.stderr)):
+            yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+@contextlib.contextmanager
+def _local_modules(modules: Optional[Dict[str, str]]) -> Iterator[None]:
+    """The request's local modules, importable during the call, forgotten after it (the next call may ship new ones)."""
+    if not modules:
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="minipod-flash-modules-") as folder:
+        root = Path(folder).resolve()
+        for relative, source in modules.items():
+            target = (root / relative).resolve()
+            if root not in target.parents:
+                raise ValueError(f"module path {relative!r} leaves the module folder")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(source, encoding="utf-8")
+        sys.path.insert(0, str(root))
+        before = set(sys.modules)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(str(root))
+            for name in set(sys.modules) - before:
+                if str(getattr(sys.modules[name], "__file__", "") or "").startswith(str(root)):
+                    del sys.modules[name]
+
+
+async def _call(fn: Any, args: List[Any], kwargs: Dict[str, Any]) -> Any:
+    result = fn(*args, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _namespace(code: str, filename: str, module_name: str = "__minipod_flash__") -> Dict[str, Any]:
+    # Known to linecache, so a traceback through the code shows its lines.
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    namespace: Dict[str, Any] = {"__name__": module_name}
+    exec(compile(code, filename, "exec"), namespace)
+    return namespace
+
+
+async def _run_function(request: Dict[str, Any]) -> Any:
+    name = request.get("function_name")
+    if not request.get("function_code"):
+        raise ValueError(
+            f"no function_code for {name!r}: minipod's Flash worker runs live functions; "
+            "deployed apps (FLASH_RESOURCE_NAME) are not served by this runtime"
+        )
+    namespace = _namespace(request["function_code"], f"<flash function {name}>")
+    if name not in namespace:
+        raise NameError(f"function {name!r} is not defined by the function_code sent")
+    args, kwargs = _arguments(request, "args", "kwargs")
+    return await _call(namespace[name], args, kwargs)
+
+
+async def _run_method(request: Dict[str, Any]) -> Tuple[Any, str]:
+    class_name = request.get("class_name")
+    code = request.get("class_code") or ""
+    instance_id = request.get("instance_id") or f"{class_name}_{os.urandom(4).hex()}"
+    known = _INSTANCES.get(instance_id)
+    if known is None or known[0] != code:
+        if not code:
+            raise ValueError(f"no class_code for {class_name!r}")
+        namespace = _namespace(code, f"<flash class {class_name}>")
+        if class_name not in namespace:
+            raise NameError(f"class {class_name!r} is not defined by the class_code sent")
+        args, kwargs = _arguments(request, "constructor_args", "constructor_kwargs")
+        instance = namespace[class_name](*args, **kwargs)
+        known = (code, instance, {"class_name": class_name, "created_at": time.time(), "method_calls": 0})
+        _INSTANCES[instance_id] = known
+    _, instance, info = known
+    method_name = request.get("method_name") or "__call__"
+    method = getattr(instance, method_name, None)
+    if method is None:
+        raise AttributeError(f"{class_name!r} has no method {method_name!r}")
+    info["method_calls"] += 1
+    info["last_used"] = time.time()
+    args, kwargs = _arguments(request, "args", "kwargs")
+    return await _call(method, args, kwargs), instance_id
+
+
+async def execute(request: Dict[str, Any]) -> Dict[str, Any]:
+    """Runs one FunctionRequest (a dict) in this process; returns its FunctionResponse (a dict)."""
+    missing = missing_dependencies(request.get("dependencies"))
+    if missing:
+        return {"success": False, "error": missing_error(missing), "stdout": ""}
+    capture = io.StringIO()
+    notes = [f"minipod: system dependency {d!r} is not installed by minipod and not found on PATH" for d in request.get("system_dependencies") or [] if shutil.which(d) is None]
+    response: Dict[str, Any] = {}
+    with _captured(capture):
+        for note in notes:
+            print(note)
+        try:
+            with _local_modules(request.get("modules")):
+                if request.get("execution_type") == "class":
+                    result, instance_id = await _run_method(request)
+                    response["instance_id"] = instance_id
+                    response["instance_info"] = dict(_INSTANCES[instance_id][2])
+                else:
+                    result = await _run_function(request)
+            if request.get("serialization_format") == "json":
+                try:
+                    json.dumps(result)
+                except (TypeError, ValueError) as e:
+                    raise TypeError(f"return value must be JSON-serializable with serialization_format 'json': {e}") from e
+                response.update(success=True, json_result=result)
+            else:
+                response.update(success=True, result=_dumps(result))
+        except Exception as e:  # the user's code failed: the caller gets its error and traceback
+            response = {"success": False, "error": f"{e}\n{_traceback(e)}", **({"instance_id": response["instance_id"]} if "instance_id" in response else {})}
+    response["stdout"] = capture.getvalue()
+    return response
+
+
+async def handler(job: Dict[str, Any]) -> Dict[str, Any]:
+    """The worker runtime's handler: a job's input is a FunctionRequest."""
+    request = job.get("input")
+    if not isinstance(request, dict):
+        return {"success": False, "error": "Error in handler: the job's input is not a FunctionRequest object"}
+    try:
+        return await execute(request)
+    except Exception as e:  # a fault of the request itself (undecodable arguments...)
+        return {"success": False, "error": f"Error in handler: {e}\n{traceback.format_exc()}"}
+
+
+#: Calls run one at a time in a worker (their output is captured process-wide), as on the service.
+_ONE_AT_A_TIME: Optional[Any] = None
+
+
+async def _serial_handler(job: Dict[str, Any]) -> Dict[str, Any]:
+    global _ONE_AT_A_TIME
+    import asyncio
+
+    if _ONE_AT_A_TIME is None:
+        _ONE_AT_A_TIME = asyncio.Lock()
+    async with _ONE_AT_A_TIME:
+        return await handler(job)
+
+
+def main() -> None:
+    # The worker runtime's own debug lines (several a job) would drown what the functions print.
+    os.environ.setdefault("RUNPOD_LOG_LEVEL", "INFO")
+    import runpod.serverless
+
+    # The worker runtime counts a job it has just taken twice (queued and in progress) and, when
+    # that fills its concurrency, waits a second before it asks again: at concurrency 1 or 2 a
+    # call that follows another waits up to that second. At 3 it asks again at once, so the next
+    # job is taken the moment it is queued and starts as soon as the one before ends (the lock
+    # keeps them one at a time): a warm call costs no idle second.
+    runpod.serverless.start({"handler": _serial_handler, "concurrency_modifier": lambda current: 3})
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["execute", "handler", "is_installed", "missing_dependencies", "requirement_name", "main"]

@@ -1,0 +1,91 @@
+"""
+The worker of the SDK 2.x's queue images (`runpod/queue`, `runpod/queue-gpu`) in live mode (what
+`rp flash dev` starts), minipod's own: a queue worker of the service's worker runtime whose jobs
+are FunctionRequests carrying the source of the function's whole module, with JSON arguments.
+
+    python -m minipod.runtimes.queue
+
+The module is executed afresh for every job (its imports, its `App(...)`, its decorators), the
+function taken from it by name (the function itself, not the SDK's handle around it) and called
+with the job's arguments; a coroutine is awaited. The job's output is the list the SDK reads: one
+FunctionResponse (`success`, `json_result`, `error` with the traceback, `stdout`), or for a
+generator function one `{"success": true, "__stream__": true, "json_result": chunk}` per item,
+each also sent as a stream chunk. Dependencies follow the Flash worker's offline rule: used when
+importable, else the call fails naming them and the command that installs them.
+"""
+from __future__ import annotations
+
+import inspect
+import io
+import json
+import os
+from typing import Any, AsyncIterator, Dict, Optional
+
+from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error
+
+_ONE_AT_A_TIME: Optional[Any] = None
+
+
+def _chunk(item: Any) -> Dict[str, Any]:
+    json.dumps(item)  # a chunk must be JSON, as the SDK sends it on
+    return {"success": True, "__stream__": True, "json_result": item}
+
+
+async def _run(request: Dict[str, Any], capture: io.StringIO) -> AsyncIterator[Dict[str, Any]]:
+    name = request.get("function_name")
+    namespace = _namespace(request.get("function_code") or "", f"<module of {name}>", "__runpod_live__")
+    fn = namespace.get(name) if isinstance(name, str) else None
+    if fn is None:
+        raise NameError(f"function {name!r} is not defined by the module source sent")
+    fn = getattr(fn, "_fn", fn)
+    args, kwargs = _arguments(request, "args", "kwargs")
+    if inspect.isasyncgenfunction(fn):
+        async for item in fn(*args, **kwargs):
+            yield _chunk(item)
+    elif inspect.isgeneratorfunction(fn):
+        for item in fn(*args, **kwargs):
+            yield _chunk(item)
+    else:
+        result = await _call(fn, args, kwargs)
+        try:
+            json.dumps(result)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"return value must be json-serializable: {e}") from e
+        yield {"success": True, "json_result": result, "stdout": capture.getvalue()}
+
+
+async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
+    """The worker runtime's generator handler: one FunctionResponse, or one envelope per item."""
+    global _ONE_AT_A_TIME
+    import asyncio
+
+    request = job.get("input")
+    if not isinstance(request, dict):
+        yield {"success": False, "error": "the job's input is not a FunctionRequest object"}
+        return
+    missing = missing_dependencies(request.get("dependencies"))
+    if missing:
+        yield {"success": False, "error": missing_error(missing), "stdout": ""}
+        return
+    if _ONE_AT_A_TIME is None:
+        _ONE_AT_A_TIME = asyncio.Lock()
+    async with _ONE_AT_A_TIME:
+        capture = io.StringIO()
+        try:
+            with _captured(capture):
+                async for out in _run(request, capture):
+                    yield out
+        except Exception as e:  # the user's code failed
+            yield {"success": False, "error": _traceback(e, (__file__,)), "stdout": capture.getvalue()}
+
+
+def main() -> None:
+    os.environ.setdefault("RUNPOD_LOG_LEVEL", "INFO")
+    import runpod.serverless
+
+    # As the Flash worker: asked for the next job at once, the calls kept one at a time.
+    runpod.serverless.start({"handler": handler, "return_aggregate_stream": True, "concurrency_modifier": lambda current: 3})
+
+
+if __name__ == "__main__":
+    main()

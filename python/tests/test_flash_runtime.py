@@ -1,0 +1,183 @@
+"""minipod's Flash worker runtime (minipod.runtimes.flash), called in-process with FunctionRequests as runpod-flash sends them."""
+import asyncio
+import base64
+import sys
+import textwrap
+from typing import Any, Dict
+
+import pytest
+
+cloudpickle = pytest.importorskip("cloudpickle", reason="minipod.runtimes.flash needs cloudpickle (pip install cloudpickle)")
+
+from minipod.runtimes import flash  # noqa: E402
+
+
+def enc(value: Any) -> str:
+    return base64.b64encode(cloudpickle.dumps(value)).decode()
+
+
+def dec(value: str) -> Any:
+    return cloudpickle.loads(base64.b64decode(value))
+
+
+def run(request: Dict[str, Any]) -> Dict[str, Any]:
+    return asyncio.run(flash.handler({"id": "job-1", "input": request}))
+
+
+def fn(name: str, code: str, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+    return {
+        "function_name": name,
+        "function_code": textwrap.dedent(code),
+        "args": [enc(a) for a in args],
+        "kwargs": {k: enc(v) for k, v in kwargs.items()},
+        "execution_type": "function",
+        "serialization_format": "cloudpickle",
+        "modules": {},
+    }
+
+
+def test_a_function_runs_with_pickled_arguments_and_answers_a_pickled_result() -> None:
+    out = run(fn("add", "def add(a, b, scale=1):\n    return {'sum': (a + b) * scale}\n", 2, 3, scale=10))
+    assert out["success"] is True
+    assert dec(out["result"]) == {"sum": 50}
+
+
+def test_json_arguments_and_result() -> None:
+    out = run({"function_name": "hello", "function_code": "def hello(name):\n    return f'hello {name}!'\n", "args": ["world"], "serialization_format": "json"})
+    assert out == {"success": True, "json_result": "hello world!", "stdout": ""}
+
+
+def test_a_json_call_whose_result_is_not_json_fails_saying_so() -> None:
+    out = run({"function_name": "f", "function_code": "def f():\n    return object()\n", "serialization_format": "json"})
+    assert out["success"] is False
+    assert "JSON-serializable" in out["error"]
+
+
+def test_an_async_function_is_awaited() -> None:
+    code = """
+    import asyncio
+    async def slow(x):
+        await asyncio.sleep(0)
+        return x * 2
+    """
+    assert dec(run(fn("slow", code, 21))["result"]) == 42
+
+
+def test_stdout_stderr_and_logging_are_captured() -> None:
+    code = """
+    import logging, sys
+    def noisy():
+        print("to stdout")
+        print("to stderr", file=sys.stderr)
+        logging.getLogger("user").info("a log line")
+        return 1
+    """
+    out = run(fn("noisy", code))
+    assert out["success"] is True
+    assert "to stdout\n" in out["stdout"] and "to stderr\n" in out["stdout"] and "a log line" in out["stdout"]
+
+
+def test_an_exception_answers_its_message_and_traceback_with_the_output_so_far() -> None:
+    code = """
+    def boom(x):
+        print("about to fail")
+        raise ValueError(f"bad value {x}")
+    """
+    out = run(fn("boom", code, 7))
+    assert out["success"] is False
+    assert out["error"].startswith("bad value 7\nTraceback (most recent call last):")
+    assert "ValueError: bad value 7" in out["error"] and "in boom" in out["error"]
+    # The user's own frames, with their source lines; not the runtime's.
+    assert 'raise ValueError(f"bad value {x}")' in out["error"] and "minipod/runtimes" not in out["error"]
+    assert out["stdout"] == "about to fail\n"
+
+
+def test_a_class_keeps_its_state_across_calls_on_one_instance_id() -> None:
+    code = textwrap.dedent(
+        """
+        class Counter:
+            def __init__(self, start):
+                self.count = start
+            def bump(self, by=1):
+                self.count += by
+                return self.count
+        """
+    )
+    request = {"execution_type": "class", "class_name": "Counter", "class_code": code, "constructor_args": [enc(10)], "method_name": "bump", "instance_id": "Counter_abc", "create_new_instance": True}
+    first = run({**request, "args": [enc(5)]})
+    second = run({**request, "create_new_instance": False})
+    assert (dec(first["result"]), dec(second["result"])) == (15, 16)
+    assert second["instance_id"] == "Counter_abc" and second["instance_info"]["method_calls"] == 2
+    other = run({**request, "instance_id": "Counter_other"})
+    assert dec(other["result"]) == 11
+
+
+def test_edited_code_runs_at_the_next_call() -> None:
+    assert dec(run(fn("v", "def v():\n    return 1\n"))["result"]) == 1
+    assert dec(run(fn("v", "def v():\n    return 2\n"))["result"]) == 2
+
+
+def test_a_missing_dependency_fails_naming_it_and_the_local_install_command() -> None:
+    code = "def f():\n    import surely_not_installed_pkg\n"
+    out = run({**fn("f", code), "dependencies": ["cloudpickle", "surely-not-installed-pkg>=1.0"]})
+    assert out["success"] is False
+    assert "surely-not-installed-pkg" in out["error"] and "cloudpickle," not in out["error"]
+    assert f"{sys.executable} -m pip install 'surely-not-installed-pkg>=1.0'" in out["error"]
+
+
+def test_an_installed_dependency_lets_the_call_run() -> None:
+    out = run({**fn("f", "def f():\n    import cloudpickle\n    return 'ok'\n"), "dependencies": ["cloudpickle>=1"]})
+    assert dec(out["result"]) == "ok"
+
+
+def test_local_modules_are_importable_during_the_call() -> None:
+    request = {**fn("f", "def f():\n    from helpers.text import shout\n    return shout('hi')\n"), "modules": {"helpers/__init__.py": "", "helpers/text.py": "def shout(s):\n    return s.upper()\n"}}
+    assert dec(run(request)["result"]) == "HI"
+    assert "helpers.text" not in sys.modules
+
+
+def test_a_module_path_outside_its_folder_is_refused() -> None:
+    out = run({**fn("f", "def f():\n    return 1\n"), "modules": {"../escape.py": "x = 1\n"}})
+    assert out["success"] is False and "leaves the module folder" in out["error"]
+
+
+def test_an_input_that_is_not_a_request_is_an_error_response() -> None:
+    out = asyncio.run(flash.handler({"id": "j", "input": "nope"}))
+    assert out["success"] is False and out["error"].startswith("Error in handler:")
+
+
+def test_requirement_names() -> None:
+    assert [flash.requirement_name(s) for s in ["numpy>=2", "torch[cuda]==2.1", " scikit-learn ", "pkg @ https://x"]] == ["numpy", "torch", "scikit-learn", "pkg"]
+
+
+def test_the_worker_asks_for_its_next_job_at_once_and_runs_calls_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The worker runtime counts a job just taken twice; below concurrency 3 it then waits a second
+    # before asking for the next one, so a call that follows another would wait that second.
+    started: Dict[str, Any] = {}
+    serverless = type(sys)("runpod.serverless")
+    serverless.start = started.update  # type: ignore[attr-defined]
+    runpod = type(sys)("runpod")
+    runpod.serverless = serverless  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "runpod", runpod)
+    monkeypatch.setitem(sys.modules, "runpod.serverless", serverless)
+    flash.main()
+    assert started["concurrency_modifier"](1) >= 3
+
+    # Two jobs handed over together still run one after the other.
+    code = """
+    import asyncio, builtins
+    async def step(name):
+        log = builtins.__dict__.setdefault("_minipod_test_log", [])
+        log.append(f"{name} in")
+        await asyncio.sleep(0.01)
+        log.append(f"{name} out")
+    """
+    jobs = [{"id": n, "input": {"function_name": "step", "function_code": textwrap.dedent(code), "serialization_format": "json", "args": [n]}} for n in ("a", "b")]
+
+    async def both() -> None:
+        await asyncio.gather(*(started["handler"](j) for j in jobs))
+
+    import builtins
+
+    asyncio.run(both())
+    assert builtins.__dict__.pop("_minipod_test_log") == ["a in", "a out", "b in", "b out"]

@@ -1,0 +1,40 @@
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Config } from "../config/schema.js";
+import { BUILTIN_IMAGES, imageCommand, imageRuleFor } from "../domain/images.js";
+import type { ImageLaunch } from "../launch/image-workers.js";
+import type { EmulatorRuntime } from "./runtime.js";
+
+/**
+ * The folder holding minipod's Python package (`minipod/runtimes/...`) beside this code: python/src
+ * of a clone or of the npm package; undefined when it is not there (then the interpreter must
+ * have the package installed: pip install minipod's python/).
+ */
+function pythonPackageDir(): string | undefined {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const candidate = join(dir, "python", "src");
+    if (existsSync(join(candidate, "minipod", "runtimes", "flash.py"))) return candidate;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * What the worker processes of an endpoint run when its template's image is one of the config's
+ * `images` (or minipod's own entries): the command with its interpreter, the template's env and the
+ * entry's, and for minipod's own runtimes its Python package on PYTHONPATH.
+ */
+export function imageLauncher(core: EmulatorRuntime, config: Pick<Config, "images">, baseDir: string): (endpointId: string) => ImageLaunch | undefined {
+  const rules = [...config.images, ...BUILTIN_IMAGES];
+  const packageDir = pythonPackageDir();
+  return (endpointId) => {
+    const manager = core.services.endpointManager;
+    const endpoint = manager.list().find((e) => e.spec.id === endpointId);
+    const template = endpoint && manager.template(endpoint);
+    const rule = imageRuleFor(rules, template?.imageName);
+    if (!template || !rule) return undefined;
+    const env: Record<string, string> = { ...template.env, ...rule.env };
+    if (rule.builtin && packageDir) env.PYTHONPATH = [packageDir, env.PYTHONPATH ?? process.env.PYTHONPATH].filter(Boolean).join(":");
+    return { command: imageCommand(rule, process.env.MINIPOD_PYTHON || "python3"), env, cwd: rule.cwd === undefined ? undefined : resolve(baseDir, rule.cwd) };
+  };
+}

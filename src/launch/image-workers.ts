@@ -1,0 +1,149 @@
+import type { EmulatorRuntime } from "../compose/runtime.js";
+import { EXTERNAL_HANDLER } from "../domain/external-workers.js";
+import { workerLog } from "../domain/logbook.js";
+import type { EmulatorWorkers } from "./launched-workers.js";
+import type { WorkerProcess } from "./worker-process.js";
+
+/** What a worker process of an endpoint's image runs (the config's `images`, resolved). */
+export interface ImageLaunch {
+  command: string[];
+  env: Record<string, string>;
+  cwd?: string | undefined;
+}
+
+/** How often processes are checked against their endpoints (gone, no longer of that image, idle): wall ms. */
+const SWEEP_MS = 1000;
+
+/**
+ * Worker processes for the queue endpoints whose image is a command (`images`): none until a job
+ * is queued, then one more for each job waiting beyond the processes there are, up to workersMax
+ * (at least one); a process whose endpoint has had no job in its queue or in progress for
+ * idleTimeout (virtual seconds) is stopped down to workersMin; all of an endpoint's go with it, or
+ * when its image no longer maps to that command. Each line a process writes is the worker's log.
+ */
+export class ImageWorkers {
+  private readonly procs = new Map<string, { launch: string; set: Set<WorkerProcess> }>();
+  /** When each endpoint last had work (virtual ms). */
+  private readonly busyAt = new Map<string, number>();
+  private readonly unsubscribe: () => void;
+  private readonly timer: NodeJS.Timeout;
+  /** Processes stopped on purpose (idle, endpoint gone, emulator closing): their end is no failure. */
+  private readonly stopped = new WeakSet<WorkerProcess>();
+  private closed = false;
+
+  constructor(
+    private readonly d: {
+      core: EmulatorRuntime;
+      workers: EmulatorWorkers;
+      /** What an endpoint's workers run, when its image is one of `images`; undefined otherwise. */
+      launchOf(endpointId: string): ImageLaunch | undefined;
+      output: (line: string) => void;
+    },
+  ) {
+    this.unsubscribe = d.core.notifier.onAny((change) => {
+      if (change.job?.status !== "IN_QUEUE") return;
+      try {
+        this.demand(change.endpointId);
+      } catch (e) {
+        // A process that cannot be started leaves the job queued; the request that queued it is answered all the same.
+        d.output(`minipod: could not start a worker process for endpoint ${change.endpointId}: ${(e as Error).message}`);
+      }
+    });
+    this.timer = setInterval(() => this.sweep(), SWEEP_MS);
+    this.timer.unref();
+  }
+
+  /** The processes running for an endpoint now. */
+  running(endpointId: string): number {
+    return this.procs.get(endpointId)?.set.size ?? 0;
+  }
+
+  private demand(endpointId: string): void {
+    const spec = this.d.core.endpoints.spec(endpointId, "QUEUE");
+    if (!spec || spec.handler !== EXTERNAL_HANDLER) return;
+    const launch = this.d.launchOf(endpointId);
+    if (!launch) return;
+    const key = JSON.stringify(launch);
+    let entry = this.procs.get(endpointId);
+    if (entry && entry.launch !== key) {
+      this.stopAllOf(endpointId);
+      entry = undefined;
+    }
+    if (!entry) this.procs.set(endpointId, (entry = { launch: key, set: new Set() }));
+    this.busyAt.set(endpointId, this.d.core.clock.now());
+    const { jobs } = this.d.core.jobs.health(endpointId);
+    const wanted = Math.min(Math.max(spec.workersMax, 1), jobs.inQueue + jobs.inProgress);
+    while (entry.set.size < wanted) this.startOne(endpointId, launch, entry.set);
+  }
+
+  private startOne(endpointId: string, launch: ImageLaunch, set: Set<WorkerProcess>): void {
+    const { core } = this.d;
+    const started: { proc?: WorkerProcess } = {};
+    const proc = this.d.workers.start({
+      endpoint: endpointId,
+      command: launch.command,
+      env: launch.env,
+      cwd: launch.cwd,
+      output: (line) => {
+        this.d.output(line);
+        // The line as the worker wrote it, without the `[workerId] ` prefix, is the worker's log.
+        const id = started.proc?.workerId ?? /^\[([^\]]+)\] /.exec(line)?.[1];
+        if (id !== undefined) core.logs.append(workerLog(id), core.clock.now(), "container", line.slice(id.length + 3));
+      },
+    });
+    started.proc = proc;
+    set.add(proc);
+    void proc.exited.then(() => {
+      set.delete(proc);
+      // One that never asked for a job could not start: say what it ran, as its jobs wait on.
+      if (!this.closed && !this.stopped.has(proc) && !core.workerProtocol.workers.list(endpointId).some((w) => w.id === proc.workerId)) {
+        this.d.output(
+          `[${proc.workerId}] minipod: the worker process of endpoint ${endpointId} ended before it asked for a job; its jobs stay queued. It ran: ${launch.command.join(" ")} (the interpreter is MINIPOD_PYTHON, else python3; see the config's images)`,
+        );
+      }
+    });
+  }
+
+  /** Processes of endpoints gone or changed are stopped; idle ones past idleTimeout too, down to workersMin. */
+  private sweep(): void {
+    const { core } = this.d;
+    for (const [endpointId, entry] of this.procs) {
+      const spec = core.endpoints.spec(endpointId, "QUEUE");
+      const launch = spec?.handler === EXTERNAL_HANDLER ? this.d.launchOf(endpointId) : undefined;
+      if (!spec || !launch || JSON.stringify(launch) !== entry.launch) {
+        this.stopAllOf(endpointId);
+        continue;
+      }
+      const { jobs } = core.jobs.health(endpointId);
+      if (jobs.inQueue + jobs.inProgress > 0) {
+        this.busyAt.set(endpointId, core.clock.now());
+        continue;
+      }
+      const idleMs = core.clock.now() - (this.busyAt.get(endpointId) ?? 0);
+      if (idleMs < spec.idleTimeout * 1000) continue;
+      const extra = [...entry.set].slice(spec.workersMin);
+      for (const proc of extra) {
+        entry.set.delete(proc);
+        this.stopped.add(proc);
+        void proc.stop();
+      }
+    }
+  }
+
+  private stopAllOf(endpointId: string): void {
+    const entry = this.procs.get(endpointId);
+    this.procs.delete(endpointId);
+    this.busyAt.delete(endpointId);
+    for (const proc of entry?.set ?? []) {
+      this.stopped.add(proc);
+      void proc.stop();
+    }
+  }
+
+  /** Stops watching; the processes themselves are stopped with the emulator's others. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.unsubscribe();
+  }
+}

@@ -1,0 +1,54 @@
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createEmulator, type Emulator } from "../../src/index.js";
+import { flashClientEnv, flashPython } from "../support/flash-python.js";
+
+// The SDK 2.x's `rp flash dev main.py --once`, unchanged, pointed at minipod: it saves an endpoint
+// of the runpod/queue image for each queue function, whose worker processes run minipod's own
+// queue runtime (minipod.runtimes.queue) under the SDK's worker runtime; it deletes them at the end.
+
+const python = flashPython();
+const APP = fileURLToPath(new URL("../fixtures/sdk2/main.py", import.meta.url));
+
+describe.skipIf(!python)("rp flash dev --once through minipod: a queue function, a generator's stream, an error", { timeout: 180_000 }, () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    // The workers' interpreter: the venv, whose runpod is the SDK 2.x (its worker runtime included).
+    vi.stubEnv("MINIPOD_PYTHON", python!);
+    vi.stubEnv("PYTHONPATH", "");
+    emu = await createEmulator({ log: () => {} });
+  });
+  afterAll(async () => {
+    await emu?.close();
+    vi.unstubAllEnvs();
+  });
+
+  it("runs the app's local entrypoint against workers of minipod's queue runtime", async () => {
+    const project = mkdtempSync(join(tmpdir(), "minipod-sdk2-"));
+    cpSync(APP, join(project, "main.py"));
+    const { RUNPOD_REST_API_URL: _rest, RUNPOD_CONSOLE_URL: _console, FLASH_IS_LIVE_PROVISIONING: _live, ...env } = flashClientEnv(emu.url);
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(join(dirname(python!), "rp"), ["flash", "dev", "main.py", "--once"], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
+      let text = "";
+      child.stdout.on("data", (d: Buffer) => (text += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (text += d.toString()));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+      child.once("close", (c) => {
+        clearTimeout(timer);
+        resolve({ code: c, output: text });
+      });
+    });
+    expect(code, output).toBe(0);
+    const said = (label: string) => output.split("\n").find((l) => l.startsWith(`${label}: `)) ?? `(no "${label}:" line in)\n${output}`;
+    expect(said("greet")).toBe("greet: hello world!");
+    expect(said("stream")).toBe("stream: [{'i': 0}, {'i': 1}, {'i': 2}]");
+    expect(said("aggregate")).toBe("aggregate: [{'i': 0}, {'i': 1}]");
+    expect(said("fail")).toBe("fail: ValueError: no luck with 7");
+    // The session's endpoints are deleted as it ends.
+    expect(emu.endpoints()).toEqual([]);
+  });
+});
