@@ -27,9 +27,21 @@ export const RESTARTING_CAUSE = "emulator restarting";
 export class JobNotifier {
   private readonly perJob = new Map<string, Set<Listener>>();
   private readonly all = new Set<Listener>();
+  /** Set once the emulator closes (or restarts): nothing will change any more. */
+  private ended: { cause: string; at: number } | undefined;
 
-  /** Calls `fn` on every change of one job until the returned function is called. */
+  /**
+   * Calls `fn` on every change of one job until the returned function is called. Once the emulator
+   * has closed, a watch (a request still arriving on a kept-alive connection) is released at once,
+   * as the ones before it were, rather than held until the server cuts it.
+   */
   watch(jobId: string, fn: Listener): () => void {
+    const ended = this.ended;
+    if (ended) {
+      let live = true;
+      queueMicrotask(() => live && fn({ id: jobId, endpointId: "", job: undefined, from: undefined, cause: ended.cause, at: ended.at }));
+      return () => void (live = false);
+    }
     let set = this.perJob.get(jobId);
     if (!set) this.perJob.set(jobId, (set = new Set()));
     set.add(fn);
@@ -47,6 +59,7 @@ export class JobNotifier {
 
   /** Tells every watcher its job is gone (reset, restore), so held requests are answered. */
   releaseAll(cause: string, at: number): void {
+    if (cause === CLOSING_CAUSE || cause === RESTARTING_CAUSE) this.ended = { cause, at };
     for (const [id, set] of [...this.perJob]) {
       for (const fn of [...set]) fn({ id, endpointId: "", job: undefined, from: undefined, cause, at });
     }
