@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Usage: scripts/python-venv.sh DIR
 #
-# Makes DIR a virtualenv of Debian's python3 in which the service's SDK 2.x (vendor/python/
-# runpod-python-2: `import runpod`, `runpod.apps`, the `rp` command) and runpod-flash
-# (vendor/python/runpod-flash: `import runpod_flash`, `@Endpoint`) import and run, with
-# no network: the packages they need come from a folder of wheels (MINIPOD_WHEELS, default
-# /opt/pypi/files, which the machine image keeps), the two SDKs from this repository's vendor/
-# folder through a .pth file, so the venv always runs the vendored sources as they are here.
+# Makes DIR a virtualenv of Debian's python3 in which the service's SDK 2.x
+# ($MINIPOD_CLIENTS/runpod-python-2: `import runpod`, `runpod.apps`, the `rp` command) and
+# runpod-flash ($MINIPOD_CLIENTS/runpod-flash/src: `import runpod_flash`, `@Endpoint`) import and
+# run, with no network: the packages they need come from a folder of wheels (MINIPOD_WHEELS,
+# default /opt/pypi/files, which the machine image keeps), the two SDKs from the clients folder
+# (MINIPOD_CLIENTS, default /work/clients) through a .pth file, so the venv always runs those
+# sources as they are there.
 #
 # The venv does not see Debian's site-packages: Debian's fastapi 0.92 and starlette 0.26 need
 # pydantic 1 while runpod-flash needs pydantic 2, and Debian's aiohttp 3.8 and urllib3 1.26 are
@@ -21,10 +22,17 @@ if [ $# -ne 1 ]; then
 fi
 dir="$1"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-vendor="$root/vendor/python"
+clients="${MINIPOD_CLIENTS:-/work/clients}"
+stubs="${MINIPOD_STUBS:-$root/../shared/clients/python/stubs}"
 wheels="${MINIPOD_WHEELS:-/opt/pypi/files}"
 python="${MINIPOD_PYTHON:-/usr/bin/python3}"
 
+for d in "$clients/runpod-python-2" "$clients/runpod-flash/src" "$stubs"; do
+  if [ ! -d "$d" ]; then
+    echo "no folder $d (set MINIPOD_CLIENTS to the folder of the service's Python clients, MINIPOD_STUBS to the stand-ins)" >&2
+    exit 1
+  fi
+done
 if [ ! -d "$wheels" ]; then
   echo "no wheel folder at $wheels (set MINIPOD_WHEELS)" >&2
   exit 1
@@ -39,7 +47,7 @@ venv_python="$dir/bin/python"
 # runpod-flash/pyproject.toml); pip takes the rest of the tree from the same folder.
 # Left out because no wheel exists here and nothing on these paths imports them: inquirerpy
 # (requirements.txt; no module imports it), questionary (runpod-flash's `undeploy` and `env`
-# commands only), aiohttp-retry and tqdm-loggable (stand-ins in vendor/python/stubs).
+# commands only), aiohttp-retry and tqdm-loggable (stand-ins in the stubs folder beside the repository).
 # pytest is there so that a test file can call an app's .remote() through the minipod fixture.
 "$python" -m pip --python "$venv_python" install --quiet --disable-pip-version-check \
   --no-index --find-links "$wheels" \
@@ -51,11 +59,11 @@ venv_python="$dir/bin/python"
   "aiofiles" "httpx" "pydantic>=2.11.4" "python-dotenv>=1.0.0" "typer>=0.12.0" \
   "pathspec>=0.11.0" "watchfiles" "pytest"
 
-# The vendored sources, and the stand-ins for what no wheel provides. The stubs folder's
+# The SDK sources, and the stand-ins for what no wheel provides. The stubs folder's
 # sitecustomize.py only patches an aiohttp older than 3.9, so it does nothing here.
 purelib="$("$venv_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-printf '%s\n' "$vendor/runpod-python-2" "$vendor/runpod-flash/src" "$vendor/stubs" \
-  > "$purelib/minipod-vendor.pth"
+printf '%s\n' "$clients/runpod-python-2" "$clients/runpod-flash/src" "$(cd "$stubs" && pwd)" \
+  > "$purelib/minipod-clients.pth"
 
 # The console scripts the SDK 2.x declares ([project.scripts]), as pip would write them.
 # runpod-flash's own `flash` command is not written: its `env` and `undeploy` commands import

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contract } from "../contract/v2-contract.js";
+import { contract, DESCRIPTION_FILE, DESCRIPTION_MISSING } from "../contract/v2-contract.js";
 import { startCli, type RunningCli } from "../support/cli.js";
 import { callTool, connectMcp } from "../support/mcp.js";
 
@@ -52,7 +52,9 @@ describe("every REST tool of the service's MCP server against the real CLI", () 
   let cli: RunningCli;
   let client: Client;
   const called = new Set<string>();
-  const { checkSuccessBody } = contract();
+  // The bodies are checked against the published description where it is kept (../shared/spec/).
+  const checkSuccessBody = DESCRIPTION_FILE ? contract().checkSuccessBody : undefined;
+  if (!checkSuccessBody) console.warn(`test/e2e/mcp-rest.test.ts: the tools' bodies are not checked against the description, ${DESCRIPTION_MISSING}`);
 
   /** A tool's result: its JSON payload, and whether the server flagged it as an error. */
   async function tool(name: string, args: Record<string, unknown> = {}): Promise<{ isError: boolean; payload: any }> {
@@ -64,7 +66,7 @@ describe("every REST tool of the service's MCP server against the real CLI", () 
   async function ok(name: string, args: Record<string, unknown> = {}, operationId?: string): Promise<any> {
     const res = await tool(name, args);
     expect(res.isError, `${name}: ${JSON.stringify(res.payload)}`).toBe(false);
-    if (operationId) expect(checkSuccessBody(operationId, res.payload), name).toEqual([]);
+    if (operationId && checkSuccessBody) expect(checkSuccessBody(operationId, res.payload), name).toEqual([]);
     return res.payload;
   }
 

@@ -3,7 +3,7 @@ import { createEmulator, type Emulator } from "../../src/index.js";
 import { pythonAvailable, runPyClient } from "../support/python.js";
 
 /**
- * The service's own Python client (`runpod.Endpoint`, `runpod.AsyncioEndpoint`; vendor/python,
+ * The service's own Python client (`runpod.Endpoint`, `runpod.AsyncioEndpoint`; as published,
  * unchanged) under Debian's python3, against simulated handlers on the real clock (the client
  * sleeps in wall time between its polls).
  */

@@ -5,7 +5,7 @@ import { createEmulator, type Emulator } from "../../src/index.js";
 import { FIXTURES, PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
 
 /**
- * Every function of the service's Python library's `runpod.api` (vendor/python, unchanged), which
+ * Every function of the service's Python library's `runpod.api` (as published, unchanged), which
  * speaks the GraphQL API, against minipod, with REST v2 looked at between its phases: what the
  * library made is what REST shows, and the endpoint it saved is served by the queue.
  */

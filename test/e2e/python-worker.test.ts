@@ -6,7 +6,7 @@ import { createEmulator, type Emulator } from "../../src/index.js";
 import { eventually, pythonAvailable, queue, startPyWorker, type PyWorker } from "../support/python.js";
 
 /**
- * The service's own worker runtime (`runpod.serverless.start`, vendor/python, unchanged) under
+ * The service's own worker runtime (`runpod.serverless.start`, as published, unchanged) under
  * Debian's python3, started with the environment the platform gives a worker (createEmulator's
  * `startWorker`, as `minipod worker` does). The clock is manual: the worker side runs on wall
  * time, so jobs complete as the Python process answers, and nothing virtual moves unless told.
