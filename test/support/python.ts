@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Emulator, JobView, WorkerProcess } from "../../src/index.js";
+import { workerEnv } from "../../src/launch/worker-process.js";
+import { via } from "./recorder.js";
 import { CLIENTS, STUBS } from "./shared.js";
 
 /** Debian's python3, where `.ci/run` installs the packages the service's library needs. */
@@ -97,6 +99,14 @@ export interface PyWorker {
 
 export function startPyWorker(emu: Emulator, o: { endpoint: string; workerId?: string; env?: Record<string, string>; restart?: boolean; batch?: boolean }): PyWorker {
   const lines: string[] = [];
+  // Through the recorder while one relays to this minipod: the worker's URLs name it instead.
+  const relay = via(emu.url);
+  if (relay !== emu.url) {
+    o = { ...o, workerId: o.workerId ?? `${o.endpoint}-worker` };
+    const urls = workerEnv({ url: relay, endpoint: o.endpoint, workerId: o.workerId!, key: "minipod-worker", pingIntervalMs: 0, batch: o.batch });
+    const keys = ["RUNPOD_WEBHOOK_GET_JOB", "RUNPOD_WEBHOOK_POST_OUTPUT", "RUNPOD_WEBHOOK_POST_STREAM", "RUNPOD_WEBHOOK_PING", "RUNPOD_ENDPOINT_BASE_URL"];
+    o.env = { ...Object.fromEntries(keys.map((k) => [k, urls[k]!])), ...o.env };
+  }
   const waiters = new Set<() => void>();
   const proc = emu.startWorker({
     endpoint: o.endpoint,
@@ -133,7 +143,7 @@ const AUTH = { authorization: "test-key" };
 
 /** A queue-API client for the tests' own checks (the clients under test are the Python ones). */
 export function queue(emu: Emulator, endpoint: string) {
-  const base = `${emu.url}/v2/${endpoint}`;
+  const base = `${via(emu.url)}/v2/${endpoint}`;
   const json = async <T>(res: Response): Promise<T> => {
     if (!res.ok) throw new Error(`${res.url}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
