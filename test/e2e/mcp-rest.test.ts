@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contract, DESCRIPTION_FILE, DESCRIPTION_MISSING } from "../contract/v2-contract.js";
 import { startCli, type RunningCli } from "../support/cli.js";
 import { callTool, connectMcp } from "../support/mcp.js";
+import { recorder, type Recorder } from "../support/recorder.js";
 
 /**
  * Every REST tool of the service's MCP server (`@runpod/mcp-server`, unchanged, over stdio) against
@@ -37,19 +38,18 @@ const NOT_REST = new Set([
 
 const dir = mkdtempSync(join(tmpdir(), "minipod-mcp-rest-"));
 const configFile = join(dir, "emulator.config.json");
-writeFileSync(
-  configFile,
-  JSON.stringify({
-    clock: { mode: "manual", start: new Date(START).toISOString() },
-    auth: { keys: [{ key: KEY }] },
-    rateLimits: { rest: { minute: 10_000 } },
-    pricing: { gpuPerHour: { "NVIDIA L4": 0.5, "NVIDIA GeForce RTX 4090": 0.75 } },
-    templates: [{ id: "echo-tpl", name: "echo worker", imageName: "me/echo:1", handler: "echo" }],
-  }),
-);
+const config = {
+  clock: { mode: "manual", start: new Date(START).toISOString() },
+  auth: { keys: [{ key: KEY }] },
+  rateLimits: { rest: { minute: 10_000 } },
+  pricing: { gpuPerHour: { "NVIDIA L4": 0.5, "NVIDIA GeForce RTX 4090": 0.75 } },
+  templates: [{ id: "echo-tpl", name: "echo worker", imageName: "me/echo:1", handler: "echo" }],
+};
+writeFileSync(configFile, JSON.stringify(config));
 
 describe("every REST tool of the service's MCP server against the real CLI", () => {
   let cli: RunningCli;
+  let rec: Recorder;
   let client: Client;
   const called = new Set<string>();
   // The bodies are checked against the published description where it is kept (../shared/spec/).
@@ -84,10 +84,14 @@ describe("every REST tool of the service's MCP server against the real CLI", () 
 
   beforeAll(async () => {
     cli = await startCli(["--config", configFile]);
-    client = (await connectMcp(cli.url, KEY, dir)).client;
+    // The MCP server's exchanges with minipod, recorded by `npm run contracts:record`.
+    rec = await recorder(cli.url, { client: "@runpod/mcp-server: its REST tools", test: "test/e2e/mcp-rest.test.ts", clock: "manual", config });
+    rec.scenario("mcp-rest-tools", { about: "every REST tool: create, read, update, act on and delete each resource" });
+    client = (await connectMcp(rec.url, KEY, dir)).client;
   });
   afterAll(async () => {
     await client?.close();
+    await rec?.close();
     expect(await cli?.stop("SIGINT")).toBe(0);
   });
 

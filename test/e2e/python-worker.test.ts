@@ -33,7 +33,7 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
     if (RECORDING) {
       // Recorded once each: a heartbeat, and an empty job-take and stop-channel poll (each held for the hold time).
       for (const operation of ["ping", "job-take", "job-stop"]) {
-        await eventually(() => (emu.requests({ endpoint: "plain", operation, status: operation === "ping" ? 200 : 204 }).count > 0 ? true : undefined), 45_000, `an idle ${operation}`);
+        await eventually(() => (rec.seen(new RegExp(`/${operation}/`), operation === "ping" ? 200 : 204) > 0 ? true : undefined), 45_000, `an idle ${operation}`);
       }
     }
     rec.pause();
@@ -138,6 +138,8 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
     const gate = join(mkdtempSync(join(tmpdir(), "minipod-gate-")), "go");
     const id = await q.run({ do: "progress", gate });
     await workers.plain!.waitForLine(new RegExp(`TEST progress-sent ${id}`));
+    // The update reached minipod (the library posts it on its own): the polls below see it.
+    await eventually(() => (emu.requests({ endpoint: "plain", operation: "job-done" }).requests.some((r) => r.path.endsWith(id)) ? true : undefined), 20_000, "the progress post");
     expect(await eventually(async () => {
       const s = await q.status(id);
       return s.output !== undefined ? s : undefined;
@@ -152,7 +154,8 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
     // The jobs wait while the endpoint has no capacity, then go out together in one batch.
     // (The fault is set through the control API, so that a recording of this exchange replays it.)
     const control = `${via(emu.url)}/_emulator/faults`;
-    const block = (await (await fetch(control, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ endpoint: "batch", fault: { type: "no-workers" } }) })).json()) as { id: string };
+    const fault = { endpoint: "batch", fault: { type: "no-workers" } };
+    const block = (await (await fetch(control, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(fault) })).json()) as { id: string };
     const ids = [await q.run({ do: "sleep", seconds: 1 }), await q.run({ do: "sleep", seconds: 1 }), await q.run({ do: "sleep", seconds: 1 })];
     expect((await q.health()).jobs.inQueue).toBe(3);
     expect((await fetch(`${control}/${block.id}`, { method: "DELETE" })).ok).toBe(true);

@@ -52,6 +52,8 @@ function debianPython(): string | undefined {
 export function pythonAvailable(): boolean {
   const why = runpodMissing();
   if (why === undefined) return true;
+  // Recording (npm run contracts:record) needs the clients: a skip would leave stale recordings.
+  if (process.env.MINIPOD_RECORD === "1") throw new Error(`cannot record the real clients' exchanges: ${why}`);
   console.warn(`skipped ${callerFile()}: ${why}`);
   return false;
 }

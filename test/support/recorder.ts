@@ -12,8 +12,7 @@ import { fileURLToPath } from "node:url";
  * not touched. At `close()` each scenario is written to test/contract/recorded/<scenario>.json:
  * the requests (method, path and query with ids abstracted, the headers that matter, the body), and
  * what was answered (status, content type, the answer's fields and their types), in the order they
- * were sent, each with the requests it was sent while they were still open (a long poll held over a
- * /run). test/contract/recorded.test.ts replays them against a fresh minipod in every run.
+ * were sent. test/contract/recorded.test.ts replays them against a fresh minipod in every run.
  *
  * Without MINIPOD_RECORD nothing is relayed: `url` is minipod's own.
  */
@@ -44,8 +43,6 @@ export interface RecordedAnswer {
 export interface RecordedExchange {
   request: RecordedRequest;
   response: RecordedAnswer;
-  /** Earlier exchanges (by index) still open when this one was sent; every other earlier one had been answered. */
-  sentWhileOpen?: number[];
   /** The client sent the same request again (polling) and was given the same shape. */
   repeated?: true;
 }
@@ -77,7 +74,6 @@ interface Raw {
   contentType?: string;
   answer: Buffer[];
   done: boolean;
-  open: Raw[];
 }
 
 interface ScenarioOptions {
@@ -97,7 +93,6 @@ export class Recorder {
   private seq = 0;
   private current: { name: string; o: ScenarioOptions; raws: Raw[] } | undefined;
   private readonly scenarios: Array<{ name: string; o: ScenarioOptions; raws: Raw[] }> = [];
-  private readonly open = new Set<Raw>();
   url: string;
 
   constructor(
@@ -112,12 +107,10 @@ export class Recorder {
     const target = new URL(this.target);
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://x");
-      const raw: Raw = { seq: this.seq++, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body: [], answer: [], done: false, open: [...this.open] };
-      this.open.add(raw);
-      // An exchange belongs to the scenario under way when it is answered: a poll held since
+      const raw: Raw = { seq: this.seq++, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body: [], answer: [], done: false };
+        // An exchange belongs to the scenario under way when it is answered: a poll held since
       // before (a job-take waiting for work) belongs to the scenario whose /run it was given.
       const settle = () => {
-        this.open.delete(raw);
         const scenario = this.current;
         const endpoint = /^\/v2\/([^/]+)\//.exec(raw.path)?.[1];
         if (raw.done && scenario && (!scenario.o.endpoints || endpoint === undefined || scenario.o.endpoints.includes(endpoint))) scenario.raws.push(raw);
@@ -148,7 +141,6 @@ export class Recorder {
       req.on("end", () => up.end());
       res.on("close", () => {
         if (!res.writableFinished) up.destroy();
-        if (!raw.done) this.open.delete(raw);
       });
     });
     this.server.keepAliveTimeout = 75_000;
@@ -158,10 +150,16 @@ export class Recorder {
     return this;
   }
 
-  /** From now on, what is sent belongs to scenario `name` (until the next call or `pause()`). */
+  /** From now on, what is sent belongs to scenario `name` (until the next call or `pause()`); a name used before goes on with it. */
   scenario(name: string, o: ScenarioOptions): void {
-    this.current = { name, o, raws: [] };
-    this.scenarios.push(this.current);
+    // The same name again goes on with the same scenario (after a pause).
+    this.current = this.scenarios.find((x) => x.name === name) ?? { name, o, raws: [] };
+    if (!this.scenarios.includes(this.current)) this.scenarios.push(this.current);
+  }
+
+  /** How many exchanges of the scenario under way were answered with `status` on a path matching `path`. */
+  seen(path: RegExp, status: number): number {
+    return this.current?.raws.filter((r) => path.test(r.path) && r.status === status).length ?? 0;
   }
 
   /** What is sent from now on belongs to no scenario. */
@@ -205,36 +203,28 @@ function isIdle(r: Raw): boolean {
   return WORKER_OPS.test(r.path) && (r.path.includes("/ping/") || r.status === 204);
 }
 
-/** Query parameters whose values are kept; the others are recorded as present. */
-const KEPT_QUERY = new Set(["gpu", "isStream", "batch_size", "job_in_progress", "pool", "wait", "timeout"]);
+/** Query parameters whose values differ from one installation to the next: recorded as present ("string"). */
+const VOLATILE_QUERY = new Set(["runpod_version"]);
 
 function toRecording(raws: Raw[], o: ScenarioOptions): { exchanges: RecordedExchange[]; idle?: RecordedExchange[] } {
   const done = raws.filter((r) => r.done).sort((a, b) => a.seq - b.seq);
   const ids = new Ids();
   // Ids are named in the order requests were sent: an answer names them, later requests use them.
   for (const r of done) ids.learn(parse(r.answer, r.contentType));
-  const main = done.filter((r) => !isIdle(r));
-  const items = main.map((r) => ({ r, x: exchange(r, ids) }));
-  // A GET sent again once answered (a poll) is kept once, marked repeated, with what its
-  // answers gave together: how many polls a client makes, and which of them see which state of a
-  // job, depend on timing; the fields it was given in the end do not.
-  const kept: typeof items = [];
-  const alias = new Map<Raw, Raw>();
-  for (const it of items) {
-    const prev = kept[kept.length - 1];
-    if (prev && it.r.method === "GET" && !it.r.open.includes(prev.r) && JSON.stringify(prev.x.request) === JSON.stringify(it.x.request) && prev.x.response.status === it.x.response.status) {
-      prev.x.repeated = true;
-      if (it.x.response.body !== undefined) prev.x.response.body = prev.x.response.body === undefined ? it.x.response.body : union(prev.x.response.body, it.x.response.body);
-      alias.set(it.r, prev.r);
+  const ordered = canonicalOrder(done.filter((r) => !isIdle(r)).map((r) => exchange(r, ids)));
+  // A GET sent again once answered (a poll) is kept once, marked repeated, with what its answers
+  // gave together: how many polls a client makes, and which of them see which state of a job,
+  // depend on timing; the fields it was given in the end do not.
+  const exchanges: RecordedExchange[] = [];
+  for (const x of ordered) {
+    const prev = exchanges[exchanges.length - 1];
+    if (prev && x.request.method === "GET" && JSON.stringify(prev.request) === JSON.stringify(x.request) && prev.response.status === x.response.status) {
+      prev.repeated = true;
+      if (x.response.body !== undefined) prev.response.body = prev.response.body === undefined ? x.response.body : union(prev.response.body, x.response.body);
       continue;
     }
-    kept.push(it);
+    exchanges.push(x);
   }
-  const index = new Map(kept.map((k, i) => [k.r, i]));
-  const exchanges = kept.map(({ r, x }) => {
-    const open = [...new Set(r.open.map((o) => alias.get(o) ?? o).filter((o) => index.has(o) && o !== r).map((o) => index.get(o)!))].sort((a, b) => a - b);
-    return open.length ? { ...x, sentWhileOpen: open } : x;
-  });
   if (!o.idle) return { exchanges };
   const idle = new Map<string, RecordedExchange>();
   for (const r of done.filter(isIdle)) {
@@ -244,9 +234,50 @@ function toRecording(raws: Raw[], o: ScenarioOptions): { exchanges: RecordedExch
   return { exchanges, idle: [...idle.entries()].sort((a, b) => a[0].localeCompare(b[0])).map((e) => e[1]) };
 }
 
+/** Requests answered when something happens (held open until then): long polls. */
+export const HELD = /\/(job-take|job-take-batch|job-stop|status-sync|runsync|stream)\//;
+
+/** The {id:N} names in a value. */
+export function placeholders(v: unknown): string[] {
+  return JSON.stringify(v ?? null).match(/\{id:\d+\}/g) ?? [];
+}
+
+/**
+ * The order of a scenario's exchanges, made independent of timing: when a long poll was sent
+ * against the moment another actor sent something (the worker's job-take before or after the
+ * test's /run, the test's status-sync before or after the worker's job-done) is a race. So each
+ * job-take and status-sync naming ids (in its path or its answer) is placed right after the last
+ * request that brought one of them into being (a /run: an answer with the id, to a request
+ * without it), and left where it was when there is none; other requests stay in the order sent.
+ */
+function canonicalOrder(list: RecordedExchange[]): RecordedExchange[] {
+  const held = (x: RecordedExchange) => HELD.test(x.request.path);
+  // Moved: the worker's job-take (it waits for a job) and the client's status-sync (it waits for the end).
+  const moves = (x: RecordedExchange) => /\/(job-take|job-take-batch|status-sync)\//.test(x.request.path);
+  const creates = (x: RecordedExchange, id: string) => !held(x) && placeholders(x.response.body).includes(id) && !placeholders(x.request).includes(id);
+  const out: RecordedExchange[] = [];
+  const after = new Map<RecordedExchange, RecordedExchange[]>();
+  for (const x of list) {
+    if (!moves(x)) continue;
+    const names = new Set([...placeholders(x.request), ...placeholders(x.response.body)]);
+    let anchor: RecordedExchange | undefined;
+    for (const y of list) if ([...names].some((n) => creates(y, n))) anchor = y;
+    if (anchor) after.set(anchor, [...(after.get(anchor) ?? []), x]);
+  }
+  // Polls moved after the same request: the worker's first, then the client's, whichever was sent first.
+  const rank = (x: RecordedExchange) => ["job-take", "job-take-batch", "job-stop", "stream", "status-sync", "runsync"].findIndex((k) => x.request.path.includes(`/${k}/`));
+  for (const [k, v] of after) after.set(k, [...v].sort((a, b) => rank(a) - rank(b)));
+  const moved = new Set([...after.values()].flat());
+  for (const x of list) {
+    if (!moved.has(x)) out.push(x);
+    out.push(...(after.get(x) ?? []));
+  }
+  return out;
+}
+
 function exchange(r: Raw, ids: Ids): RecordedExchange {
   const request: RecordedRequest = { method: r.method, path: ids.abstract(r.path) as string };
-  if ([...r.query.keys()].length) request.query = Object.fromEntries([...r.query.entries()].map(([k, v]) => [k, KEPT_QUERY.has(k) ? (ids.abstract(v) as string) : "string"]).sort());
+  if ([...r.query.keys()].length) request.query = Object.fromEntries([...r.query.entries()].map(([k, v]) => [k, VOLATILE_QUERY.has(k) ? "string" : (ids.abstract(v) as string)]).sort());
   const headers: Record<string, string> = {};
   const auth = r.headers.authorization;
   if (typeof auth === "string") headers.authorization = /^bearer /i.test(auth) ? "Bearer {key}" : "{key}";
@@ -315,12 +346,21 @@ class Ids {
   }
 }
 
-/** A request body's values, with what differs from run to run made constant: long text, times. */
-function values(v: unknown): unknown {
-  if (typeof v === "string") return v.length > 200 ? `[text of ${v.length > 10_000 ? "more than 10000" : "200 to 10000"} characters]` : v.replace(/http:\/\/127\.0\.0\.1:\d+/g, "http://127.0.0.1:{port}");
+/**
+ * A request body's values, with what differs from run to run made constant: very long text,
+ * times, a worker's error report (a traceback); a worker's output, opaque to minipod, by its shape
+ * (`{"$shape": ...}`, which the replay fills with values of those types).
+ */
+function values(v: unknown, key?: string): unknown {
+  if (key === "output") return { $shape: shapeOf(v, new Ids()) };
+  if (typeof v === "string") {
+    if (v.length > 10_000) return "[text of more than 10000 characters]";
+    if (key === "error" && v.length > 200) return "[a worker's error report]";
+    return v.replace(/http:\/\/127\.0\.0\.1:\d+/g, "http://127.0.0.1:{port}").replace(/^\/tmp\/.*/, "{a temporary file}");
+  }
   if (typeof v === "number") return Number.isInteger(v) && Math.abs(v) < 1e9 ? v : 1.5;
-  if (Array.isArray(v)) return v.map(values);
-  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, values(x)]));
+  if (Array.isArray(v)) return v.map((x) => values(x));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, values(x, k)]));
   return v;
 }
 
