@@ -48,6 +48,9 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   "test/e2e/mcp-graphql.test.ts": "the MCP server's GraphQL tools: the same operations as python-graphql",
   "test/e2e/management-sdk.test.ts": "runpod-sdk's management calls: the REST v2 surface, checked against the published description",
   "test/e2e/ai-sdk.test.ts": "@runpod/ai-sdk-provider: the openai routes of openai-sdk's scenarios",
+  "test/e2e/inline-handlers.test.ts": "handler functions in config, driven by runpod-sdk's run and status: runpod-sdk-* hold those exchanges",
+  "test/e2e/programmatic.test.ts": "createEmulator from a program, driven by runpod-sdk: runpod-sdk-* hold those exchanges",
+  "test/e2e/webhook-schemes.test.ts": "webhook URLs given through runpod-sdk's run: runpod-sdk-* hold that exchange",
 };
 
 describe("the real clients' recorded exchanges, replayed against a fresh minipod", () => {

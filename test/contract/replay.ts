@@ -37,18 +37,20 @@ export async function replay(r: Recording): Promise<void> {
   const emu = await createEmulator({ clock: r.clock as ClockMode, config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: HOLD_MS } } as never });
   const ids = new Map<string, string>();
   // Requests a client leaves open while it goes on (long polls), not yet answered.
-  const open: Array<{ done: Promise<void>; introduces: Set<string> }> = [];
+  const open: Array<{ done: Promise<void>; introduces: Set<string>; take: boolean }> = [];
   try {
     for (const [i, x] of r.exchanges.entries()) {
       // A request naming an id that an open poll's answer brought (a job-done after the job-take
       // that took the job) waits for that answer.
+      // A worker's request waits for its own poll that brought the job; another waits until the ids it names are given.
       const uses = new Set(placeholders(x.request));
-      for (const o of open) if ([...o.introduces].some((p) => uses.has(p))) await o.done;
+      for (const o of open) if (o.take && [...o.introduces].some((p) => uses.has(p))) await o.done;
+      for (const o of open) if (!o.take && [...o.introduces].some((p) => uses.has(p) && !ids.has(p))) await o.done;
       const done = send(emu, keyOf(r.config), x, ids, `exchanges[${i}]`);
       if (HELD.test(x.request.path) || x.request.query?.wait !== undefined) {
         done.catch(() => {});
         const given = new Set(placeholders(x.response.body));
-        open.push({ done, introduces: new Set([...given].filter((p) => !uses.has(p))) });
+        open.push({ done, introduces: new Set([...given].filter((p) => !uses.has(p))), take: /\/job-take(-batch)?\//.test(x.request.path) });
         // Let it reach minipod before what follows is sent.
         await new Promise((res) => setTimeout(res, 25));
       } else await done;

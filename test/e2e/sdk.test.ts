@@ -58,6 +58,7 @@ describe("the real CLI driven by runpod-sdk", () => {
     expect(quick).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
     expect(quick.id).toMatch(/^sync-/);
 
+    rec.pause(); // a runsync answered by moving the clock while it is held: not a replayable order
     const slow = sdk.endpoint("work")!.runSync({ input: { sleepMs: 120_000, output: "slow done" } }, 300_000);
     await new Promise((r) => setImmediate(r));
     for (let i = 0; i < 12; i++) await cli.advance(10_000);

@@ -177,7 +177,8 @@ export class Recorder {
     this.agent.destroy();
     mkdirSync(RECORDED_DIR, { recursive: true });
     for (const s of this.scenarios) {
-      const recording = toRecording(s.raws, s.o);
+      const keys = (this.meta.config as { auth?: { keys?: Array<{ key: string }> } }).auth?.keys?.map((k) => k.key);
+      const recording = toRecording(s.raws, s.o, keys);
       const file: Recording = { client: this.meta.client, test: this.meta.test, scenario: s.name, about: s.o.about, clock: this.meta.clock, config: this.meta.config, ...recording };
       writeFileSync(join(RECORDED_DIR, `${s.name}.json`), JSON.stringify(file, null, 2) + "\n");
     }
@@ -206,18 +207,20 @@ function isIdle(r: Raw): boolean {
 /** Query parameters whose values differ from one installation to the next: recorded as present ("string"). */
 const VOLATILE_QUERY = new Set(["runpod_version"]);
 
-function toRecording(raws: Raw[], o: ScenarioOptions): { exchanges: RecordedExchange[]; idle?: RecordedExchange[] } {
+function toRecording(raws: Raw[], o: ScenarioOptions, keys: string[] | undefined): { exchanges: RecordedExchange[]; idle?: RecordedExchange[] } {
   const done = raws.filter((r) => r.done).sort((a, b) => a.seq - b.seq);
   const ids = new Ids();
   // Ids are named in the order requests were sent: an answer names them, later requests use them.
   for (const r of done) ids.learn(parse(r.answer, r.contentType));
-  const ordered = canonicalOrder(done.filter((r) => !isIdle(r)).map((r) => exchange(r, ids)));
+  const ordered = canonicalOrder(done.filter((r) => !isIdle(r)).map((r) => exchange(r, ids, keys)));
   // A GET sent again once answered (a poll) is kept once, marked repeated, with what its answers
   // gave together: how many polls a client makes, and which of them see which state of a job,
   // depend on timing; the fields it was given in the end do not.
   const exchanges: RecordedExchange[] = [];
   for (const x of ordered) {
-    const prev = exchanges[exchanges.length - 1];
+    // A stream read by a client while the test moves the clock: its polls, wherever they fell, are one.
+    const stream = /\/stream\//.test(x.request.path) && x.request.method === "GET";
+    const prev = stream ? exchanges.find((p) => p.request.method === "GET" && JSON.stringify(p.request) === JSON.stringify(x.request)) : exchanges[exchanges.length - 1];
     if (prev && x.request.method === "GET" && JSON.stringify(prev.request) === JSON.stringify(x.request) && prev.response.status === x.response.status) {
       prev.repeated = true;
       if (x.response.body !== undefined) prev.response.body = prev.response.body === undefined ? x.response.body : union(prev.response.body, x.response.body);
@@ -228,14 +231,14 @@ function toRecording(raws: Raw[], o: ScenarioOptions): { exchanges: RecordedExch
   if (!o.idle) return { exchanges };
   const idle = new Map<string, RecordedExchange>();
   for (const r of done.filter(isIdle)) {
-    const x = exchange(r, ids);
+    const x = exchange(r, ids, keys);
     idle.set(JSON.stringify(x), x);
   }
   return { exchanges, idle: [...idle.entries()].sort((a, b) => a[0].localeCompare(b[0])).map((e) => e[1]) };
 }
 
 /** Requests answered when something happens (held open until then): long polls. */
-export const HELD = /\/(job-take|job-take-batch|job-stop|status-sync|runsync|stream)\//;
+export const HELD = /\/(job-take|job-take-batch|job-stop|status-sync|stream)\/|\/runsync$/;
 
 /** The {id:N} names in a value. */
 export function placeholders(v: unknown): string[] {
@@ -275,12 +278,13 @@ function canonicalOrder(list: RecordedExchange[]): RecordedExchange[] {
   return out;
 }
 
-function exchange(r: Raw, ids: Ids): RecordedExchange {
+function exchange(r: Raw, ids: Ids, keys: string[] | undefined): RecordedExchange {
   const request: RecordedRequest = { method: r.method, path: ids.abstract(r.path) as string };
   if ([...r.query.keys()].length) request.query = Object.fromEntries([...r.query.entries()].map(([k, v]) => [k, VOLATILE_QUERY.has(k) ? "string" : (ids.abstract(v) as string)]).sort());
   const headers: Record<string, string> = {};
   const auth = r.headers.authorization;
-  if (typeof auth === "string") headers.authorization = /^bearer /i.test(auth) ? "Bearer {key}" : "{key}";
+  // A key the config accepts is recorded as {key}; another (a client given a wrong key) as sent.
+  if (typeof auth === "string") headers.authorization = keys && !keys.includes(auth.replace(/^bearer /i, "")) ? auth : /^bearer /i.test(auth) ? "Bearer {key}" : "{key}";
   const ct = r.headers["content-type"];
   if (ct && r.body.length) headers["content-type"] = mediaType(ct);
   if (typeof r.headers.accept === "string" && r.headers.accept !== "*/*") headers.accept = r.headers.accept;
