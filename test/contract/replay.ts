@@ -89,6 +89,7 @@ function fillAll(v: unknown, ids: Map<string, string>, where: string): unknown {
 async function send(emu: Emulator, key: string, x: RecordedExchange, ids: Map<string, string>, at: string): Promise<void> {
   const where = `${at} ${x.request.method} ${x.request.path}`;
   const deadline = Date.now() + POLL_MS;
+  let first: string | undefined;
   for (;;) {
     const url = new URL(fill(x.request.path, ids, where), emu.url);
     for (const [k, v] of Object.entries(x.request.query ?? {})) url.searchParams.set(k, fill(v, ids, where));
@@ -108,7 +109,9 @@ async function send(emu: Emulator, key: string, x: RecordedExchange, ids: Map<st
       for (const [k, v] of bound) ids.set(k, v);
       return;
     }
-    if (x.request.method !== "GET" || Date.now() > deadline) throw new Error(`${where}: minipod's answer no longer satisfies what the client accepted:\n  ${problems.join("\n  ")}\nanswer: ${text.slice(0, 2000)}`);
+    // The first answer is the one to show (a poll asked again may find the job taken by then).
+    first ??= `${problems.join("\n  ")}\nanswer: ${text.slice(0, 2000)}`;
+    if (x.request.method !== "GET" || Date.now() > deadline) throw new Error(`${where}: minipod's answer no longer satisfies what the client accepted:\n  ${first}${first.endsWith(text.slice(0, 2000)) ? "" : `\nlast answer (asked again for ${POLL_MS / 1000} s): ${res.status} ${text.slice(0, 500)}`}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
