@@ -41,9 +41,9 @@ const DRIVES_A_CLIENT = /startPyWorker\(|runPyClient\(|from "runpod-sdk"|@runpod
 const COVERED_ELSEWHERE: Record<string, string> = {
   "test/e2e/python-batch.test.ts": "batch workers: the worker runtime's exchanges are those of python-worker-*",
   "test/e2e/auto-clock.test.ts": "the auto clock under the worker runtime and client: their exchanges are those of python-worker-* and python-client-*",
-  "test/e2e/openai-python-worker.test.ts": "the openai client on a queue endpoint's worker: recorded by openai-sdk's scenarios",
+  "test/e2e/openai-python-worker.test.ts": "the openai client on a queue endpoint's routes (openai-queue-routes), answered by a Python worker",
   "test/e2e/openai-disconnect.test.ts": "a client disconnecting mid-stream: not an exchange a client accepts",
-  "test/e2e/load-balancer-clients.test.ts": "the openai client on LB routes: recorded by openai-sdk's scenarios",
+  "test/e2e/load-balancer-clients.test.ts": "the openai client on LB routes: their answers come from the test's worker server, which a replay has not (not recorded)",
   "test/e2e/mcp.test.ts": "the MCP server's queue tools: the same routes as runpod-sdk's",
   "test/e2e/mcp-graphql.test.ts": "the MCP server's GraphQL tools: the same operations as python-graphql",
   "test/e2e/management-sdk.test.ts": "runpod-sdk's management calls: the REST v2 surface, checked against the published description",
