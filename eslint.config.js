@@ -7,7 +7,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "**/node_modules/", "python/", "vendor/", "coverage/"] },
+  { ignores: ["dist/", "**/node_modules/", "python/", "coverage/"] },
   js.configs.recommended,
   tseslint.configs.recommended,
   { files: ["**/*.{js,mjs,cjs}"], languageOptions: { globals: globals.node } },

@@ -37,11 +37,16 @@ const wideGpu = "gpuTypes { id displayName manufacturer memoryInGb cudaCores sec
 const dcs = "dataCenters { id name location gpuAvailability { gpuTypeId displayName stockStatus available } }";
 const pods = "myself { pods { id name desiredStatus costPerHr gpuCount imageName env runtime { ports { ip publicPort } } machine { gpuDisplayName } } }";
 
-/** The Python library's queries and mutations: the GraphQL text in each module's strings. */
+/**
+ * The Python library's queries and mutations: the GraphQL text in each module's strings, read from
+ * its sources as published in $MINIPOD_CLIENTS/runpod-python (none without it).
+ */
 function pythonQueries(): Array<{ name: string; query: string }> {
   const out: Array<{ name: string; query: string }> = [];
+  const clients = process.env.MINIPOD_CLIENTS;
+  if (!clients) return out;
   for (const kind of ["queries", "mutations"]) {
-    const dir = join(ROOT, "vendor/python/runpod-python/runpod/api", kind);
+    const dir = join(clients, "runpod-python/runpod/api", kind);
     for (const f of readdirSync(dir).filter((x) => x.endsWith(".py") && x !== "__init__.py")) {
       const text = readFileSync(join(dir, f), "utf8");
       // Plain strings and f-strings (their placeholders given sample values).

@@ -6,8 +6,8 @@
 # runpod-flash ($MINIPOD_CLIENTS/runpod-flash/src: `import runpod_flash`, `@Endpoint`) import and
 # run, with no network: the packages they need come from a folder of wheels (MINIPOD_WHEELS,
 # default /opt/pypi/files, which the machine image keeps), the two SDKs from the clients folder
-# (MINIPOD_CLIENTS, default /work/clients) through a .pth file, so the venv always runs those
-# sources as they are there.
+# named by MINIPOD_CLIENTS (required) through a .pth file, so the venv always runs those sources as
+# they are there.
 #
 # The venv does not see Debian's site-packages: Debian's fastapi 0.92 and starlette 0.26 need
 # pydantic 1 while runpod-flash needs pydantic 2, and Debian's aiohttp 3.8 and urllib3 1.26 are
@@ -22,7 +22,7 @@ if [ $# -ne 1 ]; then
 fi
 dir="$1"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-clients="${MINIPOD_CLIENTS:-/work/clients}"
+clients="${MINIPOD_CLIENTS:?set MINIPOD_CLIENTS to the folder of the service's Python clients (docs/development.md)}"
 stubs="${MINIPOD_STUBS:-$root/../shared/clients/python/stubs}"
 wheels="${MINIPOD_WHEELS:-/opt/pypi/files}"
 python="${MINIPOD_PYTHON:-/usr/bin/python3}"

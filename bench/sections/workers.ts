@@ -6,7 +6,14 @@ import { call } from "../lib/http.js";
 import { BENCH, ROOT, startMinipod } from "../lib/processes.js";
 
 const PYTHON = "/usr/bin/python3";
-const PYTHONPATH = [join(ROOT, "vendor/python/runpod-python"), join(ROOT, "vendor/python/stubs")].join(":");
+/** The service's library as a user has it (installed, PYTHONPATH), or from $MINIPOD_CLIENTS, with the stand-ins kept beside the repository. */
+const PYTHONPATH = [
+  process.env.PYTHONPATH,
+  process.env.MINIPOD_CLIENTS && join(process.env.MINIPOD_CLIENTS, "runpod-python"),
+  process.env.MINIPOD_STUBS ?? join(ROOT, "../shared/clients/python/stubs"),
+]
+  .filter(Boolean)
+  .join(":");
 const ENDPOINT = "py";
 
 /** One build measured: jobs through the real worker runtime, and what idle workers send. */

@@ -3,9 +3,10 @@ import os
 
 import pytest
 import requests
-import runpod
 
 import minipod as minipod_package
+
+runpod = pytest.importorskip("runpod", reason="the service's library runpod is not installed: pip install runpod")
 
 SESSION = {}
 

@@ -1,4 +1,5 @@
 """Emulator on its own (no fixture): the manual clock, a wait that moves it, and stop."""
+import importlib.util
 import json
 import urllib.request
 
@@ -32,6 +33,7 @@ def test_the_manual_clock_moves_only_when_told():
         urllib.request.urlopen(f"{url}/_emulator/clock", timeout=5)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("runpod") is None, reason="the service's library runpod is not installed: pip install runpod")
 def test_wait_for_job_on_the_manual_clock_waits_for_a_worker_process_instead_of_timing_it_out():
     config = {"endpoints": [{"id": "py", "handler": "external"}], "externalWorkers": {"pingIntervalMs": 1000}}
     with Emulator(config=config, clock="manual") as emu:

@@ -7,6 +7,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytest.importorskip("runpod", reason="the service's library runpod is not installed: pip install runpod")
+
 SCRIPT = """
 import json, runpod
 from minipod import Emulator

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 import requests
-import runpod
 
 from minipod import MinipodError
+
+runpod = pytest.importorskip("runpod", reason="the service's library runpod is not installed: pip install runpod")
 
 LOAD_BALANCED = {"endpoints": [{"id": "lb", "type": "LOAD_BALANCER", "handler": "external", "workersMin": 0, "workersMax": 2}]}
 ONE_ENDPOINT = {"endpoints": [{"id": "only", "handler": "echo", "workersMin": 1, "coldStartMs": 0}]}

@@ -2,10 +2,11 @@
 from pathlib import Path
 
 import pytest
-import runpod
 
 import handlers
 from minipod import MinipodError
+
+runpod = pytest.importorskip("runpod", reason="the service's library runpod is not installed: pip install runpod")
 
 LAST = {}
 

@@ -1,18 +1,21 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { specFile, specMissing } from "../support/shared.js";
 
 /**
  * Checks minipod's answers on the REST v2 surface against the service's published description
- * (`rest-v2.openapi.json` beside this file, unchanged), with Ajv's JSON Schema 2020-12 validator
+ * (`rest-v2.openapi.json`, read where it is kept: `../shared/spec/`), with Ajv's JSON Schema 2020-12 validator
  * (OpenAPI 3.1's dialect): the status must be one the operation declares (a success one
  * explicitly; an error one explicitly or through `default`), the media type one it declares for
  * that status, the body valid against its schema, and the declared headers that are sent valid.
  */
 
 type Json = Record<string, any>;
-const DESCRIPTION_FILE = fileURLToPath(new URL("./rest-v2.openapi.json", import.meta.url));
+/** The published description, where the shared folder is beside the repository; undefined elsewhere. */
+export const DESCRIPTION_FILE = specFile("rest-v2");
+/** The line a test skipped for want of it prints. */
+export const DESCRIPTION_MISSING = specMissing("rest-v2");
 
 /**
  * Where the description contradicts itself, and only there, the check is loosened: each entry
@@ -39,6 +42,7 @@ export const BEYOND_DESCRIPTION: ReadonlyArray<{ method: string; pattern: RegExp
 ];
 
 export function loadDescription(): Json {
+  if (!DESCRIPTION_FILE) throw new Error(DESCRIPTION_MISSING);
   const d = JSON.parse(readFileSync(DESCRIPTION_FILE, "utf8")) as Json;
   for (const e of EXCEPTIONS) delete d.components.schemas[e.schema].properties[e.property].format;
   return d;

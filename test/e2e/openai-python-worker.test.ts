@@ -48,7 +48,7 @@ runpod.serverless.start({"handler": handler, "return_aggregate_stream": True})
 const ready = pythonAvailable();
 
 /**
- * The service's Python library (vendor/python, unchanged) runs the worker, started as
+ * The service's Python library (as published, unchanged) runs the worker, started as
  * `minipod worker` starts it (the platform's environment); the openai SDK calls minipod, which
  * hands the requests to the worker as jobs.
  */

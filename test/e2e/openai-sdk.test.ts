@@ -4,27 +4,31 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../support/cli.js";
+import { recorder, type Recorder } from "../support/recorder.js";
 
 const dir = mkdtempSync(join(tmpdir(), "minipod-openai-"));
 const configFile = join(dir, "emulator.config.json");
-writeFileSync(
-  configFile,
-  JSON.stringify({
-    endpoints: [
-      { id: "llm", handler: "openai", workersMin: 1, workersMax: 2, coldStartMs: 0, openai: { models: ["org/tiny-model"], tokenDelayMs: 2, replyTokens: 12, embeddingDimensions: 24 } },
-    ],
-  }),
-);
+const config = {
+  endpoints: [
+    { id: "llm", handler: "openai", workersMin: 1, workersMax: 2, coldStartMs: 0, openai: { models: ["org/tiny-model"], tokenDelayMs: 2, replyTokens: 12, embeddingDimensions: 24 } },
+  ],
+};
+writeFileSync(configFile, JSON.stringify(config));
 
 /** The real `openai` package, unchanged, pointed at the endpoint as the service's docs say: `{base}/v2/{endpoint_id}/openai/v1`. */
 describe("the openai SDK against the real CLI", () => {
   let cli: RunningCli;
+  let rec: Recorder;
   let client: OpenAI;
   beforeAll(async () => {
     cli = await startCli(["--config", configFile]);
-    client = new OpenAI({ apiKey: "any-key", baseURL: `${cli.url}/v2/llm/openai/v1` });
+    // The openai client's exchanges with minipod, recorded by `npm run contracts:record`.
+    rec = await recorder(cli.url, { client: "openai (JavaScript) on a queue endpoint's OpenAI-compatible routes", test: "test/e2e/openai-sdk.test.ts", clock: "auto", config });
+    rec.scenario("openai-queue-routes", { about: "models, chat completions (whole and streamed, with usage), max_tokens, stop, tools, completions, embeddings, an unknown model" });
+    client = new OpenAI({ apiKey: "any-key", baseURL: `${rec.url}/v2/llm/openai/v1` });
   });
   afterAll(async () => {
+    await rec?.close();
     expect(await cli.stop("SIGINT")).toBe(0);
   });
 
@@ -88,11 +92,12 @@ describe("the openai SDK against the real CLI", () => {
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect((err as InstanceType<typeof OpenAI.NotFoundError>).status).toBe(404);
     expect((err as Error).message).toBe("404 The model `gpt-4o` does not exist. This endpoint serves org/tiny-model.");
-    const unknown = await new OpenAI({ apiKey: "k", baseURL: `${cli.url}/v2/nope/openai/v1` }).models.list().catch((e: unknown) => e);
+    const unknown = await new OpenAI({ apiKey: "k", baseURL: `${rec.url}/v2/nope/openai/v1` }).models.list().catch((e: unknown) => e);
     expect((unknown as Error).message).toMatch(/^404 endpoint "nope" not found; the endpoints are "llm"/);
   });
 
   it("a request past the bounds is a BadRequestError naming the field, and the process stays up", async () => {
+    rec.pause(); // the rest is about bounds, faults and retries, not what a client accepts
     const err = await client.embeddings.create({ model: "org/tiny-model", input: Array(100).fill("a"), dimensions: 65_536 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("dimensions");

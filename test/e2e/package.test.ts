@@ -101,7 +101,7 @@ describe("the package, packed and installed into an empty project", () => {
     }
     // The README links the reference pages of docs/, so they ship; the screenshot does not.
     const unneeded = files.filter(
-      (f) => /^(src|test|bench|vendor|scripts|node_modules|coverage)\//.test(f) || (f.startsWith("docs/") && !f.endsWith(".md")) || f.endsWith(".map") || f.endsWith(".db"),
+      (f) => /^(src|test|bench|scripts|node_modules|coverage)\//.test(f) || (f.startsWith("docs/") && !f.endsWith(".md")) || f.endsWith(".map") || f.endsWith(".db"),
     );
     expect(unneeded).toEqual([]);
     // Nothing left in dist/ from sources that are gone: every compiled file has its source.

@@ -3,7 +3,7 @@ import { createEmulator, type Emulator } from "../../src/index.js";
 import { eventually, pythonAvailable, queue, startPyWorker, type PyWorker } from "../support/python.js";
 
 /**
- * A batch run by the service's own worker runtime (vendor/python, unchanged): one worker process
+ * A batch run by the service's own worker runtime (as published, unchanged): one worker process
  * started as a batch worker (its job-take asks for the endpoint's batch requests), one as a
  * standard worker. The batch's jobs carry the batch id, which the runtime puts in its log lines.
  */

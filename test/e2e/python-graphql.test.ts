@@ -3,9 +3,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { FIXTURES, PYTHON, pythonAvailable, pythonEnv } from "../support/python.js";
+import { recorder, via, type Recorder } from "../support/recorder.js";
 
 /**
- * Every function of the service's Python library's `runpod.api` (vendor/python, unchanged), which
+ * Every function of the service's Python library's `runpod.api` (as published, unchanged), which
  * speaks the GraphQL API, against minipod, with REST v2 looked at between its phases: what the
  * library made is what REST shows, and the endpoint it saved is served by the queue.
  */
@@ -63,18 +64,25 @@ function pythonApi(url: string) {
 
 describe.skipIf(!available)("the service's Python runpod.api (GraphQL) against minipod", { timeout: 60_000 }, () => {
   let emu: Emulator;
+  let rec: Recorder;
   let py: ReturnType<typeof pythonApi>;
   const rest = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${emu.url}${path}`, { ...init, headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" } });
+    const res = await fetch(`${via(emu.url)}${path}`, { ...init, headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" } });
     return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
   };
+  const ABOUT = { about: "runpod.api: every function, phase by phase, with REST v2 read between them" };
   beforeAll(async () => {
-    emu = await createEmulator({ clock: "manual", config: { auth: { keys: [{ key: KEY }] } } });
-    py = pythonApi(emu.url);
+    const config = { auth: { keys: [{ key: KEY }] } };
+    emu = await createEmulator({ clock: "manual", config });
+    // The library's GraphQL exchanges with minipod (and the test's REST reads), recorded by `npm run contracts:record`.
+    rec = await recorder(emu.url, { client: "runpod-python 1.12.0: runpod.api (GraphQL)", test: "test/e2e/python-graphql.test.ts", clock: "manual", config });
+    rec.scenario("python-graphql", ABOUT);
+    py = pythonApi(rec.url);
   });
-  afterAll(() => {
+  afterAll(async () => {
     py?.close();
-    emu?.close();
+    await rec?.close();
+    await emu?.close();
   });
 
   let ids: Record<string, string>;
@@ -132,6 +140,7 @@ describe.skipIf(!available)("the service's Python runpod.api (GraphQL) against m
   });
 
   it("the endpoint saved through GraphQL is served by the queue", async () => {
+    rec.pause(); // moves jobs with the emulator's own clock, which a replay does not see
     const run = await rest(`/v2/${ids.endpoint}/run`, { method: "POST", body: JSON.stringify({ input: { hello: "graphql" } }) });
     expect(run.status).toBe(200);
     await emu.runUntilIdle();
@@ -139,6 +148,7 @@ describe.skipIf(!available)("the service's Python runpod.api (GraphQL) against m
   });
 
   it("stop_pod and resume_pod: REST v2 shows EXITED, then RUNNING", async () => {
+    rec.scenario("python-graphql", ABOUT);
     const stopped = await py.next();
     expect(stopped.results.stop_pod).toEqual({ id: ids.pod, desiredStatus: "EXITED" });
     expect((await rest(`/v2/pods/${ids.pod}`)).body.status).toBe("EXITED");

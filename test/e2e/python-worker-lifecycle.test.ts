@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createEmulator, type Emulator, type ExternalWorkerView } from "../../src/index.js";
 import { eventually, pythonAvailable, queue, startPyWorker } from "../support/python.js";
+import { recorder, via, type Recorder } from "../support/recorder.js";
 
 /**
  * The service's worker runtime (unchanged) through a job's whole life on minipod: cancel,
@@ -16,13 +17,26 @@ const workersOf = async (emu: Emulator, endpoint: string) =>
 
 describe.skipIf(!available)("a Python worker's jobs, stops and life on minipod", { timeout: 60_000 }, () => {
   let emu: Emulator;
+  let rec: Recorder;
+  /** Moves virtual time through the control API (so that a recording replays it). */
+  const advance = async (ms: number) => {
+    const res = await fetch(`${via(emu.url)}/_emulator/clock/advance`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ms }) });
+    expect(res.status).toBe(200);
+  };
   beforeAll(async () => {
     const ids = ["stop", "refresh", "idle"];
-    emu = await createEmulator({ clock: "manual", config: { endpoints: ids.map((id) => ({ id, handler: "external" })), externalWorkers: { pingIntervalMs: 1000 } } });
+    const config = { endpoints: ids.map((id) => ({ id, handler: "external" })), externalWorkers: { pingIntervalMs: 1000 } };
+    emu = await createEmulator({ clock: "manual", config });
+    // The worker runtime's exchanges with minipod, recorded by `npm run contracts:record`.
+    rec = await recorder(emu.url, { client: "runpod-python 1.12.0: the worker runtime (runpod.serverless.start)", test: "test/e2e/python-worker-lifecycle.test.ts", clock: "manual", config });
   });
-  afterAll(() => emu?.close());
+  afterAll(async () => {
+    await rec?.close();
+    await emu?.close();
+  });
 
   it("stops the running handler when its job is cancelled, times out or expires; the worker goes on", async () => {
+    rec.scenario("python-worker-stop-channel", { endpoints: ["stop"], about: "the stop channel (job-stop): a running job cancelled, timed out (executionTimeout), expired (ttl)" });
     const w = startPyWorker(emu, { endpoint: "stop", workerId: "s1" });
     const q = queue(emu, "stop");
 
@@ -33,14 +47,14 @@ describe.skipIf(!available)("a Python worker's jobs, stops and life on minipod",
 
     const timedOut = await q.run({ do: "sleep", seconds: 60 }, { policy: { executionTimeout: 5000 } });
     await w.waitForLine(new RegExp(`TEST started ${timedOut}`));
-    await emu.clock.advance(5000);
+    await advance(5000);
     expect(await q.status(timedOut)).toMatchObject({ status: "TIMED_OUT" });
     await w.waitForLine(new RegExp(`TEST stopped ${timedOut}`));
 
     const expired = await q.run({ do: "sleep", seconds: 60 }, { policy: { ttl: 10_000 } });
     await w.waitForLine(new RegExp(`TEST started ${expired}`));
-    await emu.clock.advance(10_000);
-    expect((await fetch(`${emu.url}/v2/stop/status/${expired}`, { headers: { authorization: "k" } })).status).toBe(404);
+    await advance(10_000);
+    expect((await fetch(`${via(emu.url)}/v2/stop/status/${expired}`, { headers: { authorization: "k" } })).status).toBe(404);
     await w.waitForLine(new RegExp(`TEST stopped ${expired}`));
 
     // The stops went out on the library's own channel (a heartbeat sent in the instant before the
@@ -50,6 +64,7 @@ describe.skipIf(!available)("a Python worker's jobs, stops and life on minipod",
     expect(new Set(stops)).toEqual(new Set(["/v2/stop/job-stop/s1"]));
     const after = await q.run({ do: "echo", value: "still here" });
     expect(await q.final(after)).toMatchObject({ status: "COMPLETED", output: { echo: "still here" }, workerId: "s1" });
+    rec.pause();
   });
 
   it("loses a worker whose process is killed at once (its launcher saw it exit): its job goes back to the queue and another worker finishes it", async () => {
@@ -94,6 +109,7 @@ describe.skipIf(!available)("a Python worker's jobs, stops and life on minipod",
   });
 
   it("replaces a worker that asks to be stopped after its job (refresh_worker, stopPod)", async () => {
+    rec.scenario("python-worker-refresh", { endpoints: ["refresh"], about: "refresh_worker: the result with stopPod, then the fresh worker's first job" });
     const f1 = startPyWorker(emu, { endpoint: "refresh", workerId: "f1" });
     const q = queue(emu, "refresh");
     const first = await q.final(await q.run({ do: "refresh" }));
@@ -106,6 +122,7 @@ describe.skipIf(!available)("a Python worker's jobs, stops and life on minipod",
     expect(second).toMatchObject({ status: "COMPLETED", workerId: "f1" });
     expect((second.output as { pid: number }).pid).not.toBe((first.output as { pid: number }).pid);
     expect(f1.proc.starts).toBe(2);
+    rec.pause();
   });
 
   it("keeps an idle worker to a handful of requests: job-take and job-stop are held open", async () => {

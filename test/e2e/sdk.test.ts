@@ -4,29 +4,32 @@ import { join } from "node:path";
 import runpodSdk from "runpod-sdk";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { forStarts, startCli, type RunningCli } from "../support/cli.js";
+import { recorder, via, type Recorder } from "../support/recorder.js";
 
 const KEY = "test-key";
 const dir = mkdtempSync(join(tmpdir(), "minipod-e2e-"));
 const configFile = join(dir, "emulator.config.json");
-writeFileSync(
-  configFile,
-  JSON.stringify({
-    endpoints: [
-      { id: "echo", handler: "echo", workersMin: 1, workersMax: 2 },
-      { id: "work", handler: "scripted", workersMin: 1, workersMax: 1, coldStartMs: 0 },
-    ],
-  }),
-);
+const config = {
+  endpoints: [
+    { id: "echo", handler: "echo", workersMin: 1, workersMax: 2 },
+    { id: "work", handler: "scripted", workersMin: 1, workersMax: 1, coldStartMs: 0 },
+  ],
+};
+writeFileSync(configFile, JSON.stringify(config));
 
 describe("the real CLI driven by runpod-sdk", () => {
   let cli: RunningCli;
+  let rec: Recorder;
   let sdk: ReturnType<typeof runpodSdk>;
   beforeAll(async () => {
     cli = await startCli(["--config", configFile, "--clock", "manual"]);
-    sdk = runpodSdk(KEY, { baseUrl: `${cli.url}/v2` });
+    // runpod-sdk's exchanges with minipod, recorded by `npm run contracts:record`.
+    rec = await recorder(cli.url, { client: "runpod-sdk (JavaScript)", test: "test/e2e/sdk.test.ts", clock: "manual", config });
+    sdk = runpodSdk(KEY, { baseUrl: `${rec.url}/v2` });
     vi.spyOn(console, "log").mockImplementation(() => {}); // runSync prints its polls
   });
   afterAll(async () => {
+    await rec.close();
     expect(await cli.stop("SIGINT")).toBe(0);
   });
 
@@ -40,6 +43,7 @@ describe("the real CLI driven by runpod-sdk", () => {
   });
 
   it("run → status → COMPLETED", async () => {
+    rec.scenario("runpod-sdk-run-status", { about: "run, then status once the job is done" });
     const ep = sdk.endpoint("echo")!;
     const run = await ep.run({ input: { prompt: "hi" } });
     expect(run).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9_-]+$/), status: "IN_QUEUE" });
@@ -49,10 +53,12 @@ describe("the real CLI driven by runpod-sdk", () => {
   });
 
   it("runSync answers at once for a quick job and follows /status-sync for a slow one", async () => {
+    rec.scenario("runpod-sdk-runsync", { about: "runSync of a quick job, and of a slow one (followed on /status-sync)" });
     const quick = await sdk.endpoint("echo")!.runSync({ input: { n: 1 } });
     expect(quick).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
     expect(quick.id).toMatch(/^sync-/);
 
+    rec.pause(); // a runsync answered by moving the clock while it is held: not a replayable order
     const slow = sdk.endpoint("work")!.runSync({ input: { sleepMs: 120_000, output: "slow done" } }, 300_000);
     await new Promise((r) => setImmediate(r));
     for (let i = 0; i < 12; i++) await cli.advance(10_000);
@@ -60,6 +66,7 @@ describe("the real CLI driven by runpod-sdk", () => {
   });
 
   it("runSync and status carry a 15 MB input and its output whole (stored in parts, answered in pieces)", async () => {
+    rec.pause();
     const image = "iVBORw0KGgo".repeat(Math.floor((15 * 1024 * 1024) / 11));
     const done = await sdk.endpoint("echo")!.runSync({ input: { image } });
     expect(done.status).toBe("COMPLETED");
@@ -69,6 +76,7 @@ describe("the real CLI driven by runpod-sdk", () => {
   });
 
   it("stream yields every chunk in order", async () => {
+    rec.scenario("runpod-sdk-stream", { about: "a job's stream, chunk by chunk" });
     const ep = sdk.endpoint("work")!;
     const { id } = await ep.run({ input: { stream: ["a", "b", "c"], streamIntervalMs: 1000 } });
     const got: unknown[] = [];
@@ -81,6 +89,7 @@ describe("the real CLI driven by runpod-sdk", () => {
   });
 
   it("cancel, health, purgeQueue, and retry over plain fetch", async () => {
+    rec.scenario("runpod-sdk-cancel-health-purge-retry", { about: "cancel, health, purgeQueue, a failed job's status, retry" });
     const ep = sdk.endpoint("work")!;
     const running = await ep.run({ input: { sleepMs: 60_000 } });
     const queued1 = await ep.run({ input: {} });
@@ -95,7 +104,7 @@ describe("the real CLI driven by runpod-sdk", () => {
     const failing = await ep.run({ input: { fail: "bad luck" } });
     await cli.advance(0);
     expect(await ep.status(failing.id)).toMatchObject({ status: "FAILED", error: "bad luck" });
-    const retry = await fetch(`${cli.url}/v2/work/retry/${failing.id}`, { method: "POST", headers: { authorization: KEY } });
+    const retry = await fetch(`${via(cli.url)}/v2/work/retry/${failing.id}`, { method: "POST", headers: { authorization: KEY } });
     expect(retry.status).toBe(200);
     expect(await retry.json()).toEqual({ id: failing.id, status: "IN_QUEUE" });
   });

@@ -84,7 +84,7 @@ describe.skipIf(!available)("minipod worker -- <command>", { timeout: 60_000 }, 
     const pids = [Number((await launcher.waitFor(/\[w-cli-1\] minipod: started: .* \(pid (\d+)\)/))[1]), Number((await launcher.waitFor(/\[w-cli-2\] minipod: started: .* \(pid (\d+)\)/))[1])];
     await launcher.waitFor(/\[w-cli-1\] --- Starting Serverless Worker/);
     await launcher.waitFor(/\[w-cli-2\] --- Starting Serverless Worker/);
-    // The line docs/workers.md shows, as the vendored library prints it.
+    // The line docs/workers.md shows, as the library prints it.
     const shown = /\] (--- Starting Serverless Worker .*---)/.exec(readFileSync(new URL("../../docs/workers.md", import.meta.url), "utf8"))![1]!;
     expect(launcher.out()).toContain(`[w-cli-1] ${shown}`);
 

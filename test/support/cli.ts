@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { via } from "./recorder.js";
 
 const BIN = fileURLToPath(new URL("../../bin/minipod.js", import.meta.url));
 
@@ -62,7 +63,8 @@ export async function startCli(args: string[], env: NodeJS.ProcessEnv = {}, o: {
       return exited;
     },
     advance: async (ms) => {
-      const res = await fetch(`${url}/_emulator/clock/advance`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ms }) });
+      // Through the recorder while one relays to this CLI, so that a recording replays the move.
+      const res = await fetch(`${via(url)}/_emulator/clock/advance`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ms }) });
       if (!res.ok) throw new Error(`advance failed: ${res.status} ${await res.text()}`);
     },
     stderrContains: (text) =>

@@ -2,7 +2,7 @@ import { buildEmulator, type EmulatorOptions } from "../../src/compose/emulator.
 import { REST_V2_COLLECTIONS } from "../../src/services/index.js";
 
 const REST_V2 = new Set<string>(REST_V2_COLLECTIONS);
-import { contract, isRestV2 } from "../contract/v2-contract.js";
+import { contract, DESCRIPTION_FILE, isRestV2 } from "../contract/v2-contract.js";
 
 export const API_KEY = "test-key";
 
@@ -22,7 +22,8 @@ let v2: ReturnType<typeof contract> | undefined;
  */
 export function checkV2Answer(method: string, path: string, status: number, headers: Headers, text: string): void {
   const pathname = path.split("?")[0]!;
-  if (!isRestV2(pathname, REST_V2)) return;
+  // Where the shared folder is absent, nothing to check against (test/contract/v2-conformance.test.ts says so).
+  if (!DESCRIPTION_FILE || !isRestV2(pathname, REST_V2)) return;
   v2 ??= contract();
   const { problems } = v2.check({ method: method.toUpperCase(), path: pathname, status, headers, body: text });
   if (problems.length) throw new Error(`the answer does not match the service's REST v2 description:\n  ${problems.join("\n  ")}`);

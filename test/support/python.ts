@@ -1,29 +1,86 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Emulator, JobView, WorkerProcess } from "../../src/index.js";
+import { workerEnv } from "../../src/launch/worker-process.js";
+import { via } from "./recorder.js";
+import { CLIENTS, STUBS } from "./shared.js";
 
 /** Debian's python3, where `.ci/run` installs the packages the service's library needs. */
 export const PYTHON = "/usr/bin/python3";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-/** The service's Python library, unchanged, and the stand-ins for what Debian does not package. */
-export const PYTHONPATH = [join(ROOT, "vendor/python/runpod-python"), join(ROOT, "vendor/python/stubs")].join(":");
+/**
+ * Where the service's Python library is found, as on a user's machine: installed, or on the
+ * PYTHONPATH given to the tests, or in `$MINIPOD_CLIENTS/runpod-python` (the sources as published);
+ * and the stand-ins for what Debian does not package (../shared/clients/python/stubs).
+ */
+export const PYTHONPATH = [process.env.PYTHONPATH, userSite(), CLIENTS && join(CLIENTS, "runpod-python"), existsSync(STUBS) ? STUBS : undefined].filter(Boolean).join(":");
 export const FIXTURES = join(ROOT, "test/fixtures/python");
 export const HANDLER = join(FIXTURES, "handler.py");
 
+/** The user's own site-packages (`pip install --user runpod`): the tests give Python a fresh HOME, which would hide it. */
+function userSite(): string | undefined {
+  const r = spawnSync("/usr/bin/python3", ["-c", "import site; print(site.getusersitepackages())"], { encoding: "utf8", timeout: 30_000 });
+  const dir = r.status === 0 ? r.stdout.trim() : "";
+  return dir && existsSync(dir) ? dir : undefined;
+}
+
+/** What the service's library needs of Debian (`.ci/run` installs them: a machine can always have them). */
+const DEBIAN_MODULES = "aiohttp, requests, backoff, fastapi, psutil";
+
+let debianChecked = false;
+let importable: { ok: true } | { ok: false; why: string } | undefined;
+
 /**
- * Whether the library can be imported by Debian's python3. In CI (`CI=true`) it is an error when
- * it cannot, so the suite cannot pass by skipping; elsewhere the tests are skipped with the reason.
+ * Whether Debian's python3 has what the library needs: when it does not, that is an error in CI
+ * (`CI=true`; .ci/run installs those packages), elsewhere a skip with the reason.
+ */
+function debianPython(): string | undefined {
+  const r = spawnSync(PYTHON, ["-c", `import ${DEBIAN_MODULES}`], { encoding: "utf8", timeout: 30_000 });
+  if (r.status === 0) return undefined;
+  return r.error ? `${PYTHON}: ${r.error.message}` : (r.stderr || r.stdout).trim().split("\n").slice(-1)[0];
+}
+
+/**
+ * Whether the service's Python library (`runpod` 1.12.0) can be imported by Debian's python3 the
+ * way a user's machine has it. Where it cannot, the calling test file is skipped with one line
+ * saying what is missing and how to get it, in CI too (CI has no Python registry); a missing
+ * Debian package (which can always be had) is an error in CI.
  */
 export function pythonAvailable(): boolean {
-  const r = spawnSync(PYTHON, ["-c", "import runpod, runpod.serverless, aiohttp, requests"], { env: pythonEnv(), encoding: "utf8", timeout: 30_000 });
-  if (r.status === 0) return true;
-  const why = r.error ? `${PYTHON}: ${r.error.message}` : (r.stderr || r.stdout).trim().split("\n").slice(-1)[0];
-  if (process.env.CI === "true") throw new Error(`the service's Python library cannot be imported (${why}); .ci/run installs python3 and the Debian packages vendor/python/README.md lists`);
-  console.warn(`Python worker and client tests skipped: the service's Python library cannot be imported (${why}); see vendor/python/README.md`);
+  const why = runpodMissing();
+  if (why === undefined) return true;
+  // Recording (npm run contracts:record) needs the clients: a skip would leave stale recordings.
+  if (process.env.MINIPOD_RECORD === "1") throw new Error(`cannot record the real clients' exchanges: ${why}`);
+  console.warn(`skipped ${callerFile()}: ${why}`);
   return false;
+}
+
+/** Why `runpod` cannot be imported (undefined when it can); throws in CI when a Debian package is missing. */
+export function runpodMissing(): string | undefined {
+  if (!debianChecked) {
+    debianChecked = true;
+    const why = debianPython();
+    if (why !== undefined) {
+      const line = `Debian's python3 cannot import ${DEBIAN_MODULES} (${why}); apt-get install the packages .ci/run lists`;
+      if (process.env.CI === "true") throw new Error(line);
+      importable = { ok: false, why: line };
+    }
+  }
+  if (!importable) {
+    const r = spawnSync(PYTHON, ["-c", "import runpod, runpod.serverless"], { env: pythonEnv(), encoding: "utf8", timeout: 30_000 });
+    importable = r.status === 0 ? { ok: true } : { ok: false, why: `the service's Python library cannot be imported (${(r.stderr || r.stdout || String(r.error)).trim().split("\n").slice(-1)[0]}): pip install runpod==1.12.0, or set MINIPOD_CLIENTS to a folder holding runpod-python (docs/development.md)` };
+  }
+  return importable.ok ? undefined : importable.why;
+}
+
+/** The test file that asked (for the skip line). */
+function callerFile(): string {
+  const stack = new Error().stack ?? "";
+  const m = /(test\/[\w/.-]+\.test\.ts)/.exec(stack);
+  return m ? m[1]! : "the Python real-client tests";
 }
 
 let home: string | undefined;
@@ -44,6 +101,14 @@ export interface PyWorker {
 
 export function startPyWorker(emu: Emulator, o: { endpoint: string; workerId?: string; env?: Record<string, string>; restart?: boolean; batch?: boolean }): PyWorker {
   const lines: string[] = [];
+  // Through the recorder while one relays to this minipod: the worker's URLs name it instead.
+  const relay = via(emu.url);
+  if (relay !== emu.url) {
+    o = { ...o, workerId: o.workerId ?? `${o.endpoint}-worker` };
+    const urls = workerEnv({ url: relay, endpoint: o.endpoint, workerId: o.workerId!, key: "minipod-worker", pingIntervalMs: 0, batch: o.batch });
+    const keys = ["RUNPOD_WEBHOOK_GET_JOB", "RUNPOD_WEBHOOK_POST_OUTPUT", "RUNPOD_WEBHOOK_POST_STREAM", "RUNPOD_WEBHOOK_PING", "RUNPOD_ENDPOINT_BASE_URL"];
+    o.env = { ...Object.fromEntries(keys.map((k) => [k, urls[k]!])), ...o.env };
+  }
   const waiters = new Set<() => void>();
   const proc = emu.startWorker({
     endpoint: o.endpoint,
@@ -80,7 +145,7 @@ const AUTH = { authorization: "test-key" };
 
 /** A queue-API client for the tests' own checks (the clients under test are the Python ones). */
 export function queue(emu: Emulator, endpoint: string) {
-  const base = `${emu.url}/v2/${endpoint}`;
+  const base = `${via(emu.url)}/v2/${endpoint}`;
   const json = async <T>(res: Response): Promise<T> => {
     if (!res.ok) throw new Error(`${res.url}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;

@@ -1,0 +1,161 @@
+import { createEmulator, type Emulator } from "../../src/index.js";
+import type { ClockMode } from "../../src/domain/clock.js";
+import { HELD, parse, placeholders, type RecordedExchange, type Recording, type Shape } from "../support/recorder.js";
+
+/**
+ * Replays a recording (test/support/recorder.ts) against a fresh minipod with the recorded config
+ * and clock: each request as the client sent it, with the ids minipod gives now in place of the
+ * recorded ones ({id:N}), in the recorded order, each once the one before was answered, except
+ * long polls (job-take, job-stop, status-sync, runsync, stream), which are sent and left open as
+ * the client leaves them (a /run follows a held job-take); and each answer checked against what the client accepted: the same
+ * status and media type, and every field it was given, of the same type. A GET whose answer
+ * does not satisfy it yet (a job still running) is asked again, as the client polls, for a while.
+ */
+
+/** The key sent: the first of the recorded config's keys, else any. */
+const keyOf = (config: unknown) => (config as { auth?: { keys?: Array<{ key: string }> } }).auth?.keys?.[0]?.key ?? "replay-key";
+/** How long a polled GET is asked again before its answer counts as a failure. */
+const POLL_MS = 20_000;
+/** How long minipod holds an empty worker poll in a replay: the replay polls again, as the worker does. */
+const HOLD_MS = 1000;
+/** Bound of one request. */
+const REQUEST_MS = 30_000;
+
+export async function replay(r: Recording): Promise<void> {
+  if (r.idle?.length) {
+    // An idle worker's exchanges, on a minipod with nothing queued that answers empty polls at once.
+    const config = r.config as { externalWorkers?: Record<string, unknown> };
+    const emu = await createEmulator({ clock: r.clock as ClockMode, config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: 0 } } as never });
+    try {
+      const ids = new Map<string, string>();
+      for (const [i, x] of r.idle.entries()) await send(emu, keyOf(r.config), x, ids, `idle[${i}]`);
+    } finally {
+      await emu.close();
+    }
+  }
+  const config = r.config as { externalWorkers?: Record<string, unknown> };
+  const emu = await createEmulator({ clock: r.clock as ClockMode, config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: HOLD_MS } } as never });
+  const ids = new Map<string, string>();
+  // Requests a client leaves open while it goes on (long polls), not yet answered.
+  const open: Array<{ done: Promise<void>; introduces: Set<string>; take: boolean }> = [];
+  try {
+    for (const [i, x] of r.exchanges.entries()) {
+      // A request naming an id that an open poll's answer brought (a job-done after the job-take
+      // that took the job) waits for that answer.
+      // A worker's request waits for its own poll that brought the job; another waits until the ids it names are given.
+      const uses = new Set(placeholders(x.request));
+      for (const o of open) if (o.take && [...o.introduces].some((p) => uses.has(p))) await o.done;
+      for (const o of open) if (!o.take && [...o.introduces].some((p) => uses.has(p) && !ids.has(p))) await o.done;
+      const done = send(emu, keyOf(r.config), x, ids, `exchanges[${i}]`);
+      if (HELD.test(x.request.path) || x.request.query?.wait !== undefined) {
+        done.catch(() => {});
+        const given = new Set(placeholders(x.response.body));
+        open.push({ done, introduces: new Set([...given].filter((p) => !uses.has(p))), take: /\/job-take(-batch)?\//.test(x.request.path) });
+        // Let it reach minipod before what follows is sent.
+        await new Promise((res) => setTimeout(res, 25));
+      } else await done;
+    }
+    await Promise.all(open.map((o) => o.done));
+  } finally {
+    await emu.close();
+  }
+}
+
+/** `s` with every {id:N} replaced by the id minipod gave in its place. */
+function fill(s: string, ids: Map<string, string>, where: string): string {
+  return s.replace(/\{id:\d+\}/g, (name) => {
+    const id = ids.get(name);
+    if (id === undefined) throw new Error(`${where}: the recording's ${name} was never given by minipod in this replay`);
+    return id;
+  });
+}
+
+/** A value of a recorded shape (a worker's output): each type by a value of it. */
+function materialize(shape: Shape, ids: Map<string, string>, where: string): unknown {
+  if (Array.isArray(shape)) return shape.map((x) => materialize(x, ids, where));
+  if (typeof shape === "object") return Object.fromEntries(Object.entries(shape).map(([k, x]) => [k, materialize(x, ids, where)]));
+  const type = shape.split("|")[0]!;
+  return ({ number: 1, string: "s", boolean: true, null: null } as Record<string, unknown>)[type] ?? fill(type, ids, where);
+}
+
+function fillAll(v: unknown, ids: Map<string, string>, where: string): unknown {
+  if (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "$shape" in v) return materialize((v as { $shape: Shape }).$shape, ids, where);
+  if (typeof v === "string") return fill(v, ids, where);
+  if (Array.isArray(v)) return v.map((x) => fillAll(x, ids, where));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fillAll(x, ids, where)]));
+  return v;
+}
+
+async function send(emu: Emulator, key: string, x: RecordedExchange, ids: Map<string, string>, at: string): Promise<void> {
+  const where = `${at} ${x.request.method} ${x.request.path}`;
+  const deadline = Date.now() + POLL_MS;
+  let first: string | undefined;
+  for (;;) {
+    const url = new URL(fill(x.request.path, ids, where), emu.url);
+    for (const [k, v] of Object.entries(x.request.query ?? {})) url.searchParams.set(k, fill(v, ids, where));
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(x.request.headers ?? {})) headers[k] = v.replace("{key}", key);
+    const body = x.request.body === undefined ? undefined : typeof x.request.body === "string" ? fill(x.request.body, ids, where) : JSON.stringify(fillAll(x.request.body, ids, where));
+    const res = await fetch(url, { method: x.request.method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(REQUEST_MS) });
+    const text = await res.text();
+    const type = res.headers.get("content-type") ?? undefined;
+    const bound = new Map(ids);
+    const problems: string[] = [];
+    if (res.status !== x.response.status) problems.push(`status ${res.status}, recorded ${x.response.status}`);
+    const media = type?.split(";")[0]!.trim().toLowerCase();
+    if (x.response.contentType && media !== x.response.contentType) problems.push(`content type ${media ?? "none"}, recorded ${x.response.contentType}`);
+    if (x.response.body !== undefined) problems.push(...satisfies(x.response.body, parse(text, type), bound, "body"));
+    if (problems.length === 0) {
+      for (const [k, v] of bound) ids.set(k, v);
+      return;
+    }
+    // The first answer is the one to show (a poll asked again may find the job taken by then).
+    first ??= `${problems.join("\n  ")}\nanswer: ${text.slice(0, 2000)}`;
+    if (x.request.method !== "GET" || Date.now() > deadline) throw new Error(`${where}: minipod's answer no longer satisfies what the client accepted:\n  ${first}${first.endsWith(text.slice(0, 2000)) ? "" : `\nlast answer (asked again for ${POLL_MS / 1000} s): ${res.status} ${text.slice(0, 500)}`}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const typeOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+
+/** What of `shape` the value `v` lacks (empty when it satisfies it), ids bound as met. */
+function satisfies(shape: Shape, v: unknown, ids: Map<string, string>, at: string): string[] {
+  if (typeof shape === "string") {
+    const alternatives = shape.split("|");
+    for (const alt of alternatives) {
+      if (/^\{id:\d+\}$/.test(alt)) {
+        if (typeof v !== "string") continue;
+        const bound = ids.get(alt);
+        if (bound !== undefined && bound !== v) continue;
+        ids.set(alt, v);
+        return [];
+      }
+      if (alt === typeOf(v)) return [];
+    }
+    return [`${at}: ${JSON.stringify(v)?.slice(0, 80) ?? "nothing"} where the client was given ${shape}`];
+  }
+  if (Array.isArray(shape)) {
+    if (!Array.isArray(v)) return [`${at}: ${typeOf(v)} where the client was given a list`];
+    if (shape.length && !v.length) return [`${at}: an empty list where the client was given items`];
+    // Each kind of item the client was given must be among the items (each item meets one kind).
+    const used = new Set<number>();
+    return shape.flatMap((s, i) => {
+      let first: string[] | undefined;
+      for (const [j, item] of v.entries()) {
+        if (used.has(j)) continue;
+        const trial = new Map(ids);
+        const problems = satisfies(s, item, trial, `${at}[${j}]`);
+        if (!problems.length) {
+          used.add(j);
+          for (const [k, x] of trial) ids.set(k, x);
+          return [];
+        }
+        first ??= problems;
+      }
+      return first ?? [`${at}: no item for the kind of item [${i}] the client was given`];
+    });
+  }
+  if (!v || typeof v !== "object" || Array.isArray(v)) return [`${at}: ${typeOf(v)} where the client was given an object`];
+  const o = v as Record<string, unknown>;
+  return Object.entries(shape).flatMap(([k, s]) => (k in o ? satisfies(s, o[k], ids, `${at}.${k}`) : [`${at}.${k}: missing (the client was given it, as ${JSON.stringify(s).slice(0, 60)})`]));
+}
