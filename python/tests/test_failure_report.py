@@ -4,6 +4,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+# The worker runs its handler under the service's runtime, and the inner test calls its client.
+pytest.importorskip("runpod", reason="the service's library runpod is not installed: pip install runpod")
+
 
 def test_a_failing_test_reports_its_workers_output_and_its_jobs(tmp_path):
     (tmp_path / "noisy.py").write_text(

@@ -1,9 +1,11 @@
 """A worker kept over tests (keep=True): started once, then every test gets it as a fresh one."""
 import time
 
-import runpod
+import pytest
 
 import handlers
+
+runpod = pytest.importorskip("runpod", reason="the service's library runpod is not installed: pip install runpod")
 
 KEPT = {}
 
