@@ -18,6 +18,8 @@ const keyOf = (config: unknown) => (config as { auth?: { keys?: Array<{ key: str
 const POLL_MS = 20_000;
 /** How long minipod holds an empty worker poll in a replay: the replay polls again, as the worker does. */
 const HOLD_MS = 1000;
+/** The image entry a replay puts first: any image's worker process ends at once (the replay is the worker). */
+const NO_PROCESS = { image: "*", command: [process.execPath, "-e", "0"] };
 /** Bound of one request. */
 const REQUEST_MS = 30_000;
 
@@ -33,8 +35,13 @@ export async function replay(r: Recording): Promise<void> {
       await emu.close();
     }
   }
-  const config = r.config as { externalWorkers?: Record<string, unknown> };
-  const emu = await createEmulator({ clock: r.clock as ClockMode, config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: HOLD_MS } } as never });
+  const config = r.config as { externalWorkers?: Record<string, unknown>; images?: unknown[] };
+  const emu = await createEmulator({
+    clock: r.clock as ClockMode,
+    // The recording holds the workers' side: an endpoint of an image that is a command (runpod-flash's, the SDK 2.x's) starts none.
+    config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: HOLD_MS }, images: [NO_PROCESS, ...(config.images ?? [])] } as never,
+    log: () => {},
+  });
   const ids = new Map<string, string>();
   // Requests a client leaves open while it goes on (long polls), not yet answered.
   const open: Array<{ done: Promise<void>; introduces: Set<string>; take: boolean }> = [];
