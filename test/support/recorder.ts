@@ -85,10 +85,10 @@ interface ScenarioOptions {
   /**
    * The client polls several GETs while it waits (runpod-flash: the job's status, the endpoint's
    * metrics, the worker's log), as often and in the order its timing gives: between two of its
-   * other requests, each such GET is kept once, where first sent, after the worker's result (placed
-   * right after the take that brought its job), with what its answers gave together, every list as
-   * a list of anything (which workers are ready, which lines are logged, depends on timing and on
-   * worker processes a replay has not).
+   * other requests, each such GET (a stream's reads too) is kept once, where first sent, after the
+   * worker's result (placed right after the take that brought its job), with what its answers gave
+   * together, every list but a stream's as a list of anything (which workers are ready, which lines
+   * are logged, depends on timing and on worker processes a replay has not).
    */
   polls?: boolean;
 }
@@ -267,12 +267,14 @@ function mergePolls(list: RecordedExchange[]): RecordedExchange[] {
   const out: RecordedExchange[] = [];
   let window = new Map<string, RecordedExchange>();
   for (const x of list.flatMap((y) => (moved.has(y) ? [] : [y, ...(after.get(y) ?? [])]))) {
-    if (x.request.method !== "GET" || HELD.test(x.request.path) || WORKER_PATH.test(x.request.path)) {
+    // A stream's reads too: which chunks each read got depends on timing; all of them together, not.
+    const stream = /\/stream\//.test(x.request.path);
+    if (x.request.method !== "GET" || (HELD.test(x.request.path) && !stream) || WORKER_PATH.test(x.request.path)) {
       window = new Map();
       out.push(x);
       continue;
     }
-    if (x.response.body !== undefined) x.response.body = anyLists(x.response.body);
+    if (x.response.body !== undefined && !stream) x.response.body = anyLists(x.response.body);
     const key = `${JSON.stringify(x.request)} ${x.response.status}`;
     const prev = window.get(key);
     if (!prev) {
