@@ -1,5 +1,6 @@
 import { createEmulator, type Emulator } from "../../src/index.js";
 import type { ClockMode } from "../../src/domain/clock.js";
+import { BUILTIN_IMAGES } from "../../src/domain/images.js";
 import { HELD, parse, placeholders, type RecordedExchange, type Recording, type Shape } from "../support/recorder.js";
 
 /**
@@ -18,8 +19,12 @@ const keyOf = (config: unknown) => (config as { auth?: { keys?: Array<{ key: str
 const POLL_MS = 20_000;
 /** How long minipod holds an empty worker poll in a replay: the replay polls again, as the worker does. */
 const HOLD_MS = 1000;
-/** The image entry a replay puts first: any image's worker process ends at once (the replay is the worker). */
-const NO_PROCESS = { image: "*", command: [process.execPath, "-e", "0"] };
+/**
+ * The images whose endpoints get worker processes (the recorded config's and minipod's own), each
+ * with a command that ends at once: the replay is their worker, and their endpoints stay as they
+ * were recorded (external).
+ */
+const noProcesses = (images: Array<{ image: string }> = []) => [...images, ...BUILTIN_IMAGES.map((b) => ({ image: b.image }))].map((i) => ({ ...i, command: [process.execPath, "-e", "0"] }));
 /** Bound of one request. */
 const REQUEST_MS = 30_000;
 
@@ -35,11 +40,11 @@ export async function replay(r: Recording): Promise<void> {
       await emu.close();
     }
   }
-  const config = r.config as { externalWorkers?: Record<string, unknown>; images?: unknown[] };
+  const config = r.config as { externalWorkers?: Record<string, unknown>; images?: Array<{ image: string }> };
   const emu = await createEmulator({
     clock: r.clock as ClockMode,
     // The recording holds the workers' side: an endpoint of an image that is a command (runpod-flash's, the SDK 2.x's) starts none.
-    config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: HOLD_MS }, images: [NO_PROCESS, ...(config.images ?? [])] } as never,
+    config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: HOLD_MS }, images: noProcesses(config.images) } as never,
     log: () => {},
   });
   const ids = new Map<string, string>();
