@@ -52,12 +52,14 @@ export async function replay(r: Recording): Promise<void> {
   const open: Array<{ done: Promise<void>; introduces: Set<string>; take: boolean }> = [];
   try {
     for (const [i, x] of r.exchanges.entries()) {
-      // A request naming an id that an open poll's answer brought (a job-done after the job-take
-      // that took the job) waits for that answer.
-      // A worker's request waits for its own poll that brought the job; another waits until the ids it names are given.
+      // A worker's request naming a job waits for the poll of its that took the job (a job-done
+      // after its job-take). Another request (the client's status-sync of that job, which may come
+      // before what lets the worker take it, as the removal of a fault) waits only until the ids it
+      // names are given.
       const uses = new Set(placeholders(x.request));
-      for (const o of open) if (o.take && [...o.introduces].some((p) => uses.has(p))) await o.done;
-      for (const o of open) if (!o.take && [...o.introduces].some((p) => uses.has(p) && !ids.has(p))) await o.done;
+      const worker = /^\/v2\/[^/]+\/(job-take|job-take-batch|job-done|job-stream|job-stop|ping)\//.test(x.request.path);
+      for (const o of open) if (worker && o.take && [...o.introduces].some((p) => uses.has(p))) await o.done;
+      for (const o of open) if (!(worker && o.take) && [...o.introduces].some((p) => uses.has(p) && !ids.has(p))) await o.done;
       const done = send(emu, keyOf(r.config), x, ids, `exchanges[${i}]`);
       if (HELD.test(x.request.path) || x.request.query?.wait !== undefined) {
         done.catch(() => {});
