@@ -80,7 +80,8 @@ describe("docs/flash.md", () => {
       const relayed = relayedPython(python!);
       cli = await startCli([], { MINIPOD_PYTHON: relayed.python, PYTHONPATH: join(clientsFolder()!, "runpod-python") });
       // What runpod-flash and the worker processes send, recorded by `npm run contracts:record`.
-      const r = (rec = await recorder(cli.url, { client: "runpod-flash (live provisioning), docs/flash.md's walk-through under pytest", test: "test/e2e/flash-docs.test.ts", clock: "real", config: {} }));
+      const client = "runpod-flash (live provisioning), docs/flash.md's walk-through under pytest";
+      const r = (rec = await recorder(cli.url, { client, test: "test/e2e/flash-docs.test.ts", clock: "real", config: {} }));
       relayed.to(cli.url, r.url);
       r.scenario("flash-docs-walk-through", { polls: true, about: "docs/flash.md's @Endpoint function saved through GraphQL and called on /v2 by its pytest tests" });
       const env = exported(blocksOf(PAGE, SECTION, "sh")[2]!.text);

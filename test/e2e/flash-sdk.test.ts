@@ -53,7 +53,8 @@ describe.skipIf(!python)("runpod-flash's live path through minipod: @Endpoint fu
   it("a function, a class with its state across calls, an async function, an error with its traceback, stdout, a missing dependency", async () => {
     const project = mkdtempSync(join(tmpdir(), "minipod-flash-project-"));
     cpSync(SCENARIOS, join(project, "scenarios.py"));
-    rec.scenario("flash-live", { polls: true, about: "@Endpoint functions and a class saved through GraphQL and called on /v2: a result, state across calls, async, a GPU endpoint, an error with its traceback, a missing dependency" });
+    const about = "@Endpoint functions and a class saved through GraphQL and called on /v2: a result, state across calls, async, a GPU endpoint, an error with its traceback, a missing dependency";
+    rec.scenario("flash-live", { polls: true, about });
     const { code, output } = await runScript(project, "scenarios.py", flashClientEnv(via(emu.url)));
     rec.pause();
     expect(code, output).toBe(0);

@@ -26,7 +26,8 @@ describe.skipIf(!python)("rp flash dev --once through minipod: a queue function,
     vi.stubEnv("PYTHONPATH", "");
     emu = await createEmulator({ clock: "real", config, log: () => {} });
     // What the SDK 2.x sends to GraphQL and /v2, and what its worker processes send, recorded by `npm run contracts:record`.
-    rec = await recorder(emu.url, { client: "runpod-python-2 (the SDK 2.x): rp flash dev --once, its queue functions on minipod's queue worker", test: "test/e2e/sdk2-dev.test.ts", clock: "real", config });
+    const client = "runpod-python-2 (the SDK 2.x): rp flash dev --once, its queue functions on minipod's queue worker";
+    rec = await recorder(emu.url, { client, test: "test/e2e/sdk2-dev.test.ts", clock: "real", config });
     relayed.to(emu.url, rec.url);
   });
   afterAll(async () => {
