@@ -29,10 +29,13 @@ const REAL_CLIENT_TESTS: Record<string, string> = {
   "test/e2e/sdk.test.ts": "runpod-sdk",
   "test/e2e/mcp-rest.test.ts": "@runpod/mcp-server's REST tools",
   "test/e2e/openai-sdk.test.ts": "openai",
+  "test/e2e/flash-sdk.test.ts": "runpod-flash in live provisioning",
+  "test/e2e/sdk2-dev.test.ts": "the SDK 2.x's rp flash dev",
+  "test/e2e/flash-docs.test.ts": "runpod-flash under docs/flash.md's pytest walk-through",
 };
 
 /** What marks a test file as driving a real client. */
-const DRIVES_A_CLIENT = /startPyWorker\(|runPyClient\(|from "runpod-sdk"|@runpod\/mcp-server|from "openai"|FIXTURES, "graphql_api\.py"/;
+const DRIVES_A_CLIENT = /startPyWorker\(|runPyClient\(|flashPython\(|from "runpod-sdk"|@runpod\/mcp-server|from "openai"|FIXTURES, "graphql_api\.py"/;
 
 /**
  * Files that drive a real client but whose exchanges the recordings above already hold, or that

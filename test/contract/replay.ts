@@ -1,5 +1,6 @@
 import { createEmulator, type Emulator } from "../../src/index.js";
 import type { ClockMode } from "../../src/domain/clock.js";
+import { BUILTIN_IMAGES } from "../../src/domain/images.js";
 import { HELD, parse, placeholders, type RecordedExchange, type Recording, type Shape } from "../support/recorder.js";
 
 /**
@@ -18,6 +19,12 @@ const keyOf = (config: unknown) => (config as { auth?: { keys?: Array<{ key: str
 const POLL_MS = 20_000;
 /** How long minipod holds an empty worker poll in a replay: the replay polls again, as the worker does. */
 const HOLD_MS = 1000;
+/**
+ * The images whose endpoints get worker processes (the recorded config's and minipod's own), each
+ * with a command that ends at once: the replay is their worker, and their endpoints stay as they
+ * were recorded (external).
+ */
+const noProcesses = (images: Array<{ image: string }> = []) => [...images, ...BUILTIN_IMAGES.map((b) => ({ image: b.image }))].map((i) => ({ ...i, command: [process.execPath, "-e", "0"] }));
 /** Bound of one request. */
 const REQUEST_MS = 30_000;
 
@@ -33,19 +40,26 @@ export async function replay(r: Recording): Promise<void> {
       await emu.close();
     }
   }
-  const config = r.config as { externalWorkers?: Record<string, unknown> };
-  const emu = await createEmulator({ clock: r.clock as ClockMode, config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: HOLD_MS } } as never });
+  const config = r.config as { externalWorkers?: Record<string, unknown>; images?: Array<{ image: string }> };
+  const emu = await createEmulator({
+    clock: r.clock as ClockMode,
+    // The recording holds the workers' side: an endpoint of an image that is a command (runpod-flash's, the SDK 2.x's) starts none.
+    config: { ...config, externalWorkers: { ...config.externalWorkers, pollHoldMs: HOLD_MS }, images: noProcesses(config.images) } as never,
+    log: () => {},
+  });
   const ids = new Map<string, string>();
   // Requests a client leaves open while it goes on (long polls), not yet answered.
   const open: Array<{ done: Promise<void>; introduces: Set<string>; take: boolean }> = [];
   try {
     for (const [i, x] of r.exchanges.entries()) {
-      // A request naming an id that an open poll's answer brought (a job-done after the job-take
-      // that took the job) waits for that answer.
-      // A worker's request waits for its own poll that brought the job; another waits until the ids it names are given.
+      // A worker's request naming a job waits for the poll of its that took the job (a job-done
+      // after its job-take). Another request (the client's status-sync of that job, which may come
+      // before what lets the worker take it, as the removal of a fault) waits only until the ids it
+      // names are given.
       const uses = new Set(placeholders(x.request));
-      for (const o of open) if (o.take && [...o.introduces].some((p) => uses.has(p))) await o.done;
-      for (const o of open) if (!o.take && [...o.introduces].some((p) => uses.has(p) && !ids.has(p))) await o.done;
+      const worker = /^\/v2\/[^/]+\/(job-take|job-take-batch|job-done|job-stream|job-stop|ping)\//.test(x.request.path);
+      for (const o of open) if (worker && o.take && [...o.introduces].some((p) => uses.has(p))) await o.done;
+      for (const o of open) if (!(worker && o.take) && [...o.introduces].some((p) => uses.has(p) && !ids.has(p))) await o.done;
       const done = send(emu, keyOf(r.config), x, ids, `exchanges[${i}]`);
       if (HELD.test(x.request.path) || x.request.query?.wait !== undefined) {
         done.catch(() => {});

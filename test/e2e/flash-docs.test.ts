@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEmulator } from "../../src/index.js";
 import { startCli, type RunningCli } from "../support/cli.js";
-import { clientsFolder, flashPython } from "../support/flash-python.js";
+import { clientsFolder, flashPython, relayedPython } from "../support/flash-python.js";
+import { recorder, via, type Recorder } from "../support/recorder.js";
 import { blocksOf, DOC_URL, shellWords } from "../support/readme.js";
 
 // docs/flash.md's walk-through, as written: its commands are the ones checked here, its two Python
@@ -64,7 +65,11 @@ describe("docs/flash.md", () => {
 
   describe.skipIf(!python)("the walk-through, run", { timeout: 240_000 }, () => {
     let cli: RunningCli | undefined;
-    afterAll(async () => void (await cli?.stop()));
+    let rec: Recorder | undefined;
+    afterAll(async () => {
+      await rec?.close();
+      await cli?.stop();
+    });
 
     it("pytest passes: the endpoints' calls went through minipod's Flash worker", async () => {
       const [hello, tests] = blocksOf(PAGE, SECTION, "python").map((b) => b.text);
@@ -72,9 +77,15 @@ describe("docs/flash.md", () => {
       writeFileSync(join(project, "hello.py"), hello!);
       writeFileSync(join(project, "test_hello.py"), tests!);
       // minipod as the page starts it, with the service's worker runtime (runpod 1.12.0) first on the workers' path.
-      cli = await startCli([], { MINIPOD_PYTHON: python!, PYTHONPATH: join(clientsFolder()!, "runpod-python") });
+      const relayed = relayedPython(python!);
+      cli = await startCli([], { MINIPOD_PYTHON: relayed.python, PYTHONPATH: join(clientsFolder()!, "runpod-python") });
+      // What runpod-flash and the worker processes send, recorded by `npm run contracts:record`.
+      const client = "runpod-flash (live provisioning), docs/flash.md's walk-through under pytest";
+      const r = (rec = await recorder(cli.url, { client, test: "test/e2e/flash-docs.test.ts", clock: "real", config: {} }));
+      relayed.to(cli.url, r.url);
+      r.scenario("flash-docs-walk-through", { polls: true, about: "docs/flash.md's @Endpoint function saved through GraphQL and called on /v2 by its pytest tests" });
       const env = exported(blocksOf(PAGE, SECTION, "sh")[2]!.text);
-      for (const [k, v] of Object.entries(env)) env[k] = v.replace(DOC_URL, cli.url);
+      for (const [k, v] of Object.entries(env)) env[k] = v.replace(DOC_URL, via(cli.url));
       const home = mkdtempSync(join(tmpdir(), "minipod-flash-home-"));
       const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
         const childEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PYTHONDONTWRITEBYTECODE: "1", ...env };
@@ -88,6 +99,7 @@ describe("docs/flash.md", () => {
           resolve({ code: c, output: text });
         });
       });
+      r.pause();
       expect(code, output).toBe(0);
       expect(output).toMatch(/2 passed/);
       expect(cli.stderr() + cli.stdout()).toContain("] greeting world");

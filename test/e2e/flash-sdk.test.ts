@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { clientsFolder, flashClientEnv, flashPython } from "../support/flash-python.js";
+import { clientsFolder, flashClientEnv, flashPython, relayedPython } from "../support/flash-python.js";
+import { recorder, via, type Recorder } from "../support/recorder.js";
 
 // runpod-flash, unchanged, in live provisioning (FLASH_IS_LIVE_PROVISIONING=true) and pointed at
 // minipod by its URL variables: its @Endpoint functions and classes run on worker processes of
@@ -30,14 +31,21 @@ function runScript(cwd: string, script: string, env: Record<string, string>): Pr
 
 describe.skipIf(!python)("runpod-flash's live path through minipod: @Endpoint functions and classes on minipod's Flash worker", { timeout: 180_000 }, () => {
   let emu: Emulator;
+  let rec: Recorder;
   const workerLines: string[] = [];
+  const config = {};
   beforeAll(async () => {
     // The worker processes: this interpreter, with the service's worker runtime (runpod 1.12.0) first on the path.
-    vi.stubEnv("MINIPOD_PYTHON", python!);
+    const relayed = relayedPython(python!);
+    vi.stubEnv("MINIPOD_PYTHON", relayed.python);
     vi.stubEnv("PYTHONPATH", join(clientsFolder()!, "runpod-python"));
-    emu = await createEmulator({ log: (line) => workerLines.push(line) });
+    emu = await createEmulator({ clock: "real", config, log: (line) => workerLines.push(line) });
+    // What runpod-flash sends to GraphQL and /v2, and what the worker processes send, recorded by `npm run contracts:record`.
+    rec = await recorder(emu.url, { client: "runpod-flash (live provisioning), its functions on minipod's Flash worker", test: "test/e2e/flash-sdk.test.ts", clock: "real", config });
+    relayed.to(emu.url, rec.url);
   });
   afterAll(async () => {
+    await rec?.close();
     await emu?.close();
     vi.unstubAllEnvs();
   });
@@ -45,7 +53,10 @@ describe.skipIf(!python)("runpod-flash's live path through minipod: @Endpoint fu
   it("a function, a class with its state across calls, an async function, an error with its traceback, stdout, a missing dependency", async () => {
     const project = mkdtempSync(join(tmpdir(), "minipod-flash-project-"));
     cpSync(SCENARIOS, join(project, "scenarios.py"));
-    const { code, output } = await runScript(project, "scenarios.py", flashClientEnv(emu.url));
+    const about = "@Endpoint functions and a class saved through GraphQL and called on /v2: a result, state across calls, async, a GPU endpoint, an error with its traceback, a missing dependency";
+    rec.scenario("flash-live", { polls: true, about });
+    const { code, output } = await runScript(project, "scenarios.py", flashClientEnv(via(emu.url)));
+    rec.pause();
     expect(code, output).toBe(0);
     const said = (label: string) => output.split("\n").find((l) => l.startsWith(`${label}: `)) ?? `(no "${label}:" line in)\n${output}`;
     expect(said("add")).toBe("add: 5");

@@ -149,7 +149,7 @@ describe.skipIf(!available)("the service's worker runtime against minipod", { ti
   });
 
   it("with concurrency_modifier > 1, takes jobs in batches and runs them at once", async () => {
-    rec.pause(); // its replay does not get the batch back yet: not recorded
+    rec.scenario("python-worker-concurrency", { endpoints: ["batch"], about: "concurrency_modifier 3: jobs held by a no-workers fault, then taken together on job-take-batch" });
     const q = queue(emu, "batch");
     // The jobs wait while the endpoint has no capacity, then go out together in one batch.
     // (The fault is set through the control API, so that a recording of this exchange replays it.)

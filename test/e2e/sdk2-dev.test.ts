@@ -5,7 +5,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { flashClientEnv, flashPython } from "../support/flash-python.js";
+import { flashClientEnv, flashPython, relayedPython } from "../support/flash-python.js";
+import { recorder, via, type Recorder } from "../support/recorder.js";
 
 // The SDK 2.x's `rp flash dev main.py --once`, unchanged, pointed at minipod: it saves an endpoint
 // of the runpod/queue image for each queue function, whose worker processes run minipod's own
@@ -16,13 +17,21 @@ const APP = fileURLToPath(new URL("../fixtures/sdk2/main.py", import.meta.url));
 
 describe.skipIf(!python)("rp flash dev --once through minipod: a queue function, a generator's stream, an error", { timeout: 180_000 }, () => {
   let emu: Emulator;
+  let rec: Recorder;
+  const config = {};
   beforeAll(async () => {
     // The workers' interpreter: the venv, whose runpod is the SDK 2.x (its worker runtime included).
-    vi.stubEnv("MINIPOD_PYTHON", python!);
+    const relayed = relayedPython(python!);
+    vi.stubEnv("MINIPOD_PYTHON", relayed.python);
     vi.stubEnv("PYTHONPATH", "");
-    emu = await createEmulator({ log: () => {} });
+    emu = await createEmulator({ clock: "real", config, log: () => {} });
+    // What the SDK 2.x sends to GraphQL and /v2, and what its worker processes send, recorded by `npm run contracts:record`.
+    const client = "runpod-python-2 (the SDK 2.x): rp flash dev --once, its queue functions on minipod's queue worker";
+    rec = await recorder(emu.url, { client, test: "test/e2e/sdk2-dev.test.ts", clock: "real", config });
+    relayed.to(emu.url, rec.url);
   });
   afterAll(async () => {
+    await rec?.close();
     await emu?.close();
     vi.unstubAllEnvs();
   });
@@ -30,7 +39,8 @@ describe.skipIf(!python)("rp flash dev --once through minipod: a queue function,
   it("runs the app's local entrypoint against workers of minipod's queue runtime", async () => {
     const project = mkdtempSync(join(tmpdir(), "minipod-sdk2-"));
     cpSync(APP, join(project, "main.py"));
-    const { RUNPOD_REST_API_URL: _rest, RUNPOD_CONSOLE_URL: _console, FLASH_IS_LIVE_PROVISIONING: _live, ...env } = flashClientEnv(emu.url);
+    const { RUNPOD_REST_API_URL: _rest, RUNPOD_CONSOLE_URL: _console, FLASH_IS_LIVE_PROVISIONING: _live, ...env } = flashClientEnv(via(emu.url));
+    rec.scenario("sdk2-flash-dev", { polls: true, about: "queue functions saved through GraphQL, called on /v2 (a result, a generator's stream and aggregate, an error), deleted at the end" });
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = spawn(join(dirname(python!), "rp"), ["flash", "dev", "main.py", "--once"], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
       let text = "";
@@ -42,6 +52,7 @@ describe.skipIf(!python)("rp flash dev --once through minipod: a queue function,
         resolve({ code: c, output: text });
       });
     });
+    rec.pause();
     expect(code, output).toBe(0);
     const said = (label: string) => output.split("\n").find((l) => l.startsWith(`${label}: `)) ?? `(no "${label}:" line in)\n${output}`;
     expect(said("greet")).toBe("greet: hello world!");

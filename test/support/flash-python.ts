@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { RECORDING } from "./recorder.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -85,4 +86,32 @@ export function flashClientEnv(url: string, extra: Record<string, string> = {}):
     FLASH_IS_LIVE_PROVISIONING: "true",
     ...extra,
   };
+}
+
+/**
+ * The interpreter to give minipod (MINIPOD_PYTHON) for the worker processes it starts, so that
+ * they reach it through its recorder while one relays to it: a script that puts the recorder's URL
+ * in place of minipod's in the RUNPOD_* variables minipod gives them, then runs `python`. The two
+ * URLs are read, when a process starts, from `relay.file`, which `relay.to(from, to)` writes (the
+ * URLs are known once minipod and its recorder listen, after the interpreter is named). Without
+ * a recording, `python` itself.
+ */
+export function relayedPython(python: string): { python: string; to(from: string, to: string): void } {
+  if (!RECORDING) return { python, to: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), "minipod-relayed-python-"));
+  const file = join(dir, "urls");
+  const script = join(dir, "python");
+  writeFileSync(file, "");
+  writeFileSync(
+    script,
+    [
+      "#!/usr/bin/env bash",
+      `read -r from to < ${JSON.stringify(file)} || true`,
+      'if [ -n "$from" ]; then for v in $(compgen -e | grep "^RUNPOD_"); do export "$v=${!v//"$from"/"$to"}"; done; fi',
+      `exec ${JSON.stringify(python)} "$@"`,
+      "",
+    ].join("\n"),
+  );
+  chmodSync(script, 0o755);
+  return { python: script, to: (from, to) => writeFileSync(file, `${from} ${to}\n`) };
 }

@@ -82,10 +82,21 @@ interface ScenarioOptions {
   about: string;
   /** Keep an idle worker's heartbeats and empty polls (once each), else they are left out. */
   idle?: boolean;
+  /**
+   * The client polls several GETs while it waits (runpod-flash: the job's status, the endpoint's
+   * metrics, the worker's log), as often and in the order its timing gives: between two of its
+   * other requests, each such GET (a stream's reads too) is kept once, where first sent, after the
+   * worker's result (placed right after the take that brought its job), with what its answers gave
+   * together, every list but a stream's as a list of anything (which workers are ready, which lines
+   * are logged, depends on timing and on worker processes a replay has not).
+   */
+  polls?: boolean;
 }
 
 /** The worker protocol's requests: those of an idle worker are left out of scenarios that are not about idleness. */
 const WORKER_OPS = /^\/v2\/[^/]+\/(job-take|job-take-batch|job-stop|ping)\//;
+/** A worker request's path, the worker id in it. */
+const WORKER_PATH = /^\/v2\/[^/]+\/(?:job-take|job-take-batch|job-stop|ping|job-done|job-stream)\/([^/]+)/;
 
 export class Recorder {
   private server: Server | undefined;
@@ -211,8 +222,12 @@ function toRecording(raws: Raw[], o: ScenarioOptions, keys: string[] | undefined
   const done = raws.filter((r) => r.done).sort((a, b) => a.seq - b.seq);
   const ids = new Ids();
   // Ids are named in the order requests were sent: an answer names them, later requests use them.
-  for (const r of done) ids.learn(parse(r.answer, r.contentType));
+  for (const r of done) {
+    ids.learnWorker(r.path);
+    ids.learn(parse(r.answer, r.contentType));
+  }
   const ordered = canonicalOrder(done.filter((r) => !isIdle(r)).map((r) => exchange(r, ids, keys)));
+  if (o.polls) return { exchanges: mergePolls(ordered) };
   // A GET sent again once answered (a poll) is kept once, marked repeated, with what its answers
   // gave together: how many polls a client makes, and which of them see which state of a job,
   // depend on timing; the fields it was given in the end do not.
@@ -235,6 +250,46 @@ function toRecording(raws: Raw[], o: ScenarioOptions, keys: string[] | undefined
     idle.set(JSON.stringify(x), x);
   }
   return { exchanges, idle: [...idle.entries()].sort((a, b) => a[0].localeCompare(b[0])).map((e) => e[1]) };
+}
+
+/** A scenario's exchanges with its polls merged (ScenarioOptions.polls). */
+function mergePolls(list: RecordedExchange[]): RecordedExchange[] {
+  // A worker's result and stream chunks, right after the take that brought their job.
+  const isTake = (x: RecordedExchange) => /\/job-take(-batch)?\//.test(x.request.path);
+  const after = new Map<RecordedExchange, RecordedExchange[]>();
+  for (const x of list) {
+    if (!/\/job-(done|stream)\//.test(x.request.path)) continue;
+    const names = placeholders(x.request.path);
+    const take = list.find((y) => isTake(y) && placeholders(y.response.body).some((n) => names.includes(n)));
+    if (take) after.set(take, [...(after.get(take) ?? []), x]);
+  }
+  const moved = new Set([...after.values()].flat());
+  const out: RecordedExchange[] = [];
+  let window = new Map<string, RecordedExchange>();
+  for (const x of list.flatMap((y) => (moved.has(y) ? [] : [y, ...(after.get(y) ?? [])]))) {
+    // A stream's reads too: which chunks each read got depends on timing; all of them together, not.
+    const stream = /\/stream\//.test(x.request.path);
+    if (x.request.method !== "GET" || (HELD.test(x.request.path) && !stream) || WORKER_PATH.test(x.request.path)) {
+      window = new Map();
+      out.push(x);
+      continue;
+    }
+    if (x.response.body !== undefined && !stream) x.response.body = anyLists(x.response.body);
+    const key = `${JSON.stringify(x.request)} ${x.response.status}`;
+    const prev = window.get(key);
+    if (!prev) {
+      window.set(key, x);
+      out.push(x);
+    } else if (x.response.body !== undefined) prev.response.body = prev.response.body === undefined ? x.response.body : union(prev.response.body, x.response.body);
+  }
+  return out;
+}
+
+/** A shape with every list as a list of anything. */
+function anyLists(shape: Shape): Shape {
+  if (Array.isArray(shape)) return [];
+  if (typeof shape === "object") return Object.fromEntries(Object.entries(shape).map(([k, x]) => [k, anyLists(x)]));
+  return shape;
 }
 
 /** Requests answered when something happens (held open until then): long polls. */
@@ -326,6 +381,7 @@ export function parse(chunks: Buffer[] | string, contentType: string | undefined
 /** The job, request and batch ids minipod gave, named {id:1}, {id:2}... in the order they were first seen. */
 class Ids {
   private readonly names = new Map<string, string>();
+  private readonly workers = new Map<string, string>();
 
   learn(v: unknown, key?: string): void {
     if (typeof v === "string" && (key === "id" || key === "jobsToStop" || key === "requestId") && v.length >= 6 && !this.names.has(v)) this.names.set(v, `{id:${this.names.size + 1}}`);
@@ -337,11 +393,21 @@ class Ids {
     return this.names.get(s);
   }
 
+  /**
+   * A worker id minipod made up (14 lowercase letters and digits, for the processes it starts),
+   * seen in a worker request's path: named `worker-N` in the order first seen, sent so in a replay.
+   * The ids a test gives its workers stay as they are.
+   */
+  learnWorker(path: string): void {
+    const id = WORKER_PATH.exec(path)?.[1];
+    if (id && /^[0-9a-z]{14}$/.test(id) && !this.workers.has(id)) this.workers.set(id, `worker-${this.workers.size + 1}`);
+  }
+
   /** `v` with every id minipod gave replaced by its name (in strings: paths, values). */
   abstract(v: unknown): unknown {
     if (typeof v === "string") {
       let out = v;
-      for (const [id, name] of this.names) if (out.includes(id)) out = out.split(id).join(name);
+      for (const [id, name] of [...this.names, ...this.workers]) if (out.includes(id)) out = out.split(id).join(name);
       return out;
     }
     if (Array.isArray(v)) return v.map((x) => this.abstract(x));
@@ -357,6 +423,8 @@ class Ids {
  */
 function values(v: unknown, key?: string): unknown {
   if (key === "output") return { $shape: shapeOf(v, new Ids()) };
+  // runpod-flash names a class's instance with a random suffix.
+  if (key === "instance_id" && typeof v === "string") return v.replace(/_[0-9a-f]{8}$/, "_{random}");
   if (typeof v === "string") {
     if (v.length > 10_000) return "[text of more than 10000 characters]";
     if (key === "error" && v.length > 200) return "[a worker's error report]";
