@@ -178,7 +178,9 @@ function columns(db: Db, table: string): string[] {
 export function loadImage(image: Buffer, into: Db): void {
   let from: Db;
   try {
-    from = openSqlite(openable(Buffer.from(image)));
+    // SQLite opens a copy of the image (no copy of ours first: 300 MB less at a restore's peak);
+    // marking it openable changes nothing in a snapshot, which is marked so when taken.
+    from = openSqlite(openable(image));
     from.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
   } catch (e) {
     throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);
