@@ -84,7 +84,7 @@ describe("GET /_emulator/export of a database larger than one step", () => {
     e = await inProcess({ config });
     await fill(e);
     let ended = false;
-    const exported = e.app.request("http://minipod.test/_emulator/export").then(async (r) => {
+    const exported = Promise.resolve(e.app.request("http://minipod.test/_emulator/export")).then(async (r) => {
       const bytes = Buffer.from(await r.arrayBuffer());
       ended = true;
       return bytes;
