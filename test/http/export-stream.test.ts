@@ -100,6 +100,29 @@ describe("GET /_emulator/export of a database larger than one step", () => {
     expect((await exported).toString("latin1")).not.toContain(SECRET);
   });
 
+  it("in memory, ends however steadily jobs are written while it copies, and holds them", async () => {
+    e = await inProcess({ config: { ...config, rateLimits: { enabled: false } } });
+    const ids = await fill(e);
+    let ended = false;
+    const exported = Promise.resolve(e.app.request("http://minipod.test/_emulator/export")).then(async (r) => {
+      const bytes = Buffer.from(await r.arrayBuffer());
+      ended = true;
+      return bytes;
+    });
+    // A job submitted every turn (each starts an in-memory copy over), for at most 2,000 turns.
+    for (let i = 0; i < 2000 && !ended; i++) {
+      const res = await e.post("/v2/q/run", { input: { during: i } });
+      expect(res.status).toBe(200);
+      await nextTurn();
+    }
+    expect(ended).toBe(true);
+    const file = join(dir, "exported.db");
+    writeFileSync(file, await exported);
+    imported = await inProcess({ config, importFile: file });
+    // Those queued before it began are in it (later ones, if the copy had ended, are not).
+    for (const id of ids.slice(0, JOBS)) expect((await imported.get(`/v2/q/status/${id}`)).body.status, id).toBe("IN_QUEUE");
+  });
+
   it("removes its temporary file when the client stops reading", async () => {
     e = await inProcess({ config });
     await fill(e);
