@@ -1,5 +1,4 @@
-import { createReadStream } from "node:fs";
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -134,9 +133,9 @@ export class Snapshots {
   /**
    * The database as a SQLite file for `minipod export`, with every secret redacted, streamed. It
    * is copied into a private temporary directory by steps (SQLite's online backup), its secrets are
-   * overwritten by steps with freed space zeroed as it goes, and the file is read out as the body
-   * is sent, then removed: the event loop is never held for long and memory does not grow with
-   * the database.
+   * overwritten by steps with freed space zeroed as it goes, and the file, removed as soon as it
+   * is open, is read out as the body is sent: the event loop is never held for long and memory
+   * does not grow with the database.
    */
   async exportState(): Promise<ExportedState> {
     this.flush();
@@ -155,9 +154,13 @@ export class Snapshots {
       } finally {
         copy.close();
       }
-      const bytes = (await stat(file)).size;
-      const stream = createReadStream(file);
-      stream.once("close", () => void rm(dir, { recursive: true, force: true }));
+      const handle = await open(file, "r");
+      const bytes = (await handle.stat()).size;
+      // Removed as soon as it is open: it is read to its end all the same, and nothing is left
+      // behind whatever becomes of the process. Where the system refuses, once it has been read.
+      const removed = await rm(dir, { recursive: true, force: true }).then(() => true, () => false);
+      const stream = handle.createReadStream();
+      if (!removed) stream.once("close", () => void rm(dir, { recursive: true, force: true }));
       return { bytes, body: Readable.toWeb(stream) as ReadableStream<Uint8Array> };
     } catch (e) {
       await rm(dir, { recursive: true, force: true });
