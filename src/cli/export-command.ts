@@ -1,4 +1,7 @@
-import { writeFileSync } from "node:fs";
+import { createWriteStream, statSync } from "node:fs";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream } from "node:stream/web";
 import { EXPORT_FLAGS, EXPORT_USAGE, parseFlags } from "../config/cli-args.js";
 import { ConfigError } from "../config/load.js";
 
@@ -25,7 +28,7 @@ export async function exportCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
     throw new ConfigError(`cannot reach minipod at ${url}: ${((e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message)}; is it running? (--url sets where)`);
   }
   if (!res.ok) throw new ConfigError(`minipod at ${url} answered ${res.status}: ${await res.text()}`);
-  const bytes = Buffer.from(await res.arrayBuffer());
-  writeFileSync(file, bytes);
-  process.stdout.write(`exported ${bytes.byteLength} bytes of state from ${url} to ${file}\n`);
+  // Written as it arrives: a state of hundreds of megabytes is never whole in memory.
+  await pipeline(Readable.fromWeb(res.body as ReadableStream<Uint8Array>), createWriteStream(file));
+  process.stdout.write(`exported ${statSync(file).size} bytes of state from ${url} to ${file}\n`);
 }

@@ -1,6 +1,9 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { createWriteStream, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, relative, resolve } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream } from "node:stream/web";
 import type { Emulator } from "../compose/emulator.js";
 import { loadConfigFile } from "../compose/config.js";
 import { INLINE_PREFIX } from "../domain/handlers/types.js";
@@ -87,7 +90,7 @@ export function watchServe(o: ServeWatchOptions): () => void {
         const res = await fetch(`${emulator.url}/_emulator/export`, { headers: control(emulator) });
         if (!res.ok) throw new Error(`cannot keep the state over the reload (export answered ${res.status})`);
         importFile = join(mkdtempSync(join(tmpdir(), "minipod-watch-")), "state.sqlite");
-        writeFileSync(importFile, Buffer.from(await res.arrayBuffer()));
+        await pipeline(Readable.fromWeb(res.body as ReadableStream<Uint8Array>), createWriteStream(importFile));
       }
       let next: Emulator;
       try {

@@ -1,10 +1,15 @@
+import { mkdtemp, open, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import type { ReadableStream } from "node:stream/web";
 import { SNAPSHOTS_MAX_BYTES_DEFAULT, SNAPSHOTS_MAX_COUNT_DEFAULT } from "../domain/bounds.js";
 import type { VirtualClock } from "../domain/clock.js";
 import { EmulatorError } from "../domain/errors.js";
 import { isSecretName, redact, REDACTED, shownUrl } from "../domain/redact.js";
 import { migrate, type Db } from "../store/db.js";
 import { MIGRATIONS } from "../store/migrations.js";
-import { openSqlite, pragmaValue } from "../store/sqlite.js";
+import { backupInSteps, openSqlite, pragmaValue } from "../store/sqlite.js";
 
 export interface SnapshotInfo {
   name: string;
@@ -33,6 +38,18 @@ export interface SnapshotBounds {
 }
 
 const MB = 1024 * 1024;
+
+/** An export: its size, and the file's bytes as they are read (the file goes when they have been). */
+export interface ExportedState {
+  bytes: number;
+  body: ReadableStream<Uint8Array>;
+}
+
+/** Pages (4 KiB) an export copies in one turn of the event loop. */
+const EXPORT_STEP_PAGES = 1024;
+/** About how long an export's overwriting of secrets holds the event loop at a time, and most rows it takes at once. */
+const REDACT_STEP_MS = 10;
+const REDACT_STEP_MAX_ROWS = 8192;
 const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 
 /**
@@ -113,17 +130,41 @@ export class Snapshots {
     return this.images.delete(name);
   }
 
-  /** The database as a file image for `minipod export`, with every secret redacted. */
-  exportImage(): Buffer {
+  /**
+   * The database as a SQLite file for `minipod export`, with every secret redacted, streamed. It
+   * is copied into a private temporary directory by steps (SQLite's online backup), its secrets are
+   * overwritten by steps with freed space zeroed as it goes, and the file, removed as soon as it
+   * is open, is read out as the body is sent: the event loop is never held for long and memory
+   * does not grow with the database.
+   */
+  async exportState(): Promise<ExportedState> {
     this.flush();
-    const copy = openSqlite(openable(this.db.serialize()));
+    const dir = await mkdtemp(join(tmpdir(), "minipod-export-"));
+    const file = join(dir, "state.db");
     try {
-      // An UPDATE would leave the old values in the file's free space: zeroed as they are freed.
-      copy.exec("PRAGMA secure_delete = ON");
-      redactSecrets(copy);
-      return openable(copy.serialize());
-    } finally {
-      copy.close();
+      await backupInSteps(this.db, file, EXPORT_STEP_PAGES);
+      const copy = openSqlite(file);
+      try {
+        // An UPDATE would leave the old values in the file's free space: zeroed as they are freed.
+        // The rollback journal (which holds the old pages) stays in memory, the file is left a
+        // rollback-journal database whatever mode the live one has, and is never synced: it is
+        // temporary. Each slice commits on its own, so the journal holds one slice's pages.
+        copy.exec("PRAGMA secure_delete = ON; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF");
+        await redactSecrets(copy);
+      } finally {
+        copy.close();
+      }
+      const handle = await open(file, "r");
+      const bytes = (await handle.stat()).size;
+      // Removed as soon as it is open: it is read to its end all the same, and nothing is left
+      // behind whatever becomes of the process. Where the system refuses, once it has been read.
+      const removed = await rm(dir, { recursive: true, force: true }).then(() => true, () => false);
+      const stream = handle.createReadStream();
+      if (!removed) stream.once("close", () => void rm(dir, { recursive: true, force: true }));
+      return { bytes, body: Readable.toWeb(stream) as ReadableStream<Uint8Array> };
+    } catch (e) {
+      await rm(dir, { recursive: true, force: true });
+      throw e;
     }
   }
 }
@@ -140,7 +181,9 @@ function columns(db: Db, table: string): string[] {
 export function loadImage(image: Buffer, into: Db): void {
   let from: Db;
   try {
-    from = openSqlite(openable(Buffer.from(image)));
+    // SQLite opens a copy of the image (no copy of ours first: 300 MB less at a restore's peak);
+    // marking it openable changes nothing in a snapshot, which is marked so when taken.
+    from = openSqlite(openable(image));
     from.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
   } catch (e) {
     throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);
@@ -196,30 +239,57 @@ function keyColumns(db: Db, t: string): string[] {
   return db.prepare<[string], { name: string }>(`SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`).all(t).map((r) => `"${r.name}"`);
 }
 
-function redactSecrets(db: Db): void {
-  for (const t of tables(db)) {
-    for (const c of columns(db, t)) {
-      if (isSecretName(c)) db.prepare(`UPDATE "${t}" SET "${c}" = ? WHERE "${c}" IS NOT NULL`).run(REDACTED);
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Runs `step` over a table's rows a slice at a time, the event loop free between slices: `range`
+ * is SQL to add to its WHERE, with `args` its parameters (`rowid > ? AND rowid <= ?`), or `1` (no
+ * parameters) for a WITHOUT ROWID table, done in one statement. A slice starts at one row and
+ * doubles or halves to take about `REDACT_STEP_MS` (rows range from a few bytes to megabytes).
+ */
+async function inSlices(db: Db, t: string, step: (range: string, args: number[]) => void): Promise<void> {
+  if (keyColumns(db, t)[0] !== "rowid") return step("1", []);
+  const end = db.prepare(`SELECT max(rowid) FROM (SELECT rowid FROM "${t}" WHERE rowid > ? ORDER BY rowid LIMIT ?)`).pluck(true);
+  let rows = 1;
+  for (let from = 0, to = end.get(from, rows) as number | null; to !== null; from = to, to = end.get(from, rows) as number | null) {
+    const started = performance.now();
+    step("rowid > ? AND rowid <= ?", [from, to]);
+    const took = performance.now() - started;
+    if (took < REDACT_STEP_MS / 2) rows = Math.min(rows * 2, REDACT_STEP_MAX_ROWS);
+    else if (took > REDACT_STEP_MS) rows = Math.max(1, rows >> 1);
+    await nextTurn();
+  }
+}
+
+async function redactSecrets(db: Db): Promise<void> {
+  const all = tables(db);
+  for (const t of all) {
+    for (const c of columns(db, t).filter(isSecretName)) {
+      await inSlices(db, t, (range, args) => db.prepare(`UPDATE "${t}" SET "${c}" = ? WHERE "${c}" IS NOT NULL AND ${range}`).run(REDACTED, ...args));
     }
   }
   // Resources are JSON documents (a registry auth's password, an env's token): every secret-named
   // key at any depth, and the password of any URL with user info, is redacted in each.
-  if (tables(db).includes("documents")) {
+  if (all.includes("documents")) {
     const set = db.prepare(`UPDATE documents SET data = ? WHERE kind = ? AND id = ?`);
-    for (const r of db.prepare<[], { kind: string; id: string; data: string }>(`SELECT kind, id, data FROM documents`).all()) {
-      const data = JSON.stringify(redact(JSON.parse(r.data)));
-      if (data !== r.data) set.run(data, r.kind, r.id);
-    }
+    await inSlices(db, "documents", (range, args) => {
+      for (const d of db.prepare(`SELECT kind, id, data FROM documents WHERE ${range}`).all(...args) as { kind: string; id: string; data: string }[]) {
+        const data = JSON.stringify(redact(JSON.parse(d.data)));
+        if (data !== d.data) set.run(data, d.kind, d.id);
+      }
+    });
   }
-  if (tables(db).includes("jobs")) {
-    db.prepare(`UPDATE jobs SET s3_config = json_set(s3_config, '$.accessSecret', '[redacted]') WHERE s3_config IS NOT NULL`).run();
-    // Webhook URLs as shown: secret-named query values (a receiver's token) and passwords (refused
-    // since; a database of an earlier release may hold some). An import calls them as they are.
-    const rows = db.prepare<[], { id: string; webhook: string }>(`SELECT id, webhook FROM jobs WHERE webhook LIKE '%?%' OR webhook LIKE '%://%:%@%'`).all();
+  if (all.includes("jobs")) {
     const set = db.prepare(`UPDATE jobs SET webhook = ? WHERE id = ?`);
-    for (const r of rows) {
-      const shown = shownUrl(r.webhook);
-      if (shown !== r.webhook) set.run(shown, r.id);
-    }
+    await inSlices(db, "jobs", (range, args) => {
+      db.prepare(`UPDATE jobs SET s3_config = json_set(s3_config, '$.accessSecret', '[redacted]') WHERE s3_config IS NOT NULL AND ${range}`).run(...args);
+      // Webhook URLs as shown: secret-named query values (a receiver's token) and passwords
+      // (refused since; a database of an earlier release may hold some). An import calls them as they are.
+      const rows = db.prepare(`SELECT id, webhook FROM jobs WHERE (webhook LIKE '%?%' OR webhook LIKE '%://%:%@%') AND ${range}`).all(...args) as { id: string; webhook: string }[];
+      for (const j of rows) {
+        const shown = shownUrl(j.webhook);
+        if (shown !== j.webhook) set.run(shown, j.id);
+      }
+    });
   }
 }

@@ -32,8 +32,8 @@ export interface SnapshotBook {
   delete(name: string): boolean;
   totalBytes(): number;
   readonly bounds: { maxCount: number; maxBytes: number };
-  /** The database as a file image for `minipod export`, with every secret redacted. */
-  exportImage(): Buffer;
+  /** The database as a SQLite file for `minipod export`, every secret redacted: its size and its bytes, streamed. */
+  exportState(): Promise<{ bytes: number; body: ReadableStream<Uint8Array> }>;
 }
 
 /**

@@ -93,8 +93,8 @@ export function snapshotRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
     core.log.info(`snapshot "${info.name}" restored; clock at ${new Date(info.at).toISOString()}`);
     return c.json(info, 200);
   });
-  router.openapi(exportDb, (c) => {
-    const image = core.snapshots.exportImage();
-    return c.body(new Uint8Array(image), 200, { "content-type": "application/vnd.sqlite3", "content-disposition": 'attachment; filename="minipod-state.db"' });
+  router.openapi(exportDb, async (c) => {
+    const { bytes, body } = await core.snapshots.exportState();
+    return c.body(body, 200, { "content-type": "application/vnd.sqlite3", "content-length": String(bytes), "content-disposition": 'attachment; filename="minipod-state.db"' });
   });
 }
