@@ -1,7 +1,9 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import type { ClockMode } from "../../src/domain/clock.js";
 import { BUILTIN_IMAGES } from "../../src/domain/images.js";
-import { HELD, parse, placeholders, type RecordedExchange, type Recording, type Shape } from "../support/recorder.js";
+import { HELD, parse, placeholders, type RecordedExchange, type RecordedWorkerExchange, type Recording, type Shape } from "../support/recorder.js";
 
 /**
  * Replays a recording (test/support/recorder.ts) against a fresh minipod with the recorded config
@@ -28,7 +30,50 @@ const noProcesses = (images: Array<{ image: string }> = []) => [...images, ...BU
 /** Bound of one request. */
 const REQUEST_MS = 30_000;
 
-export async function replay(r: Recording): Promise<void> {
+export async function replay(recording: Recording): Promise<void> {
+  // A worker HTTP server of the test's (`{worker}` in the config): a stand-in answering as it did.
+  const worker = JSON.stringify(recording.config).includes('"{worker}"') ? await standInWorker(recording.worker ?? []) : undefined;
+  try {
+    const r = worker ? { ...recording, config: JSON.parse(JSON.stringify(recording.config).split('"{worker}"').join(JSON.stringify(worker.url))) as unknown } : recording;
+    await replayOn(r);
+    const unmet = worker?.unmet() ?? [];
+    if (unmet.length) throw new Error(`minipod never relayed to the worker what it relayed when recorded: ${unmet.join(", ")}`);
+  } finally {
+    await worker?.close();
+  }
+}
+
+/**
+ * A worker HTTP server on 127.0.0.1 answering each request minipod relays with the recorded answer
+ * to the same method, path and query; another request is answered 404, naming it (so the client's
+ * answer is not what it accepted).
+ */
+async function standInWorker(list: RecordedWorkerExchange[]): Promise<{ url: string; unmet: () => string[]; close: () => Promise<void> }> {
+  const met = new Set<RecordedWorkerExchange>();
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    const query = JSON.stringify(Object.fromEntries([...url.searchParams.entries()].sort()));
+    const x = list.find((w) => w.request.method === req.method && w.request.path === url.pathname && JSON.stringify(w.request.query ?? {}) === query);
+    req.resume();
+    req.on("end", () => {
+      if (!x) return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: `the recording has no worker answer to ${req.method} ${req.url}` }));
+      met.add(x);
+      const body = x.response.body;
+      res.writeHead(x.response.status, x.response.headers ?? {}).end(body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    unmet: () => list.filter((w) => !met.has(w)).map((w) => `${w.request.method} ${w.request.path}`),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function replayOn(r: Recording): Promise<void> {
   if (r.idle?.length) {
     // An idle worker's exchanges, on a minipod with nothing queued that answers empty polls at once.
     const config = r.config as { externalWorkers?: Record<string, unknown> };

@@ -8,6 +8,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { callTool, connectMcp } from "../support/mcp.js";
+import { recorder, workerTap, type Recorder, type WorkerTap } from "../support/recorder.js";
 
 /**
  * Load-balancing endpoints with real clients and servers, unchanged: the `openai` SDK against the
@@ -16,6 +17,8 @@ import { callTool, connectMcp } from "../support/mcp.js";
  */
 let emu: Emulator;
 let server: Server;
+let rec: Recorder;
+let tap: WorkerTap;
 let nodeHits = 0;
 const KEY = "lb-key";
 
@@ -33,26 +36,30 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const nodeUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  emu = await createEmulator({
-    clock: "manual",
-    config: {
-      endpoints: [
-        { id: "llm", type: "LOAD_BALANCER", handler: "openai", workersMin: 1, coldStartMs: 0, openai: { models: ["my-model"], tokenDelayMs: 0 } },
-        { id: "node", type: "LOAD_BALANCER", handler: nodeUrl },
-      ],
-    },
+  // What minipod relays to the worker server, and its answers, recorded with the clients' exchanges.
+  tap = await workerTap(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const config = (worker: string) => ({
+    endpoints: [
+      { id: "llm", type: "LOAD_BALANCER" as const, handler: "openai", workersMin: 1, coldStartMs: 0, openai: { models: ["my-model"], tokenDelayMs: 0 } },
+      { id: "node", type: "LOAD_BALANCER" as const, handler: worker },
+    ],
   });
+  emu = await createEmulator({ clock: "manual", config: config(tap.url) });
+  const client = "openai (JavaScript) and a worker HTTP server on load-balancing endpoints' routes";
+  rec = await recorder(emu.url, { client, test: "test/e2e/load-balancer-clients.test.ts", clock: "manual", config: config("{worker}") });
 });
 
 afterAll(async () => {
+  await rec?.close();
   await emu?.close();
+  await tap?.close();
   await new Promise<void>((r) => server.close(() => r()));
 });
 
 describe("load-balancing endpoints with real clients", () => {
   it("the openai SDK reaches the built-in openai handler with only a base URL", async () => {
-    const openai = new OpenAI({ apiKey: KEY, baseURL: `${emu.url}/lb/llm/v1` });
+    rec.scenario("openai-lb-routes", { about: "the built-in openai handler on /lb/{id}/v1: a chat completion, whole and streamed, the models, an unknown model" });
+    const openai = new OpenAI({ apiKey: KEY, baseURL: `${rec.url}/lb/llm/v1` });
     const chat = await openai.chat.completions.create({ model: "my-model", messages: [{ role: "user", content: "hello" }] });
     expect(chat.object).toBe("chat.completion");
     expect(chat.choices[0]!.message.content).toEqual(expect.any(String));
@@ -64,18 +71,21 @@ describe("load-balancing endpoints with real clients", () => {
     expect(models.data.map((m) => m.id)).toEqual(["my-model"]);
     // An unknown model is the handler's 404, in OpenAI's shape.
     await expect(openai.chat.completions.create({ model: "other", messages: [{ role: "user", content: "x" }] })).rejects.toMatchObject({ status: 404 });
+    rec.pause();
   });
 
   it("a Node http server given by URL is the endpoint's worker, once its /ping says 200", async () => {
-    const res = await fetch(`${emu.url}/lb/node/items/1?full=true`, { method: "PUT", headers: { authorization: `Bearer ${KEY}` }, body: "payload", signal: AbortSignal.timeout(10_000) });
+    rec.scenario("lb-worker-by-url", { about: "a request relayed to a worker HTTP server given by URL (method, path, query, body, key), and one without a key, refused", worker: tap });
+    const res = await fetch(`${rec.url}/lb/node/items/1?full=true`, { method: "PUT", headers: { authorization: `Bearer ${KEY}` }, body: "payload", signal: AbortSignal.timeout(10_000) });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-served-by")).toBe("node");
     expect(res.headers.get("x-runpod-worker-id")).toBeTruthy();
     expect(await res.json()).toEqual({ method: "PUT", url: "/items/1?full=true", body: "payload", auth: `Bearer ${KEY}` });
     // No key, no request: the worker never sees it.
     const hits = nodeHits;
-    expect((await fetch(`${emu.url}/lb/node/items/1`)).status).toBe(401);
+    expect((await fetch(`${rec.url}/lb/node/items/1`)).status).toBe(401);
     expect(nodeHits).toBe(hits);
+    rec.pause();
   });
 
   it("answers alike before the app and through it: the journal, a chunked body, a fault, 413", async () => {

@@ -61,6 +61,18 @@ export interface Recording {
   exchanges: RecordedExchange[];
   /** Exchanges of an idle worker (heartbeats, empty polls answered 204): replayed on a minipod with nothing queued. */
   idle?: RecordedExchange[];
+  /**
+   * What minipod relayed to a load-balancing endpoint's worker (an HTTP server of the test's,
+   * written `{worker}` in `config`) and what that worker answered: the replay's stand-in worker
+   * answers so.
+   */
+  worker?: RecordedWorkerExchange[];
+}
+
+/** A request minipod relayed to a worker HTTP server, and the worker's answer as it was sent. */
+export interface RecordedWorkerExchange {
+  request: { method: string; path: string; query?: Record<string, string>; body?: unknown };
+  response: { status: number; headers?: Record<string, string>; body?: unknown };
 }
 
 interface Raw {
@@ -91,6 +103,8 @@ interface ScenarioOptions {
    * are logged, depends on timing and on worker processes a replay has not).
    */
   polls?: boolean;
+  /** The worker HTTP server whose requests from minipod, from its start to this scenario's end, belong to it (`worker`). */
+  worker?: WorkerTap;
 }
 
 /** The worker protocol's requests: those of an idle worker are left out of scenarios that are not about idleness. */
@@ -163,6 +177,7 @@ export class Recorder {
 
   /** From now on, what is sent belongs to scenario `name` (until the next call or `pause()`); a name used before goes on with it. */
   scenario(name: string, o: ScenarioOptions): void {
+    this.current?.o.worker?.freeze();
     // The same name again goes on with the same scenario (after a pause).
     this.current = this.scenarios.find((x) => x.name === name) ?? { name, o, raws: [] };
     if (!this.scenarios.includes(this.current)) this.scenarios.push(this.current);
@@ -175,11 +190,13 @@ export class Recorder {
 
   /** What is sent from now on belongs to no scenario. */
   pause(): void {
+    this.current?.o.worker?.freeze();
     this.current = undefined;
   }
 
   /** Stops relaying and, when recording, writes each scenario's file. */
   async close(): Promise<void> {
+    this.current?.o.worker?.freeze();
     this.current = undefined;
     relays.delete(this.target);
     if (!this.server) return;
@@ -191,6 +208,7 @@ export class Recorder {
       const keys = (this.meta.config as { auth?: { keys?: Array<{ key: string }> } }).auth?.keys?.map((k) => k.key);
       const recording = toRecording(s.raws, s.o, keys);
       const file: Recording = { client: this.meta.client, test: this.meta.test, scenario: s.name, about: s.o.about, clock: this.meta.clock, config: this.meta.config, ...recording };
+      if (s.o.worker) file.worker = s.o.worker.exchanges();
       writeFileSync(join(RECORDED_DIR, `${s.name}.json`), JSON.stringify(file, null, 2) + "\n");
     }
   }
@@ -210,6 +228,100 @@ export function via(url: string): string {
   return relays.get(url) ?? url;
 }
 
+/** A worker's answer headers that say nothing of it (the connection's, the time). */
+const TRANSPORT_HEADERS = new Set(["date", "connection", "keep-alive", "transfer-encoding", "content-length"]);
+
+/**
+ * A relay in front of a worker HTTP server of the test's (a load-balancing endpoint's worker, given
+ * to minipod by URL): minipod is given `url`, and when recording, each request minipod sends it and
+ * the worker's answer are kept, until the scenario it belongs to (ScenarioOptions.worker) ends.
+ * Without MINIPOD_RECORD, `url` is the worker's own.
+ */
+export class WorkerTap {
+  private server: Server | undefined;
+  private readonly raws: Raw[] = [];
+  private frozen = false;
+  private seq = 0;
+  url: string;
+
+  constructor(private readonly target: string) {
+    this.url = target;
+  }
+
+  async start(): Promise<this> {
+    if (!RECORDING) return this;
+    const target = new URL(this.target);
+    this.server = createServer((req, res) => {
+      const url = new URL(req.url ?? "/", "http://x");
+      const raw: Raw = { seq: this.seq++, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: {}, body: [], answer: [], done: false };
+      const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (answer) => {
+        raw.status = answer.statusCode;
+        raw.contentType = answer.headers["content-type"];
+        raw.headers = answer.headers;
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.on("data", (d: Buffer) => {
+          raw.answer.push(d);
+          res.write(d);
+        });
+        answer.on("end", () => {
+          raw.done = true;
+          if (!this.frozen) this.raws.push(raw);
+          res.end();
+        });
+      });
+      up.on("error", () => res.destroy());
+      req.on("data", (d: Buffer) => {
+        raw.body.push(d);
+        up.write(d);
+      });
+      req.on("end", () => up.end());
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** What minipod sends the worker from now on belongs to no scenario. */
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  /** The distinct requests minipod sent (a health check sent again is kept once), in the order first sent, with the worker's answers. */
+  exchanges(): RecordedWorkerExchange[] {
+    const out = new Map<string, RecordedWorkerExchange>();
+    for (const r of [...this.raws].sort((a, b) => a.seq - b.seq)) {
+      const request: RecordedWorkerExchange["request"] = { method: r.method, path: r.path };
+      if ([...r.query.keys()].length) request.query = Object.fromEntries([...r.query.entries()].sort());
+      if (r.body.length) request.body = values(parse(r.body, undefined));
+      const key = JSON.stringify([request.method, request.path, request.query]);
+      if (out.has(key)) continue;
+      const headers = Object.fromEntries(
+        Object.entries(r.headers)
+          .filter(([k]) => !TRANSPORT_HEADERS.has(k))
+          .map(([k, v]) => [k, String(v)])
+          .sort(),
+      );
+      const response: RecordedWorkerExchange["response"] = { status: r.status ?? 0 };
+      if (Object.keys(headers).length) response.headers = headers;
+      const body = parse(r.answer, r.contentType);
+      if (body !== undefined) response.body = values(body);
+      out.set(key, { request, response });
+    }
+    return [...out.values()];
+  }
+
+  async close(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+}
+
+/** A tap in front of the worker HTTP server at `target`, started; a no-op one (url = target) unless recording. */
+export async function workerTap(target: string): Promise<WorkerTap> {
+  return new WorkerTap(target).start();
+}
+
 /** Whether an exchange is an idle worker's: a heartbeat, or a worker poll answered with nothing. */
 function isIdle(r: Raw): boolean {
   return WORKER_OPS.test(r.path) && (r.path.includes("/ping/") || r.status === 204);
@@ -224,6 +336,9 @@ function toRecording(raws: Raw[], o: ScenarioOptions, keys: string[] | undefined
   // Ids are named in the order requests were sent: an answer names them, later requests use them.
   for (const r of done) {
     ids.learnWorker(r.path);
+    // What a client sends before minipod gave it (a model's name, sent before the models are listed) is the client's own.
+    ids.own(parse(r.body, r.headers["content-type"]));
+    ids.own([...r.query.values()]);
     ids.learn(parse(r.answer, r.contentType));
   }
   const ordered = canonicalOrder(done.filter((r) => !isIdle(r)).map((r) => exchange(r, ids, keys)));
@@ -382,11 +497,19 @@ export function parse(chunks: Buffer[] | string, contentType: string | undefined
 class Ids {
   private readonly names = new Map<string, string>();
   private readonly workers = new Map<string, string>();
+  private readonly owned = new Set<string>();
 
   learn(v: unknown, key?: string): void {
-    if (typeof v === "string" && (key === "id" || key === "jobsToStop" || key === "requestId") && v.length >= 6 && !this.names.has(v)) this.names.set(v, `{id:${this.names.size + 1}}`);
+    if (typeof v === "string" && (key === "id" || key === "jobsToStop" || key === "requestId") && v.length >= 6 && !this.names.has(v) && !this.owned.has(v)) this.names.set(v, `{id:${this.names.size + 1}}`);
     else if (Array.isArray(v)) for (const x of v) this.learn(x, key === "jobsToStop" ? key : undefined);
     else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) this.learn(x, k);
+  }
+
+  /** Every string in `v` a value of the client's own, never named. */
+  own(v: unknown): void {
+    if (typeof v === "string" && !this.names.has(v)) this.owned.add(v);
+    else if (Array.isArray(v)) for (const x of v) this.own(x);
+    else if (v && typeof v === "object") for (const x of Object.values(v)) this.own(x);
   }
 
   name(s: string): string | undefined {
