@@ -10,4 +10,4 @@ export type { SnapshotInfo } from "./compose/snapshots.js";
 export type { WorkerSpec } from "./launch/launched-workers.js";
 export type { WorkerProcess } from "./launch/worker-process.js";
 export type { ExternalWorkerView, ExternalWorkerState } from "./domain/external-workers.js";
-export type { WallTime } from "./domain/clock.js";
+export type { WallTime } from "./domain/wall.js";

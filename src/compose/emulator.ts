@@ -12,7 +12,9 @@ import type { Config } from "../config/schema.js";
 import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
 import { buildRuntime, type EmulatorRuntime } from "./runtime.js";
 import { clientSleep } from "../domain/client-sleep.js";
-import { VirtualClock, type ClockMode, type WallTime } from "../domain/clock.js";
+import { VirtualClock, type ClockMode } from "../domain/clock.js";
+import type { WallTime } from "../domain/wall.js";
+import { wallOf } from "./process-wall.js";
 import type { EndpointSpec } from "../domain/endpoint.js";
 import type { Handler } from "../domain/handlers/types.js";
 import { createLogger, type Logger, type LogLevel } from "../domain/logger.js";
@@ -207,12 +209,14 @@ export async function buildEmulator(
   const write = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
   let clock: VirtualClock | undefined;
   const log = createLogger(level, write, () => clock?.now() ?? Date.now());
+  const onError = (e: unknown, label: string) => log.error(`timer ${label} failed: ${(e as Error)?.stack ?? String(e)}`);
   clock = new VirtualClock({
     mode: clockOpt?.mode ?? config.clock.mode ?? internal.defaultClock ?? "auto",
     speed: clockOpt?.speed ?? config.clock.speed,
-    ...(typeof clockOpt === "object" && "wall" in clockOpt && clockOpt.wall ? { wall: clockOpt.wall } : {}),
+    // The process's wall, or the wall time a test gives on the process's event loop.
+    wall: wallOf(typeof clockOpt === "object" && "wall" in clockOpt ? clockOpt.wall : undefined, onError),
     start: start === undefined ? undefined : typeof start === "number" ? start : Date.parse(start),
-    onError: (e, label) => log.error(`timer ${label} failed: ${(e as Error)?.stack ?? String(e)}`),
+    onError,
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
   const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);

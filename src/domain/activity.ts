@@ -15,7 +15,7 @@
  * that real time has not reached (a worker process's job timed out mid-run); not jumping while
  * only timers are left makes every waiter wait for nothing.
  */
-import type { VirtualClock, WallTime } from "./clock.js";
+import type { WallTime } from "./wall.js";
 
 /** Ends what a call of `waiting()` or `working()` began; a second call does nothing. */
 export type Release = () => void;
@@ -108,6 +108,15 @@ export class Activity {
   }
 }
 
+/** What `stepUntil` moves: the virtual clock (`VirtualClock`), as far as it reads it. */
+export interface SteppedClock {
+  readonly wall: WallTime;
+  readonly activity: Activity;
+  settle(): Promise<void>;
+  nextDue(): number | undefined;
+  advanceTo(at: number): Promise<void>;
+}
+
 /** How `stepUntil` ended: what it waited for happened, nothing due could change it before the limit, or real work outlasted the wall budget. */
 export type StepEnd = "done" | "stuck" | "late";
 
@@ -118,7 +127,7 @@ export type StepEnd = "done" | "stuck" | "late";
  * "late" once real work has kept it waiting past `wallMs` of wall time in all. `done` may throw
  * to end the wait with an error.
  */
-export async function stepUntil(clock: VirtualClock, done: () => boolean, limit: number, wallMs: number): Promise<StepEnd> {
+export async function stepUntil(clock: SteppedClock, done: () => boolean, limit: number, wallMs: number): Promise<StepEnd> {
   const deadline = clock.wall.now() + wallMs;
   for (;;) {
     await clock.settle();

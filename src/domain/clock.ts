@@ -12,8 +12,8 @@
 
 import { Activity } from "./activity.js";
 import { CLOCK_SPEED_MAX, VIRTUAL_TIME_MAX_MS, VIRTUAL_TIME_MIN_MS } from "./bounds.js";
-import { MAX_WALL_DELAY, ProcessWall } from "./process-wall.js";
 import { TimerHeap, type Timer } from "./timer-heap.js";
+import { MAX_WALL_DELAY, StoppableWall, type Wall } from "./wall.js";
 
 export type ClockMode = "real" | "manual" | "auto";
 
@@ -25,21 +25,9 @@ export interface TimerHandle {
   readonly at: number;
 }
 
-/**
- * Wall time, for what lives outside the virtual world: worker processes poll and beat in wall
- * seconds whatever the virtual clock does, so their long polls and their heartbeat deadline are
- * measured here.
- */
-export interface WallTime {
-  /** Wall epoch ms. */
-  now(): number;
-  /** Runs `fn` after `ms` wall ms (the timer does not keep the process alive); returns its cancel. */
-  after(ms: number, fn: () => void): () => void;
-}
-
 export interface ClockOptions {
   mode: ClockMode;
-  /** Virtual epoch ms at start; defaults to the wall clock. */
+  /** Virtual epoch ms at start; defaults to the wall's time. */
   start?: number;
   /** Real and auto modes: virtual ms per wall ms while time follows the wall. */
   speed?: number;
@@ -49,14 +37,15 @@ export interface ClockOptions {
   onError?: (error: unknown, label: string) => void;
   /** Called when `advance` gave up waiting for held work. */
   onSettleTimeout?: (holds: number) => void;
-  /** Wall time; default the process's (tests give a fake one, which real and auto time then follow). */
-  wall?: WallTime;
+  /**
+   * Wall time, its timers and the event loop's turns (the process's, `compose/process-wall.ts`;
+   * tests give a fake time, which real and auto time then follow, and the settle timeout too).
+   */
+  wall: Wall;
 }
 
 /** Cancelled timers the heap may keep before they are dropped at once (when they are half of it). */
 const CANCELLED_KEPT = 256;
-
-const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The clock. `advance(ms)` moves time by exactly `ms`: it fires every timer due on the way in
@@ -86,10 +75,8 @@ export class VirtualClock {
   private readonly settleTimeoutMs: number;
   private readonly onError: (error: unknown, label: string) => void;
   private readonly onSettleTimeout: (holds: number) => void;
-  private readonly processWall: ProcessWall;
-
-  /** Wall time and wall timers; `stop()` cancels the process's wall timers too. */
-  readonly wall: WallTime;
+  /** Wall time and wall timers, the clock's and its readers'; `stop()` cancels every one. */
+  readonly wall: StoppableWall;
   /** Who waits on virtual time and what runs on real time: when time may skip ahead. */
   readonly activity = new Activity();
 
@@ -98,10 +85,9 @@ export class VirtualClock {
     this.speed = options.speed ?? 1;
     if (!(this.speed > 0 && this.speed <= CLOCK_SPEED_MAX)) throw new RangeError(`clock speed must be above 0 and at most ${CLOCK_SPEED_MAX}, got ${this.speed}`);
     this.onError = options.onError ?? (() => {});
-    this.processWall = new ProcessWall(this.onError);
-    this.wall = options.wall ?? this.processWall;
+    this.wall = new StoppableWall(options.wall);
     this.anchorWall = this.wall.now();
-    this.anchorVirtual = options.start ?? Date.now();
+    this.anchorVirtual = options.start ?? this.anchorWall;
     if (!(this.anchorVirtual >= VIRTUAL_TIME_MIN_MS && this.anchorVirtual <= VIRTUAL_TIME_MAX_MS)) {
       throw new RangeError(`clock start must be from ${VIRTUAL_TIME_MIN_MS} to ${VIRTUAL_TIME_MAX_MS} (${new Date(VIRTUAL_TIME_MAX_MS).toISOString()}), got ${options.start}`);
     }
@@ -186,11 +172,7 @@ export class VirtualClock {
       working();
       this.holds--;
       this.version++;
-      if (this.holds === 0) {
-        const waiters = this.holdWaiters;
-        this.holdWaiters = [];
-        for (const w of waiters) w();
-      }
+      if (this.holds === 0) this.wakeHoldWaiters();
     };
   }
 
@@ -212,15 +194,16 @@ export class VirtualClock {
     return run;
   }
 
-  /** Waits until no held work remains and no timer is due now. */
+  /** Waits until no held work remains and no timer is due now (or the clock stops); held work for at most the settle timeout of wall time. */
   async settle(): Promise<void> {
-    const deadline = Date.now() + this.settleTimeoutMs;
+    const deadline = this.wall.now() + this.settleTimeoutMs;
     for (;;) {
       const v = this.version;
-      await macrotask();
+      await this.wall.turn();
+      if (this.stopped) return;
       this.runDue(this.now());
       if (this.holds > 0) {
-        const remaining = deadline - Date.now();
+        const remaining = deadline - this.wall.now();
         if (remaining <= 0) {
           this.onSettleTimeout(this.holds);
           return;
@@ -242,12 +225,13 @@ export class VirtualClock {
     if (this.mode !== "manual") this.arm();
   }
 
-  /** Stops the wall-clock driver and forgets every timer. */
+  /** Stops the wall-clock driver, cancels every wall timer (its readers' too) and forgets every timer; a settle under way ends. */
   stop(): void {
     this.stopped = true;
     this.cancelWallTimer?.();
     this.cancelWallTimer = undefined;
-    this.processWall.stop();
+    this.wall.stop();
+    this.wakeHoldWaiters();
     this.heap.clear();
     this.byId.clear();
     this.cancelledInHeap = 0;
@@ -287,7 +271,7 @@ export class VirtualClock {
   private maySkip(): void {
     if (this.mode !== "auto" || this.skipScheduled || this.skipping || this.stopped || !this.activity.maySkip()) return;
     this.skipScheduled = true;
-    setImmediate(() => {
+    this.wall.nextTurn(() => {
       this.skipScheduled = false;
       void this.skip();
     });
@@ -351,7 +335,7 @@ export class VirtualClock {
   private scheduleDrain(): void {
     if (this.drainScheduled || this.stopped) return;
     this.drainScheduled = true;
-    setImmediate(() => {
+    this.wall.nextTurn(() => {
       this.drainScheduled = false;
       if (this.stopped) return;
       this.runDue(this.now());
@@ -361,12 +345,18 @@ export class VirtualClock {
 
   private waitForHolds(timeoutMs: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
+      const cancel = this.wall.after(timeoutMs, resolve);
       this.holdWaiters.push(() => {
-        clearTimeout(timer);
+        cancel();
         resolve();
       });
     });
+  }
+
+  private wakeHoldWaiters(): void {
+    const waiters = this.holdWaiters;
+    this.holdWaiters = [];
+    for (const w of waiters) w();
   }
 
   /** Real and auto modes: keep one wall-clock timer armed for the earliest virtual timer. */

@@ -9,7 +9,7 @@
  * or stopped worker stays listed for a while, then is forgotten; one that calls again is back.
  */
 import type { Activity, Release } from "./activity.js";
-import type { WallTime } from "./clock.js";
+import type { WallTime } from "./wall.js";
 import { WORKER_FORGET_AFTER_MS, WORKER_RECORDS_MAX } from "./limits.js";
 import { EmulatorError } from "./errors.js";
 import type { Lane } from "./job.js";

@@ -1,4 +1,4 @@
-import type { WallTime } from "./clock.js";
+import type { WallTime } from "./wall.js";
 
 interface Held<D, T> {
   data: D;

@@ -1,4 +1,4 @@
-import type { WallTime } from "./clock.js";
+import type { WallTime } from "./wall.js";
 import type { ExternalWorker } from "./external-workers.js";
 import { HeldPolls } from "./held-polls.js";
 

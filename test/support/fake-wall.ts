@@ -1,7 +1,7 @@
-import type { WallTime } from "../../src/domain/clock.js";
+import type { Wall } from "../../src/domain/wall.js";
 
 /** Wall time that moves only when told, for worker-side holds and heartbeat deadlines in tests. */
-export class FakeWall implements WallTime {
+export class FakeWall implements Wall {
   private t = 1_000_000;
   private readonly timers: Array<{ at: number; seq: number; fn: () => void; live: boolean }> = [];
   private seq = 0;
@@ -16,6 +16,11 @@ export class FakeWall implements WallTime {
     return () => {
       timer.live = false;
     };
+  }
+
+  /** The turns of the event loop are the process's: only the time is fake. */
+  nextTurn(fn: () => void): void {
+    setImmediate(fn);
   }
 
   /** Live timers. */

@@ -5,13 +5,14 @@ import { JobNotifier, type JobChange } from "../../src/domain/notifier.js";
 import { Transitions } from "../../src/domain/transitions.js";
 import { openDb } from "../../src/store/db.js";
 import { SqliteJobStore } from "../../src/store/job-store.js";
+import { ProcessWall } from "../../src/compose/process-wall.js";
 
 /**
  * A job store and the only writer of job state, as the core wires them, on a manual clock at
  * 10,000, with every change announced kept (`changes`) and their causes.
  */
 export function jobWorld() {
-  const clock = new VirtualClock({ mode: "manual", start: 10_000 });
+  const clock = new VirtualClock({ mode: "manual", start: 10_000, wall: new ProcessWall(() => {}) });
   const jobs = new SqliteJobStore(openDb(":memory:"));
   const notifier = new JobNotifier();
   const changes: JobChange[] = [];

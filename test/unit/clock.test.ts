@@ -2,8 +2,9 @@ import { RunStop } from "../../src/domain/run-stop.js";
 import { describe, expect, it, vi } from "vitest";
 import { VIRTUAL_TIME_MAX_MS } from "../../src/domain/bounds.js";
 import { VirtualClock } from "../../src/domain/clock.js";
+import { ProcessWall } from "../../src/compose/process-wall.js";
 
-const manual = (start = 1_000_000) => new VirtualClock({ mode: "manual", start });
+const manual = (start = 1_000_000) => new VirtualClock({ mode: "manual", start, wall: new ProcessWall(() => {}) });
 
 describe("VirtualClock (manual)", () => {
   it("moves only when advanced, by exactly the amount asked", async () => {
@@ -130,7 +131,7 @@ describe("VirtualClock (manual)", () => {
 
   it("keeps going when a timer throws, and reports it", async () => {
     const errors: string[] = [];
-    const clock = new VirtualClock({ mode: "manual", start: 0, onError: (e, label) => errors.push(`${label}: ${(e as Error).message}`) });
+    const clock = new VirtualClock({ mode: "manual", start: 0, onError: (e, label) => errors.push(`${label}: ${(e as Error).message}`), wall: new ProcessWall(() => {}) });
     let after = false;
     clock.after(1, () => {
       throw new Error("boom");
@@ -167,7 +168,7 @@ describe("VirtualClock (manual)", () => {
 
 describe("VirtualClock (real)", () => {
   it("follows the wall clock, scaled by speed, and fires timers by itself", async () => {
-    const clock = new VirtualClock({ mode: "real", speed: 1000, start: 0 });
+    const clock = new VirtualClock({ mode: "real", speed: 1000, start: 0, wall: new ProcessWall(() => {}) });
     const fired = new Promise<number>((resolve) => clock.after(5_000, () => resolve(clock.now())));
     const at = await fired; // 5 virtual seconds at ×1000 is about 5 wall ms
     expect(at).toBeGreaterThanOrEqual(5_000);
@@ -175,7 +176,7 @@ describe("VirtualClock (real)", () => {
   });
 
   it("can skip ahead with advance", async () => {
-    const clock = new VirtualClock({ mode: "real", start: 0 });
+    const clock = new VirtualClock({ mode: "real", start: 0, wall: new ProcessWall(() => {}) });
     let fired = false;
     clock.after(60_000, () => (fired = true));
     await clock.advance(60_000);
@@ -187,12 +188,12 @@ describe("VirtualClock (real)", () => {
 
 describe("VirtualClock bounds", () => {
   it("refuses a start or a speed it cannot run with", () => {
-    expect(() => new VirtualClock({ mode: "manual", start: VIRTUAL_TIME_MAX_MS + 1 })).toThrow(RangeError);
-    expect(() => new VirtualClock({ mode: "manual", start: -1 })).toThrow(RangeError);
-    expect(() => new VirtualClock({ mode: "manual", start: Number.NaN })).toThrow(RangeError);
-    expect(() => new VirtualClock({ mode: "real", speed: 1e13 })).toThrow(/speed must be above 0 and at most 1000000/);
-    expect(() => new VirtualClock({ mode: "real", speed: 0 })).toThrow(RangeError);
-    expect(new VirtualClock({ mode: "manual", start: VIRTUAL_TIME_MAX_MS }).now()).toBe(VIRTUAL_TIME_MAX_MS);
+    expect(() => new VirtualClock({ mode: "manual", start: VIRTUAL_TIME_MAX_MS + 1, wall: new ProcessWall(() => {}) })).toThrow(RangeError);
+    expect(() => new VirtualClock({ mode: "manual", start: -1, wall: new ProcessWall(() => {}) })).toThrow(RangeError);
+    expect(() => new VirtualClock({ mode: "manual", start: Number.NaN, wall: new ProcessWall(() => {}) })).toThrow(RangeError);
+    expect(() => new VirtualClock({ mode: "real", speed: 1e13, wall: new ProcessWall(() => {}) })).toThrow(/speed must be above 0 and at most 1000000/);
+    expect(() => new VirtualClock({ mode: "real", speed: 0, wall: new ProcessWall(() => {}) })).toThrow(RangeError);
+    expect(new VirtualClock({ mode: "manual", start: VIRTUAL_TIME_MAX_MS, wall: new ProcessWall(() => {}) }).now()).toBe(VIRTUAL_TIME_MAX_MS);
   });
 
   it("refuses to advance past the end of virtual time, changing nothing, and still advances after", async () => {
@@ -213,7 +214,7 @@ describe("VirtualClock bounds", () => {
   it("on the real clock, arms no wall timer for timers after the end of time once it is reached", async () => {
     vi.useFakeTimers();
     try {
-      const clock = new VirtualClock({ mode: "real", speed: 1_000_000, start: VIRTUAL_TIME_MAX_MS - 1000 });
+      const clock = new VirtualClock({ mode: "real", speed: 1_000_000, start: VIRTUAL_TIME_MAX_MS - 1000, wall: new ProcessWall(() => {}) });
       let fired = 0;
       clock.at(VIRTUAL_TIME_MAX_MS + 1, () => fired++);
       const armed = vi.spyOn(globalThis, "setTimeout");
@@ -232,7 +233,7 @@ describe("VirtualClock bounds", () => {
   });
 
   it("on the real clock, stops at the end of virtual time", async () => {
-    const clock = new VirtualClock({ mode: "real", speed: 1_000_000, start: VIRTUAL_TIME_MAX_MS - 1000 });
+    const clock = new VirtualClock({ mode: "real", speed: 1_000_000, start: VIRTUAL_TIME_MAX_MS - 1000, wall: new ProcessWall(() => {}) });
     await new Promise<void>((resolve) => clock.after(500, resolve));
     expect(clock.now()).toBe(VIRTUAL_TIME_MAX_MS);
     expect(clock.remaining()).toBe(0);

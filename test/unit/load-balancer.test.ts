@@ -3,6 +3,7 @@ import { VirtualClock } from "../../src/domain/clock.js";
 import type { EndpointSpec } from "../../src/domain/endpoint.js";
 import { LoadBalancers, lbHandlerOf } from "../../src/domain/load-balancer/balancer.js";
 import { parseAffinity, type LbRefusal } from "../../src/domain/load-balancer/types.js";
+import { ProcessWall } from "../../src/compose/process-wall.js";
 
 let ids = 0;
 const spec = (o: Partial<EndpointSpec> = {}): EndpointSpec => ({
@@ -20,7 +21,7 @@ const spec = (o: Partial<EndpointSpec> = {}): EndpointSpec => ({
   ...o,
 });
 const balancers = () => {
-  const clock = new VirtualClock({ mode: "manual", start: 0 });
+  const clock = new VirtualClock({ mode: "manual", start: 0, wall: new ProcessWall(() => {}) });
   return { clock, lb: new LoadBalancers({ clock, newWorkerId: () => `w${++ids}` }) };
 };
 const target = { url: "http://127.0.0.1:1", healthUrl: "http://127.0.0.1:1/ping" };

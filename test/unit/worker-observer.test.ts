@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/domain/clock.js";
 import type { EndpointSpec } from "../../src/domain/endpoint.js";
 import { WorkerPool, type WorkerEvent } from "../../src/domain/simulated-workers.js";
+import { ProcessWall } from "../../src/compose/process-wall.js";
 
 const spec = (over: Partial<EndpointSpec> = {}): EndpointSpec => ({
   id: "ep",
@@ -18,7 +19,7 @@ const spec = (over: Partial<EndpointSpec> = {}): EndpointSpec => ({
 });
 
 const setup = (over: Partial<EndpointSpec> = {}) => {
-  const clock = new VirtualClock({ mode: "manual", start: 0 });
+  const clock = new VirtualClock({ mode: "manual", start: 0, wall: new ProcessWall(() => {}) });
   const events: string[] = [];
   let n = 0;
   const observe = (e: WorkerEvent) => events.push(`${e.type}:${e.endpointId}/${e.workerId}:${e.state}@${e.at}`);

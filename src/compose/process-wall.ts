@@ -1,16 +1,12 @@
-import type { WallTime } from "./clock.js";
-
-/** The longest delay setTimeout takes. */
-export const MAX_WALL_DELAY = 2_147_483_647;
+import { MAX_WALL_DELAY, type Wall, type WallTime } from "../domain/wall.js";
 
 /**
- * The process's wall time: `Date.now()`, read once per run of synchronous code, and timers that do
- * not keep the process alive, all cancelled by `stop()` (a stopped emulator leaves none behind). A
- * timer that throws is reported, never thrown.
+ * The process's wall time and event loop, the one implementation of domain/'s `Wall`:
+ * `Date.now()`, read once per run of synchronous code, timers that do not keep the process alive,
+ * and `setImmediate`. A timer that throws is reported, never thrown. (The clock cancels the timers
+ * it and its readers set when it stops: `StoppableWall`.)
  */
-export class ProcessWall implements WallTime {
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private stopped = false;
+export class ProcessWall implements Wall {
   /** The reading of the code running now: what one synchronous run does happens at one instant. */
   private turn: number | undefined;
   private readonly endTurn = () => {
@@ -34,9 +30,7 @@ export class ProcessWall implements WallTime {
   }
 
   after(ms: number, fn: () => void): () => void {
-    if (this.stopped) return () => {};
     const timer = setTimeout(() => {
-      this.timers.delete(timer);
       try {
         fn();
       } catch (error) {
@@ -44,16 +38,17 @@ export class ProcessWall implements WallTime {
       }
     }, Math.max(0, Math.min(MAX_WALL_DELAY, ms)));
     timer.unref?.();
-    this.timers.add(timer);
-    return () => {
-      clearTimeout(timer);
-      this.timers.delete(timer);
-    };
+    return () => clearTimeout(timer);
   }
 
-  stop(): void {
-    this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+  nextTurn(fn: () => void): void {
+    setImmediate(fn);
   }
+}
+
+/** The process's wall, or wall time given instead (a test's fake time) on the process's event loop. */
+export function wallOf(time: WallTime | undefined, onError: (error: unknown, label: string) => void): Wall {
+  const process = new ProcessWall(onError);
+  if (time === undefined) return process;
+  return { now: () => time.now(), after: (ms, fn) => time.after(ms, fn), nextTurn: (fn) => process.nextTurn(fn) };
 }
