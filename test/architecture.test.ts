@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 // The layers of docs/ARCHITECTURE.md, checked on the imports of every source file.
@@ -157,6 +158,17 @@ describe("the layers", () => {
     expect(violations((i) => layer(i.from) === "config" && !i.typeOnly && ((layer(i.to) === "services" && !allowed.test(i.to)) || ["http", "store", "compose"].includes(layer(i.to))))).toEqual([]);
   });
 
+  it("no import circle of files, type-only imports included, but the one binding config/ and the resource folders", () => {
+    // A circle of type-only imports is gone at run time, but a reader still cannot read one file
+    // without the other. Each strongly connected part of the import graph is a circle; the one
+    // lying wholly in config/ and services/ (the config schema and the services list, which name
+    // each other's types) is the only one left.
+    const graph = new Map<string, string[]>();
+    for (const i of ALL) if (i.to.includes(".ts")) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
+    const circles = stronglyConnected(graph).filter((part) => part.length > 1 && !part.every((f) => f.startsWith("config/") || f.startsWith("services/")));
+    expect(circles.map((part) => part.sort().join(" ⇄ "))).toEqual([]);
+  });
+
   it("no import circles (type-only imports aside: they are gone at run time)", () => {
     const graph = new Map<string, string[]>();
     for (const i of ALL) if (!i.typeOnly && i.to.includes(".ts")) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
@@ -174,6 +186,75 @@ describe("the layers", () => {
     };
     for (const node of graph.keys()) visit(node, []);
     expect(cycles).toEqual([]);
+  });
+});
+
+/** The strongly connected parts of a graph (Tarjan's): each part of more than one node is a circle, or several. */
+function stronglyConnected(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const parts: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const part: string[] = [];
+    for (let w = stack.pop()!; ; w = stack.pop()!) {
+      onStack.delete(w);
+      part.push(w);
+      if (w === v) break;
+    }
+    parts.push(part);
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return parts;
+}
+
+describe("time", () => {
+  // docs/ARCHITECTURE.md, "Time from one place": domain/ reads time only from what it is given
+  // (the virtual clock, and the Wall of domain/wall.ts, which compose/process-wall.ts implements).
+  const RAW_TIMERS = new Set(["setTimeout", "setInterval", "setImmediate", "clearTimeout", "clearInterval", "clearImmediate", "hrtime"]);
+  /** Each place of `text` (code, comments aside) that reads the wall clock or sets a timer of its own. */
+  function wallReads(file: string, text: string): string[] {
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const found: string[] = [];
+    const at = (node: ts.Node, what: string) => found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${what}`);
+    const visit = (node: ts.Node) => {
+      if (ts.isIdentifier(node) && RAW_TIMERS.has(node.text)) at(node, node.text);
+      else if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && ["Date", "performance"].includes(node.expression.text) && node.name.text === "now") at(node, node.getText());
+      else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "Date" && !node.arguments?.length) at(node, "new Date()");
+      else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "Date") at(node, "Date()");
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return found;
+  }
+
+  it("finds a read of the wall clock or a timer of its own, not a word of a comment", () => {
+    const text = "// Date.now() and setTimeout are named here only\nconst a = Date.now();\nsetImmediate(() => {});\nconst b = performance.now() + new Date().getTime();\nconst c = new Date(0);\nconst s = \"setTimeout\";";
+    expect(wallReads("x.ts", text)).toEqual(["x.ts:2: Date.now", "x.ts:3: setImmediate", "x.ts:4: performance.now", "x.ts:4: new Date()"]);
+  });
+
+  it("domain/ reads no wall clock and sets no timer of its own: no Date.now(), performance.now(), new Date(), raw setTimeout, setInterval or setImmediate", () => {
+    const found = files(join(SRC, "domain")).flatMap((f) => wallReads(relative(SRC, f), readFileSync(f, "utf8")));
+    expect(found).toEqual([]);
+  });
+
+  it("the wall's one implementation is the edge's, and the clock is given it", () => {
+    const implementers = files(SRC).filter((f) => /implements (Wall|WallTime)\b/.test(readFileSync(f, "utf8"))).map((f) => relative(SRC, f));
+    expect(implementers.sort()).toEqual(["compose/process-wall.ts", "domain/wall.ts"]);
+    expect(violations((i) => i.to === "compose/process-wall.ts" && layer(i.from) !== "compose")).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { ConfigError, invalidConfig } from "../config/load.js";
 import { HandlerRegistry } from "../domain/handlers/registry.js";
 import type { Handler } from "../domain/handlers/types.js";
+import { ProcessWall } from "./process-wall.js";
 
 /** The handler references a config names itself, each with its field (inherited ones are named where they are written). */
 function handlerFields(raw: unknown): Array<[field: string, ref: unknown]> {
@@ -24,7 +25,8 @@ export async function withEveryHandlerProblem(error: unknown, raw: unknown, base
   if (!(error instanceof ConfigError) || !error.invalid) return error;
   const { label, problems } = error.invalid;
   const named = (field: string) => problems.some((p) => p.startsWith(`${field}:`) || p.startsWith(`${field}.`));
-  const handlers = new HandlerRegistry(baseDir, functions);
+  // Only prepared here, never run: the process's wall stands in for a clock's.
+  const handlers = new HandlerRegistry(baseDir, new ProcessWall(() => {}), functions);
   const more: string[] = [];
   for (const [field, ref] of handlerFields(raw)) {
     if (typeof ref !== "string" || ref === "" || named(field)) continue;

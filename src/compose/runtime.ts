@@ -107,7 +107,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   // A job that moves may change what waits on real time (a job queued for a worker process taken or gone).
   notifier.onAny(() => clock.activity.changed());
   const openAiSettings = openAiSettingsOf(config.endpoints);
-  const handlers = new HandlerRegistry(o.baseDir, o.handlers, openAiSettings);
+  const handlers = new HandlerRegistry(o.baseDir, clock.wall, o.handlers, openAiSettings);
   let service: JobService | undefined;
   const deadlines = new Deadlines(clock, jobStore, (job: Job, now: number) => service!.onDeadline(job, now));
   const transitions = new Transitions(clock, jobStore, deadlines, notifier);

@@ -15,14 +15,14 @@ import { weighs } from "./payload-size.js";
 /** Characters of JSON handled by one native call at most (but for a single long scalar). */
 export const SLICE = 256 * 1024;
 
-/** How a payload is cut: `slice` characters per native call, `pause` between about two of them. */
+/**
+ * How a payload is cut: `slice` characters per native call, `pause` between about two of them
+ * (the next turn of the event loop, `clock.wall.turn()`: what else is waiting runs first).
+ */
 export interface Slicing {
   slice?: number;
-  pause?: () => Promise<void>;
+  pause: () => Promise<void>;
 }
-
-/** Waits for the next turn of the event loop: what else is waiting runs first. */
-export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 class Pacer {
   private done = 0;
@@ -30,7 +30,7 @@ class Pacer {
   private readonly pause: () => Promise<void>;
   constructor(slicing: Slicing) {
     this.slice = slicing.slice ?? SLICE;
-    this.pause = slicing.pause ?? nextTurn;
+    this.pause = slicing.pause;
   }
   /** Counts `n` characters handled; true when a pause is due (then `rest()`). */
   add(n: number): boolean {
@@ -88,7 +88,7 @@ function own(target: Record<string, unknown>, key: string, value: unknown): void
  * `JSON.parse(text)`, in slices with `pause()` between them. Throws the native parse's error for a
  * text that is not JSON (a slice of it, so the position named may differ).
  */
-export async function parseInSlices(text: string, slicing: Slicing = {}): Promise<unknown> {
+export async function parseInSlices(text: string, slicing: Slicing): Promise<unknown> {
   const pacer = new Pacer(slicing);
   if (text.length <= pacer.slice) return JSON.parse(text);
   const start = skipSpace(text, 0);
@@ -240,7 +240,7 @@ async function parseValue(text: string, i: number, pacer: Pacer): Promise<[unkno
  * `JSON.stringify(value)`, in slices with `pause()` between them: the same text, `toJSON` and
  * errors included (a cycle, a BigInt). The value must not change until it settles.
  */
-export async function stringifyInSlices(value: unknown, slicing: Slicing = {}): Promise<string | undefined> {
+export async function stringifyInSlices(value: unknown, slicing: Slicing): Promise<string | undefined> {
   const text = stringifyLarge(value, slicing);
   return typeof text === "string" || text === undefined ? text : await text;
 }
@@ -249,7 +249,7 @@ export async function stringifyInSlices(value: unknown, slicing: Slicing = {}): 
  * `JSON.stringify(value)` at once when `value` is small (the usual case: no promise, no turn),
  * else `stringifyInSlices`' promise, which begins in a turn of its own.
  */
-export function stringifyLarge(value: unknown, slicing: Slicing = {}): string | undefined | Promise<string | undefined> {
+export function stringifyLarge(value: unknown, slicing: Slicing): string | undefined | Promise<string | undefined> {
   const slice = slicing.slice ?? SLICE;
   if (typeof value !== "object" || value === null || weighs(value, slice) <= slice) return JSON.stringify(value);
   const pacer = new Pacer(slicing);

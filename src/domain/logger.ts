@@ -12,8 +12,8 @@ export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-/** A logger writing `HH:MM:SS.mmm level message` lines at or above `level`. */
-export function createLogger(level: LogLevel, write: (line: string) => void, now: () => number = Date.now): Logger {
+/** A logger writing `HH:MM:SS.mmm level message` lines at or above `level`, at the time `now()` gives (the virtual clock's). */
+export function createLogger(level: LogLevel, write: (line: string) => void, now: () => number): Logger {
   const at = (l: Exclude<LogLevel, "silent">) => (message: string) => {
     if (ORDER[l] < ORDER[level]) return;
     const time = new Date(now()).toISOString().slice(11, 23);

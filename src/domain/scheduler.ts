@@ -61,6 +61,8 @@ export class Scheduler {
   private readonly runs = new Map<string, Run>();
   private external: ExternalRuns | undefined;
   private loadBalancers: LoadBalancers | undefined;
+  /** The next turn of the event loop, between slices of a large input or output. */
+  private readonly pause = () => this.d.clock.wall.turn();
 
   constructor(
     private readonly d: {
@@ -279,8 +281,8 @@ export class Scheduler {
     // for its row).
     // A large one is parsed a slice at a time (json-slices.ts), the handler called once it is whole.
     const text = jsonText(job.input);
-    const input = (text.length > SLICE ? parseInSlices(text) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
-    void runHandler(handler, input, ctx, onChunk).then((outcome) => {
+    const input = (text.length > SLICE ? parseInSlices(text, { pause: this.pause }) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
+    void runHandler(handler, input, ctx, onChunk, this.pause).then((outcome) => {
       const done = (o: RunOutcome) => {
         hold.close();
         this.finish(run, o);

@@ -77,7 +77,7 @@ const isServicePath = (path: string): boolean => path.startsWith("/v1/") || path
  */
 export class Gate {
   constructor(
-    private readonly core: Pick<Core, "log" | "faults" | "paths" | "jobStore">,
+    private readonly core: Pick<Core, "log" | "faults" | "paths" | "jobStore" | "clock">,
     private readonly journal: RequestJournal,
     private readonly admit: Admission,
   ) {}
@@ -114,7 +114,7 @@ export class Gate {
     };
     let outcome: unknown;
     try {
-      const fault = requestFault(x, core.faults, core.log, info);
+      const fault = requestFault(x, core.faults, core.log, info, core.clock.wall);
       outcome = fault ? fault.then((dropped) => (dropped ? undefined : admitted())) : admitted();
     } catch (err) {
       return after(x.fail(err), recorded);

@@ -1,27 +1,36 @@
 import { EmulatorError } from "../domain/errors.js";
 import { REQUEST_FAULTS, type FaultRule, type FaultRules } from "../domain/faults.js";
 import type { Logger } from "../domain/logger.js";
-import type { Exchange } from "./gate.js";
+import type { WallTime } from "../domain/wall.js";
 import { statusTitle } from "./problem.js";
 import type { RouteInfo } from "./route-info.js";
 
-/**
- * Request-level fault injection on a service route: answers with an injected status (thrown),
- * delays the answer (wall time), or drops the connection. Rules are matched by endpoint and
- * operation. Undefined: no rule fired and the request goes on at once (no promise: this runs on
- * every request); otherwise a promise of whether the connection was dropped, once a delay is over.
- */
-export function requestFault(x: Exchange, faults: FaultRules, log: Logger, info: RouteInfo): Promise<boolean> | undefined {
-  const rule = faults.fire(REQUEST_FAULTS, { endpoint: info.endpoint, operation: info.operation });
-  return rule ? fired(x, rule, log) : undefined;
+/** What a request fault reads of a request, and does to it (the gate's `Exchange` is one). */
+export interface FaultedRequest {
+  readonly method: string;
+  readonly path: string;
+  /** Cuts the connection: false where there is none to cut (in process). */
+  drop(): boolean;
 }
 
-async function fired(x: Exchange, rule: FaultRule, log: Logger): Promise<boolean> {
+/**
+ * Request-level fault injection on a service route: answers with an injected status (thrown),
+ * delays the answer (on `wall`, the clock's wall time, whose timers its `stop()` cancels), or drops
+ * the connection. Rules are matched by endpoint and operation. Undefined: no rule fired and the
+ * request goes on at once (no promise: this runs on every request); otherwise a promise of whether
+ * the connection was dropped, once a delay is over.
+ */
+export function requestFault(x: FaultedRequest, faults: FaultRules, log: Logger, info: RouteInfo, wall: WallTime): Promise<boolean> | undefined {
+  const rule = faults.fire(REQUEST_FAULTS, { endpoint: info.endpoint, operation: info.operation });
+  return rule ? fired(x, rule, log, wall) : undefined;
+}
+
+async function fired(x: FaultedRequest, rule: FaultRule, log: Logger, wall: WallTime): Promise<boolean> {
   const what = `${x.method} ${x.path}`;
   const f = rule.fault;
   if (f.type === "latency") {
     log.warn(`fault ${rule.id} fired: ${f.ms} ms of latency on ${what}`);
-    await new Promise((r) => setTimeout(r, f.ms));
+    await new Promise<void>((resolve) => wall.after(f.ms, resolve));
     return false;
   }
   if (f.type === "http") {

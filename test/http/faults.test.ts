@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
+import { FakeWall } from "../support/fake-wall.js";
 import { inProcess, type InProcess } from "../support/in-process.js";
 
 let e: InProcess;
@@ -82,6 +83,34 @@ describe("request faults", () => {
     const bad = await e.post("/_emulator/faults", { fault: { type: "explode" } });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0]).toMatch(/^\$\.fault/);
+  });
+});
+
+describe("a latency fault", () => {
+  const turns = async (n = 20) => {
+    for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it("delays the answer on the clock's wall time, and its timer ends with the emulator", async () => {
+    const wall = new FakeWall();
+    const e = await inProcess({ clock: { mode: "manual", wall }, config: { endpoints: [{ id: "ep", workersMin: 1 }] } });
+    e.core.faults.add({ operation: "health", fault: { type: "latency", ms: 60_000 }, times: 2 });
+    let status: number | undefined;
+    void e.get("/v2/ep/health").then((r) => (status = r.status));
+    await turns();
+    expect(status).toBeUndefined();
+    wall.advance(59_999);
+    await turns();
+    expect(status).toBeUndefined();
+    wall.advance(1);
+    await turns();
+    expect(status).toBe(200);
+    // A second delay under way when the emulator stops leaves no timer behind.
+    void e.get("/v2/ep/health");
+    await turns();
+    expect(wall.pending).toBeGreaterThan(0);
+    e.close();
+    expect(wall.pending).toBe(0);
   });
 });
 

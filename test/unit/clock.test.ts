@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { VIRTUAL_TIME_MAX_MS } from "../../src/domain/bounds.js";
 import { VirtualClock } from "../../src/domain/clock.js";
 import { ProcessWall } from "../../src/compose/process-wall.js";
+import { FakeWall } from "../support/fake-wall.js";
 
 const manual = (start = 1_000_000) => new VirtualClock({ mode: "manual", start, wall: new ProcessWall(() => {}) });
 
@@ -238,5 +239,53 @@ describe("VirtualClock bounds", () => {
     expect(clock.now()).toBe(VIRTUAL_TIME_MAX_MS);
     expect(clock.remaining()).toBe(0);
     clock.stop();
+  });
+});
+
+describe("VirtualClock on the wall it is given", () => {
+  const turns = async (n = 20) => {
+    for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it("starts at the wall's time when given no start", () => {
+    const wall = new FakeWall();
+    expect(new VirtualClock({ mode: "manual", wall }).now()).toBe(wall.now());
+  });
+
+  it("measures the settle timeout of held work on that wall", async () => {
+    const wall = new FakeWall();
+    const late: number[] = [];
+    const clock = new VirtualClock({ mode: "manual", start: 0, wall, settleTimeoutMs: 5_000, onSettleTimeout: (holds) => late.push(holds) });
+    clock.hold();
+    let settled = false;
+    void clock.settle().then(() => (settled = true));
+    await turns();
+    expect(settled).toBe(false);
+    wall.advance(4_999);
+    await turns();
+    expect(settled).toBe(false);
+    wall.advance(1);
+    await turns();
+    expect(late).toEqual([1]);
+    expect(settled).toBe(true);
+    clock.stop();
+  });
+
+  it("stop() cancels every wall timer, its readers' too, and ends a settle waiting for held work", async () => {
+    const wall = new FakeWall();
+    const clock = new VirtualClock({ mode: "real", start: 0, wall });
+    clock.after(60_000, () => {});
+    clock.wall.after(1_000, () => {});
+    clock.hold();
+    let settled = false;
+    void clock.settle().then(() => (settled = true));
+    await turns();
+    expect(wall.pending).toBe(3);
+    clock.stop();
+    await turns();
+    expect(wall.pending).toBe(0);
+    expect(settled).toBe(true);
+    clock.wall.after(1_000, () => {});
+    expect(wall.pending).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import type { LoopTime } from "../openai/bounds.js";
 import { pause } from "../openai/common.js";
 import { isOpenAiInput, isRecord } from "../openai/protocol.js";
 import { OPENAI_DEFAULTS, type OpenAiSettingsOf } from "../openai/settings.js";
@@ -9,9 +10,9 @@ import type { Handler, HandlerContext } from "./types.js";
  * as `openai` answers it, with the prompt (the last user message) as the reply.
  */
 export const echo =
-  (settingsOf: OpenAiSettingsOf): Handler =>
+  (settingsOf: OpenAiSettingsOf, time: LoopTime): Handler =>
   (input, ctx) =>
-    isOpenAiInput(input) ? answerOpenAi(input, ctx, settingsOf, true) : input;
+    isOpenAiInput(input) ? answerOpenAi(input, ctx, settingsOf, time, true) : input;
 
 /**
  * `scripted`: the input says what happens. `sleepMs` (virtual ms of work), `fail` (the job ends
@@ -22,7 +23,7 @@ export const echo =
  * `openai` answers it, after `sleepMs`.
  */
 export const scripted =
-  (settingsOf: OpenAiSettingsOf): Handler =>
+  (settingsOf: OpenAiSettingsOf, time: LoopTime): Handler =>
   (input, ctx) => {
     if (!isOpenAiInput(input)) return runScript(input, ctx, input);
     const script = isRecord(input.openai_input.minipod) ? input.openai_input.minipod : {};
@@ -31,7 +32,7 @@ export const scripted =
     // A promise of the answer, a generator when streamed: runHandler iterates what it resolves to.
     return (async () => {
       await pause(ctx, typeof script.sleepMs === "number" ? script.sleepMs : 0);
-      return answerOpenAi(input, ctx, settingsOf, false);
+      return answerOpenAi(input, ctx, settingsOf, time, false);
     })();
   };
 
@@ -64,7 +65,7 @@ function runScript(script: Record<string, unknown>, ctx: HandlerContext, fallbac
   })();
 }
 
-/** The built-in handlers by name; `settingsOf` gives each endpoint's `openai` settings. */
-export function builtinHandlers(settingsOf: OpenAiSettingsOf = () => OPENAI_DEFAULTS): Readonly<Record<string, Handler>> {
-  return { echo: echo(settingsOf), scripted: scripted(settingsOf), openai: openAiHandler(settingsOf) };
+/** The built-in handlers by name; `settingsOf` gives each endpoint's `openai` settings, `time` the wall the OpenAI answers pace themselves by. */
+export function builtinHandlers(time: LoopTime, settingsOf: OpenAiSettingsOf = () => OPENAI_DEFAULTS): Readonly<Record<string, Handler>> {
+  return { echo: echo(settingsOf, time), scripted: scripted(settingsOf, time), openai: openAiHandler(settingsOf, time) };
 }

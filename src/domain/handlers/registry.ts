@@ -2,6 +2,7 @@ import { nearest } from "../nearest.js";
 import type { HandlerRef } from "../endpoint.js";
 import { EmulatorError } from "../errors.js";
 import { EXTERNAL_HANDLER } from "../external-workers.js";
+import type { LoopTime } from "../openai/bounds.js";
 import type { OpenAiSettingsOf } from "../openai/settings.js";
 import { builtinHandlers } from "./builtins.js";
 import { httpHandler, isHttpRef } from "./http-handler.js";
@@ -18,9 +19,12 @@ export class HandlerRegistry {
   /** References that could not be prepared for endpoints kept in the database, and why. */
   private readonly missing = new Map<string, string>();
 
-  /** `openAiSettings`: each endpoint's settings of the built-in OpenAI answers (defaults when not given). */
-  constructor(private readonly baseDir: string, functions: Record<string, Handler> = {}, openAiSettings?: OpenAiSettingsOf) {
-    this.named = new Map(Object.entries(builtinHandlers(openAiSettings)));
+  /**
+   * `time`: the wall the built-in OpenAI answers pace themselves by (the clock's); `openAiSettings`:
+   * each endpoint's settings of those answers (defaults when not given).
+   */
+  constructor(private readonly baseDir: string, time: LoopTime, functions: Record<string, Handler> = {}, openAiSettings?: OpenAiSettingsOf) {
+    this.named = new Map(Object.entries(builtinHandlers(time, openAiSettings)));
     for (const [name, fn] of Object.entries(functions)) this.named.set(name, fn);
   }
 

@@ -37,6 +37,8 @@ export async function runHandler(
   input: Record<string, unknown> | Promise<Record<string, unknown>>,
   ctx: HandlerContext,
   onChunk: (output: unknown) => void,
+  /** Waits for the next turn of the event loop, between slices of a large output. */
+  pause: () => Promise<void>,
 ): Promise<RunOutcome> {
   try {
     // A large input comes as it is being parsed, a slice at a time: the job may stop meanwhile.
@@ -68,7 +70,7 @@ export async function runHandler(
         // large one as its text alone, which is all the job needs of it (it is written to SQLite
         // and into answers as text), sparing the event loop a parse of it.
         // A large one is written a slice at a time (json-slices.ts).
-        const large = stringifyLarge(output);
+        const large = stringifyLarge(output, { pause });
         const text = typeof large === "string" || large === undefined ? large : await large;
         output = text === undefined ? undefined : text.length > LARGE ? new RawJson(text) : JSON.parse(text);
       } catch (e) {

@@ -5,7 +5,7 @@
  * takes can exhaust memory, pass the 20 MB a result may be, or hold the event loop).
  */
 import { errorOutput, type ErrorOutput } from "./protocol.js";
-import { nextTurn } from "../json-slices.js";
+import type { Wall } from "../wall.js";
 
 /** Inputs of one embeddings request and prompts of one completions request: OpenAI's limit on inputs. */
 export const OPENAI_MAX_INPUTS = 2048;
@@ -143,17 +143,25 @@ export function textCost(text: string, maxTokens: number | undefined): { tokens:
   return { tokens, chars };
 }
 
+/** What `LoopSlicer` reads: the wall's time and the event loop's turns (the clock's wall). */
+export type LoopTime = Pick<Wall, "now" | "nextTurn">;
+
 /**
  * Lets the event loop turn now and then while an answer is made: `tick()` waits for the next turn
- * once about `sliceMs` have passed since the last one (a virtual sleep of 0 ms does not).
+ * once about `sliceMs` of wall time have passed since the last one (a virtual sleep of 0 ms does not).
  */
 export class LoopSlicer {
-  private since = performance.now();
-  constructor(private readonly sliceMs = 10) {}
+  private since: number;
+  constructor(
+    private readonly time: LoopTime,
+    private readonly sliceMs = 10,
+  ) {
+    this.since = time.now();
+  }
 
   async tick(): Promise<void> {
-    if (performance.now() - this.since < this.sliceMs) return;
-    await nextTurn();
-    this.since = performance.now();
+    if (this.time.now() - this.since < this.sliceMs) return;
+    await new Promise<void>((resolve) => this.time.nextTurn(resolve));
+    this.since = this.time.now();
   }
 }

@@ -77,7 +77,7 @@ export function chatCompletion(turn: Turn): unknown {
   const tooLarge = outputError([{ count: n!, ...cost }], n! > 1 ? "n" : "max_tokens");
   if (tooLarge) return tooLarge;
   const makeChoices = async (): Promise<Choice[]> => {
-    const slicer = new LoopSlicer();
+    const slicer = new LoopSlicer(turn.time);
     const seed = seedOf([model, messages, body.seed ?? null]);
     const choices: Choice[] = [];
     for (let i = 0; i < n!; i++) {
@@ -139,7 +139,7 @@ async function* streamChunks(
   usageOf: ((choices: Choice[]) => Record<string, number>) | undefined,
 ) {
   const choices = await makeChoices();
-  const slicer = new LoopSlicer();
+  const slicer = new LoopSlicer(turn.time);
   const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null) => ({
     ...head,
     choices: [{ index, delta, logprobs: null, finish_reason: finish }],

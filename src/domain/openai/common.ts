@@ -5,7 +5,7 @@
 import type { HandlerContext } from "../handlers/types.js";
 import { errorOutput, isRecord, type ErrorOutput } from "./protocol.js";
 import type { OpenAiSettings, ScriptedToolCall } from "./settings.js";
-import { GENERATED_CHARS_PER_TOKEN, OPENAI_MAX_STOP, textCost } from "./bounds.js";
+import { GENERATED_CHARS_PER_TOKEN, OPENAI_MAX_STOP, textCost, type LoopTime } from "./bounds.js";
 import { generatedText, hashText, stopList } from "./text.js";
 
 /** One request to a built-in route. */
@@ -15,6 +15,8 @@ export interface Turn {
   ctx: HandlerContext;
   /** The `echo` handler: the reply is the prompt (the last user message). */
   echo: boolean;
+  /** Wall time and the event loop's turns, to let the loop turn while a long answer is made. */
+  time: LoopTime;
 }
 
 /**

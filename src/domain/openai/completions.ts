@@ -38,7 +38,7 @@ export function textCompletion(turn: Turn): unknown {
   const head = { id: responseId("cmpl", ctx), object: "text_completion", created: unixNow(ctx), model };
   const delay = tokenDelay(turn, script);
   const makeChoices = async (): Promise<Choice[]> => {
-    const slicer = new LoopSlicer();
+    const slicer = new LoopSlicer(turn.time);
     const choices: Choice[] = [];
     for (const prompt of prompts.texts) {
       const seed = seedOf([model, prompt, body.seed ?? null]);
@@ -58,7 +58,7 @@ export function textCompletion(turn: Turn): unknown {
     const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
     return (async function* () {
       const choices = await makeChoices();
-      const slicer = new LoopSlicer();
+      const slicer = new LoopSlicer(turn.time);
       const chunk = (index: number, text: string, finish: string | null) => ({ ...head, choices: [{ index, text, logprobs: null, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) });
       for (const [index, c] of choices.entries()) {
         if (c.text !== "") yield chunk(index, c.text, null);

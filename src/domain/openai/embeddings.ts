@@ -41,7 +41,7 @@ export function embeddings(turn: Turn): unknown {
   }
   return (async () => {
     // Made a slice at a time: hundreds of thousands of numbers hold the event loop for a while.
-    const slicer = new LoopSlicer();
+    const slicer = new LoopSlicer(turn.time);
     const data: Array<{ object: string; index: number; embedding: number[] | string }> = [];
     for (const [index, text] of inputs.texts.entries()) {
       const vector = embeddingOf(model, text, dimensions!);

@@ -54,7 +54,7 @@ export function openAiFetchHandler(endpointId: string, clock: VirtualClock, sett
     }
     const ctx = context(endpointId, requestId(), clock, req.signal);
     const route = url.pathname;
-    const value = await answerOpenAi({ openai_route: route, openai_input: body }, ctx, settingsOf, false);
+    const value = await answerOpenAi({ openai_route: route, openai_input: body }, ctx, settingsOf, clock.wall, false);
     if (isAsyncIterable(value)) return new Response(events(value), { status: 200, headers: SSE_HEADERS });
     const error = handlerError(value);
     if (error) return json(error.status, error.body);
