@@ -242,7 +242,13 @@ describe("time", () => {
   }
 
   it("finds a read of the wall clock or a timer of its own, not a word of a comment", () => {
-    const text = "// Date.now() and setTimeout are named here only\nconst a = Date.now();\nsetImmediate(() => {});\nconst b = performance.now() + new Date().getTime();\nconst c = new Date(0);\nconst s = \"setTimeout\";";
+    const text = [
+      "// Date.now() and setTimeout are named here only",
+      "const a = Date.now();",
+      "setImmediate(() => {});",
+      "const b = performance.now() + new Date().getTime();",
+      'const c = new Date(0);\nconst s = "setTimeout";',
+    ].join("\n");
     expect(wallReads("x.ts", text)).toEqual(["x.ts:2: Date.now", "x.ts:3: setImmediate", "x.ts:4: performance.now", "x.ts:4: new Date()"]);
   });
 
