@@ -177,6 +177,25 @@ describe("the layers", () => {
   });
 });
 
+describe("each part is given what it uses", () => {
+  // Core (http/core.ts) holds everything the HTTP layer may reach; compose/ builds it. Every
+  // route, view and worker launcher names the members it reads (Pick<Core, ...>, or the parameter
+  // types of the parts it mounts), so its signature says its reach.
+  it("no file outside compose/ takes the whole Core (or the whole runtime)", () => {
+    const whole = files(SRC)
+      .map((f) => relative(SRC, f))
+      .filter((f) => !f.startsWith("compose/") && f !== "http/core.ts")
+      .flatMap((f) =>
+        readFileSync(join(SRC, f), "utf8")
+          .split("\n")
+          .map((line, n) => ({ line, at: `${f}:${n + 1}` }))
+          .filter(({ line }) => !/^\s*(import|\*|\/\/|\/\*\*)/.test(line))
+          .filter(({ line }) => /\b(Core|EmulatorRuntime)\b/.test(line.replace(/\b(Pick|Omit)<(Core|EmulatorRuntime), /g, "").replace(/\b(Core|EmulatorRuntime)\["/g, ""))),
+      );
+    expect(whole.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
+  });
+});
+
 describe("better-sqlite3's native objects", () => {
   // From Node 24.19 a database, statement or iterator freed by a collection outside JavaScript
   // aborts the process (src/store/sqlite.ts): only store/sqlite.ts opens databases, and nothing

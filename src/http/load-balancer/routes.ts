@@ -24,7 +24,7 @@ const METHODS = ["get", "post", "put", "patch", "delete", "options"] as const;
  * (see `loadBalancerServer`). Returns the routes declared, whose fast entry is the relay to worker
  * processes (relay.ts).
  */
-export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): RouteConfig[] {
+export function loadBalancerRoutes(core: Parameters<typeof loadBalancerServer>[0], app: OpenAPIHono<AppEnv>): RouteConfig[] {
   const serve = loadBalancerServer(core);
   const declared: RouteConfig[] = [];
   for (const method of METHODS) {
