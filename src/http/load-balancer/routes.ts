@@ -1,5 +1,4 @@
 import { createRoute, z, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
-import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
 import { loadBalancerServer } from "./serve.js";
 
