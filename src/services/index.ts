@@ -13,9 +13,9 @@ import type { ServiceDef } from "./shared/service.js";
 import { templates } from "./templates/index.js";
 
 /**
- * The management resources of the REST surface, one line each. The app's routes, the REST
- * collections of the path classification, fault rules' operation names, seeding, reset and
- * restore all loop over this list. Order is build and seed order: a service may use, at once, the
+ * The management resources of the REST surface, one line each: the only list of them. The app's
+ * routes, the REST collections of the path classification, fault rules' operation names, the
+ * config's schema and types (each service's part), seeding, reset and restore all loop over it. Order is build and seed order: a service may use, at once, the
  * models of those above it (endpoints use templates and volumes; pods use billing's meter).
  */
 export const SERVICES = [account, networkVolumes, templates, endpoints, registryAuths, billing, pods, clusters, catalog, batches] as const;
