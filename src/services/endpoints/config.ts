@@ -18,7 +18,7 @@ export const ENDPOINTS_CONFIG = {
 } satisfies ConfigPart;
 
 /** What the endpoints' checks read of the config (other parts absent when their services are not built). */
-interface EndpointsConfig {
+export interface EndpointsConfig {
   templates?: Array<{ id: string; isServerless: boolean }>;
   networkVolumes?: Array<Parameters<typeof configVolumeId>[0]>;
   endpoints: Array<{ templateId?: string | undefined; networkVolumeId?: string | undefined }>;

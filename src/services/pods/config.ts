@@ -47,7 +47,7 @@ export const PODS_CONFIG = {
 } satisfies ConfigPart;
 
 /** What the pods' checks read of the config: theirs, and what pods name of other parts (absent when those are not built). */
-interface PodsConfig {
+export interface PodsConfig {
   pods: PodConfig[];
   templates?: Array<{ id: string }>;
   networkVolumes?: Array<Parameters<typeof configVolumeId>[0]>;
