@@ -106,7 +106,13 @@ export class WorkerPool {
       const job = this.links.queue.nextQueued(this.spec.id, this.links.lane);
       if (!job) return;
       this.markRunning(worker, job.id);
-      this.links.start(job, worker, this.spec);
+      try {
+        this.links.start(job, worker, this.spec);
+      } catch (e) {
+        // The job could not start (it stays queued): its worker is free again.
+        this.markIdle(worker);
+        throw e;
+      }
     }
   }
 

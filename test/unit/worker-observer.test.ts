@@ -72,3 +72,16 @@ describe("WorkerPool observer", () => {
     expect(events.filter((e) => e.startsWith("stopped"))).toEqual(["stopped:ep/w1:idle@0"]);
   });
 });
+
+describe("WorkerPool dispatch", () => {
+  it("gives a worker back when the job it was matched with cannot start", () => {
+    const clock = new VirtualClock({ mode: "manual", start: 0 });
+    const queue = { nextQueued: () => ({ id: "job-1" }) as Job, countScalingDemand: () => 1, hasQueued: () => true };
+    const start = () => {
+      throw new Error("the store refused");
+    };
+    const pool = new WorkerPool(spec({ workersMin: 1, coldStartMs: 0 }), clock, () => "w1", { queue, lane: "standard", start, onReady: () => {} });
+    expect(() => pool.dispatch(false)).toThrow("the store refused");
+    expect(pool.list().map((w) => [w.id, w.state, w.jobId])).toEqual([["w1", "idle", undefined]]);
+  });
+});
