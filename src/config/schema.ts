@@ -26,62 +26,62 @@ export const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 
 /** A configured endpoint's settings of the engine; the services' parts add theirs (`endpointFields`). */
 const ENDPOINT_FIELDS = {
-    id: z.string().min(1).max(64).regex(ID_PATTERN, "expected letters, digits, '_' or '-'").describe("Endpoint id: the {endpoint_id} of /v2/{endpoint_id}/run"),
-    name: z.string().min(1).optional().describe("Human-readable name; defaults to the id"),
-    type: z
-      .enum(["QUEUE", "LOAD_BALANCER"])
-      .default("QUEUE")
-      .describe("QUEUE: jobs through /v2/{id}/run; LOAD_BALANCER: any request to /lb/{id}/... (or http://{id}.localhost:PORT/...) goes to a worker's HTTP server"),
-    requestCount: z
-      .int()
-      .min(1)
-      .max(1000)
-      .optional()
-      .describe("LOAD_BALANCER: requests one worker takes at once, and the scaler's target (REQUEST_COUNT); default 4"),
-    handler: z
-      .union([
-        z.string().min(1),
-        // The object form of an HTTP worker; kept as its URL, which names it everywhere else.
-        z
-          .strictObject({
-            type: z.literal("http"),
-            url: z.url({ protocol: /^https?$/, error: "expected an http:// or https:// URL" }).describe("The worker's local test server; jobs go to POST {url}/runsync"),
-          })
-          .transform((h) => h.url),
-      ])
-      .optional()
-      .describe(
-        '"echo", "scripted", "openai" (OpenAI-compatible answers, see `openai`), "external" (worker processes take jobs over HTTP; on a LOAD_BALANCER endpoint, worker processes started by minipod worker serve its requests), a function (on a LOAD_BALANCER endpoint, a fetch handler: Request to Response), a name registered with createEmulator({ handlers }), a module path ("./fixtures/handlers/x.ts") relative to this file, or an HTTP worker ({ "type": "http", "url": "http://127.0.0.1:8000" } or the URL alone); default: the template\'s handler, else defaultHandler',
-      ),
-    workersMin: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
-    workersMax: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
-    batchWorkersMax: z
-      .int()
-      .min(0)
-      .max(ENDPOINT_WORKERS_LIMIT)
-      .optional()
-      .describe("Most batch workers: they run the endpoint's batch requests only, apart from its /run traffic; default workersMax"),
-    idleTimeout: z.int().min(0).max(ENDPOINT_IDLE_TIMEOUT_MAX_S).default(ENDPOINT_IDLE_TIMEOUT_DEFAULT_S).describe("Seconds an idle worker lives before it is scaled down"),
-    coldStartMs: z.int().min(0).max(ENDPOINT_COLD_START_MAX_MS).default(ENDPOINT_COLD_START_DEFAULT_MS).describe("Virtual ms a new worker takes to start"),
-    executionTimeoutMs: z
-      .int()
-      .min(EXECUTION_TIMEOUT_MIN_MS)
-      .max(EXECUTION_TIMEOUT_MAX_MS)
-      .optional()
-      .describe("Default execution timeout of the endpoint's jobs (policy.executionTimeout overrides it); 600000 when unset"),
-    openai: OpenAiConfigSchema.optional(),
+  id: z.string().min(1).max(64).regex(ID_PATTERN, "expected letters, digits, '_' or '-'").describe("Endpoint id: the {endpoint_id} of /v2/{endpoint_id}/run"),
+  name: z.string().min(1).optional().describe("Human-readable name; defaults to the id"),
+  type: z
+    .enum(["QUEUE", "LOAD_BALANCER"])
+    .default("QUEUE")
+    .describe("QUEUE: jobs through /v2/{id}/run; LOAD_BALANCER: any request to /lb/{id}/... (or http://{id}.localhost:PORT/...) goes to a worker's HTTP server"),
+  requestCount: z
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("LOAD_BALANCER: requests one worker takes at once, and the scaler's target (REQUEST_COUNT); default 4"),
+  handler: z
+    .union([
+      z.string().min(1),
+      // The object form of an HTTP worker; kept as its URL, which names it everywhere else.
+      z
+        .strictObject({
+          type: z.literal("http"),
+          url: z.url({ protocol: /^https?$/, error: "expected an http:// or https:// URL" }).describe("The worker's local test server; jobs go to POST {url}/runsync"),
+        })
+        .transform((h) => h.url),
+    ])
+    .optional()
+    .describe(
+      '"echo", "scripted", "openai" (OpenAI-compatible answers, see `openai`), "external" (worker processes take jobs over HTTP; on a LOAD_BALANCER endpoint, worker processes started by minipod worker serve its requests), a function (on a LOAD_BALANCER endpoint, a fetch handler: Request to Response), a name registered with createEmulator({ handlers }), a module path ("./fixtures/handlers/x.ts") relative to this file, or an HTTP worker ({ "type": "http", "url": "http://127.0.0.1:8000" } or the URL alone); default: the template\'s handler, else defaultHandler',
+    ),
+  workersMin: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MIN_DEFAULT).describe("Workers kept warm"),
+  workersMax: z.int().min(0).max(ENDPOINT_WORKERS_LIMIT).default(ENDPOINT_WORKERS_MAX_DEFAULT).describe("Most workers the endpoint scales to"),
+  batchWorkersMax: z
+    .int()
+    .min(0)
+    .max(ENDPOINT_WORKERS_LIMIT)
+    .optional()
+    .describe("Most batch workers: they run the endpoint's batch requests only, apart from its /run traffic; default workersMax"),
+  idleTimeout: z.int().min(0).max(ENDPOINT_IDLE_TIMEOUT_MAX_S).default(ENDPOINT_IDLE_TIMEOUT_DEFAULT_S).describe("Seconds an idle worker lives before it is scaled down"),
+  coldStartMs: z.int().min(0).max(ENDPOINT_COLD_START_MAX_MS).default(ENDPOINT_COLD_START_DEFAULT_MS).describe("Virtual ms a new worker takes to start"),
+  executionTimeoutMs: z
+    .int()
+    .min(EXECUTION_TIMEOUT_MIN_MS)
+    .max(EXECUTION_TIMEOUT_MAX_MS)
+    .optional()
+    .describe("Default execution timeout of the endpoint's jobs (policy.executionTimeout overrides it); 600000 when unset"),
+  openai: OpenAiConfigSchema.optional(),
 };
 
 /** A configured endpoint: the engine's settings, and the fields the services' parts add (`extra`). */
 function endpointConfigSchema(extra: z.ZodRawShape) {
   return z
-  .strictObject({ ...ENDPOINT_FIELDS, ...extra })
-  .refine((e) => e.workersMin <= e.workersMax, { message: "workersMin must not exceed workersMax", path: ["workersMin"] })
-  .refine((e) => e.type === "LOAD_BALANCER" || e.requestCount === undefined, { message: "requestCount is for LOAD_BALANCER endpoints; queue endpoints scale on their queue", path: ["requestCount"] })
-  .refine((e) => e.type !== "LOAD_BALANCER" || e.handler !== "scripted", {
-    message: 'the scripted handler answers queue jobs; a LOAD_BALANCER endpoint takes "external" (worker processes), a worker\'s URL, "openai", "echo" or a function (a fetch handler)',
-    path: ["handler"],
-  });
+    .strictObject({ ...ENDPOINT_FIELDS, ...extra })
+    .refine((e) => e.workersMin <= e.workersMax, { message: "workersMin must not exceed workersMax", path: ["workersMin"] })
+    .refine((e) => e.type === "LOAD_BALANCER" || e.requestCount === undefined, { message: "requestCount is for LOAD_BALANCER endpoints; queue endpoints scale on their queue", path: ["requestCount"] })
+    .refine((e) => e.type !== "LOAD_BALANCER" || e.handler !== "scripted", {
+      message: 'the scripted handler answers queue jobs; a LOAD_BALANCER endpoint takes "external" (worker processes), a worker\'s URL, "openai", "echo" or a function (a fetch handler)',
+      path: ["handler"],
+    });
 }
 
 export const ClockConfigSchema = z.strictObject({
@@ -134,13 +134,13 @@ export function configSchema<const L extends readonly ConfiguredService[]>(servi
       for (const part of parts) part.check?.(config as never, ctx);
     });
   return schema.transform((config) => ({
-      ...config,
-      // Every configured endpoint gets its handler: its own, else the one a part gives it (its template's), else the default.
-      endpoints: config.endpoints.map((e) => ({
-        ...e,
-        handler: e.handler ?? parts.reduce<string | undefined>((found, p) => found ?? p.endpointHandler?.(config as never, e as never), undefined) ?? DEFAULT_HANDLER,
-      })),
-    })) as unknown as ConfigSchemaOf<L>;
+    ...config,
+    // Every configured endpoint gets its handler: its own, else the one a part gives it (its template's), else the default.
+    endpoints: config.endpoints.map((e) => ({
+      ...e,
+      handler: e.handler ?? parts.reduce<string | undefined>((found, p) => found ?? p.endpointHandler?.(config as never, e as never), undefined) ?? DEFAULT_HANDLER,
+    })),
+  })) as unknown as ConfigSchemaOf<L>;
 }
 
 /** The engine's keys before the endpoints. */

@@ -9,10 +9,10 @@ import { configVolumeId, resourceId } from "../shared/config-id.js";
 export const ENDPOINTS_CONFIG = {
   fields: {},
   endpointFields: {
-  templateId: resourceId("Template").optional().describe("A template of templates[]; its handler runs the endpoint unless `handler` is set"),
-  gpuTypeIds: z.array(z.string().min(1)).optional().describe("GPU types in priority order (workers get the first)"),
-  gpuCount: z.int().min(1).optional(),
-  networkVolumeId: z.string().min(1).optional().describe("A volume of networkVolumes[]"),
+    templateId: resourceId("Template").optional().describe("A template of templates[]; its handler runs the endpoint unless `handler` is set"),
+    gpuTypeIds: z.array(z.string().min(1)).optional().describe("GPU types in priority order (workers get the first)"),
+    gpuCount: z.int().min(1).optional(),
+    networkVolumeId: z.string().min(1).optional().describe("A volume of networkVolumes[]"),
   },
   check: checkEndpointsConfig,
 } satisfies ConfigPart;

@@ -33,12 +33,12 @@ export type TemplateConfig = z.infer<typeof TemplateConfigSchema>;
  */
 export const TEMPLATES_CONFIG = {
   fields: {
-  defaultHandler: z
-    .string()
-    .min(1)
-    .default(DEFAULT_HANDLER)
-    .describe("Handler of endpoints whose template names none (and of configured endpoints without handler or template)"),
-  templates: z.array(TemplateConfigSchema).default([]).describe("Templates of /v1/templates; `handler` picks what their endpoints run"),
+    defaultHandler: z
+      .string()
+      .min(1)
+      .default(DEFAULT_HANDLER)
+      .describe("Handler of endpoints whose template names none (and of configured endpoints without handler or template)"),
+    templates: z.array(TemplateConfigSchema).default([]).describe("Templates of /v1/templates; `handler` picks what their endpoints run"),
   },
   check: checkTemplatesConfig,
   endpointHandler: (config: { templates: TemplateConfig[]; defaultHandler: string }, e: { templateId?: string | undefined }) =>
