@@ -1,9 +1,9 @@
 export { createEmulator, buildEmulator, type Emulator, type EmulatorOptions, type EmulatorClock } from "./compose/emulator.js";
 export type { Handler, HandlerContext } from "./domain/handlers/types.js";
-export type { EmulatorConfig, InlineHandler } from "./config/inline-handlers.js";
+export type { EmulatorConfig, InlineHandler } from "./compose/inline-handlers.js";
 export { ConfigError } from "./config/load.js";
 export type { Fault, FaultRule } from "./domain/faults.js";
-export type { FaultRuleConfigInput as FaultRuleInput, FaultOperation } from "./config/faults-schema.js";
+export type { FaultRuleInput, FaultOperation } from "./services/index.js";
 export type { JobStatus, JobView } from "./domain/job.js";
 export type { JobEvent, JournalEntry, JournalFilter, WebhookDelivery } from "./domain/observability.js";
 export type { SnapshotInfo } from "./compose/snapshots.js";

@@ -3,6 +3,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { SERVICES } from "../src/services/index.js";
 
 // The layers of docs/ARCHITECTURE.md, checked on the imports of every source file.
 
@@ -64,10 +65,10 @@ const violations = (rule: (i: Import) => boolean) => ALL.filter(rule).map((i) =>
 /** A top-level folder of src/ (or a file of its own there: cli.ts, index.ts, version.ts). */
 const folder = (path: string) => (path.includes("/") ? path.split("/")[0]! : path.replace(/\.tsx?$/, ""));
 
-/** Every folder each folder reaches at run time, through any chain of imports (type-only ones aside). */
-function folderReach(folder: (path: string) => string | undefined): Map<string, Set<string>> {
+/** Every folder each folder reaches at run time, through any chain of imports (type-only ones aside, unless `types`). */
+function folderReach(folder: (path: string) => string | undefined, types = false): Map<string, Set<string>> {
   const graph = new Map<string, string[]>();
-  for (const i of ALL) if (!i.typeOnly && /\.tsx?$/.test(i.to)) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
+  for (const i of ALL) if ((types || !i.typeOnly) && /\.tsx?$/.test(i.to)) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
   const reach = new Map<string, Set<string>>();
   for (const start of graph.keys()) {
     const seen = new Set<string>();
@@ -98,7 +99,7 @@ describe("the folders", () => {
   const MAY_REACH: Record<string, string[]> = {
     cli: ["compose", "config", "services", "http", "store", "domain", "launch", "version"],
     compose: ["config", "services", "http", "store", "domain", "launch", "version"],
-    config: ["services", "domain"],
+    config: ["domain"],
     services: ["http", "store", "domain", "version"],
     http: ["domain", "version"],
     store: ["domain"],
@@ -113,6 +114,10 @@ describe("the folders", () => {
   });
 
   it("no two folders reach each other", () => expect(loopsIn(reach)).toEqual([]));
+
+  it("nor do config/ and services/, type-only imports included: a service declares its part, the config joins the parts it is given", () => {
+    expect(loopsIn(folderReach(folder, true)).filter((loop) => loop.includes("config") && loop.includes("services"))).toEqual([]);
+  });
 
   it("nor do the parts of http/ (each route family, the dashboard, load-balancing, the assets)", () => {
     const part = (path: string) => /^http\/(routes\/[^/]+|[^/]+)\//.exec(path)?.[0];
@@ -153,19 +158,18 @@ describe("the layers", () => {
     ).toEqual([]);
   });
 
-  it("config/ reads services only through their config parts and what they share (at run time)", () => {
-    const allowed = /^services\/([a-z-]+\/config\.ts|shared\/)/;
-    expect(violations((i) => layer(i.from) === "config" && !i.typeOnly && ((layer(i.to) === "services" && !allowed.test(i.to)) || ["http", "store", "compose"].includes(layer(i.to))))).toEqual([]);
+  it("config/ imports no service, not even a type: the services' parts come to it from the list (compose/config.ts)", () => {
+    expect(violations((i) => layer(i.from) === "config" && ["services", "http", "store", "compose"].includes(layer(i.to)))).toEqual([]);
   });
 
-  it("no import circle of files, type-only imports included, but the one binding config/ and the resource folders", () => {
+  it("no import circle of files, type-only imports included, but the services' registry type", () => {
     // A circle of type-only imports is gone at run time, but a reader still cannot read one file
-    // without the other. Each strongly connected part of the import graph is a circle; the one
-    // lying wholly in config/ and services/ (the config schema and the services list, which name
-    // each other's types) is the only one left.
+    // without the other. Each strongly connected part of the import graph is a circle. The one
+    // left lies wholly in services/: the list (services/index.ts) types the registry and the
+    // config every service is given (shared/service.ts names them by type only).
     const graph = new Map<string, string[]>();
     for (const i of ALL) if (i.to.includes(".ts")) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
-    const circles = stronglyConnected(graph).filter((part) => part.length > 1 && !part.every((f) => f.startsWith("config/") || f.startsWith("services/")));
+    const circles = stronglyConnected(graph).filter((part) => part.length > 1 && !(part.includes("services/index.ts") && part.every((f) => f.startsWith("services/"))));
     expect(circles.map((part) => part.sort().join(" ⇄ "))).toEqual([]);
   });
 
@@ -264,6 +268,25 @@ describe("time", () => {
   });
 });
 
+describe("each part is given what it uses", () => {
+  // Core (http/core.ts) holds everything the HTTP layer may reach; compose/ builds it. Every
+  // route, view and worker launcher names the members it reads (Pick<Core, ...>, or the parameter
+  // types of the parts it mounts), so its signature says its reach.
+  it("no file outside compose/ takes the whole Core (or the whole runtime)", () => {
+    const whole = files(SRC)
+      .map((f) => relative(SRC, f))
+      .filter((f) => !f.startsWith("compose/") && f !== "http/core.ts")
+      .flatMap((f) =>
+        readFileSync(join(SRC, f), "utf8")
+          .split("\n")
+          .map((line, n) => ({ line, at: `${f}:${n + 1}` }))
+          .filter(({ line }) => !/^\s*(import|\*|\/\/|\/\*\*)/.test(line))
+          .filter(({ line }) => /\b(Core|EmulatorRuntime)\b/.test(line.replace(/\b(Pick|Omit)<(Core|EmulatorRuntime), /g, "").replace(/\b(Core|EmulatorRuntime)\["/g, ""))),
+      );
+    expect(whole.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
+  });
+});
+
 describe("better-sqlite3's native objects", () => {
   // From Node 24.19 a database, statement or iterator freed by a collection outside JavaScript
   // aborts the process (src/store/sqlite.ts): only store/sqlite.ts opens databases, and nothing
@@ -287,24 +310,23 @@ describe("the resource folders", () => {
   // docs/ARCHITECTURE.md, "One folder per resource": the same role has the same file name in
   // every services/<resource>/, and a folder keeps another file only for a concern of its own.
   const ROLES = ["index.ts", "model.ts", "record.ts", "v1.ts", "v2.ts", "graphql.ts", "config.ts"];
+  // The folders are the services of the list (src/services/index.ts), named as they are; these
+  // keep files of concerns of their own besides the roles'.
   const OWN: Record<string, string[]> = {
-    account: [],
     batches: ["control.ts", "progress.ts"],
     billing: ["buckets.ts", "usage.ts"],
     catalog: ["availability.ts"],
-    clusters: [],
     endpoints: ["endpoint-container.ts", "releases.ts", "workers.ts"],
-    "network-volumes": [],
     pods: ["actions.ts", "cluster-members.ts", "pod-settings.ts", "worker-pods.ts"],
     "registry-auths": ["delegations.ts", "delegations-rest.ts"],
-    templates: [],
   };
   const SERVICES_DIR = join(SRC, "services");
   const folders = readdirSync(SERVICES_DIR).filter((name) => name !== "shared" && statSync(join(SERVICES_DIR, name)).isDirectory());
 
-  it("each holds the files of the roles and of its own concerns, no other", () => {
-    expect(folders.sort()).toEqual(Object.keys(OWN).sort());
-    const stray = folders.flatMap((f) => readdirSync(join(SERVICES_DIR, f)).filter((n) => !ROLES.includes(n) && !OWN[f]!.includes(n)).map((n) => `services/${f}/${n}`));
+  it("are the services of the list, each holding the files of the roles and of its own concerns, no other", () => {
+    expect(folders.sort()).toEqual(SERVICES.map((s) => s.name).sort());
+    expect(Object.keys(OWN).filter((f) => !folders.includes(f))).toEqual([]);
+    const stray = folders.flatMap((f) => readdirSync(join(SERVICES_DIR, f)).filter((n) => !ROLES.includes(n) && !(OWN[f] ?? []).includes(n)).map((n) => `services/${f}/${n}`));
     expect(stray).toEqual([]);
     for (const f of folders) expect(readdirSync(join(SERVICES_DIR, f)), f).toContain("index.ts");
   });

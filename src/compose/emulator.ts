@@ -7,9 +7,9 @@ import type { AddressInfo } from "node:net";
 import { checkClockOption, checkPortOption, ConfigError, inlineSource, readConfigFile, type LoadedConfig } from "../config/load.js";
 import { configFor } from "./config.js";
 import { withEveryHandlerProblem } from "./config-problems.js";
-import { parseFaultRule, type FaultRuleConfigInput } from "../config/faults-schema.js";
-import type { Config } from "../config/schema.js";
-import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "../config/inline-handlers.js";
+import { parseFaultRule } from "../config/faults-schema.js";
+import type { Config, FaultRuleInput } from "../services/index.js";
+import { extractInlineHandlers, type EmulatorConfig, type InlineHandler } from "./inline-handlers.js";
 import { buildRuntime, type EmulatorRuntime } from "./runtime.js";
 import { clientSleep } from "../domain/client-sleep.js";
 import { VirtualClock, type ClockMode } from "../domain/clock.js";
@@ -102,7 +102,7 @@ export interface Emulator {
   endpoints(): EndpointSpec[];
   /** Fault rules: add (answers the rule with its id), list, remove one, clear all. */
   faults: {
-    add(rule: FaultRuleConfigInput): FaultRule;
+    add(rule: FaultRuleInput): FaultRule;
     list(): FaultRule[];
     remove(id: string): boolean;
     clear(): number;
@@ -187,7 +187,7 @@ const MAX_HEADER_BYTES = 16 * 1024;
 export async function buildEmulator(
   options: EmulatorOptions = {},
   internal: { services?: readonly ServiceDef[]; defaultClock?: ClockMode } = {},
-): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig; log: Logger }> {
+): Promise<{ core: EmulatorRuntime; app: ReturnType<typeof createApp>; loaded: LoadedConfig<Config>; log: Logger }> {
   const inline = typeof options.config === "string" ? undefined : extractInlineHandlers(options.config);
   const source = inline === undefined ? readConfigFile(options.config as string) : inlineSource(inline.config);
   const handlers: Record<string, Handler> = { ...options.handlers };

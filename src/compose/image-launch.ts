@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Config } from "../config/schema.js";
+import type { Config } from "../services/index.js";
 import { BUILTIN_IMAGES, imageCommand, imageRuleFor } from "../domain/images.js";
 import type { ImageLaunch } from "../launch/image-workers.js";
 import type { EmulatorRuntime } from "./runtime.js";

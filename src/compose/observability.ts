@@ -1,4 +1,4 @@
-import type { Config } from "../config/schema.js";
+import type { Config } from "../services/index.js";
 import type { VirtualClock } from "../domain/clock.js";
 import { stepUntil } from "../domain/activity.js";
 import { VIRTUAL_TIME_MAX_MS } from "../domain/bounds.js";

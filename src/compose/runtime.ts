@@ -1,7 +1,7 @@
 import type { GraphQLSchema } from "graphql";
 import type { FaultRuleSchema } from "../config/faults-schema.js";
 import { atConfigField } from "../config/load.js";
-import { type Config } from "../config/schema.js";
+import type { Config } from "../services/index.js";
 import { openAiSettingsOf } from "../config/openai-schema.js";
 import { workerSettings } from "../config/workers-schema.js";
 import { VirtualClock } from "../domain/clock.js";

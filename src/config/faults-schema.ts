@@ -4,22 +4,17 @@ import { EmulatorError } from "../domain/errors.js";
 import { EXECUTION_TIMEOUT_MAX_MS } from "../domain/limits.js";
 import { unknownName } from "../domain/nearest.js";
 import { LOAD_BALANCER_OPERATION, QUEUE_OPERATIONS, WORKER_OPERATIONS } from "../domain/operations.js";
-import type { REST_V1_COLLECTIONS, REST_V2_COLLECTIONS } from "../services/index.js";
 
-export type FaultOperation =
-  | (typeof QUEUE_OPERATIONS)[number]
-  | (typeof WORKER_OPERATIONS)[number]
-  | typeof LOAD_BALANCER_OPERATION
-  | (typeof REST_V1_COLLECTIONS)[number]
-  | (typeof REST_V2_COLLECTIONS)[number];
+/** The engine's operations a fault rule may name; the REST collections of the services built join them (`FaultOperation` of services/index.ts). */
+export type EngineOperation = (typeof QUEUE_OPERATIONS)[number] | (typeof WORKER_OPERATIONS)[number] | typeof LOAD_BALANCER_OPERATION;
 
 /**
  * Every name a fault rule's `operation` can match: the queue's operations, the worker routes',
  * a load-balancing endpoint's requests (`lb`) and the REST collections of the services built
  * (`/v1/{collection}`, `/v2/{collection}`), which the wiring passes in.
  */
-export function faultOperations(collections: readonly string[]): [FaultOperation, ...FaultOperation[]] {
-  return [...new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, LOAD_BALANCER_OPERATION, ...collections])] as [FaultOperation, ...FaultOperation[]];
+export function faultOperations(collections: readonly string[]): [string, ...string[]] {
+  return [...new Set([...QUEUE_OPERATIONS, ...WORKER_OPERATIONS, LOAD_BALANCER_OPERATION, ...collections])] as [string, ...string[]];
 }
 
 const ms = () => z.int().min(0);
@@ -51,7 +46,7 @@ export const FaultSchema = z.discriminatedUnion("type", [
 });
 
 /** A fault rule whose `operation` is one of `operations` (see `faultOperations`). */
-export function faultRuleSchema(operations: readonly [FaultOperation, ...FaultOperation[]]) {
+export function faultRuleSchema(operations: readonly [string, ...string[]]) {
   return z.strictObject({
     endpoint: z.string().min(1).optional().describe("Only this endpoint"),
     operation: z
@@ -69,8 +64,8 @@ export function faultRuleSchema(operations: readonly [FaultOperation, ...FaultOp
 
 export type FaultRuleSchema = ReturnType<typeof faultRuleSchema>;
 export type FaultRuleConfig = z.infer<FaultRuleSchema>;
-/** A fault rule as `faults.add` takes it: its operation one of `faultOperations`, checked by the type too. */
-export type FaultRuleConfigInput = z.input<FaultRuleSchema>;
+/** A fault rule as `faults.add` takes it: its operation one of `O` (the operations of the services built), checked by the type too. */
+export type FaultRuleInputOf<O extends string> = Omit<z.input<FaultRuleSchema>, "operation"> & { operation?: O | undefined };
 
 /** A rule given to `emulator.faults.add`, checked as the config and the control API check it. */
 export function parseFaultRule(schema: FaultRuleSchema, rule: unknown): FaultRuleConfig {

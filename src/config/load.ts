@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { faultOperations, faultRuleSchema, type FaultRuleSchema } from "./faults-schema.js";
-import { ClockConfigSchema, configSchema, type Config, type ConfigInput, type ConfigSchema, type ServiceNames } from "./schema.js";
+import type { ConfiguredService } from "./part.js";
+import { ClockConfigSchema, configSchema, type ConfigInputOf, type ConfigOf, type ConfigSchemaOf } from "./schema.js";
 
 /** A configuration that cannot be used; the message names each bad field and why. */
 export class ConfigError extends Error {
@@ -33,41 +34,41 @@ export interface ConfigSource {
   label: string;
 }
 
-export interface LoadedConfig extends ConfigSource {
-  config: Config;
+export interface LoadedConfig<C = unknown> extends ConfigSource {
+  config: C;
 }
 
-/** How the config of an emulator is read and checked, for the services it is built with. */
-export interface ConfigReader {
-  schema: ConfigSchema;
+/** How the config of an emulator is read and checked, for the services `L` it is built with. */
+export interface ConfigReader<L extends readonly ConfiguredService[] = readonly ConfiguredService[]> {
+  schema: ConfigSchemaOf<L>;
   /** Validates a config object; on failure throws ConfigError listing every bad path. */
-  parse(raw: unknown, source?: string): Config;
+  parse(raw: unknown, source?: string): ConfigOf<L>;
   /** A config source validated; throws ConfigError listing every bad path. */
-  validated(source: ConfigSource): LoadedConfig;
+  validated(source: ConfigSource): LoadedConfig<ConfigOf<L>>;
   /** Reads and validates a JSON config file. */
-  loadFile(file: string): LoadedConfig;
+  loadFile(file: string): LoadedConfig<ConfigOf<L>>;
   /** A config given as an object (programmatic API), validated. */
-  inline(raw: ConfigInput | undefined, baseDir?: string): LoadedConfig;
+  inline(raw: ConfigInputOf<L> | undefined, baseDir?: string): LoadedConfig<ConfigOf<L>>;
   /** The schema of one fault rule (the control API's body). */
   faultRuleSchema: FaultRuleSchema;
 }
 
-/** Reads configs whose fault rules and reserved ids are those of the services serving `names`. */
-export function configReader(names: ServiceNames): ConfigReader {
-  const schema = configSchema(names);
-  const parse = (raw: unknown, source = "config"): Config => {
+/** Reads configs with the parts of `services`, whose fault rules and reserved ids are those of their collections. */
+export function configReader<const L extends readonly ConfiguredService[]>(services: L): ConfigReader<L> {
+  const schema = configSchema(services);
+  const parse = (raw: unknown, source = "config"): ConfigOf<L> => {
     const result = schema.safeParse(raw);
     if (!result.success) throw invalidConfig(source, describeIssues(result.error, undefined, schema));
     return result.data;
   };
-  const validated = (source: ConfigSource): LoadedConfig => ({ ...source, config: parse(source.raw, source.label) });
+  const validated = (source: ConfigSource): LoadedConfig<ConfigOf<L>> => ({ ...source, config: parse(source.raw, source.label) });
   return {
     schema,
     parse,
     validated,
     loadFile: (file) => validated(readConfigFile(file)),
     inline: (raw, baseDir) => validated(inlineSource(raw, baseDir)),
-    faultRuleSchema: faultRuleSchema(faultOperations([...names.v1, ...names.v2])),
+    faultRuleSchema: faultRuleSchema(faultOperations([...services.flatMap((s) => s.collections.v1 ?? []), ...services.flatMap((s) => s.collections.v2 ?? [])])),
   };
 }
 
@@ -90,7 +91,7 @@ export function readConfigFile(file: string): ConfigSource {
 }
 
 /** A config given as an object (programmatic API), unvalidated. */
-export function inlineSource(raw: ConfigInput | undefined, baseDir = process.cwd()): ConfigSource {
+export function inlineSource(raw: unknown, baseDir = process.cwd()): ConfigSource {
   return { raw: raw ?? {}, baseDir, source: "inline", label: "config" };
 }
 

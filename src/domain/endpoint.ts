@@ -33,6 +33,9 @@ export interface EndpointSpec {
  * The settings of an endpoint's batch workers: its handler and cold start, none kept warm, up to
  * `batchWorkersMax` of them.
  */
+/** The handler of a configured endpoint that names none, when no template gives it one. */
+export const DEFAULT_HANDLER = "echo";
+
 export const batchSpecOf = (spec: EndpointSpec): EndpointSpec => ({ ...spec, workersMin: 0, workersMax: spec.batchWorkersMax ?? spec.workersMax });
 
 /** Whether requests to the endpoint go to its workers' HTTP servers rather than through the queue. */

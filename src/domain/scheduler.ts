@@ -15,7 +15,7 @@ import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
-import { WorkerPool, type SimWorker, type WorkerObserver } from "./simulated-workers.js";
+import { WorkerPool, type PoolLinks, type SimWorker, type WorkerObserver } from "./simulated-workers.js";
 import { RunContext, type WorkerLogSink } from "./run-context.js";
 
 interface Run {
@@ -112,10 +112,11 @@ export class Scheduler {
   attach(spec: EndpointSpec, warm: boolean): void {
     this.detach(spec.id);
     if (isLoadBalancer(spec)) return this.loadBalancers?.attach(spec, warm);
-    const pool = new WorkerPool(spec, this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver);
+    const links = (lane: Lane): PoolLinks => ({ queue: this.d.jobs, lane, start: (job, worker, s) => this.start(job, worker, s), onReady: () => this.pump(spec.id) });
+    const pool = new WorkerPool(spec, this.d.clock, this.d.newWorkerId, links("standard"), this.d.workerObserver);
     this.pools.set(spec.id, pool);
     this.d.endpoints.serve(spec);
-    this.batchPools.set(spec.id, new WorkerPool(batchSpecOf(spec), this.d.clock, this.d.newWorkerId, () => this.pump(spec.id), this.d.workerObserver));
+    this.batchPools.set(spec.id, new WorkerPool(batchSpecOf(spec), this.d.clock, this.d.newWorkerId, links("batch"), this.d.workerObserver));
     pool.fillMinimum(warm);
     this.pump(spec.id);
   }
@@ -156,37 +157,15 @@ export class Scheduler {
   }
 
   /**
-   * Replaces lost workers up to the minimum, gives idle workers the oldest queued jobs, then
-   * scales for what still waits (a worker with no cold start takes a job at once).
+   * Asks the endpoint's pools to decide (see `WorkerPool.dispatch`): each gives its idle workers
+   * the oldest jobs of its lane, through `start`, and scales for what still waits.
    */
   pump(endpointId: string): void {
     const pool = this.pools.get(endpointId);
     if (!pool) return;
     const blocked = this.d.faults?.blocksWorkers(endpointId) ?? false;
-    pool.setThrottled(blocked);
-    if (pool.external) return this.external?.wake(endpointId);
-    this.pumpLane(pool, "standard");
-    const batch = this.batchPools.get(endpointId);
-    // Most endpoints never see a batch: nothing to do in that lane (this runs on every /run).
-    if (!batch || (batch.workerCount === 0 && !this.d.jobs.hasQueued(endpointId, "batch"))) return;
-    batch.setThrottled(blocked);
-    this.pumpLane(batch, "batch");
-  }
-
-  private pumpLane(pool: WorkerPool, lane: Lane): void {
-    pool.fillMinimum(false);
-    this.assign(pool, lane);
-    if (pool.scaleFor((limit) => this.d.jobs.countScalingDemand(pool.endpointId, limit, lane)) > 0) this.assign(pool, lane);
-  }
-
-  private assign(pool: WorkerPool, lane: Lane): void {
-    for (;;) {
-      const worker = pool.takeIdle();
-      if (!worker) return;
-      const job = this.d.jobs.nextQueued(pool.endpointId, lane);
-      if (!job) return;
-      this.start(job, pool, worker);
-    }
+    if (!pool.dispatch(blocked)) return this.external?.wake(endpointId);
+    this.batchPools.get(endpointId)?.dispatch(blocked);
   }
 
   isRunning(jobId: string): boolean {
@@ -205,12 +184,11 @@ export class Scheduler {
     run.hold.close();
     run.stop.stop(abortReason(reason));
     this.d.workerLogs?.write(run.workerId, "container", `job ${jobId} stopped: ${reason}`);
-    const pool = this.poolOf(run.endpointId, run.lane);
-    const worker = pool?.get(run.workerId);
-    if (pool && worker) pool.markIdle(worker);
+    this.poolOf(run.endpointId, run.lane)?.release(run.workerId, "idle");
   }
 
-  private start(job: Job, pool: WorkerPool, worker: SimWorker): void {
+  /** Runs a job the pool matched with `worker` (running it already): IN_PROGRESS, then its handler. */
+  private start(job: Job, worker: SimWorker, spec: EndpointSpec): void {
     const { clock, transitions } = this.d;
     const now = clock.now();
     const started = transitions.move(
@@ -226,7 +204,6 @@ export class Scheduler {
       },
       worker.startCause,
     );
-    pool.markRunning(worker, job.id);
     this.d.workerLogs?.write(worker.id, "container", `job ${job.id} started (attempt ${started.attempt})`);
     const stop = new RunStop(clock);
     const hold = new HoldSlot(clock);
@@ -248,7 +225,7 @@ export class Scheduler {
 
     let handler;
     try {
-      handler = this.d.handlers.resolve(pool.settings.handler);
+      handler = this.d.handlers.resolve(spec.handler);
     } catch (e) {
       hold.close();
       this.finish(run, { ok: false, error: errorMessage(e) });
@@ -311,9 +288,7 @@ export class Scheduler {
     this.d.clock.cancel(run.crash?.timer);
     run.hold.close();
     run.stop.stop(abortReason("worker crashed"));
-    const pool = this.poolOf(run.endpointId, run.lane);
-    const worker = pool?.get(run.workerId);
-    if (pool && worker) pool.remove(worker);
+    this.poolOf(run.endpointId, run.lane)?.release(run.workerId, "gone");
     const job = this.d.jobs.get(run.jobId);
     let after = "the job was no longer running";
     if (job && job.status === "IN_PROGRESS") {
@@ -338,9 +313,7 @@ export class Scheduler {
       }
       this.d.workerLogs?.write(run.workerId, "container", outcome.ok ? `job ${run.jobId} completed in ${now - (job.startedAt ?? now)} ms` : `job ${run.jobId} failed: ${outcome.error}`);
     }
-    const pool = this.poolOf(run.endpointId, run.lane);
-    const worker = pool?.get(run.workerId);
-    if (pool && worker) pool.markIdle(worker);
+    this.poolOf(run.endpointId, run.lane)?.release(run.workerId, "idle");
     this.pump(run.endpointId);
   }
 }

@@ -1,6 +1,8 @@
 import type { TimerHandle, VirtualClock } from "./clock.js";
 import type { EndpointSpec } from "./endpoint.js";
 import { EXTERNAL_HANDLER } from "./external-workers.js";
+import type { Job, Lane } from "./job.js";
+import type { JobStore } from "./ports.js";
 
 export type WorkerState = "initializing" | "idle" | "running";
 
@@ -40,10 +42,23 @@ export interface WorkerCounts {
   running: number;
 }
 
+/** What a pool is given besides its settings: its lane of the queue, and what it tells the scheduler. */
+export interface PoolLinks {
+  /** The queue its workers take jobs from (read only here: starting a job moves it out of the queue). */
+  queue: Pick<JobStore, "nextQueued" | "countScalingDemand" | "hasQueued">;
+  lane: Lane;
+  /** Runs `job` on `worker`, which the pool has marked running for it. */
+  start(job: Job, worker: SimWorker, spec: EndpointSpec): void;
+  /** A cold start ended: the pool has one more worker to give (the scheduler pumps the endpoint). */
+  onReady(): void;
+}
+
 /**
- * The simulated workers of one endpoint: `workersMin` kept warm, new workers after a cold start,
- * idle workers scaled down after `idleTimeout` seconds. The pool only changes worker states; the
- * scheduler decides what runs.
+ * The simulated workers of one endpoint's lane, and every decision about them, in `dispatch`:
+ * `workersMin` kept warm, idle workers given the oldest jobs of the lane, new workers after a cold
+ * start for what still waits, idle workers scaled down after `idleTimeout` seconds. The scheduler
+ * pumps it, runs the jobs it matches and gives their workers back (`release`); the scheduler's
+ * `Transitions` alone write the jobs.
  */
 export class WorkerPool {
   private readonly workers = new Map<string, SimWorker>();
@@ -54,9 +69,52 @@ export class WorkerPool {
     private spec: EndpointSpec,
     private readonly clock: VirtualClock,
     private readonly newId: () => string,
-    private readonly onReady: () => void,
+    private readonly links: PoolLinks,
     private readonly observer?: WorkerObserver,
   ) {}
+
+  /**
+   * The pool's decision, each time the scheduler pumps its endpoint: capacity taken away or given
+   * back (`blocked`: a `no-workers` fault), the minimum refilled, idle workers given the oldest
+   * jobs of its lane (each handed to `start`, its worker running), then new workers for what still
+   * waits, up to `workersMax` (one with no cold start takes a job at once). Returns false on an
+   * endpoint served by worker processes, which take its jobs themselves.
+   */
+  dispatch(blocked: boolean): boolean {
+    // Nothing to decide on an empty pool with nothing waiting (most endpoints' batch lane, on every /run).
+    if (this.workers.size === 0 && this.spec.workersMin === 0 && blocked === this.blocked && !this.links.queue.hasQueued(this.spec.id, this.links.lane)) return !this.external;
+    this.setThrottled(blocked);
+    if (this.external) return false;
+    this.fillMinimum(false);
+    this.assign();
+    if (this.scaleFor((limit) => this.links.queue.countScalingDemand(this.spec.id, limit, this.links.lane)) > 0) this.assign();
+    return true;
+  }
+
+  /** A worker's job ended (`idle`: it takes the next one) or the worker died with it (`gone`). */
+  release(workerId: string, how: "idle" | "gone"): void {
+    const w = this.workers.get(workerId);
+    if (!w) return;
+    if (how === "idle") this.markIdle(w);
+    else this.remove(w);
+  }
+
+  private assign(): void {
+    for (;;) {
+      const worker = this.takeIdle();
+      if (!worker) return;
+      const job = this.links.queue.nextQueued(this.spec.id, this.links.lane);
+      if (!job) return;
+      this.markRunning(worker, job.id);
+      try {
+        this.links.start(job, worker, this.spec);
+      } catch (e) {
+        // The job could not start (it stays queued): its worker is free again.
+        this.markIdle(worker);
+        throw e;
+      }
+    }
+  }
 
   get endpointId(): string {
     return this.spec.id;
@@ -76,12 +134,8 @@ export class WorkerPool {
     return [...this.workers.values()];
   }
 
-  get(id: string): SimWorker | undefined {
-    return this.workers.get(id);
-  }
-
   /** The worker idle the longest, if any. */
-  takeIdle(): SimWorker | undefined {
+  private takeIdle(): SimWorker | undefined {
     let best: SimWorker | undefined;
     for (const w of this.workers.values()) if (w.state === "idle" && (!best || w.since < best.since)) best = w;
     return best;
@@ -105,7 +159,7 @@ export class WorkerPool {
    * Takes capacity away (true): idle and starting workers go at once, running ones when their job
    * ends, and none starts. Giving it back (false) refills the minimum.
    */
-  setThrottled(blocked: boolean): void {
+  private setThrottled(blocked: boolean): void {
     if (blocked === this.blocked) return;
     this.blocked = blocked;
     if (blocked) {
@@ -124,10 +178,9 @@ export class WorkerPool {
 
   /**
    * Starts workers for the jobs waiting that may trigger scaling (`demand(limit)` counts them up
-   * to `limit`), counting workers already starting, up to `workersMax`.
+   * to `limit`), counting workers already starting, up to `workersMax`; returns how many it added.
    */
-  /** Adds workers for the demand; returns how many were added. */
-  scaleFor(demand: (limit: number) => number): number {
+  private scaleFor(demand: (limit: number) => number): number {
     if (this.blocked || this.external) return 0;
     const room = this.spec.workersMax - this.workers.size;
     if (room <= 0) return 0;
@@ -137,7 +190,7 @@ export class WorkerPool {
     return Math.max(0, wanted);
   }
 
-  markRunning(w: SimWorker, jobId: string): void {
+  private markRunning(w: SimWorker, jobId: string): void {
     this.clock.cancel(w.timer);
     w.timer = undefined;
     w.state = "running";
@@ -147,7 +200,7 @@ export class WorkerPool {
   }
 
   /** The worker is free again; it is scaled down after idleTimeout unless something takes it. */
-  markIdle(w: SimWorker): void {
+  private markIdle(w: SimWorker): void {
     if (!this.workers.has(w.id)) return;
     if (this.blocked) return this.remove(w);
     this.clock.cancel(w.timer);
@@ -158,8 +211,7 @@ export class WorkerPool {
     this.armIdle(w);
   }
 
-  /** Takes a running worker out (crash); the caller re-queues or fails its job. */
-  remove(w: SimWorker): void {
+  private remove(w: SimWorker): void {
     this.clock.cancel(w.timer);
     if (this.workers.delete(w.id)) this.emit("stopped", w);
   }
@@ -199,7 +251,7 @@ export class WorkerPool {
       () => {
         w.timer = undefined;
         this.markIdle(w);
-        this.onReady();
+        this.links.onReady();
       },
       "worker-cold-start",
     );

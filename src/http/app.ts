@@ -45,10 +45,33 @@ export interface AppInfo {
 export type App = OpenAPIHono<AppEnv> & { table: RouteTable };
 
 /**
+ * What the app reads of the emulator: its own few members, and what each part it mounts takes
+ * (each part's signature says which members of `Core` it reaches).
+ */
+type AppCore = Pick<Core, "failures" | "bodies" | "observe" | "clock" | "journalMax" | "journalBodyBytes" | "faults" | "mountServices"> &
+  ConstructorParameters<typeof Gate>[0] &
+  Parameters<typeof serviceAdmission>[0] &
+  ConstructorParameters<typeof FastRoute>[0] &
+  ConstructorParameters<typeof LoadBalancerRelay>[0] &
+  Parameters<typeof workerRoutes>[0] &
+  Parameters<typeof queueRoutes>[0] &
+  Parameters<typeof requestsRoutes>[0] &
+  Parameters<typeof openAiRoutes>[0] &
+  Parameters<typeof loadBalancerRoutes>[0] &
+  Parameters<typeof controlRoutes>[0] &
+  Parameters<typeof endpointControlRoutes>[0] &
+  Parameters<typeof jobControlRoutes>[0] &
+  Parameters<typeof feedControlRoutes>[0] &
+  Parameters<typeof workerControlRoutes>[0] &
+  Parameters<typeof loadBalancerControlRoutes>[0] &
+  Parameters<typeof dashboardRoutes>[0] &
+  Parameters<typeof graphqlRoutes>[0];
+
+/**
  * The whole HTTP surface. Every route is declared with `createRoute`, so `/openapi.json`
  * documents all of it; every error, unknown routes included, is problem+json.
  */
-export function createApp(core: Core, info: AppInfo): App {
+export function createApp(core: AppCore, info: AppInfo): App {
   const onError = (err: Error, c: Context<AppEnv>): Response => {
     core.failures.failed(c.req.method, c.req.path, err);
     return problemResponse(c, err);

@@ -162,7 +162,7 @@ export function withoutUpgrade(req: IncomingMessage, head: Buffer): Buffer {
  *
  * This is the only place node's requests are dispatched (test/architecture.test.ts).
  */
-export function requestPipeline(app: App, core: Core, options: PipelineOptions): Pipeline {
+export function requestPipeline(app: App, core: Pick<Core, "endpoints"> & Parameters<typeof loadBalancerUpgrade>[0], options: PipelineOptions): Pipeline {
   // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
   const hosts = { bound: options.host, allowed: options.allowed, dynamic: (name: string) => endpointOfHost(name, core.endpoints) !== undefined };
   const refused = hostGuard(hosts, options.log);

@@ -33,7 +33,7 @@ export class ImageWorkers {
 
   constructor(
     private readonly d: {
-      core: EmulatorRuntime;
+      core: Pick<EmulatorRuntime, "notifier" | "endpoints" | "clock" | "jobs" | "logs" | "workerProtocol">;
       workers: EmulatorWorkers;
       /** What an endpoint's workers run, when its image is one of `images`; undefined otherwise. */
       launchOf(endpointId: string): ImageLaunch | undefined;

@@ -46,7 +46,7 @@ export class EmulatorWorkers {
   private readonly scaling = new Set<string>();
 
   constructor(
-    private readonly core: EmulatorRuntime,
+    private readonly core: Pick<EmulatorRuntime, "endpoints" | "loadBalancers" | "workerProtocol">,
     private readonly url: string,
     private readonly defaultOutput: (line: string) => void,
   ) {

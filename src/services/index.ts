@@ -7,13 +7,15 @@ import { endpoints } from "./endpoints/index.js";
 import { networkVolumes } from "./network-volumes/index.js";
 import { pods } from "./pods/index.js";
 import { registryAuths } from "./registry-auths/index.js";
+import type { FaultRuleInputOf } from "../config/faults-schema.js";
+import type { ConfigInputOf, ConfigOf, FaultOperationOf } from "../config/schema.js";
 import type { ServiceDef } from "./shared/service.js";
 import { templates } from "./templates/index.js";
 
 /**
- * The management resources of the REST surface, one line each. The app's routes, the REST
- * collections of the path classification, fault rules' operation names, seeding, reset and
- * restore all loop over this list. Order is build and seed order: a service may use, at once, the
+ * The management resources of the REST surface, one line each: the only list of them. The app's
+ * routes, the REST collections of the path classification, fault rules' operation names, the
+ * config's schema and types (each service's part), seeding, reset and restore all loop over it. Order is build and seed order: a service may use, at once, the
  * models of those above it (endpoints use templates and volumes; pods use billing's meter).
  */
 export const SERVICES = [account, networkVolumes, templates, endpoints, registryAuths, billing, pods, clusters, catalog, batches] as const;
@@ -23,6 +25,15 @@ type ModelsOf<L extends readonly ServiceDef<string, object>[]> = UnionToIntersec
 
 /** Every service's models, by key: what views read and services use of each other. */
 export type Services = ModelsOf<typeof SERVICES>;
+
+/** The config of an emulator built with the list: the engine's keys and each service's part. */
+export type Config = ConfigOf<typeof SERVICES>;
+/** The config as a file or createEmulator gives it (defaults left out). */
+export type ConfigInput = ConfigInputOf<typeof SERVICES>;
+/** A name a fault rule's `operation` may take: the engine's operations and the REST collections of the list. */
+export type FaultOperation = FaultOperationOf<typeof SERVICES>;
+/** A fault rule as `emulator.faults.add` takes it. */
+export type FaultRuleInput = FaultRuleInputOf<FaultOperation>;
 
 type CollectionsOf<L extends readonly ServiceDef[], V extends "v1" | "v2"> = {
   [K in keyof L]: L[K]["collections"] extends { readonly [v in V]: readonly (infer C)[] } ? C : never;

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ConfigPart } from "../../src/config/part.js";
 import { SERVICES } from "../../src/services/index.js";
 import { serveResource, V1, V2, withBody, type ResourceRoutes } from "../../src/services/shared/rest.js";
 import type { ServiceDef, ViewContext } from "../../src/services/shared/service.js";
@@ -61,10 +62,21 @@ const widgetRoutes: ResourceRoutes<Widget> = {
   ],
 };
 
+// Its part of the config: a key of its own, and a cross-check.
+const WidgetConfigSchema = z.strictObject({ name: z.string().min(1) });
+const WIDGETS_CONFIG = {
+  fields: { widgets: z.array(WidgetConfigSchema).default([]) },
+  check: (config: { widgets: Array<{ name: string }> }, ctx: z.RefinementCtx) =>
+    config.widgets.forEach((w, i) => {
+      if (config.widgets.findIndex((o) => o.name === w.name) < i) ctx.addIssue({ code: "custom", message: `duplicate widget "${w.name}"`, path: ["widgets", i, "name"] });
+    }),
+} satisfies ConfigPart;
+
 const collections = { v1: ["widgets"], v2: ["widgets"] } as const;
-const widgets: ServiceDef<"widgets", { widgets: Widgets }, typeof collections> = {
+const widgets: ServiceDef<"widgets", { widgets: Widgets }, typeof collections, typeof WIDGETS_CONFIG> = {
   name: "widgets",
   collections,
+  config: WIDGETS_CONFIG,
   build: (ctx) => ({ widgets: new Widgets(ctx.documents<Widget>("widget"), () => ctx.engine.clock.now()) }),
   routes: (app, views) => serveResource(views, app, widgetRoutes),
   graphql: {
@@ -76,8 +88,10 @@ const widgets: ServiceDef<"widgets", { widgets: Widgets }, typeof collections> =
       Mutation: { saveWidget: (_p, args) => widgetsOf(v).create(String(args.name)) },
     }),
   },
-  seed: ({ widgets }) => {
+  seed: ({ widgets }, { config }) => {
     if (!widgets.list().some((w) => w.id === "w-seeded")) widgets.create("declared at start", "w-seeded");
+    // (The type of a config knows the services of the list only.)
+    for (const w of (config as unknown as { widgets: Array<{ name: string }> }).widgets) widgets.create(w.name);
   },
 };
 
@@ -145,6 +159,14 @@ describe("a resource declared in a test alone, added to the list", () => {
     );
     e = await inProcess({ config: { endpoints: [{ id: "widgets" }] } });
     expect(e.core.paths.classify("GET", "/v2/widgets/run").surface).toBe("queue");
+  });
+
+  it("declares its part of the config in its folder: the config of an emulator built with it takes the part's keys and checks", async () => {
+    const config = { widgets: [{ name: "from the config" }] } as never;
+    e = await inProcess({ config }, { services: [...SERVICES, widgets] });
+    expect(await names("v2")).toEqual(["declared at start", "from the config"]);
+    await expect(inProcess({ config: { widgets: [{ name: "a" }, { name: "a" }] } as never }, { services: [...SERVICES, widgets] })).rejects.toThrow(/widgets\[1\]\.name: duplicate widget "a"/);
+    await expect(inProcess({ config })).rejects.toThrow(/widgets/);
   });
 
   it("is absent from an emulator built on the list alone", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/domain/clock.js";
 import type { EndpointSpec } from "../../src/domain/endpoint.js";
+import type { Job } from "../../src/domain/job.js";
 import { WorkerPool, type WorkerEvent } from "../../src/domain/simulated-workers.js";
 import { ProcessWall } from "../../src/compose/process-wall.js";
 
@@ -23,19 +24,28 @@ const setup = (over: Partial<EndpointSpec> = {}) => {
   const events: string[] = [];
   let n = 0;
   const observe = (e: WorkerEvent) => events.push(`${e.type}:${e.endpointId}/${e.workerId}:${e.state}@${e.at}`);
-  const pool = new WorkerPool(spec(over), clock, () => `w${++n}`, () => {}, observe);
-  return { clock, events, pool };
+  // A queue of job ids the test fills; the pool takes them from its head as it starts them.
+  const waiting: string[] = [];
+  const started: string[] = [];
+  const queue = {
+    nextQueued: () => (waiting.length ? ({ id: waiting[0] } as Job) : undefined),
+    countScalingDemand: (_id: string, limit: number) => Math.min(waiting.length, limit),
+    hasQueued: () => waiting.length > 0,
+  };
+  const links = { queue, lane: "standard" as const, start: (job: Job) => void started.push(waiting.shift()! && job.id), onReady: () => pool.dispatch(false) };
+  const pool = new WorkerPool(spec(over), clock, () => `w${++n}`, links, observe);
+  return { clock, events, pool, waiting, started };
 };
 
 describe("WorkerPool observer", () => {
   it("reports a worker's whole life on the virtual clock: start, cold start, job, scale-down", async () => {
-    const { clock, events, pool } = setup();
-    pool.scaleFor(() => 1);
+    const { clock, events, pool, waiting, started } = setup();
+    waiting.push("job-1");
+    pool.dispatch(false);
     await clock.advance(1000);
-    const w = pool.takeIdle()!;
-    pool.markRunning(w, "job-1");
+    expect(started).toEqual(["job-1"]);
     await clock.advance(2000);
-    pool.markIdle(w);
+    pool.release("w1", "idle");
     await clock.advance(5000);
     expect(pool.list()).toEqual([]);
     expect(events).toEqual([
@@ -58,8 +68,21 @@ describe("WorkerPool observer", () => {
     const { events, pool } = setup({ workersMin: 1 });
     pool.fillMinimum(true);
     const w = pool.list()[0]!;
-    pool.remove(w);
-    pool.remove(w);
+    pool.release(w.id, "gone");
+    pool.release(w.id, "gone");
     expect(events.filter((e) => e.startsWith("stopped"))).toEqual(["stopped:ep/w1:idle@0"]);
+  });
+});
+
+describe("WorkerPool dispatch", () => {
+  it("gives a worker back when the job it was matched with cannot start", () => {
+    const clock = new VirtualClock({ mode: "manual", start: 0, wall: new ProcessWall(() => {}) });
+    const queue = { nextQueued: () => ({ id: "job-1" }) as Job, countScalingDemand: () => 1, hasQueued: () => true };
+    const start = () => {
+      throw new Error("the store refused");
+    };
+    const pool = new WorkerPool(spec({ workersMin: 1, coldStartMs: 0 }), clock, () => "w1", { queue, lane: "standard", start, onReady: () => {} });
+    expect(() => pool.dispatch(false)).toThrow("the store refused");
+    expect(pool.list().map((w) => [w.id, w.state, w.jobId])).toEqual([["w1", "idle", undefined]]);
   });
 });

@@ -35,5 +35,5 @@ export type Handler<I = Record<string, unknown>> = {
   handler(input: I, ctx: HandlerContext): unknown;
 }["handler"];
 
-/** The prefix of the names under which handlers given as functions in a config object are registered (see config/inline-handlers.ts). */
+/** The prefix of the names under which handlers given as functions in a config object are registered (see compose/inline-handlers.ts). */
 export const INLINE_PREFIX = "inline:";

@@ -2,7 +2,6 @@ import { CONTROL_KEY_HEADER } from "../control-auth.js";
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { EmulatorError } from "../../domain/errors.js";
-import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
 import { ERROR_RESPONSES } from "../schemas.js";
 import { ASSETS, assetUrl } from "../assets/index.js";
@@ -71,7 +70,7 @@ const assetRoute = createRoute({
 });
 
 /** Serves the dashboard at `/`, its panels and its assets. `app` renders the panels that read other control routes. */
-export function dashboardRoutes(core: Core, router: OpenAPIHono<AppEnv>, info: { version: string; controlKey?: string | undefined }): void {
+export function dashboardRoutes(core: PanelContext["core"], router: OpenAPIHono<AppEnv>, info: { version: string; controlKey?: string | undefined }): void {
   // Panels read other control routes in-process, with the control key when one guards them.
   const app = {
     request: (path: string, init: RequestInit = {}) =>

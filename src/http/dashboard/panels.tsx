@@ -22,7 +22,7 @@ export type PanelName = (typeof PANELS)[number];
 export type PanelQuery = Partial<Record<"endpoint" | "status" | "operation" | "offset" | "id" | "workers", string>>;
 
 export interface PanelContext {
-  core: Core;
+  core: Pick<Core, "clock" | "endpoints" | "endpointView" | "loadBalancers" | "jobStore"> & Parameters<typeof endpointStates>[0];
   app: InProcess;
   query: PanelQuery;
 }

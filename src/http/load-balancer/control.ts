@@ -102,7 +102,7 @@ export function lbWorkerView(w: LbWorker): z.infer<typeof LbWorkerSchema> {
 }
 
 /** The control routes of load-balancing endpoints: their state, worker processes joining and leaving, and their launcher. */
-export function loadBalancerControlRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
+export function loadBalancerControlRoutes(core: Pick<Core, "endpoints" | "loadBalancers" | "ownAddress" | "notifier">, app: OpenAPIHono<AppEnv>): void {
   const lb = core.loadBalancers;
   app.openapi(list, (c) =>
     c.json(

@@ -45,7 +45,7 @@ type LauncherEvent = { event: "start"; data: Record<string, never> } | { event: 
  * launcher in another process, such as `minipod worker`: the pool's own scaling rule decides, and
  * each `start` and `stop` it asks for becomes an event of this stream.
  */
-export function loadBalancerLauncherRoute(core: Core, app: OpenAPIHono<AppEnv>): void {
+export function loadBalancerLauncherRoute(core: Pick<Core, "loadBalancers" | "notifier">, app: OpenAPIHono<AppEnv>): void {
   const lb = core.loadBalancers;
   app.openapi(launcherRoute, (c) => {
     const { endpoint_id: endpointId } = c.req.valid("param");

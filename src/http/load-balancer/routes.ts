@@ -1,5 +1,4 @@
 import { createRoute, z, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
-import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
 import { loadBalancerServer } from "./serve.js";
 
@@ -24,7 +23,7 @@ const METHODS = ["get", "post", "put", "patch", "delete", "options"] as const;
  * (see `loadBalancerServer`). Returns the routes declared, whose fast entry is the relay to worker
  * processes (relay.ts).
  */
-export function loadBalancerRoutes(core: Core, app: OpenAPIHono<AppEnv>): RouteConfig[] {
+export function loadBalancerRoutes(core: Parameters<typeof loadBalancerServer>[0], app: OpenAPIHono<AppEnv>): RouteConfig[] {
   const serve = loadBalancerServer(core);
   const declared: RouteConfig[] = [];
   for (const method of METHODS) {

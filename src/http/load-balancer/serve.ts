@@ -51,7 +51,9 @@ export const refusal = (status: number, error: string, workerId?: string): Respo
  * ended; past 5.5 minutes of virtual time the exchange is cut (524). A worker that answers nothing
  * gives 502; a client that goes away aborts the request to the worker.
  */
-export function loadBalancerServer(core: Core): (c: Context<AppEnv>, endpointId: string) => Promise<Response> {
+export function loadBalancerServer(
+  core: Pick<Core, "loadBalancers" | "clock" | "log" | "endpoints" | "faults" | "handlers" | "openAiSettings">,
+): (c: Context<AppEnv>, endpointId: string) => Promise<Response> {
   const { loadBalancers, clock, log } = core;
   const inProcess = new Map<string, FetchHandler>();
 

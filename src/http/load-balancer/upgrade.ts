@@ -33,7 +33,9 @@ function answer(socket: Duplex, status: number, body: string, headers: Record<st
  * process (a function, the built-ins) take no upgrades: 501. Returns false for a path that is no
  * endpoint's.
  */
-export function loadBalancerUpgrade(core: Core): (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
+export function loadBalancerUpgrade(
+  core: Pick<Core, "loadBalancers" | "endpoints" | "paths"> & Parameters<typeof serviceAdmission>[0],
+): (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
   const lb = core.loadBalancers;
   const admit = serviceAdmission(core);
   return (req, socket, head) => {

@@ -1,3 +1,4 @@
+import { BILLING_CONFIG } from "./config.js";
 import type { ServiceDef } from "../shared/service.js";
 import { BillingService } from "./model.js";
 import { priceList, type PriceList } from "../shared/pricing.js";
@@ -14,8 +15,9 @@ const collections = { v1: ["billing"], v2: ["billing"] } as const;
  * engine), pods (told by the pod service) and network volumes (their events); the prices in
  * effect (defaults and the config's `pricing`), which the catalog shows too.
  */
-export const billing: ServiceDef<"billing", { billing: BillingService; prices: PriceList; usage: UsageMeter }, typeof collections> = {
+export const billing: ServiceDef<"billing", { billing: BillingService; prices: PriceList; usage: UsageMeter }, typeof collections, typeof BILLING_CONFIG> = {
   name: "billing",
+  config: BILLING_CONFIG,
   collections,
   build: (ctx) => {
     const { engine, services } = ctx;

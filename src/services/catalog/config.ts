@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ConfigPart } from "../../config/part.js";
 import { stableId } from "../shared/stable-id.js";
 
 /**
@@ -23,8 +24,10 @@ export type HubListingConfig = z.infer<typeof HubListingConfigSchema>;
 
 /** The catalog's part of the config. */
 export const CATALOG_CONFIG = {
-  hub: z.array(HubListingConfigSchema).default([]).describe("Hub listings the GraphQL API's `listings` answers (none by default)"),
-};
+  fields: {
+    hub: z.array(HubListingConfigSchema).default([]).describe("Hub listings the GraphQL API's `listings` answers (none by default)"),
+  },
+} satisfies ConfigPart;
 
 /** A listing's id and its listed release's, the same at every start. */
 export const hubIds = (l: Pick<HubListingConfig, "repo" | "tagName">) => ({ listing: stableId(`hub:${l.repo}`), release: stableId(`hub-release:${l.repo}@${l.tagName}`) });

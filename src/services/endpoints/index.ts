@@ -1,3 +1,4 @@
+import { ENDPOINTS_CONFIG } from "./config.js";
 import type { EndpointSpec } from "../../domain/endpoint.js";
 import { INLINE_PREFIX } from "../../domain/handlers/types.js";
 import { newResourceId } from "../../domain/ids.js";
@@ -33,8 +34,9 @@ const collections = { v1: ["endpoints"], v2: ["serverless"] } as const;
  * Serverless endpoints as resources: `/v2/serverless`, `/v1/endpoints`, their workers, releases
  * and logs, over the endpoints the job engine serves; and the config's `endpoints`.
  */
-export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManager; externalWorkers: ExternalWorkerReader }, typeof collections> = {
+export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManager; externalWorkers: ExternalWorkerReader }, typeof collections, typeof ENDPOINTS_CONFIG> = {
   name: "endpoints",
+  config: ENDPOINTS_CONFIG,
   collections,
   graphql: endpointsGraphQL,
   build: (ctx) => {

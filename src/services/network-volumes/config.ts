@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { NETWORK_VOLUME_SIZE_MAX_GB, NETWORK_VOLUME_SIZE_MIN_GB } from "../../domain/limits.js";
 import { VOLUME_TYPES } from "../shared/catalog/datacenter-catalog.js";
-import { resourceId } from "../shared/config-id.js";
-import { stableId } from "../shared/stable-id.js";
+import type { ConfigPart } from "../../config/part.js";
+import { configVolumeId, resourceId } from "../shared/config-id.js";
 
 export const NetworkVolumeConfigSchema = z.strictObject({
   id: resourceId("Network volume").optional().describe("Network volume id; default: derived from name and dataCenter, the same at every start"),
@@ -13,16 +13,16 @@ export const NetworkVolumeConfigSchema = z.strictObject({
 });
 export type NetworkVolumeConfig = z.infer<typeof NetworkVolumeConfigSchema>;
 
-/** The id a configured volume gets: its own, or one derived from what it declares. */
-export const configVolumeId = (v: Pick<NetworkVolumeConfig, "id" | "name" | "dataCenter">): string => v.id ?? stableId(`network-volume:${v.name}:${v.dataCenter}`);
-
 /** The network volumes' part of the config. */
 export const NETWORK_VOLUMES_CONFIG = {
-  networkVolumes: z.array(NetworkVolumeConfigSchema).default([]).describe("Network volumes of /v2/network-volumes and /v1/networkvolumes"),
-};
+  fields: {
+    networkVolumes: z.array(NetworkVolumeConfigSchema).default([]).describe("Network volumes of /v2/network-volumes and /v1/networkvolumes"),
+  },
+  check: checkNetworkVolumesConfig,
+} satisfies ConfigPart;
 
 /** Cross-checks: one id per volume. */
-export function checkNetworkVolumesConfig(config: { networkVolumes: NetworkVolumeConfig[] }, ctx: z.RefinementCtx): void {
+function checkNetworkVolumesConfig(config: { networkVolumes: NetworkVolumeConfig[] }, ctx: z.RefinementCtx): void {
   const volumeIds = new Set<string>();
   config.networkVolumes.forEach((v, i) => {
     const id = configVolumeId(v);

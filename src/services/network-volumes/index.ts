@@ -1,4 +1,5 @@
-import { configVolumeId } from "./config.js";
+import { NETWORK_VOLUMES_CONFIG } from "./config.js";
+import { configVolumeId } from "../shared/config-id.js";
 import { networkVolumesGraphQL } from "./graphql.js";
 import { documentsOf, type ServiceDef } from "../shared/service.js";
 import { NetworkVolumeService, type NetworkVolume } from "./model.js";
@@ -12,8 +13,9 @@ export { type NetworkVolumeService } from "./model.js";
 const collections = { v1: ["networkvolumes"], v2: ["network-volumes"] } as const;
 
 /** Network volumes: `/v2/network-volumes`, `/v1/networkvolumes`, and the config's `networkVolumes`. */
-export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: NetworkVolumeService }, typeof collections> = {
+export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: NetworkVolumeService }, typeof collections, typeof NETWORK_VOLUMES_CONFIG> = {
   name: "network-volumes",
+  config: NETWORK_VOLUMES_CONFIG,
   collections,
   graphql: networkVolumesGraphQL,
   build: (ctx) => ({

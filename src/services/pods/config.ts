@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { CUDA_VERSIONS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
 import { POD_CPU_FLAVOR_IDS } from "./record.js";
-import { resourceId } from "../shared/config-id.js";
+import type { ConfigPart } from "../../config/part.js";
+import { configRegistryAuthId, configVolumeId, resourceId } from "../shared/config-id.js";
 import { stableId } from "../shared/stable-id.js";
 
 export const PodConfigSchema = z
@@ -39,32 +40,25 @@ export const configPodId = (p: Pick<PodConfig, "id" | "name">): string => p.id ?
 
 /** The pods' part of the config. */
 export const PODS_CONFIG = {
-  pods: z.array(PodConfigSchema).default([]).describe("Pods of /v1/pods, created at start when missing from the database"),
-};
+  fields: {
+    pods: z.array(PodConfigSchema).default([]).describe("Pods of /v1/pods, created at start when missing from the database"),
+  },
+  check: checkPodsConfig,
+} satisfies ConfigPart;
 
-interface PodsConfig {
+/** What the pods' checks read of the config: theirs, and what pods name of other parts (absent when those are not built). */
+export interface PodsConfig {
   pods: PodConfig[];
-  templates: Array<{ id: string }>;
-  networkVolumes: Volume[];
-  containerRegistryAuths: RegistryAuth[];
-}
-
-interface Volume {
-  id?: string | undefined;
-  name: string;
-  dataCenter: string;
-}
-
-interface RegistryAuth {
-  id?: string | undefined;
-  name: string;
+  templates?: Array<{ id: string }>;
+  networkVolumes?: Array<Parameters<typeof configVolumeId>[0]>;
+  containerRegistryAuths?: Array<Parameters<typeof configRegistryAuthId>[0]>;
 }
 
 /** Cross-checks: unique ids, references that lead somewhere (the ids of volumes and registry auths as their services derive them). */
-export function checkPodsConfig(config: PodsConfig, ids: { volume: (v: Volume) => string; registryAuth: (a: RegistryAuth) => string }, ctx: z.RefinementCtx): void {
-  const authIds = new Set(config.containerRegistryAuths.map(ids.registryAuth));
-  const templates = new Set(config.templates.map((t) => t.id));
-  const volumes = new Set(config.networkVolumes.map(ids.volume));
+function checkPodsConfig(config: PodsConfig, ctx: z.RefinementCtx): void {
+  const authIds = new Set((config.containerRegistryAuths ?? []).map(configRegistryAuthId));
+  const templates = new Set((config.templates ?? []).map((t) => t.id));
+  const volumes = new Set((config.networkVolumes ?? []).map(configVolumeId));
   const podIds = new Set<string>();
   config.pods.forEach((p, i) => {
     const id = configPodId(p);

@@ -1,6 +1,6 @@
 import { podsGraphQL } from "./graphql.js";
 import type { ServiceDef } from "../shared/service.js";
-import { configPodId } from "./config.js";
+import { configPodId, PODS_CONFIG } from "./config.js";
 import type { Pod } from "./record.js";
 import { PodService } from "./model.js";
 import { resource, serveResource } from "../shared/rest.js";
@@ -17,8 +17,9 @@ export { PodV2Schema, toPodV2 } from "./v2.js";
 const collections = { v1: ["pods"], v2: ["pods"] } as const;
 
 /** Pods (`/v2/pods`, `/v1/pods`) and their lifecycle, billed through the usage meter; the config's `pods`. */
-export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections> = {
+export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections, typeof PODS_CONFIG> = {
   name: "pods",
+  config: PODS_CONFIG,
   collections,
   graphql: podsGraphQL,
   build: (ctx) => {

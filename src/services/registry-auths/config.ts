@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { resourceId } from "../shared/config-id.js";
-import { stableId } from "../shared/stable-id.js";
+import type { ConfigPart } from "../../config/part.js";
+import { configRegistryAuthId, resourceId } from "../shared/config-id.js";
 
 export const RegistryAuthConfigSchema = z.strictObject({
   id: resourceId("Container registry auth").optional().describe("Default: derived from the name, the same at every start"),
@@ -10,16 +10,16 @@ export const RegistryAuthConfigSchema = z.strictObject({
 });
 export type RegistryAuthConfig = z.infer<typeof RegistryAuthConfigSchema>;
 
-/** The id a configured registry auth gets: its own, or one derived from its name. */
-export const configRegistryAuthId = (a: Pick<RegistryAuthConfig, "id" | "name">): string => a.id ?? stableId(`registry-auth:${a.name}`);
-
 /** The registry auths' part of the config. */
 export const REGISTRY_AUTHS_CONFIG = {
-  containerRegistryAuths: z.array(RegistryAuthConfigSchema).default([]).describe("Container registry auths of /v1/containerregistryauth"),
-};
+  fields: {
+    containerRegistryAuths: z.array(RegistryAuthConfigSchema).default([]).describe("Container registry auths of /v1/containerregistryauth"),
+  },
+  check: checkRegistryAuthsConfig,
+} satisfies ConfigPart;
 
 /** Cross-checks: unique names and ids. */
-export function checkRegistryAuthsConfig(config: { containerRegistryAuths: RegistryAuthConfig[] }, ctx: z.RefinementCtx): void {
+function checkRegistryAuthsConfig(config: { containerRegistryAuths: RegistryAuthConfig[] }, ctx: z.RefinementCtx): void {
   const ids = new Set<string>();
   const names = new Set<string>();
   config.containerRegistryAuths.forEach((a, i) => {

@@ -1,4 +1,5 @@
-import { configRegistryAuthId } from "./config.js";
+import { REGISTRY_AUTHS_CONFIG } from "./config.js";
+import { configRegistryAuthId } from "../shared/config-id.js";
 import { registryAuthsGraphQL } from "./graphql.js";
 import { documentsOf, type ServiceDef } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";
@@ -15,8 +16,9 @@ const collections = { v1: ["containerregistryauth"], v2: ["registries"] } as con
  * the store) and ECR pull delegations (`/v2/registries/delegations`); the config's
  * `containerRegistryAuths`.
  */
-export const registryAuths: ServiceDef<"registry-auths", { registryAuths: RegistryAuthService; delegations: DelegationService }, typeof collections> = {
+export const registryAuths: ServiceDef<"registry-auths", { registryAuths: RegistryAuthService; delegations: DelegationService }, typeof collections, typeof REGISTRY_AUTHS_CONFIG> = {
   name: "registry-auths",
+  config: REGISTRY_AUTHS_CONFIG,
   collections,
   graphql: registryAuthsGraphQL,
   build: (ctx) => {

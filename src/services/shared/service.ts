@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AtField } from "../../config/load.js";
-import type { Config } from "../../config/schema.js";
+import type { ConfigPart } from "../../config/part.js";
 import type { VirtualClock } from "../../domain/clock.js";
 import type { HandlerRegistry } from "../../domain/handlers/registry.js";
 import type { LogBook } from "../../domain/logbook.js";
@@ -25,7 +25,7 @@ import type { Documents, DocumentStore, StoredDocument, UsageStore } from "./sto
  * app's routes, the REST collections the path classification and fault rules know, seeding from
  * the config, reset and snapshot restore (see `src/compose/lifecycle.ts`).
  */
-export interface ServiceDef<Name extends string = string, Models extends object = object, C extends Collections = Collections> {
+export interface ServiceDef<Name extends string = string, Models extends object = object, C extends Collections = Collections, P extends ConfigPart = ConfigPart> {
   /** Names the service in messages and in the lifecycle's order. */
   readonly name: Name;
   /**
@@ -34,6 +34,12 @@ export interface ServiceDef<Name extends string = string, Models extends object 
    * endpoint's queue), and so do fault rules' `operation` names and the config's reserved ids.
    */
   readonly collections: C;
+  /**
+   * Its part of the config file, from its folder's `config.ts`: its keys (and those it adds to
+   * each configured endpoint) and their cross-checks. The config's schema joins the parts of the
+   * services built (config/schema.ts).
+   */
+  readonly config?: P;
   /**
    * Builds the service's models on their storage. What it returns joins the registry under its
    * keys (`{ networkVolumes }`), which later services and every view read. A service may read the
@@ -109,6 +115,9 @@ export interface SeedContext {
 
 /** The models of every service, by key (the list's types give them; see `Services` in ../index.ts). */
 export type Registry = import("../index.js").Services;
+
+/** The config, with the parts of the services of the list (see `Config` in ../index.ts). */
+type Config = import("../index.js").Config;
 
 /** What views read: every service's models, and the engine's clock, scheduler, endpoints, notifier and logs. */
 export type ViewContext = Registry & Pick<EngineView, "clock" | "scheduler" | "endpoints" | "notifier" | "logs">;

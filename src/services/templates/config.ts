@@ -1,8 +1,8 @@
 import { z } from "zod";
+import type { ConfigPart } from "../../config/part.js";
+import { DEFAULT_HANDLER } from "../../domain/endpoint.js";
 import { resourceId } from "../shared/config-id.js";
 import { TEMPLATE_CATEGORIES } from "./model.js";
-
-export const DEFAULT_HANDLER = "echo";
 
 export const TemplateConfigSchema = z.strictObject({
   id: resourceId("Template").describe("Template id: what endpoints name as templateId"),
@@ -27,18 +27,26 @@ export const TemplateConfigSchema = z.strictObject({
 });
 export type TemplateConfig = z.infer<typeof TemplateConfigSchema>;
 
-/** The templates' part of the config, with the handler of endpoints whose template names none. */
+/**
+ * The templates' part of the config, with the handler of endpoints whose template names none; a
+ * configured endpoint without a handler runs its template's, else that one.
+ */
 export const TEMPLATES_CONFIG = {
-  defaultHandler: z
-    .string()
-    .min(1)
-    .default(DEFAULT_HANDLER)
-    .describe("Handler of endpoints whose template names none (and of configured endpoints without handler or template)"),
-  templates: z.array(TemplateConfigSchema).default([]).describe("Templates of /v1/templates; `handler` picks what their endpoints run"),
-};
+  fields: {
+    defaultHandler: z
+      .string()
+      .min(1)
+      .default(DEFAULT_HANDLER)
+      .describe("Handler of endpoints whose template names none (and of configured endpoints without handler or template)"),
+    templates: z.array(TemplateConfigSchema).default([]).describe("Templates of /v1/templates; `handler` picks what their endpoints run"),
+  },
+  check: checkTemplatesConfig,
+  endpointHandler: (config: { templates: TemplateConfig[]; defaultHandler: string }, e: { templateId?: string | undefined }) =>
+    (e.templateId !== undefined ? config.templates.find((t) => t.id === e.templateId)?.handler : undefined) ?? config.defaultHandler,
+} satisfies ConfigPart;
 
 /** Cross-checks: unique ids and names. */
-export function checkTemplatesConfig(config: { templates: TemplateConfig[] }, ctx: z.RefinementCtx): void {
+function checkTemplatesConfig(config: { templates: TemplateConfig[] }, ctx: z.RefinementCtx): void {
   const ids = new Set<string>();
   const names = new Set<string>();
   config.templates.forEach((t, i) => {

@@ -1,3 +1,4 @@
+import { TEMPLATES_CONFIG } from "./config.js";
 import { templatesGraphQL } from "./graphql.js";
 import { documentsOf, type ServiceDef } from "../shared/service.js";
 import { resource, serveResource } from "../shared/rest.js";
@@ -14,8 +15,9 @@ export { toGraphQLTemplate } from "./graphql.js";
 const collections = { v1: ["templates"], v2: ["templates"] } as const;
 
 /** Templates: `/v2/templates`, `/v1/templates`, and the config's `templates` (and `defaultHandler`). */
-export const templates: ServiceDef<"templates", { templates: TemplateService }, typeof collections> = {
+export const templates: ServiceDef<"templates", { templates: TemplateService }, typeof collections, typeof TEMPLATES_CONFIG> = {
   name: "templates",
+  config: TEMPLATES_CONFIG,
   collections,
   graphql: templatesGraphQL,
   build: (ctx) => ({

@@ -49,12 +49,15 @@ const listEndpoints = createRoute({
   responses: { 200: { description: "The endpoints", content: { "application/json": { schema: z.object({ endpoints: z.array(EndpointStateSchema) }).openapi("EndpointStates") } } } },
 });
 
+/** What the endpoints' live state is read from. */
+type EndpointsCore = Pick<Core, "endpoints" | "scheduler" | "jobStore"> & Parameters<typeof externalWorkersOf>[0];
+
 /** The live state of every served endpoint, as the dashboard shows it. */
-export function endpointStates(core: Core): EndpointState[] {
+export function endpointStates(core: EndpointsCore): EndpointState[] {
   return core.endpoints.specs("QUEUE").map((spec) => endpointState(core, spec));
 }
 
-function endpointState(core: Core, spec: EndpointSpec): EndpointState {
+function endpointState(core: EndpointsCore, spec: EndpointSpec): EndpointState {
   const pool = core.scheduler.pool(spec.id);
   return {
     id: spec.id,
@@ -74,6 +77,6 @@ function endpointState(core: Core, spec: EndpointSpec): EndpointState {
 }
 
 /** `GET /_emulator/endpoints`. */
-export function endpointControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function endpointControlRoutes(core: EndpointsCore, router: OpenAPIHono<AppEnv>): void {
   router.openapi(listEndpoints, (c) => c.json({ endpoints: endpointStates(core) }, 200));
 }

@@ -60,7 +60,7 @@ function ruleRoutes(RuleIn: FaultRuleSchema) {
 }
 
 /** `/_emulator/faults`: add, list and remove fault rules. */
-export function faultRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function faultRoutes(core: Pick<Core, "faultRuleSchema" | "faults" | "log">, router: OpenAPIHono<AppEnv>): void {
   const { list, add } = ruleRoutes(core.faultRuleSchema);
   router.openapi(list, (c) => c.json({ faults: core.faults.list() }, 200));
   router.openapi(add, (c) => {

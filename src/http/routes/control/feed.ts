@@ -64,7 +64,7 @@ export function feedEvent(change: JobChange) {
 /** What the last `resync` says: closing, or closing to start again on the same port. */
 const RESYNC_DATA: Record<string, string> = { [CLOSING_CAUSE]: '{"closing":true}', [RESTARTING_CAUSE]: '{"closing":true,"restarting":true}' };
 
-export function feedControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function feedControlRoutes(core: Pick<Core, "clock" | "notifier" | "workerProtocol">, router: OpenAPIHono<AppEnv>): void {
   const { clock, notifier } = core;
   router.openapi(feedRoute, (c) => {
     const withJobs = c.req.valid("query").jobs !== false;

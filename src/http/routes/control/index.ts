@@ -105,7 +105,10 @@ const reset = createRoute({
 });
 
 /** The emulator's own control API under `/_emulator`. */
-export function controlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function controlRoutes(
+  core: Pick<Core, "clock" | "log" | "reset"> & Parameters<typeof faultRoutes>[0] & Parameters<typeof observeRoutes>[0] & Parameters<typeof snapshotRoutes>[0] & Parameters<typeof waitRoutes>[0],
+  router: OpenAPIHono<AppEnv>,
+): void {
   const { clock } = core;
   const view = () => ({
     now: clock.now(),

@@ -130,7 +130,7 @@ const retryJob = jobAction(
 );
 
 /** A job in full for the dashboard; the S3 secret stays out. */
-export function jobDetail(core: Core, job: Job): z.infer<typeof JobDetailSchema> {
+export function jobDetail(core: Pick<Core, "clock" | "jobStore">, job: Job): z.infer<typeof JobDetailSchema> {
   const { accessSecret: _secret, ...s3 } = job.s3Config ?? { accessSecret: "" };
   return {
     ...jobSummary(job, core.clock.now()),
@@ -150,14 +150,14 @@ export function jobDetail(core: Core, job: Job): z.infer<typeof JobDetailSchema>
 }
 
 /** The job with this id, or a 404 naming it. */
-export function requireJob(core: Core, id: string): Job {
+export function requireJob(core: Pick<Core, "jobStore">, id: string): Job {
   const job = core.jobStore.get(id);
   if (!job) throw new EmulatorError("JOB_NOT_FOUND", `job "${id}" not found (its ttl or result retention may have ended)`);
   return job;
 }
 
 /** `GET /_emulator/jobs` and `GET /_emulator/jobs/{id}`. */
-export function jobControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function jobControlRoutes(core: Pick<Core, "clock" | "jobStore" | "jobs">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(listJobs, (c) => {
     const q = c.req.valid("query");
     const limit = q.limit ?? JOB_LIST_DEFAULT;

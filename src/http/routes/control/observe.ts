@@ -95,7 +95,7 @@ const idle = createRoute({
 });
 
 /** Webhook attempts, the request journal, job timelines and run-until-idle. */
-export function observeRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function observeRoutes(core: Pick<Core, "clock" | "observe" | "runUntilIdle">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(webhooks, (c) => {
     const deliveries = core.observe.deliveries(c.req.valid("query").jobId).map(strip);
     return c.json({ deliveries, count: deliveries.length }, 200);

@@ -75,7 +75,7 @@ const exportDb = createRoute({
 });
 
 /** Named snapshots and the export of the state. */
-export function snapshotRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function snapshotRoutes(core: Pick<Core, "log" | "snapshots">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(list, (c) => c.json({ snapshots: core.snapshots.list(), totalBytes: core.snapshots.totalBytes(), ...core.snapshots.bounds }, 200));
   router.openapi(save, (c) => {
     const info = core.snapshots.save(c.req.valid("param").name);

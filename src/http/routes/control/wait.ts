@@ -44,7 +44,7 @@ const wait = createRoute({
 });
 
 /** `POST /_emulator/endpoints/{endpoint_id}/jobs/{id}/wait`: the control API's waitForJob. */
-export function waitRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function waitRoutes(core: Pick<Core, "waitForJob">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(wait, async (c) => {
     const { endpoint_id, id } = c.req.valid("param");
     // An empty body (no content) is allowed: the defaults apply.

@@ -100,10 +100,10 @@ const workerExited = createRoute({
 });
 
 /** The external workers of one endpoint, for views (the dashboard, worker listings). */
-export const externalWorkersOf = (core: Core, endpointId: string): ExternalWorkerView[] => core.workerProtocol.workers.list(endpointId);
+export const externalWorkersOf = (core: Pick<Core, "workerProtocol">, endpointId: string): ExternalWorkerView[] => core.workerProtocol.workers.list(endpointId);
 
 /** `GET /_emulator/workers`, `POST /_emulator/workers/{endpoint_id}/{worker_id}/stop`. */
-export function workerControlRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function workerControlRoutes(core: Pick<Core, "endpoints" | "workerProtocol">, router: OpenAPIHono<AppEnv>): void {
   const protocol = core.workerProtocol;
   router.openapi(listWorkers, (c) => {
     const endpoint = c.req.valid("query").endpoint;

@@ -71,7 +71,7 @@ const get = createRoute({
  * `rest:write` for a mutation and `rest:read` for a query (403). With no key at all, only the
  * public fields answer; the account's answer `errors[]` (UNAUTHENTICATED).
  */
-export function graphqlRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
+export function graphqlRoutes(core: Pick<Core, "auth" | "failures" | "graphqlSchema" | "rateLimits">, app: OpenAPIHono<AppEnv>): void {
   const quota = restQuota(core);
 
   const answer = async (c: Context<AppEnv>, req: GraphQLRequest, method: "GET" | "POST"): Promise<never> => {

@@ -19,7 +19,7 @@ const SSE_HEADERS = {
  * `/v2/{endpoint_id}/openai/*`: any OpenAI request, for any method the service takes, becomes a
  * job of the endpoint, and its output the answer (see `OpenAiRequests`).
  */
-export function openAiRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
+export function openAiRoutes(core: Pick<Core, "openai">, app: OpenAPIHono<AppEnv>): void {
   const { openai } = core;
 
   const serve = async (c: Context<AppEnv>, endpointId: string, body: Record<string, unknown>): Promise<Response> => {

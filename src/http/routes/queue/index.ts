@@ -38,7 +38,7 @@ function viewTexts(): (job: Job, now: number) => Body {
  * The queue operations of the specification under `/v2/{endpoint_id}`; returns the ones that also
  * have a fast entry in the route table (see `FastRoute`), with the same answers.
  */
-export function queueRoutes(core: Core, router: OpenAPIHono<AppEnv>): FastRouteDecl[] {
+export function queueRoutes(core: Pick<Core, "jobs" | "clock" | "loadBalancers" | "scheduler" | "workerProtocol">, router: OpenAPIHono<AppEnv>): FastRouteDecl[] {
   const { jobs, clock } = core;
   const viewText = viewTexts();
 

@@ -68,7 +68,7 @@ function view(job: JobSummary, now: number): z.infer<typeof RequestSchema> {
 }
 
 /** `GET /v2/{endpoint_id}/requests`. */
-export function requestsRoutes(core: Core, app: OpenAPIHono<AppEnv>): void {
+export function requestsRoutes(core: Pick<Core, "jobs" | "clock">, app: OpenAPIHono<AppEnv>): void {
   app.openapi(requestsRoute, (c) => {
     const { status, limit = REQUESTS_PAGE_DEFAULT, offset = 0 } = c.req.valid("query");
     const page = core.jobs.recent(c.req.valid("param").endpoint_id, { status, limit, offset });

@@ -22,7 +22,7 @@ function resultJobId(inPath: string | undefined, inQuery: string | undefined): s
 }
 
 /** The routes real worker processes call to fetch jobs, hand back results, hear stops and beat. */
-export function workerRoutes(core: Core, router: OpenAPIHono<AppEnv>): void {
+export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPIHono<AppEnv>): void {
   const w = core.workerProtocol;
   // Once minipod is stopping, polls answer at once and their connection closes, so a worker that
   // asks again does not keep minipod waiting.

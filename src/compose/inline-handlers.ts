@@ -1,5 +1,5 @@
 import { INLINE_PREFIX, type Handler } from "../domain/handlers/types.js";
-import type { ConfigInput } from "./schema.js";
+import type { ConfigInput } from "../services/index.js";
 
 type EndpointInput = NonNullable<ConfigInput["endpoints"]>[number];
 type TemplateInput = NonNullable<ConfigInput["templates"]>[number];
