@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import type { ClockMode } from "../../src/domain/clock.js";
 import { BUILTIN_IMAGES } from "../../src/domain/images.js";
-import { HELD, parse, placeholders, type RecordedExchange, type RecordedWorkerExchange, type Recording, type Shape } from "../support/recorder.js";
+import { HELD, parse, placeholders, type RecordedExchange, type RecordedWorkerExchange, type Recording, type Shape } from "../support/recording.js";
 
 /**
  * Replays a recording (test/support/recorder.ts) against a fresh minipod with the recorded config

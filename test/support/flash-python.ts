@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { RECORDING } from "./recorder.js";
+import { RECORDING } from "./recording.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
