@@ -9,6 +9,30 @@ import { HELD, parse, placeholders, union, values, shapeOf, mediaType, Ids, WORK
 /** The worker protocol's requests: those of an idle worker are left out of scenarios that are not about idleness. */
 const WORKER_OPS = /^\/v2\/[^/]+\/(job-take|job-take-batch|job-stop|ping)\//;
 
+/** A worker's polls: held until there is something for it, they bring ids into no scenario. */
+const WORKER_POLL = /^\/v2\/[^/]+\/(job-take|job-take-batch|job-stop)\//;
+
+/**
+ * A scenario's requests with each stop kept once: minipod sends a job's stop again on the worker's
+ * next job-stop polls until the worker lets go of the job (it may have heard it before it held the
+ * job), so how many polls name it again depends on timing. A job-stop answer naming only jobs an
+ * earlier one of the same worker named is left out; one naming others too keeps only those.
+ */
+function foldStops(raws: Raw[]): Raw[] {
+  const named = new Map<string, Set<string>>();
+  return raws.flatMap((r) => {
+    if (!/\/job-stop\//.test(r.path) || r.status !== 200) return [r];
+    const answer = parse(r.answer, r.contentType) as { jobsToStop?: unknown } | undefined;
+    if (!Array.isArray(answer?.jobsToStop)) return [r];
+    const seen = named.get(r.path) ?? new Set<string>();
+    named.set(r.path, seen);
+    const fresh = answer.jobsToStop.filter((id) => typeof id !== "string" || !seen.has(id));
+    for (const id of fresh) if (typeof id === "string") seen.add(id);
+    if (fresh.length === 0) return [];
+    return fresh.length === answer.jobsToStop.length ? [r] : [{ ...r, answer: [Buffer.from(JSON.stringify({ ...answer, jobsToStop: fresh }))] }];
+  });
+}
+
 /** Whether an exchange is an idle worker's: a heartbeat, or a worker poll answered with nothing. */
 function isIdle(r: Raw): boolean {
   return WORKER_OPS.test(r.path) && (r.path.includes("/ping/") || r.status === 204);
@@ -18,16 +42,19 @@ function isIdle(r: Raw): boolean {
 const VOLATILE_QUERY = new Set(["runpod_version"]);
 
 export function toRecording(raws: Raw[], o: { idle?: boolean; polls?: boolean }, keys: string[] | undefined): { exchanges: RecordedExchange[]; idle?: RecordedExchange[] } {
-  const done = raws.filter((r) => r.done).sort((a, b) => a.seq - b.seq);
+  const done = foldStops(raws.filter((r) => r.done).sort((a, b) => a.seq - b.seq));
   const ids = new Ids();
-  // Ids are named in the order requests were sent: an answer names them, later requests use them.
+  // Ids are named in the order the requests that made them were sent (an answer names them, later
+  // requests use them); a worker's poll held since before (a job-take, a job-stop) names none first.
   for (const r of done) {
     ids.learnWorker(r.path);
+    if (WORKER_PATH.test(r.path)) continue;
     // What a client sends before minipod gave it (a model's name, sent before the models are listed) is the client's own.
     ids.own(parse(r.body, r.headers["content-type"]));
     ids.own([...r.query.values()]);
     ids.learn(parse(r.answer, r.contentType));
   }
+  for (const r of done) if (WORKER_POLL.test(r.path)) ids.learn(parse(r.answer, r.contentType));
   const ordered = canonicalOrder(done.filter((r) => !isIdle(r)).map((r) => exchange(r, ids, keys)));
   if (o.polls) return { exchanges: mergePolls(ordered) };
   // A GET sent again once answered (a poll) is kept once, marked repeated, with what its answers
@@ -98,16 +125,16 @@ function anyLists(shape: Shape): Shape {
 /**
  * The order of a scenario's exchanges, made independent of timing: when a long poll was sent
  * against the moment another actor sent something (the worker's job-take before or after the
- * test's /run, the test's status-sync before or after the worker's job-done) is a race. So each
- * job-take and status-sync naming ids (in its path or its answer) is placed right after the last
- * request that brought one of them into being (a /run: an answer with the id, to a request
- * without it), and left where it was when there is none; other requests stay in the order sent.
+ * test's /run, the worker's job-stop before or after the cancel, the test's status-sync before or
+ * after the worker's job-done) is a race. So each job-take, job-stop and status-sync naming ids
+ * (in its path or its answer) is placed right after the last request that brought one of them
+ * into being (a /run or a /runsync: an answer with the id, to a request without it; never a
+ * worker's poll), and left where it was when there is none; other requests stay in the order sent.
  */
 function canonicalOrder(list: RecordedExchange[]): RecordedExchange[] {
-  const held = (x: RecordedExchange) => HELD.test(x.request.path);
-  // Moved: the worker's job-take (it waits for a job) and the client's status-sync (it waits for the end).
-  const moves = (x: RecordedExchange) => /\/(job-take|job-take-batch|status-sync)\//.test(x.request.path);
-  const creates = (x: RecordedExchange, id: string) => !held(x) && placeholders(x.response.body).includes(id) && !placeholders(x.request).includes(id);
+  // Moved: the worker's job-take (it waits for a job) and job-stop (for a stop), and the client's status-sync (it waits for the end).
+  const moves = (x: RecordedExchange) => /\/(job-take|job-take-batch|job-stop|status-sync)\//.test(x.request.path);
+  const creates = (x: RecordedExchange, id: string) => !WORKER_POLL.test(x.request.path) && placeholders(x.response.body).includes(id) && !placeholders(x.request).includes(id);
   const out: RecordedExchange[] = [];
   const after = new Map<RecordedExchange, RecordedExchange[]>();
   for (const x of list) {
@@ -144,6 +171,7 @@ function exchange(r: Raw, ids: Ids, keys: string[] | undefined): RecordedExchang
   const answer = parse(r.answer, r.contentType);
   if (r.contentType && Buffer.concat(r.answer).length) response.contentType = mediaType(r.contentType);
   if (answer !== undefined) response.body = shapeOf(answer, ids);
-  return { request, response };
+  // The test's own call to minipod's control API (moving the clock, a fault): a step of the test, not of the client.
+  return r.path.startsWith("/_emulator/") ? { request, response, control: true } : { request, response };
 }
 

@@ -38,6 +38,12 @@ export interface RecordedExchange {
   response: RecordedAnswer;
   /** The client sent the same request again (polling) and was given the same shape. */
   repeated?: true;
+  /**
+   * The test's own call to minipod's control API (`/_emulator/...`: moving the clock, a fault), not
+   * the client's. The replay sends it once every long poll it left open is waiting on minipod: a
+   * runsync held while the test moves the clock is answered by that move, as it was recorded.
+   */
+  control?: true;
 }
 
 export interface Recording {
