@@ -10,9 +10,12 @@ import { HELD, parse, placeholders, type RecordedExchange, type RecordedWorkerEx
  * and clock: each request as the client sent it, with the ids minipod gives now in place of the
  * recorded ones ({id:N}), in the recorded order, each once the one before was answered, except
  * long polls (job-take, job-stop, status-sync, runsync, stream), which are sent and left open as
- * the client leaves them (a /run follows a held job-take); and each answer checked against what the client accepted: the same
- * status and media type, and every field it was given, of the same type. A GET whose answer
- * does not satisfy it yet (a job still running) is asked again, as the client polls, for a while.
+ * the client leaves them (a /run follows a held job-take); and each answer checked against what
+ * the client accepted: the same status and media type, and every field it was given, of the same
+ * type. A GET whose answer does not satisfy it yet (a job still running) is asked again, as the
+ * client polls, for a while. The test's own control calls (`control`: moving the clock) are sent
+ * once the client's long polls left open wait on minipod, and a request waiting for one of them
+ * to give its job (a status-sync after a runsync) does not hold them up.
  */
 
 /** The key sent: the first of the recorded config's keys, else any. */
