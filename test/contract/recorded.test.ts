@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { RECORDED_DIR, type Recording } from "../support/recorder.js";
+import { RECORDED_DIR, type Recording } from "../support/recording.js";
 import { replay } from "./replay.js";
 
 /**

@@ -3,16 +3,19 @@ import type { AddressInfo } from "node:net";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import type { ClockMode } from "../../src/domain/clock.js";
 import { BUILTIN_IMAGES } from "../../src/domain/images.js";
-import { HELD, parse, placeholders, type RecordedExchange, type RecordedWorkerExchange, type Recording, type Shape } from "../support/recorder.js";
+import { HELD, parse, placeholders, type RecordedExchange, type RecordedWorkerExchange, type Recording, type Shape } from "../support/recording.js";
 
 /**
  * Replays a recording (test/support/recorder.ts) against a fresh minipod with the recorded config
  * and clock: each request as the client sent it, with the ids minipod gives now in place of the
  * recorded ones ({id:N}), in the recorded order, each once the one before was answered, except
  * long polls (job-take, job-stop, status-sync, runsync, stream), which are sent and left open as
- * the client leaves them (a /run follows a held job-take); and each answer checked against what the client accepted: the same
- * status and media type, and every field it was given, of the same type. A GET whose answer
- * does not satisfy it yet (a job still running) is asked again, as the client polls, for a while.
+ * the client leaves them (a /run follows a held job-take); and each answer checked against what
+ * the client accepted: the same status and media type, and every field it was given, of the same
+ * type. A GET whose answer does not satisfy it yet (a job still running) is asked again, as the
+ * client polls, for a while. The test's own control calls (`control`: moving the clock) are sent
+ * once the client's long polls left open wait on minipod, and a request waiting for one of them
+ * to give its job (a status-sync after a runsync) does not hold them up.
  */
 
 /** The key sent: the first of the recorded config's keys, else any. */
@@ -93,30 +96,97 @@ async function replayOn(r: Recording): Promise<void> {
     log: () => {},
   });
   const ids = new Map<string, string>();
-  // Requests a client leaves open while it goes on (long polls), not yet answered.
-  const open: Array<{ done: Promise<void>; introduces: Set<string>; take: boolean }> = [];
+  const key = keyOf(r.config);
+  // Requests left open while the client goes on (long polls), until answered.
+  const open: Open[] = [];
+  // Requests waiting for a long poll left open to give the ids they name, each sent once it has.
+  let deferred: Deferred[] = [];
+  const dispatch = async (x: RecordedExchange, i: number, uses: Set<string>): Promise<void> => {
+    const done = send(emu, key, x, ids, `exchanges[${i}]`);
+    if (HELD.test(x.request.path) || x.request.query?.wait !== undefined) {
+      const given = new Set(placeholders(x.response.body));
+      const o: Open = { done, introduces: new Set([...given].filter((p) => !uses.has(p))), take: /\/job-take(-batch)?\//.test(x.request.path), client: !WORKER.test(x.request.path), settled: false };
+      done.then(() => (o.settled = true), () => (o.settled = true));
+      open.push(o);
+      // Let it reach minipod before what follows is sent.
+      await new Promise((res) => setTimeout(res, 25));
+    } else await done;
+  };
   try {
     for (const [i, x] of r.exchanges.entries()) {
+      // The test's own control call (moving the clock) goes while the client's long polls are open,
+      // once they wait; another request waits for those that were waiting for ids, as sent in turn.
+      if (x.control) await untilWaiting(emu, key, open, deferred);
+      else {
+        await Promise.all(deferred.map((d) => d.done));
+        deferred = [];
+      }
       // A worker's request naming a job waits for the poll of its that took the job (a job-done
       // after its job-take). Another request (the client's status-sync of that job, which may come
-      // before what lets the worker take it, as the removal of a fault) waits only until the ids it
-      // names are given.
+      // before what lets the worker take it, as the removal of a fault; or of the job its runsync
+      // left running, while the test moves the clock) waits only until the ids it names are given,
+      // and the test's control calls that follow it are not held up meanwhile.
       const uses = new Set(placeholders(x.request));
-      const worker = /^\/v2\/[^/]+\/(job-take|job-take-batch|job-done|job-stream|job-stop|ping)\//.test(x.request.path);
+      const worker = WORKER.test(x.request.path);
       for (const o of open) if (worker && o.take && [...o.introduces].some((p) => uses.has(p))) await o.done;
-      for (const o of open) if (!(worker && o.take) && [...o.introduces].some((p) => uses.has(p) && !ids.has(p))) await o.done;
-      const done = send(emu, keyOf(r.config), x, ids, `exchanges[${i}]`);
-      if (HELD.test(x.request.path) || x.request.query?.wait !== undefined) {
-        done.catch(() => {});
-        const given = new Set(placeholders(x.response.body));
-        open.push({ done, introduces: new Set([...given].filter((p) => !uses.has(p))), take: /\/job-take(-batch)?\//.test(x.request.path) });
-        // Let it reach minipod before what follows is sent.
-        await new Promise((res) => setTimeout(res, 25));
-      } else await done;
+      const givers = open.filter((o) => !(worker && o.take) && [...o.introduces].some((p) => uses.has(p) && !ids.has(p)));
+      if (givers.length === 0) {
+        await dispatch(x, i, uses);
+        continue;
+      }
+      const d: Deferred = { ready: false, dispatched: false, done: Promise.resolve() };
+      d.done = Promise.all(givers.map((o) => o.done)).then(async () => {
+        d.ready = true;
+        await dispatch(x, i, uses);
+        d.dispatched = true;
+      });
+      d.done.catch(() => {});
+      deferred.push(d);
     }
+    await Promise.all(deferred.map((d) => d.done));
     await Promise.all(open.map((o) => o.done));
   } finally {
     await emu.close();
+  }
+}
+
+/** The worker protocol's requests. */
+const WORKER = /^\/v2\/[^/]+\/(job-take|job-take-batch|job-done|job-stream|job-stop|ping)\//;
+
+/** A long poll left open: what its answer gives, and whether it is the client's (not a worker's). */
+interface Open {
+  done: Promise<void>;
+  introduces: Set<string>;
+  take: boolean;
+  client: boolean;
+  settled: boolean;
+}
+
+/** A request waiting for a long poll to give the ids it names: `ready` once given, `dispatched` once sent. */
+interface Deferred {
+  ready: boolean;
+  dispatched: boolean;
+  done: Promise<void>;
+}
+
+/** How long a control step waits for the client's long polls to be waiting on minipod. */
+const WAITING_MS = 5000;
+
+/**
+ * Before a control step: each request whose ids were given has been sent, and each of the client's
+ * long polls left open waits on minipod's virtual time (the clock's `waiting`), as when the test
+ * moved the clock under it; after WAITING_MS the step goes anyway (its answers are checked).
+ */
+async function untilWaiting(emu: Emulator, key: string, open: Open[], deferred: Deferred[]): Promise<void> {
+  const until = Date.now() + WAITING_MS;
+  while (Date.now() < until) {
+    if (!deferred.some((d) => d.ready && !d.dispatched)) {
+      const inFlight = open.filter((o) => o.client && !o.settled).length;
+      if (inFlight === 0) return;
+      const clock = (await (await fetch(new URL("/_emulator/clock", emu.url), { headers: { authorization: key } })).json()) as { waiting?: number };
+      if ((clock.waiting ?? 0) >= inFlight) return;
+    }
+    await new Promise((res) => setTimeout(res, 20));
   }
 }
 

@@ -8,7 +8,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { callTool, connectMcp } from "../support/mcp.js";
-import { recorder, workerTap, type Recorder, type WorkerTap } from "../support/recorder.js";
+import { recorder, type Recorder } from "../support/recorder.js";
+import { workerTap, type WorkerTap } from "../support/worker-tap.js";
 
 /**
  * Load-balancing endpoints with real clients and servers, unchanged: the `openai` SDK against the

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { eventually, pythonAvailable, queue, startPyWorker, type PyWorker } from "../support/python.js";
-import { recorder, RECORDING, via, type Recorder } from "../support/recorder.js";
+import { recorder, via, type Recorder } from "../support/recorder.js";
+import { RECORDING } from "../support/recording.js";
 
 /**
  * The service's own worker runtime (`runpod.serverless.start`, as published, unchanged) under

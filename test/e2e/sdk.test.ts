@@ -53,14 +53,18 @@ describe("the real CLI driven by runpod-sdk", () => {
   });
 
   it("runSync answers at once for a quick job and follows /status-sync for a slow one", async () => {
-    rec.scenario("runpod-sdk-runsync", { about: "runSync of a quick job, and of a slow one (followed on /status-sync)" });
+    rec.scenario("runpod-sdk-runsync", { about: "runSync of a quick job, and of a slow one (its runsync held while the test moves the clock, then followed on /status-sync)" });
     const quick = await sdk.endpoint("echo")!.runSync({ input: { n: 1 } });
     expect(quick).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
     expect(quick.id).toMatch(/^sync-/);
 
-    rec.pause(); // a runsync answered by moving the clock while it is held: not a replayable order
     const slow = sdk.endpoint("work")!.runSync({ input: { sleepMs: 120_000, output: "slow done" } }, 300_000);
-    await new Promise((r) => setImmediate(r));
+    // The clock moves once the runsync waits on it (its job started at 0): asked of minipod itself, not recorded.
+    for (const until = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 20))) {
+      const clock = (await (await fetch(`${cli.url}/_emulator/clock`)).json()) as { waiting: number };
+      if (clock.waiting >= 1) break;
+      if (Date.now() > until) throw new Error("the runsync never waited on the clock");
+    }
     for (let i = 0; i < 12; i++) await cli.advance(10_000);
     expect(await slow).toMatchObject({ status: "COMPLETED", output: "slow done", executionTime: 120_000, completed: true });
   });

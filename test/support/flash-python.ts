@@ -3,18 +3,18 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { RECORDING } from "./recorder.js";
+import { RECORDING } from "./recording.js";
+import { CLIENTS } from "./shared.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** minipod's Python package, for a worker process that runs one of its runtimes. */
 export const PYTHON_PACKAGE = join(ROOT, "python/src");
 
-/** The folder of the service's Python clients (MINIPOD_CLIENTS), when it has the three. */
+/** The folder of the service's Python clients (CLIENTS, from MINIPOD_CLIENTS), when it has the three. */
 export function clientsFolder(): string | undefined {
-  const dir = process.env.MINIPOD_CLIENTS;
-  if (!dir) return undefined;
-  return ["runpod-python", "runpod-python-2", "runpod-flash/src"].every((d) => existsSync(join(dir, d))) ? dir : undefined;
+  const dir = CLIENTS;
+  return dir && ["runpod-python", "runpod-python-2", "runpod-flash/src"].every((d) => existsSync(join(dir, d))) ? dir : undefined;
 }
 
 let made: { python?: string; why?: string } | undefined;
