@@ -210,6 +210,7 @@ describe("the resource folders", () => {
     "network-volumes": [],
     pods: ["actions.ts", "cluster-members.ts", "pod-settings.ts", "worker-pods.ts"],
     "registry-auths": ["delegations.ts", "delegations-rest.ts"],
+    secrets: [],
     templates: [],
   };
   const SERVICES_DIR = join(SRC, "services");

@@ -76,6 +76,19 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     expect(emu.endpoints().find((x) => x.id === plain)?.handler).not.toBe("external");
   });
 
+  it("a secret referred to in the template's env reaches the worker process as its value; one not defined is named, left as written", async () => {
+    const lines: string[] = [];
+    emu = await createEmulator({ log: (line) => lines.push(line), config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
+    await gql(emu, "mutation($input: SecretCreateInput!) { secretCreate(input: $input) { id } }", { input: { name: "greet", value: "from a secret" } });
+    const save = async (secret: string) =>
+      (await gql<{ saveEndpoint: { id: string } }>(emu!, SAVE, { input: { name: secret, template: { name: secret, imageName: "acme/echo:1", env: [{ key: "GREETING", value: `{{ RUNPOD_SECRET_${secret} }}` }] } } })).saveEndpoint.id;
+    const id = await save("greet");
+    expect((await emu.waitForJob(id, await run(emu, id, {}), "COMPLETED", 600_000)).output).toMatchObject({ greeting: "from a secret" });
+    const other = await save("absent");
+    expect((await emu.waitForJob(other, await run(emu, other, {}), "COMPLETED", 600_000)).output).toMatchObject({ greeting: "{{ RUNPOD_SECRET_absent }}" });
+    expect(lines.filter((l) => l.includes('secret "absent", not defined'))).toHaveLength(1);
+  });
+
   it("a process that has not called in yet is initializing on /metrics", async () => {
     emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/slow:*", command: [process.execPath, "-e", "setInterval(() => {}, 1000)"] }] } });
     const id = await saveEndpoint(emu, "acme/slow:1");

@@ -259,6 +259,9 @@ export const endpointsGraphQL: GraphQLPart = {
     const show = (e: ManagedEndpoint) => toGraphQLEndpoint(core, e);
     const manager = core.endpointManager;
     return {
+      // The key the endpoint's metrics take (the SDKs send it to /v2/{id}/metrics): offline, the
+      // key of whoever asks, which minipod accepts wherever it accepts that caller.
+      Endpoint: { aiKey: (_parent, _args, caller) => caller.key ?? null },
       User: {
         endpoints: authed(() => manager.list().map(show)),
         endpoint: authed<{ id: string }, unknown>(({ id }) => show(manager.get(id))),
