@@ -16,7 +16,8 @@ const SWEEP_MS = 1000;
 
 /**
  * Worker processes for the queue endpoints whose image is a command (`images`): none until a job
- * is queued, then one more for each job waiting beyond the processes there are, up to workersMax
+ * is queued, then one more for each job waiting beyond the processes there are, up to workersMax;
+ * each takes its first job after the endpoint's cold start on the virtual clock (see WorkerWaits)
  * (at least one); a process whose endpoint has had no job in its queue or in progress for
  * idleTimeout (virtual seconds) is stopped down to workersMin; all of an endpoint's go with it, or
  * when its image no longer maps to that command. Each line a process writes is the worker's log.
@@ -43,7 +44,7 @@ export class ImageWorkers {
     this.unsubscribe = d.core.notifier.onAny((change) => {
       if (change.job?.status !== "IN_QUEUE") return;
       try {
-        this.demand(change.endpointId);
+        this.demand(change.endpointId, change.job.queuedAt);
       } catch (e) {
         // A process that cannot be started leaves the job queued; the request that queued it is answered all the same.
         d.output(`minipod: could not start a worker process for endpoint ${change.endpointId}: ${(e as Error).message}`);
@@ -58,7 +59,8 @@ export class ImageWorkers {
     return this.procs.get(endpointId)?.set.size ?? 0;
   }
 
-  private demand(endpointId: string): void {
+  /** `queuedAt`: when the job that asks for a worker was queued (virtual ms); a cold start counts from there. */
+  private demand(endpointId: string, queuedAt: number): void {
     const spec = this.d.core.endpoints.spec(endpointId, "QUEUE");
     if (!spec || spec.handler !== EXTERNAL_HANDLER) return;
     const launch = this.d.launchOf(endpointId);
@@ -73,10 +75,12 @@ export class ImageWorkers {
     this.busyAt.set(endpointId, this.d.core.clock.now());
     const { jobs } = this.d.core.jobs.health(endpointId);
     const wanted = Math.min(Math.max(spec.workersMax, 1), jobs.inQueue + jobs.inProgress);
-    while (entry.set.size < wanted) this.startOne(endpointId, launch, entry.set);
+    // The cold start counts from the job's coming (the process is started a moment later).
+    const coldStartMs = Math.max(0, queuedAt + spec.coldStartMs - this.d.core.clock.now());
+    while (entry.set.size < wanted) this.startOne(endpointId, launch, entry.set, coldStartMs);
   }
 
-  private startOne(endpointId: string, launch: ImageLaunch, set: Set<WorkerProcess>): void {
+  private startOne(endpointId: string, launch: ImageLaunch, set: Set<WorkerProcess>, coldStartMs: number): void {
     const { core } = this.d;
     const started: { proc?: WorkerProcess } = {};
     const proc = this.d.workers.start({
@@ -84,6 +88,8 @@ export class ImageWorkers {
       command: launch.command,
       env: launch.env,
       cwd: launch.cwd,
+      // The endpoint's cold start, on the virtual clock: the process's real start does not count.
+      coldStartMs,
       output: (line) => {
         this.d.output(line);
         // The line as the worker wrote it, without the `[workerId] ` prefix, is the worker's log.
