@@ -20,8 +20,8 @@ export interface SecretView {
   createdAt: string;
 }
 
-/** Names as the service takes them: letters, digits, `-`, `_` and `.`, starting with a letter or digit. */
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** Names as the SDKs take them: letters, digits, `-`, `_` and `.`. */
+const NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** `{{ RUNPOD_SECRET_<name> }}`, as the SDKs write a reference to a secret in an env value. */
 const REFERENCE = /\{\{\s*RUNPOD_SECRET_([A-Za-z0-9._-]+)\s*\}\}/g;
@@ -40,7 +40,7 @@ export class SecretService {
 
   create(input: { name: string; value: string; description?: string | null | undefined }): SecretView {
     const errors: string[] = [];
-    if (!NAME.test(input.name)) errors.push(`$.name: expected letters, digits, "-", "_" or ".", starting with a letter or digit, got "${input.name}"`);
+    if (!NAME.test(input.name)) errors.push(`$.name: expected 1 to 128 letters, digits, "-", "_" or ".", got "${input.name}"`);
     if (input.value === "") errors.push("$.value: expected a non-empty value");
     if (errors.length) throw invalidBody(errors);
     if (this.byName(input.name)) throw new EmulatorError("CONFLICT", `a secret named "${input.name}" already exists`);

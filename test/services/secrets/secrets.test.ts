@@ -33,7 +33,7 @@ describe("secrets", () => {
   it("a second secret of the same name, a name the service would not take, an unknown id: errors naming the problem", async () => {
     await gql(CREATE, { input: { name: "token", value: "a" } });
     expect((await gql(CREATE, { input: { name: "token", value: "b" } })).errors[0].message).toContain('a secret named "token" already exists');
-    expect((await gql(CREATE, { input: { name: "no spaces", value: "b" } })).errors[0].message).toContain("$.name: expected letters");
+    expect((await gql(CREATE, { input: { name: "no spaces", value: "b" } })).errors[0].message).toContain("$.name: expected 1 to 128 letters");
     const unknown = await gql(DELETE, { id: "nope" });
     expect(unknown.errors[0]).toMatchObject({ message: 'secret "nope" not found', extensions: { code: "NOT_FOUND" } });
   });
