@@ -30,6 +30,8 @@ export class ImageWorkers {
   private readonly timer: NodeJS.Timeout;
   /** Processes stopped on purpose (idle, endpoint gone, emulator closing): their end is no failure. */
   private readonly stopped = new WeakSet<WorkerProcess>();
+  /** Load-balancing endpoints whose image is a command: the launcher of their pool, by endpoint. */
+  private readonly scaled = new Map<string, { launch: string; stop(): Promise<void> }>();
   private closed = false;
 
   constructor(
@@ -52,6 +54,7 @@ export class ImageWorkers {
     });
     this.timer = setInterval(() => this.sweep(), SWEEP_MS);
     this.timer.unref();
+    setImmediate(() => this.sweepLoadBalancers());
   }
 
   /** The processes running for an endpoint now. */
@@ -90,12 +93,7 @@ export class ImageWorkers {
       cwd: launch.cwd,
       // The endpoint's cold start, on the virtual clock: the process's real start does not count.
       coldStartMs,
-      output: (line) => {
-        this.d.output(line);
-        // The line as the worker wrote it, without the `[workerId] ` prefix, is the worker's log.
-        const id = started.proc?.workerId ?? /^\[([^\]]+)\] /.exec(line)?.[1];
-        if (id !== undefined) core.logs.append(workerLog(id), core.clock.now(), "container", line.slice(id.length + 3));
-      },
+      output: (line) => this.workerLine(line, started.proc?.workerId),
     });
     started.proc = proc;
     set.add(proc);
@@ -110,8 +108,51 @@ export class ImageWorkers {
     });
   }
 
+  /**
+   * A load-balancing endpoint whose image is a command gets its processes from its pool's one
+   * scaling rule (REQUEST_COUNT, workersMin..workersMax, idleTimeout): minipod is its launcher, each
+   * process serving HTTP on the free port minipod gives it in PORT (the template's PORT, the
+   * service's 80, is left out). Gone or changed, its launcher and processes go.
+   */
+  private sweepLoadBalancers(): void {
+    if (this.closed) return;
+    const { core, workers } = this.d;
+    const seen = new Set<string>();
+    for (const spec of core.endpoints.specs("LOAD_BALANCER")) {
+      const launch = spec.handler === EXTERNAL_HANDLER ? this.d.launchOf(spec.id) : undefined;
+      if (!launch) continue;
+      seen.add(spec.id);
+      const key = JSON.stringify(launch);
+      const current = this.scaled.get(spec.id);
+      if (current?.launch === key) continue;
+      if (current) {
+        this.scaled.delete(spec.id);
+        void current.stop();
+      }
+      // Another launcher (a minipod worker following the pool) keeps its endpoint.
+      if (core.loadBalancers.launcherOf(spec.id)) continue;
+      const { PORT: _port, PORT_HEALTH: _health, ...env } = launch.env;
+      const handle = workers.scale({ endpoint: spec.id, command: launch.command, env, cwd: launch.cwd, output: (line) => this.workerLine(line) });
+      this.scaled.set(spec.id, { launch: key, stop: handle.stop });
+    }
+    for (const [id, entry] of this.scaled) {
+      if (seen.has(id)) continue;
+      this.scaled.delete(id);
+      void entry.stop();
+    }
+  }
+
+  /** A line a process wrote: minipod's output, and without the `[workerId] ` prefix, the worker's log. */
+  private workerLine(line: string, workerId?: string): void {
+    const { core } = this.d;
+    this.d.output(line);
+    const id = workerId ?? /^\[([^\]]+)\] /.exec(line)?.[1];
+    if (id !== undefined) core.logs.append(workerLog(id), core.clock.now(), "container", line.slice(id.length + 3));
+  }
+
   /** Processes of endpoints gone or changed are stopped; idle ones past idleTimeout too, down to workersMin. */
   private sweep(): void {
+    this.sweepLoadBalancers();
     const { core } = this.d;
     for (const [endpointId, entry] of this.procs) {
       const spec = core.endpoints.spec(endpointId, "QUEUE");
