@@ -8,7 +8,9 @@ import { flashPython } from "../support/flash-python.js";
 // runpod/api image) gets worker processes of minipod's api runtime (minipod.runtimes.api), started
 // by its load-balancing pool; the module source synced to it (POST /_runpod/sync, as the SDK sends
 // it) is served: its class instantiated, its @init run, its routes answered through /lb/{id}/...
-// The SDK itself calls https://{id}.{host} (see docs/fidelity.md), so the test sends what it sends.
+// runpod-flash's live load-balanced endpoints (runpod/flash-lb*) get minipod's Flash LB runtime
+// (minipod.runtimes.flash_lb), whose POST /execute runs a FunctionRequest. Both SDKs call
+// https://{id}.{host} (see docs/fidelity.md), so the test sends what they send.
 
 const python = flashPython();
 const SOURCE = readFileSync(fileURLToPath(new URL("../fixtures/sdk2/api.py", import.meta.url)), "utf8");
@@ -73,5 +75,26 @@ describe.skipIf(!python)("@app.api through minipod: a class served by minipod's 
     const missing = await call(id, "POST", "/_runpod/sync", { source: SOURCE, resource: "inference", dependencies: ["surely-not-installed-pkg"] });
     expect(missing.status).toBe(500);
     expect(missing.body.error).toContain("surely-not-installed-pkg");
+  });
+
+  it("a Flash load-balanced endpoint (runpod/flash-lb-cpu, as runpod-flash saves one live) runs a FunctionRequest posted to /execute", async () => {
+    const input = {
+      ...{ name: "live-lb", type: "LB", scalerType: "REQUEST_COUNT", scalerValue: 4, workersMin: 0, workersMax: 1, idleTimeout: 60, executionTimeoutMs: 0 },
+      instanceIds: ["cpu3c-1-2"],
+      template: { name: "LiveLoadBalancer_x", imageName: "runpod/flash-lb-cpu:py3.12-latest", containerDiskInGb: 10, dockerArgs: "", env: [{ key: "RUNPOD_API_KEY", value: "any-key" }], ports: "" },
+    };
+    const query = "mutation saveEndpoint($input: EndpointInput!) { saveEndpoint(input: $input) { id type } }";
+    const saved = (await fetch(`${emu.url}/graphql`, { method: "POST", headers: KEY, body: JSON.stringify({ query, variables: { input } }) }).then((r) => r.json())) as {
+      data: { saveEndpoint: { id: string; type: string } };
+    };
+    const { id } = saved.data.saveEndpoint;
+    const request = { function_name: "add", function_code: "def add(a, b):\n    print('adding')\n    return a + b\n", args: [1, 2], kwargs: {}, serialization_format: "json" };
+    expect(await call(id, "POST", "/execute", request)).toEqual({ status: 200, body: { success: true, json_result: 3, stdout: "adding\n" } });
+    // The queue's envelope is taken too.
+    expect((await call(id, "POST", "/execute", { input: { ...request, args: [2, 5] } })).body).toMatchObject({ success: true, json_result: 7 });
+    const failed = await call(id, "POST", "/execute", { ...request, args: [1, "x"] });
+    expect(failed).toMatchObject({ status: 200, body: { success: false } });
+    expect(failed.body.error).toContain("unsupported operand type");
+    expect(await call(id, "GET", "/other")).toMatchObject({ status: 404 });
   });
 });

@@ -30,7 +30,7 @@ import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .flash import _namespace, _traceback, missing_dependencies, missing_error
 
@@ -57,7 +57,8 @@ def _pattern(path: str) -> "re.Pattern[str]":
     return re.compile(f"^{body}$")
 
 
-def _run(value: Any) -> Any:
+def run(value: Any) -> Any:
+    """The value, awaited on the runtime's event loop when it is awaitable."""
     if inspect.isawaitable(value):
         return asyncio.run_coroutine_threadsafe(_await(value), _LOOP).result()
     return value
@@ -84,7 +85,7 @@ def sync(request: Dict[str, Any]) -> Dict[str, Any]:
     instance = cls()
     init_name = getattr(handle, "_init_name", None)
     if init_name:
-        _run(getattr(instance, init_name)())
+        run(getattr(instance, init_name)())
     routes = [(r.method.upper(), _pattern(r.path), r.handler_name) for r in getattr(handle.spec, "routes", [])]
     digest = hashlib.sha256(source.encode()).hexdigest()
     _SERVED.instance, _SERVED.routes, _SERVED.hash = instance, routes, digest
@@ -102,7 +103,7 @@ def call(method: str, path: str, body: Any) -> Tuple[int, Any]:
         fn = getattr(_SERVED.instance, name)
         args = [body] if method in _BODY_METHODS and _takes_argument(fn, match.groupdict()) else []
         try:
-            return 200, _run(fn(*args, **match.groupdict()))
+            return 200, run(fn(*args, **match.groupdict()))
         except Exception as e:  # the user's code failed
             return 500, {"error": f"{type(e).__name__}: {e}", "traceback": _traceback(e, (__file__,))}
     return 404, {"error": f"no route {method} {path}"}
@@ -144,33 +145,43 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as e:
             return self._answer(400, {"error": f"the body is not JSON: {e}"})
         with _CALLS:
-            if path == "/_runpod/sync" and self.command == "POST":
-                try:
-                    return self._answer(200, sync(body if isinstance(body, dict) else {}))
-                except Exception as e:
-                    return self._answer(500, {"error": f"{type(e).__name__}: {e}", "traceback": _traceback(e, (__file__,))})
-            status, value = call(self.command, path, body)
+            status, value = self.server.dispatch(self.command, path, body)  # type: ignore[attr-defined]
         try:
             self._answer(status, value)
         except (TypeError, ValueError) as e:
-            self._answer(500, {"error": f"the route's return value is not JSON: {e}"})
+            self._answer(500, {"error": f"the return value is not JSON: {e}"})
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
 
-def main() -> None:
-    threading.Thread(target=_LOOP.run_forever, name="minipod-api-loop", daemon=True).start()
+def _dispatch(method: str, path: str, body: Any) -> Tuple[int, Any]:
+    if path == "/_runpod/sync" and method == "POST":
+        try:
+            return 200, sync(body if isinstance(body, dict) else {})
+        except Exception as e:
+            return 500, {"error": f"{type(e).__name__}: {e}", "traceback": _traceback(e, (__file__,))}
+    return call(method, path, body)
+
+
+def serve(name: str, dispatch: Callable[[str, str, Any], Tuple[int, Any]]) -> None:
+    """Serves `/ping` and, one call at a time, `dispatch(method, path, JSON body)` on 127.0.0.1:$PORT."""
+    threading.Thread(target=_LOOP.run_forever, name="minipod-runtime-loop", daemon=True).start()
     port = int(os.environ.get("PORT") or 80)
     server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
-    print(f"minipod api runtime: serving on 127.0.0.1:{port}", file=sys.stderr, flush=True)
+    server.dispatch = dispatch  # type: ignore[attr-defined]
+    print(f"minipod {name} runtime: serving on 127.0.0.1:{port}", file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
 
 
+def main() -> None:
+    serve("api", _dispatch)
+
+
 if __name__ == "__main__":
     main()
 
 
-__all__ = ["call", "main", "sync"]
+__all__ = ["call", "main", "run", "serve", "sync"]
