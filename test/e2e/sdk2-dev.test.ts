@@ -49,7 +49,10 @@ describe.skipIf(!python)("rp flash dev --once through minipod: a queue function,
     const made = await fetch(`${rec.url}/graphql`, {
       method: "POST",
       headers: { authorization: `Bearer ${env.RUNPOD_API_KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ query: "mutation secretCreate($input: SecretCreateInput!) { secretCreate(input: $input) { id name } }", variables: { input: { name: "offline-token", value: "t0ken", description: "" } } }),
+      body: JSON.stringify({
+        query: "mutation secretCreate($input: SecretCreateInput!) { secretCreate(input: $input) { id name } }",
+        variables: { input: { name: "offline-token", value: "t0ken", description: "" } },
+      }),
     });
     expect(((await made.json()) as { errors?: unknown }).errors).toBeUndefined();
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
