@@ -24,8 +24,12 @@ describe("secrets", () => {
     const { id } = created.data.secretCreate;
     const listed = await gql(LIST);
     expect(listed.data.myself.secrets).toEqual([{ id, name: "hf-token", description: "", createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
-    // No field of any answer shows the value.
+    // No field of any answer shows the value, nor does an export of the state.
     expect(JSON.stringify(listed)).not.toContain("s3cr3t");
+    const exported = await e.request("GET", "/_emulator/export");
+    expect(exported.status).toBe(200);
+    expect(exported.text).toContain("hf-token");
+    expect(exported.text).not.toContain("s3cr3t");
     expect((await gql(DELETE, { id })).errors).toBeUndefined();
     expect((await gql(LIST)).data.myself.secrets).toEqual([]);
   });
