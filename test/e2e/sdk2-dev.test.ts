@@ -55,6 +55,9 @@ describe.skipIf(!python)("rp flash dev --once through minipod: a queue function,
       }),
     });
     expect(((await made.json()) as { errors?: unknown }).errors).toBeUndefined();
+    // The endpoints the session saves, as minipod serves them while it runs.
+    const seen = new Set<string>();
+    const watch = setInterval(() => emu.endpoints().forEach((e) => seen.add(`${e.type} ${e.name} ${e.handler}`)), 20);
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = spawn(join(dirname(python!), "rp"), ["flash", "dev", "main.py", "--once"], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
       let text = "";
@@ -66,6 +69,7 @@ describe.skipIf(!python)("rp flash dev --once through minipod: a queue function,
         resolve({ code: c, output: text });
       });
     });
+    clearInterval(watch);
     rec.pause();
     expect(code, output).toBe(0);
     const said = (label: string) => output.split("\n").find((l) => l.startsWith(`${label}: `)) ?? `(no "${label}:" line in)\n${output}`;
@@ -75,6 +79,8 @@ describe.skipIf(!python)("rp flash dev --once through minipod: a queue function,
     expect(said("fail")).toBe("fail: ValueError: no luck with 7");
     // The worker's env had the secret's value where the endpoint's env had its reference.
     expect(said("token")).toBe("token: t0ken");
+    // The @app.api class was saved as a load-balancing endpoint of the runpod/api image.
+    expect([...seen].filter((e) => e.startsWith("LOAD_BALANCER "))).toEqual([expect.stringMatching(/^LOAD_BALANCER dev-offline-Inference-[0-9a-f]+ external$/)]);
     // The session's endpoints are deleted as it ends.
     expect(emu.endpoints()).toEqual([]);
   });
