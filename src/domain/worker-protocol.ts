@@ -74,6 +74,11 @@ export class WorkerProtocol {
     return this.waits.expect(endpointId, workerId, coldStartMs);
   }
 
+  /** Whether the worker may be given jobs: not while its cold start runs (see WorkerWaits). */
+  ready(endpointId: string, workerId: string): boolean {
+    return this.waits.ready(endpointId, workerId);
+  }
+
   /** Worker processes of the endpoint started by minipod that have not called yet (initializing). */
   starting(endpointId: string): number {
     return this.waits.starting(endpointId);

@@ -167,7 +167,7 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
       // The process starts and calls in real time; the job waits for the clock.
       await until(async () => (await fetch(`${emu!.url}/_emulator/workers`).then((r) => r.json()) as { workers: Array<{ endpointId: string }> }).workers.some((w) => w.endpointId === id));
       const metrics = await fetch(`${emu.url}/v2/${id}/metrics`, { headers: KEY }).then((r) => r.json());
-      expect(metrics).toMatchObject({ workers: { initializing: 1 } });
+      expect(metrics).toMatchObject({ workers: { initializing: 1 }, readyWorkers: [] });
       await emu.clock.advance(999);
       expect((await status(emu, id, job)).status).toBe("IN_QUEUE");
       await emu.clock.advance(1);
