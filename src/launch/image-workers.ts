@@ -16,11 +16,12 @@ const SWEEP_MS = 1000;
 
 /**
  * Worker processes for the queue endpoints whose image is a command (`images`): none until a job
- * is queued, then one more for each job waiting beyond the processes there are, up to workersMax;
- * each takes its first job after the endpoint's cold start on the virtual clock (see WorkerWaits)
- * (at least one); a process whose endpoint has had no job in its queue or in progress for
+ * is queued, then one more for each job waiting beyond the processes there are, up to workersMax
+ * (at least one), each taking its first job after the endpoint's cold start on the virtual clock
+ * (see WorkerWaits); a process whose endpoint has had no job in its queue or in progress for
  * idleTimeout (virtual seconds) is stopped down to workersMin; all of an endpoint's go with it, or
- * when its image no longer maps to that command. Each line a process writes is the worker's log.
+ * when its image no longer maps to that command. A load-balancing endpoint's are its pool's to
+ * start and stop (`sweepLoadBalancers`). Each line a process writes is the worker's log.
  */
 export class ImageWorkers {
   private readonly procs = new Map<string, { launch: string; set: Set<WorkerProcess> }>();
