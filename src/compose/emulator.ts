@@ -296,7 +296,8 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     else workers.start(spec);
   }
   // Endpoints whose image is a command (`images`) get worker processes of it.
-  const imageWorkers = new ImageWorkers({ core, workers, launchOf: imageLauncher(core, loaded.config, loaded.baseDir), output: options.log ?? ((line) => process.stderr.write(line + "\n")) });
+  const imageOutput = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  const imageWorkers = new ImageWorkers({ core, workers, launchOf: imageLauncher(core, loaded.config, loaded.baseDir, imageOutput), output: imageOutput });
   return {
     url,
     port: address.port,

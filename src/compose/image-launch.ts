@@ -22,9 +22,15 @@ function pythonPackageDir(): string | undefined {
 /**
  * What the worker processes of an endpoint run when its template's image is one of the config's
  * `images` (or minipod's own entries): the command with its interpreter, the template's env and the
- * entry's, and for minipod's own runtimes its Python package on PYTHONPATH.
+ * entry's (a secret it refers to as `{{ RUNPOD_SECRET_<name> }}` replaced by its value), and for
+ * minipod's own runtimes its Python package on PYTHONPATH.
  */
-export function imageLauncher(core: EmulatorRuntime, config: Pick<Config, "images">, baseDir: string): (endpointId: string) => ImageLaunch | undefined {
+export function imageLauncher(
+  core: EmulatorRuntime,
+  config: Pick<Config, "images">,
+  baseDir: string,
+  output: (line: string) => void = () => {},
+): (endpointId: string) => ImageLaunch | undefined {
   const rules = [...config.images, ...BUILTIN_IMAGES];
   const packageDir = pythonPackageDir();
   return (endpointId) => {
@@ -33,8 +39,23 @@ export function imageLauncher(core: EmulatorRuntime, config: Pick<Config, "image
     const template = endpoint && manager.template(endpoint);
     const rule = imageRuleFor(rules, template?.imageName);
     if (!template || !rule) return undefined;
-    const env: Record<string, string> = { ...template.env, ...rule.env };
+    // `{{ RUNPOD_SECRET_<name> }}` in the template's env: the secret's value, in the process's env only.
+    const { env: templateEnv, missing } = core.services.secrets.substitute(template.env);
+    if (missing.length) warnMissing(endpointId, missing, output);
+    const env: Record<string, string> = { ...templateEnv, ...rule.env };
     if (rule.builtin && packageDir) env.PYTHONPATH = [packageDir, env.PYTHONPATH ?? process.env.PYTHONPATH].filter(Boolean).join(":");
     return { command: imageCommand(rule, process.env.MINIPOD_PYTHON || "python3"), env, cwd: rule.cwd === undefined ? undefined : resolve(baseDir, rule.cwd) };
   };
+}
+
+const warned = new WeakMap<(line: string) => void, Set<string>>();
+
+/** Says once per endpoint and name that a secret referred to is not defined (the reference stays as written). */
+function warnMissing(endpointId: string, names: string[], output: (line: string) => void): void {
+  let seen = warned.get(output);
+  if (!seen) warned.set(output, (seen = new Set()));
+  const fresh = names.filter((n) => !seen.has(`${endpointId}/${n}`));
+  if (!fresh.length) return;
+  for (const n of fresh) seen.add(`${endpointId}/${n}`);
+  output(`minipod: endpoint ${endpointId} refers to secret${fresh.length > 1 ? "s" : ""} ${fresh.map((n) => `"${n}"`).join(", ")}, not defined (secretCreate); its worker processes get the reference as written`);
 }

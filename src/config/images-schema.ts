@@ -20,6 +20,6 @@ export const IMAGES_CONFIG = {
     .array(ImageRuleSchema)
     .default([])
     .describe(
-      'Endpoints whose template image matches one of these run worker processes of its command, started by minipod (on the first job, up to workersMax) and stopped when idle past idleTimeout or when the endpoint goes; the first match wins, and minipod\'s own entries come last: runpod/flash:* and runpod/flash-cpu:* run minipod\'s Flash worker ({python} -m minipod.runtimes.flash), runpod/queue:* and runpod/queue-gpu:* its SDK 2.x queue worker ({python} -m minipod.runtimes.queue)',
+      'Endpoints whose template image matches one of these run worker processes of its command, started by minipod (on the first job or request, up to workersMax) and stopped when idle past idleTimeout or when the endpoint goes; the first match wins, and minipod\'s own entries come last: runpod/flash:* and runpod/flash-cpu:* run minipod\'s Flash worker ({python} -m minipod.runtimes.flash), runpod/flash-lb:* and runpod/flash-lb-cpu:* its Flash load-balanced worker ({python} -m minipod.runtimes.flash_lb, POST /execute), runpod/queue:* and runpod/queue-gpu:* its SDK 2.x queue worker ({python} -m minipod.runtimes.queue), runpod/api:* and runpod/api-gpu:* its SDK 2.x api server ({python} -m minipod.runtimes.api, on a load-balancing endpoint)',
     ),
 } as const;

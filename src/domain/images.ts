@@ -25,12 +25,22 @@ const FLASH_QUEUE_WORKER = ["{python}", "-m", "minipod.runtimes.flash"];
 /** The worker of the SDK 2.x's queue images (`runpod/queue`, `runpod/queue-gpu`), live mode: minipod.runtimes.queue. */
 const SDK_QUEUE_WORKER = ["{python}", "-m", "minipod.runtimes.queue"];
 
+/** The worker of the SDK 2.x's api images (`runpod/api`, `runpod/api-gpu`), live mode: minipod.runtimes.api, an HTTP server. */
+const SDK_API_WORKER = ["{python}", "-m", "minipod.runtimes.api"];
+
+/** The worker of runpod-flash's load-balanced images (`runpod/flash-lb`, `runpod/flash-lb-cpu`), live mode: minipod.runtimes.flash_lb. */
+const FLASH_LB_WORKER = ["{python}", "-m", "minipod.runtimes.flash_lb"];
+
 /** minipod's own entries: the service's runtime images whose workers minipod implements. */
 export const BUILTIN_IMAGES: readonly ImageRule[] = [
   { image: "runpod/flash:*", command: FLASH_QUEUE_WORKER, env: {}, builtin: true },
   { image: "runpod/flash-cpu:*", command: FLASH_QUEUE_WORKER, env: {}, builtin: true },
+  { image: "runpod/flash-lb:*", command: FLASH_LB_WORKER, env: {}, builtin: true },
+  { image: "runpod/flash-lb-cpu:*", command: FLASH_LB_WORKER, env: {}, builtin: true },
   { image: "runpod/queue:*", command: SDK_QUEUE_WORKER, env: {}, builtin: true },
   { image: "runpod/queue-gpu:*", command: SDK_QUEUE_WORKER, env: {}, builtin: true },
+  { image: "runpod/api:*", command: SDK_API_WORKER, env: {}, builtin: true },
+  { image: "runpod/api-gpu:*", command: SDK_API_WORKER, env: {}, builtin: true },
 ];
 
 const patterns = new Map<string, RegExp>();

@@ -62,15 +62,21 @@ export class WorkerProtocol {
     this.takes = new HeldPolls(d.clock.wall, () => []);
     this.stopChannel = new StopChannel(d.clock.wall);
     this.refusals = new HeldPolls(d.clock.wall, () => undefined);
-    this.waits = new WorkerWaits({ clock: d.clock, jobs: d.jobs, scheduler: d.scheduler, workers: this.workers, lostAfterMs: d.settings.lostAfterMs });
+    this.waits = new WorkerWaits({ clock: d.clock, jobs: d.jobs, scheduler: d.scheduler, workers: this.workers, lostAfterMs: d.settings.lostAfterMs, onReady: (id) => this.wake(id) });
   }
 
   /**
    * A worker process was started for the endpoint: until it first calls (or `cancel` is called,
-   * its process having exited), it is starting, which is real work (see Activity). Returns `cancel`.
+   * its process having exited), it is starting, which is real work (see Activity); with
+   * `coldStartMs`, it starts on the virtual clock instead (see WorkerWaits). Returns `cancel`.
    */
-  expect(endpointId: string, workerId: string): Release {
-    return this.waits.expect(endpointId, workerId);
+  expect(endpointId: string, workerId: string, coldStartMs?: number): Release {
+    return this.waits.expect(endpointId, workerId, coldStartMs);
+  }
+
+  /** Whether the worker may be given jobs: not while its cold start runs (see WorkerWaits). */
+  ready(endpointId: string, workerId: string): boolean {
+    return this.waits.ready(endpointId, workerId);
   }
 
   /** Worker processes of the endpoint started by minipod that have not called yet (initializing). */
@@ -279,7 +285,7 @@ export class WorkerProtocol {
   }
 
   private takeNow(w: ExternalWorker, n: number): Job[] {
-    if (w.status === "stopped") return [];
+    if (w.status === "stopped" || !this.waits.ready(w.endpointId, w.id)) return [];
     const pool = this.d.scheduler.pool(w.endpointId);
     if (!pool || pool.throttled) return [];
     const now = this.d.clock.now();

@@ -17,9 +17,11 @@ const SWEEP_MS = 1000;
 /**
  * Worker processes for the queue endpoints whose image is a command (`images`): none until a job
  * is queued, then one more for each job waiting beyond the processes there are, up to workersMax
- * (at least one); a process whose endpoint has had no job in its queue or in progress for
+ * (at least one), each taking its first job after the endpoint's cold start on the virtual clock
+ * (see WorkerWaits); a process whose endpoint has had no job in its queue or in progress for
  * idleTimeout (virtual seconds) is stopped down to workersMin; all of an endpoint's go with it, or
- * when its image no longer maps to that command. Each line a process writes is the worker's log.
+ * when its image no longer maps to that command. A load-balancing endpoint's are its pool's to
+ * start and stop (`sweepLoadBalancers`). Each line a process writes is the worker's log.
  */
 export class ImageWorkers {
   private readonly procs = new Map<string, { launch: string; set: Set<WorkerProcess> }>();
@@ -29,11 +31,13 @@ export class ImageWorkers {
   private readonly timer: NodeJS.Timeout;
   /** Processes stopped on purpose (idle, endpoint gone, emulator closing): their end is no failure. */
   private readonly stopped = new WeakSet<WorkerProcess>();
+  /** Load-balancing endpoints whose image is a command: the launcher of their pool, by endpoint. */
+  private readonly scaled = new Map<string, { launch: string; stop(): Promise<void> }>();
   private closed = false;
 
   constructor(
     private readonly d: {
-      core: Pick<EmulatorRuntime, "notifier" | "endpoints" | "clock" | "jobs" | "logs" | "workerProtocol">;
+      core: Pick<EmulatorRuntime, "notifier" | "endpoints" | "clock" | "jobs" | "logs" | "workerProtocol" | "loadBalancers">;
       workers: EmulatorWorkers;
       /** What an endpoint's workers run, when its image is one of `images`; undefined otherwise. */
       launchOf(endpointId: string): ImageLaunch | undefined;
@@ -43,7 +47,7 @@ export class ImageWorkers {
     this.unsubscribe = d.core.notifier.onAny((change) => {
       if (change.job?.status !== "IN_QUEUE") return;
       try {
-        this.demand(change.endpointId);
+        this.demand(change.endpointId, change.job.queuedAt);
       } catch (e) {
         // A process that cannot be started leaves the job queued; the request that queued it is answered all the same.
         d.output(`minipod: could not start a worker process for endpoint ${change.endpointId}: ${(e as Error).message}`);
@@ -51,6 +55,7 @@ export class ImageWorkers {
     });
     this.timer = setInterval(() => this.sweep(), SWEEP_MS);
     this.timer.unref();
+    setImmediate(() => this.sweepLoadBalancers());
   }
 
   /** The processes running for an endpoint now. */
@@ -58,7 +63,8 @@ export class ImageWorkers {
     return this.procs.get(endpointId)?.set.size ?? 0;
   }
 
-  private demand(endpointId: string): void {
+  /** `queuedAt`: when the job that asks for a worker was queued (virtual ms); a cold start counts from there. */
+  private demand(endpointId: string, queuedAt: number): void {
     const spec = this.d.core.endpoints.spec(endpointId, "QUEUE");
     if (!spec || spec.handler !== EXTERNAL_HANDLER) return;
     const launch = this.d.launchOf(endpointId);
@@ -73,10 +79,12 @@ export class ImageWorkers {
     this.busyAt.set(endpointId, this.d.core.clock.now());
     const { jobs } = this.d.core.jobs.health(endpointId);
     const wanted = Math.min(Math.max(spec.workersMax, 1), jobs.inQueue + jobs.inProgress);
-    while (entry.set.size < wanted) this.startOne(endpointId, launch, entry.set);
+    // The cold start counts from the job's coming (the process is started a moment later).
+    const coldStartMs = Math.max(0, queuedAt + spec.coldStartMs - this.d.core.clock.now());
+    while (entry.set.size < wanted) this.startOne(endpointId, launch, entry.set, coldStartMs);
   }
 
-  private startOne(endpointId: string, launch: ImageLaunch, set: Set<WorkerProcess>): void {
+  private startOne(endpointId: string, launch: ImageLaunch, set: Set<WorkerProcess>, coldStartMs: number): void {
     const { core } = this.d;
     const started: { proc?: WorkerProcess } = {};
     const proc = this.d.workers.start({
@@ -84,12 +92,9 @@ export class ImageWorkers {
       command: launch.command,
       env: launch.env,
       cwd: launch.cwd,
-      output: (line) => {
-        this.d.output(line);
-        // The line as the worker wrote it, without the `[workerId] ` prefix, is the worker's log.
-        const id = started.proc?.workerId ?? /^\[([^\]]+)\] /.exec(line)?.[1];
-        if (id !== undefined) core.logs.append(workerLog(id), core.clock.now(), "container", line.slice(id.length + 3));
-      },
+      // The endpoint's cold start, on the virtual clock: the process's real start does not count.
+      coldStartMs,
+      output: (line) => this.workerLine(line, started.proc?.workerId),
     });
     started.proc = proc;
     set.add(proc);
@@ -104,8 +109,51 @@ export class ImageWorkers {
     });
   }
 
+  /**
+   * A load-balancing endpoint whose image is a command gets its processes from its pool's one
+   * scaling rule (REQUEST_COUNT, workersMin..workersMax, idleTimeout): minipod is its launcher, each
+   * process serving HTTP on the free port minipod gives it in PORT (the template's PORT, the
+   * service's 80, is left out). Gone or changed, its launcher and processes go.
+   */
+  private sweepLoadBalancers(): void {
+    if (this.closed) return;
+    const { core, workers } = this.d;
+    const seen = new Set<string>();
+    for (const spec of core.endpoints.specs("LOAD_BALANCER")) {
+      const launch = spec.handler === EXTERNAL_HANDLER ? this.d.launchOf(spec.id) : undefined;
+      if (!launch) continue;
+      seen.add(spec.id);
+      const key = JSON.stringify(launch);
+      const current = this.scaled.get(spec.id);
+      if (current?.launch === key) continue;
+      if (current) {
+        this.scaled.delete(spec.id);
+        void current.stop();
+      }
+      // Another launcher (a minipod worker following the pool) keeps its endpoint.
+      if (core.loadBalancers.launcherOf(spec.id)) continue;
+      const { PORT: _port, PORT_HEALTH: _health, ...env } = launch.env;
+      const handle = workers.scale({ endpoint: spec.id, command: launch.command, env, cwd: launch.cwd, output: (line) => this.workerLine(line) });
+      this.scaled.set(spec.id, { launch: key, stop: handle.stop });
+    }
+    for (const [id, entry] of this.scaled) {
+      if (seen.has(id)) continue;
+      this.scaled.delete(id);
+      void entry.stop();
+    }
+  }
+
+  /** A line a process wrote: minipod's output, and without the `[workerId] ` prefix, the worker's log. */
+  private workerLine(line: string, workerId?: string): void {
+    const { core } = this.d;
+    this.d.output(line);
+    const id = workerId ?? /^\[([^\]]+)\] /.exec(line)?.[1];
+    if (id !== undefined) core.logs.append(workerLog(id), core.clock.now(), "container", line.slice(id.length + 3));
+  }
+
   /** Processes of endpoints gone or changed are stopped; idle ones past idleTimeout too, down to workersMin. */
   private sweep(): void {
+    this.sweepLoadBalancers();
     const { core } = this.d;
     for (const [endpointId, entry] of this.procs) {
       const spec = core.endpoints.spec(endpointId, "QUEUE");

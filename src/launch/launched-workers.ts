@@ -31,6 +31,11 @@ export interface WorkerSpec {
   scaled?: boolean;
   /** More environment for the process; it wins over minipod's RUNPOD_* variables. */
   env?: Record<string, string>;
+  /**
+   * Queue endpoints: the process's cold start, in virtual ms: it is given no job before, and its
+   * real start is not counted on the clock (see WorkerWaits); default none, its real start counts.
+   */
+  coldStartMs?: number;
   /** Each line it writes, prefixed with `[workerId] `; default: the emulator's `log` option, else stderr. */
   output?: (line: string) => void;
 }
@@ -80,8 +85,8 @@ export class EmulatorWorkers {
         protocol.workerExited(spec.endpoint, workerId, reason);
       },
     });
-    // Until it first calls, the process is starting: real work the clock does not skip past.
-    const starting = protocol.expect(spec.endpoint, workerId);
+    // Until it first calls, the process is starting: real work the clock does not skip past, or a cold start on the clock.
+    const starting = protocol.expect(spec.endpoint, workerId, spec.coldStartMs);
     const key = `${spec.endpoint}/${workerId}`;
     this.running.add(proc);
     this.byWorker.set(key, proc);

@@ -76,6 +76,19 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     expect(emu.endpoints().find((x) => x.id === plain)?.handler).not.toBe("external");
   });
 
+  it("a secret referred to in the template's env reaches the worker process as its value; one not defined is named, left as written", async () => {
+    const lines: string[] = [];
+    emu = await createEmulator({ log: (line) => lines.push(line), config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
+    await gql(emu, "mutation($input: SecretCreateInput!) { secretCreate(input: $input) { id } }", { input: { name: "greet", value: "from a secret" } });
+    const save = async (secret: string) =>
+      (await gql<{ saveEndpoint: { id: string } }>(emu!, SAVE, { input: { name: secret, template: { name: secret, imageName: "acme/echo:1", env: [{ key: "GREETING", value: `{{ RUNPOD_SECRET_${secret} }}` }] } } })).saveEndpoint.id;
+    const id = await save("greet");
+    expect((await emu.waitForJob(id, await run(emu, id, {}), "COMPLETED", 600_000)).output).toMatchObject({ greeting: "from a secret" });
+    const other = await save("absent");
+    expect((await emu.waitForJob(other, await run(emu, other, {}), "COMPLETED", 600_000)).output).toMatchObject({ greeting: "{{ RUNPOD_SECRET_absent }}" });
+    expect(lines.filter((l) => l.includes('secret "absent", not defined'))).toHaveLength(1);
+  });
+
   it("a process that has not called in yet is initializing on /metrics", async () => {
     emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/slow:*", command: [process.execPath, "-e", "setInterval(() => {}, 1000)"] }] } });
     const id = await saveEndpoint(emu, "acme/slow:1");
@@ -131,6 +144,8 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     emu = await createEmulator({ clock: "manual", log: () => {}, config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
     const id = await saveEndpoint(emu, "acme/echo:1", { idleTimeout: 30 });
     const job = await run(emu, id, {});
+    // The endpoint's cold start (1000 virtual ms, the default) ends before the process takes the job.
+    await emu.clock.advance(1000);
     await until(async () => (await fetch(`${emu!.url}/v2/${id}/status/${job}`, { headers: KEY }).then((r) => r.json()) as { status: string }).status === "COMPLETED");
     expect(await workersOf(emu, id)).toHaveLength(1);
     await emu.clock.advance(10_000);
@@ -138,5 +153,44 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     expect(await workersOf(emu, id)).toHaveLength(1);
     await emu.clock.advance(25_000);
     await until(async () => (await workersOf(emu!, id)).length === 0);
+  });
+
+  describe("a first call's cold start is the endpoint's, on the virtual clock", () => {
+    type Status = { status: string; delayTime?: number; executionTime?: number; workerId?: string };
+    const status = (e: Emulator, id: string, job: string) => fetch(`${e.url}/v2/${id}/status/${job}`, { headers: KEY }).then((r) => r.json()) as Promise<Status>;
+
+    it("manual clock: the process that has called takes no job until the cold start's virtual time has passed; delayTime is the cold start", async () => {
+      emu = await createEmulator({ clock: "manual", log: () => {}, config: { images: [{ image: "acme/echo:*", command: [process.execPath, WORKER] }] } });
+      const id = await saveEndpoint(emu, "acme/echo:1");
+      expect(emu.endpoints().find((x) => x.id === id)?.coldStartMs).toBe(1000);
+      const job = await run(emu, id, {});
+      // The process starts and calls in real time; the job waits for the clock.
+      await until(async () => (await fetch(`${emu!.url}/_emulator/workers`).then((r) => r.json()) as { workers: Array<{ endpointId: string }> }).workers.some((w) => w.endpointId === id));
+      const metrics = await fetch(`${emu.url}/v2/${id}/metrics`, { headers: KEY }).then((r) => r.json());
+      expect(metrics).toMatchObject({ workers: { initializing: 1 }, readyWorkers: [] });
+      await emu.clock.advance(999);
+      expect((await status(emu, id, job)).status).toBe("IN_QUEUE");
+      await emu.clock.advance(1);
+      await until(async () => (await status(emu!, id, job)).status === "COMPLETED");
+      // Virtual time stood still while the job ran: delayTime is the cold start, executionTime 0.
+      expect(await status(emu, id, job)).toMatchObject({ delayTime: 1000, executionTime: 0 });
+      // A warm call: no cold start.
+      const warm = await run(emu, id, {});
+      await until(async () => (await status(emu!, id, warm)).status === "COMPLETED");
+      expect(await status(emu, id, warm)).toMatchObject({ delayTime: 0 });
+    });
+
+    it("auto clock: the cold start is skipped and the process's real start is not counted: delayTime is exactly the cold start", async () => {
+      // A worker that takes its time to start (1500 ms of wall time before its first call).
+      const slow = join(mkdtempSync(join(tmpdir(), "minipod-slow-")), "slow.mjs");
+      writeFileSync(slow, `await new Promise((r) => setTimeout(r, 1500));\nawait import(${JSON.stringify(WORKER)});\n`);
+      emu = await createEmulator({ clock: "auto", log: () => {}, config: { images: [{ image: "acme/slow:*", command: [process.execPath, slow] }] } });
+      const id = await saveEndpoint(emu, "acme/slow:1");
+      const started = Date.now();
+      const job = await run(emu, id, {});
+      await until(async () => (await status(emu!, id, job)).status === "COMPLETED");
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+      expect((await status(emu, id, job)).delayTime).toBe(1000);
+    });
   });
 });

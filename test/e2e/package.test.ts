@@ -96,6 +96,8 @@ describe("the package, packed and installed into an empty project", () => {
       // minipod's own workers for the service's runtime images (the config's images), run from the package.
       "python/src/minipod/runtimes/flash.py",
       "python/src/minipod/runtimes/queue.py",
+      "python/src/minipod/runtimes/api.py",
+      "python/src/minipod/runtimes/flash_lb.py",
     ]) {
       expect(files, needed).toContain(needed);
     }

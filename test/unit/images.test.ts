@@ -22,8 +22,12 @@ describe("images: which entry an image name takes", () => {
     expect(imageRuleFor(BUILTIN_IMAGES, "runpod/flash-cpu:py3.11-1.2")?.builtin).toBe(true);
     expect(imageRuleFor(BUILTIN_IMAGES, "runpod/queue:py3.11-latest")?.command).toEqual(["{python}", "-m", "minipod.runtimes.queue"]);
     expect(imageRuleFor(BUILTIN_IMAGES, "runpod/queue-gpu:py3.11-latest")?.command).toEqual(["{python}", "-m", "minipod.runtimes.queue"]);
-    // Load-balanced Flash images are not served by minipod's runtime.
-    expect(imageRuleFor(BUILTIN_IMAGES, "runpod/flash-lb:py3.12-latest")).toBeUndefined();
+    // Load-balanced images: minipod's HTTP runtimes; the task images are not served.
+    expect(imageRuleFor(BUILTIN_IMAGES, "runpod/flash-lb:py3.12-latest")?.command).toEqual(["{python}", "-m", "minipod.runtimes.flash_lb"]);
+    expect(imageRuleFor(BUILTIN_IMAGES, "runpod/flash-lb-cpu:py3.12-latest")?.command).toEqual(["{python}", "-m", "minipod.runtimes.flash_lb"]);
+    expect(imageRuleFor(BUILTIN_IMAGES, "runpod/api:py3.11-latest")?.command).toEqual(["{python}", "-m", "minipod.runtimes.api"]);
+    expect(imageRuleFor(BUILTIN_IMAGES, "runpod/api-gpu:py3.11-latest")?.command).toEqual(["{python}", "-m", "minipod.runtimes.api"]);
+    expect(imageRuleFor(BUILTIN_IMAGES, "runpod/task:py3.11-latest")).toBeUndefined();
   });
 
   it("puts the interpreter in for {python}: the entry's, else the default", () => {

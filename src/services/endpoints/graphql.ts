@@ -49,7 +49,7 @@ type Endpoint {
   minCudaVersion: String
   flashBootType: FlashBootType
   executionTimeoutMs: Int
-  """QB: queue-based."""
+  """QB: queue-based; LB: load-balancing."""
   type: String
   userId: String
   version: Int
@@ -171,7 +171,7 @@ function cpuOf(instanceIds: string[] | null | undefined): Pick<EndpointChange, "
 
 /** The input's fields in the model's terms; what is not given stays undefined. */
 function fieldsOf(i: EndpointInput): EndpointChange {
-  if (i.type && i.type !== "QB") throw badInput([`type: minipod serves queue-based endpoints (QB) only, not "${i.type}"`]);
+  if (i.type && i.type !== "QB" && i.type !== "LB") throw badInput([`type: expected QB (queue-based) or LB (load-balancing), not "${i.type}"`]);
   const volumes = i.networkVolumeIds?.map((v) => v.networkVolumeId);
   const allowed = commaList(i.allowedCudaVersions);
   return {
@@ -237,7 +237,7 @@ export function toGraphQLEndpoint(core: ViewContext, { spec, fields }: ManagedEn
     minCudaVersion: fields.minCudaVersion ?? null,
     flashBootType: fields.flashboot ?? "OFF",
     executionTimeoutMs: spec.executionTimeoutMs ?? EXECUTION_TIMEOUT_DEFAULT_MS,
-    type: "QB",
+    type: spec.type === "LOAD_BALANCER" ? "LB" : "QB",
     userId: EMULATOR_USER_ID,
     version: fields.version,
     aiKey: null,
@@ -259,6 +259,9 @@ export const endpointsGraphQL: GraphQLPart = {
     const show = (e: ManagedEndpoint) => toGraphQLEndpoint(core, e);
     const manager = core.endpointManager;
     return {
+      // The key the endpoint's metrics take (the SDKs send it to /v2/{id}/metrics): offline, the
+      // key of whoever asks, which minipod accepts wherever it accepts that caller.
+      Endpoint: { aiKey: (_parent, _args, caller) => caller.key ?? null },
       User: {
         endpoints: authed(() => manager.list().map(show)),
         endpoint: authed<{ id: string }, unknown>(({ id }) => show(manager.get(id))),
@@ -275,7 +278,7 @@ export const endpointsGraphQL: GraphQLPart = {
           if (given(i.id)) return show(await manager.update(i.id!, { ...change, ...(templateId ? { templateId } : {}) }, container));
           if (change.name === undefined) throw badInput(["name: an endpoint needs a name"]);
           if ((templateId === undefined) === (container === undefined)) throw badInput(["templateId: give a templateId or an inline template, one of them"]);
-          const create = { ...change, name: change.name, templateId } as NewEndpoint;
+          const create = { ...change, name: change.name, templateId, ...(i.type === "LB" ? { type: "LOAD_BALANCER" as const } : {}) } as NewEndpoint;
           return show(await manager.create(create, container));
         }),
         updateEndpointTemplate: authed<{ input?: { endpointId: string; templateId: string } | null }, Promise<unknown>>(async ({ input }) =>

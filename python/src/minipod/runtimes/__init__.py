@@ -6,4 +6,8 @@ minipod from the contract those images follow, run in the user's own Python envi
   functions and classes), a queue worker of the service's worker runtime (`runpod.serverless`).
 - `minipod.runtimes.queue`: the worker of the SDK 2.x's `runpod/queue*` images in live mode
   (`rp flash dev`'s calls of `@app.queue` functions).
+- `minipod.runtimes.api`: the worker of the SDK 2.x's `runpod/api*` images in live mode, an HTTP
+  server serving the `@app.api` class of the module source synced to it.
+- `minipod.runtimes.flash_lb`: the worker of runpod-flash's `runpod/flash-lb*` images in live
+  mode, an HTTP server whose `POST /execute` runs a FunctionRequest.
 """

@@ -122,7 +122,8 @@ export function queueRoutes(core: Pick<Core, "jobs" | "clock" | "loadBalancers" 
     const id = c.req.valid("param").endpoint_id;
     const { workers } = jobs.health(id);
     // Ready: idle or running, worker processes or simulated workers alike.
-    const processes = core.workerProtocol.workers.list(id).filter((w) => w.state === "idle" || w.state === "running");
+    // (A process in its cold start is initializing, though it has called.)
+    const processes = core.workerProtocol.workers.list(id).filter((w) => (w.state === "idle" || w.state === "running") && core.workerProtocol.ready(id, w.id));
     const simulated = core.scheduler.pool(id)?.list().filter((w) => w.state !== "initializing") ?? [];
     // A worker process minipod started is initializing until it first calls.
     const initializing = workers.initializing + core.workerProtocol.starting(id);

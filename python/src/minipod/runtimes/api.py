@@ -1,0 +1,187 @@
+"""
+The worker of the SDK 2.x's api images (`runpod/api`, `runpod/api-gpu`) in live mode (what
+`rp flash dev` starts for an `@app.api` class), minipod's own: an HTTP server on `PORT` that
+serves the user's class.
+
+    python -m minipod.runtimes.api
+
+- `GET /ping` answers 200 `{"status": "healthy"}` (minipod's health check).
+- `POST /_runpod/sync` `{"source", "resource", "dependencies", "system_dependencies"}`: the module
+  source is executed (its imports, its `App(...)`, its decorators), the `@app.api` class named
+  `resource` found, instantiated and its `@init` method run; each of its routes (`@get("/x")`,
+  `@post("/y")`...) is served from then on. Answers `{"status": "synced", "hash": <sha256>}`. A
+  new source replaces the class and its instance (edit and call again: the new code runs).
+- Any other path: the route of that method and path (`{name}` segments as keyword arguments),
+  called with the request's JSON body as its one argument for POST, PUT, PATCH and DELETE, and
+  with none for GET; its return value is the JSON answer. A coroutine is awaited. An exception is
+  a 500 `{"error": ..., "traceback": ...}`; no route, a 404.
+
+Dependencies follow the offline rule of minipod's other runtimes: used when importable, else the
+sync fails naming them and the command that installs them. Calls run one at a time.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import os
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .flash import _namespace, _traceback, missing_dependencies, missing_error
+
+_BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+class _Served:
+    """The class synced last: its instance and its routes, as (method, pattern, names, handler name)."""
+
+    def __init__(self) -> None:
+        self.instance: Any = None
+        self.routes: List[Tuple[str, "re.Pattern[str]", str]] = []
+        self.hash: Optional[str] = None
+
+
+_SERVED = _Served()
+_CALLS = threading.Lock()
+_LOOP = asyncio.new_event_loop()
+
+
+def _pattern(path: str) -> "re.Pattern[str]":
+    parts = re.split(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", path)
+    body = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts))
+    return re.compile(f"^{body}$")
+
+
+def run(value: Any) -> Any:
+    """The value, awaited on the runtime's event loop when it is awaitable."""
+    if inspect.isawaitable(value):
+        return asyncio.run_coroutine_threadsafe(_await(value), _LOOP).result()
+    return value
+
+
+async def _await(value: Any) -> Any:
+    return await value
+
+
+def sync(request: Dict[str, Any]) -> Dict[str, Any]:
+    """Executes the module source and serves its `@app.api` class named `resource`."""
+    missing = missing_dependencies(request.get("dependencies"))
+    if missing:
+        raise RuntimeError(missing_error(missing))
+    source = request.get("source")
+    resource = request.get("resource")
+    if not isinstance(source, str) or not isinstance(resource, str):
+        raise ValueError("a sync needs the module's source and the resource's name (strings)")
+    namespace = _namespace(source, f"<module of {resource}>", "__runpod_live__")
+    handle = next((v for v in namespace.values() if getattr(getattr(v, "spec", None), "name", None) == resource and hasattr(v, "_cls")), None)
+    cls = getattr(handle, "_cls", None)
+    if cls is None:
+        raise LookupError(f"no @app.api class named {resource!r} in the module source sent (an ASGI app factory is not served by minipod)")
+    instance = cls()
+    init_name = getattr(handle, "_init_name", None)
+    if init_name:
+        run(getattr(instance, init_name)())
+    routes = [(r.method.upper(), _pattern(r.path), r.handler_name) for r in getattr(handle.spec, "routes", [])]
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    _SERVED.instance, _SERVED.routes, _SERVED.hash = instance, routes, digest
+    return {"status": "synced", "hash": digest}
+
+
+def call(method: str, path: str, body: Any) -> Tuple[int, Any]:
+    """The route of `method` and `path` called: (status, JSON answer)."""
+    if _SERVED.instance is None:
+        return 503, {"error": "no @app.api class is served yet: POST /_runpod/sync its module source first"}
+    for route_method, pattern, name in _SERVED.routes:
+        match = pattern.match(path)
+        if route_method != method or not match:
+            continue
+        fn = getattr(_SERVED.instance, name)
+        args = [body] if method in _BODY_METHODS and _takes_argument(fn, match.groupdict()) else []
+        try:
+            return 200, run(fn(*args, **match.groupdict()))
+        except Exception as e:  # the user's code failed
+            return 500, {"error": f"{type(e).__name__}: {e}", "traceback": _traceback(e, (__file__,))}
+    return 404, {"error": f"no route {method} {path}"}
+
+
+def _takes_argument(fn: Any, named: Dict[str, str]) -> bool:
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values() if p.name not in named and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):
+        return True
+    return bool(params)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+    def _answer(self, status: int, value: Any) -> None:
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        return json.loads(raw) if raw.strip() else None
+
+    def _serve(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/ping":
+            return self._answer(200, {"status": "healthy"})
+        try:
+            body = self._body()
+        except ValueError as e:
+            return self._answer(400, {"error": f"the body is not JSON: {e}"})
+        with _CALLS:
+            status, value = self.server.dispatch(self.command, path, body)  # type: ignore[attr-defined]
+        try:
+            self._answer(status, value)
+        except (TypeError, ValueError) as e:
+            self._answer(500, {"error": f"the return value is not JSON: {e}"})
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+
+def _dispatch(method: str, path: str, body: Any) -> Tuple[int, Any]:
+    if path == "/_runpod/sync" and method == "POST":
+        try:
+            return 200, sync(body if isinstance(body, dict) else {})
+        except Exception as e:
+            return 500, {"error": f"{type(e).__name__}: {e}", "traceback": _traceback(e, (__file__,))}
+    return call(method, path, body)
+
+
+def serve(name: str, dispatch: Callable[[str, str, Any], Tuple[int, Any]]) -> None:
+    """Serves `/ping` and, one call at a time, `dispatch(method, path, JSON body)` on 127.0.0.1:$PORT."""
+    threading.Thread(target=_LOOP.run_forever, name="minipod-runtime-loop", daemon=True).start()
+    port = int(os.environ.get("PORT") or 80)
+    server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    server.dispatch = dispatch  # type: ignore[attr-defined]
+    print(f"minipod {name} runtime: serving on 127.0.0.1:{port}", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+def main() -> None:
+    serve("api", _dispatch)
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["call", "main", "run", "serve", "sync"]
