@@ -13,7 +13,7 @@ const collections = { v2: [] } as const;
 /** The request's body, refused (413) past `limit` bytes as it arrives. */
 async function bodyWithin(c: Context, limit: number): Promise<Buffer> {
   const declared = Number(c.req.header("content-length") ?? "NaN");
-  if (declared > limit) throw new EmulatorError("PAYLOAD_TOO_LARGE", `the artifact is ${declared} bytes, more than the ${limit} declared as its tarballSize`);
+  if (declared > limit) throw new EmulatorError("PAYLOAD_TOO_LARGE", `the artifact is ${declared} bytes, more than the ${limit} bytes declared as its tarballSize`);
   const chunks: Buffer[] = [];
   let size = 0;
   const body = c.req.raw.body;
