@@ -1,5 +1,5 @@
 import { EmulatorError } from "../../domain/errors.js";
-import { found, invalidBody } from "../shared/invalid.js";
+import { invalidBody } from "../shared/invalid.js";
 import type { Documents } from "../shared/storage.js";
 
 /** A Flash app: a name that `flash deploy` and `rp flash deploy` put environments and builds under. */
@@ -21,13 +21,15 @@ export class FlashAppService {
   }
 
   get(id: string): FlashApp {
-    return found(this.d.store.get(id), "flash app", id);
+    const app = this.d.store.get(id);
+    if (!app) throw new EmulatorError("NOT_FOUND", `flash app not found: there is no app with id "${id}"`);
+    return app;
   }
 
-  /** The app of this name; "not found" is how the clients tell an app to create from one that exists. */
+  /** The app of this name; "app not found" is how the clients tell an app to create from one that exists. */
   byName(name: string): FlashApp {
     const app = this.list().find((a) => a.name === name);
-    if (!app) throw new EmulatorError("NOT_FOUND", `flash app "${name}" not found`);
+    if (!app) throw new EmulatorError("NOT_FOUND", `flash app not found: there is no app named "${name}"`);
     return app;
   }
 

@@ -54,7 +54,7 @@ export class FlashEnvironmentService {
   byName(appId: string, name: string): FlashEnvironment {
     const app = this.d.app(appId);
     const env = this.ofApp(appId).find((e) => e.name === name);
-    if (!env) throw new EmulatorError("NOT_FOUND", `flash environment "${name}" of app "${app.name}" not found`);
+    if (!env) throw new EmulatorError("NOT_FOUND", `flash environment not found: app "${app.name}" has no environment named "${name}"`);
     return env;
   }
 

@@ -41,7 +41,8 @@ const ARTIFACT = Buffer.from("a tar.gz, as far as minipod cares");
 /** An app with its default environment and one build uploaded and finalized. */
 async function deployedApp(name = "qs") {
   const missing = await gql(APP_BY_NAME, { flashAppName: name });
-  expect(missing.errors?.[0]?.message).toMatch(/not found/);
+  // runpod-flash creates the app when the message says "app not found", the SDK 2.x when it says "not found".
+  expect(missing.errors?.[0]?.message).toBe(`flash app not found: there is no app named "${name}"`);
   const app = (await ok(`mutation createFlashApp($input: CreateFlashAppInput!) { createFlashApp(input: $input) { id name } }`, { input: { name } })).createFlashApp;
   const env = (await ok(`mutation createFlashEnvironment($input: CreateFlashEnvironmentInput!) { createFlashEnvironment(input: $input) { id name } }`, {
     input: { flashAppId: app.id, name: "default" },
@@ -77,7 +78,7 @@ describe("flash deploy's resources", () => {
 
   it("errors say 'not found' where the clients test for it; a second app or environment of a name is a conflict", async () => {
     const { app } = await deployedApp();
-    expect((await gql(ENV_BY_NAME, { input: { flashAppId: app.id, name: "production" } })).errors?.[0]?.message).toBe('flash environment "production" of app "qs" not found');
+    expect((await gql(ENV_BY_NAME, { input: { flashAppId: app.id, name: "production" } })).errors?.[0]?.message).toBe('flash environment not found: app "qs" has no environment named "production"');
     expect((await gql(`query { flashApp(flashAppId: "nope") { id } }`)).errors?.[0]?.message).toMatch(/not found/);
     expect((await gql(`mutation { createFlashApp(input: { name: "qs" }) { id } }`)).errors?.[0]?.message).toMatch(/already exists/);
     expect((await gql(`mutation { createFlashEnvironment(input: { flashAppId: "${app.id}", name: "default" }) { id } }`)).errors?.[0]?.message).toMatch(/already/);
