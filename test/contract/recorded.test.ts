@@ -54,6 +54,8 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   "test/e2e/inline-handlers.test.ts": "handler functions in config, driven by runpod-sdk's run and status: runpod-sdk-* hold those exchanges",
   "test/e2e/programmatic.test.ts": "createEmulator from a program, driven by runpod-sdk: runpod-sdk-* hold those exchanges",
   "test/e2e/webhook-schemes.test.ts": "webhook URLs given through runpod-sdk's run: runpod-sdk-* hold that exchange",
+  "test/e2e/flash-deploy.test.ts":
+    "runpod-flash's flash deploy: its upload and the worker's fetch of the artifact are a binary tar.gz, which a recording (JSON and text bodies) cannot carry; its GraphQL operations are checked with the clients' texts in test/services/flash-apps/flash-deploy.test.ts",
 };
 
 describe("the real clients' recorded exchanges, replayed against a fresh minipod", () => {
