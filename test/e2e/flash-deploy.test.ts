@@ -1,11 +1,12 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { clientsFolder, flashClientEnv, flashPython } from "../support/flash-python.js";
-import { blocksOf } from "../support/readme.js";
+import { blocksOf, curlRequest } from "../support/readme.js";
 
 // docs/flash.md's deploy walk-through, run with runpod-flash unchanged: `flash deploy` (its build,
 // the app, environment, artifact upload, build, deploy and endpoints, all to minipod), then the
@@ -14,6 +15,7 @@ import { blocksOf } from "../support/readme.js";
 
 const PAGE = "docs/flash.md";
 const SECTION = "Deploy an app: flash deploy";
+const RUN_SECTION = "flash run: the local development server";
 const python = flashPython();
 
 /**
@@ -57,10 +59,36 @@ function run(args: string[], cwd: string, env: Record<string, string>): Promise<
   });
 }
 
-describe("docs/flash.md: flash deploy", () => {
-  it("its commands are: live provisioning off, flash deploy, the script run", () => {
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Ends `child` as Ctrl+C does, then for sure: bounded. */
+function interrupt(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    child.once("close", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGINT");
+  });
+}
+
+describe("docs/flash.md: flash deploy and flash run", () => {
+  it("its commands are: live provisioning off, flash deploy, the script run; flash run and a curl of it", () => {
     const [commands] = blocksOf(PAGE, SECTION, "sh");
     expect(commands!.text.split("\n")).toEqual(["unset FLASH_IS_LIVE_PROVISIONING", "flash deploy", "python main.py"]);
+    const [serve, call] = blocksOf(PAGE, RUN_SECTION, "sh").map((b) => b.text);
+    expect(serve).toBe("flash run");
+    expect(curlRequest(call!).url).toBe("http://localhost:8888/main/greet/runsync");
   });
 
   describe.skipIf(!python)("the walk-through, run with runpod-flash", { timeout: 300_000 }, () => {
@@ -115,6 +143,46 @@ describe("docs/flash.md: flash deploy", () => {
       expect(second.code, second.output).toBe(0);
       expect(second.output.trim().split("\n")[0]).toBe("hello again world!");
       expect(emu.endpoints().filter((e) => e.handler === "external")).toHaveLength(2);
+    });
+
+    it("flash run serves the project's functions locally, called live through minipod; stopped, it deletes its endpoints", async () => {
+      const [main] = blocksOf(PAGE, SECTION, "python").map((b) => b.text);
+      const [, call] = blocksOf(PAGE, RUN_SECTION, "sh").map((b) => b.text);
+      const project = join(mkdtempSync(join(tmpdir(), "minipod-flash-run-")), "greetings");
+      mkdirSync(project);
+      writeFileSync(join(project, "main.py"), main!);
+      const before = emu.endpoints().length;
+      const port = await freePort();
+      const { FLASH_IS_LIVE_PROVISIONING: _live, ...env } = flashClientEnv(emu.url);
+      const server = spawn(python!, ["-m", "runpod_flash.cli.main", "run"], { cwd: project, env: { ...env, FLASH_PORT: String(port), PYTHONPATH: questionaryStandIn() }, stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`flash run did not start in 60 s:\n${output}`)), 60_000);
+          const seen = (d: Buffer) => {
+            output += d.toString();
+            if (output.includes(`localhost:${port}`)) {
+              clearTimeout(timer);
+              resolve();
+            }
+          };
+          server.stdout!.on("data", seen);
+          server.stderr!.on("data", seen);
+          server.once("close", () => reject(new Error(`flash run ended:\n${output}`)));
+        });
+        const { url, init } = curlRequest(call!);
+        // Its server answers once uvicorn listens, a moment after the table is printed.
+        let answer: Response | undefined;
+        for (let tries = 0; !answer && tries < 100; tries++) {
+          answer = await fetch(url.replace("localhost:8888", `localhost:${port}`), init).catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 200)));
+        }
+        expect(answer?.status, output).toBe(200);
+        expect(await answer!.json()).toMatchObject({ status: "COMPLETED", output: "hello world!" });
+        expect(emu.endpoints().length).toBe(before + 1);
+      } finally {
+        await interrupt(server);
+      }
+      expect(emu.endpoints().length, output).toBe(before);
     });
   });
 });
