@@ -154,7 +154,8 @@ describe("docs/flash.md: flash deploy and flash run", () => {
       const before = emu.endpoints().length;
       const port = await freePort();
       const { FLASH_IS_LIVE_PROVISIONING: _live, ...env } = flashClientEnv(emu.url);
-      const server = spawn(python!, ["-m", "runpod_flash.cli.main", "run"], { cwd: project, env: { ...env, FLASH_PORT: String(port), PYTHONPATH: questionaryStandIn() }, stdio: ["ignore", "pipe", "pipe"] });
+      const serverEnv = { ...env, FLASH_PORT: String(port), PYTHONPATH: questionaryStandIn() };
+      const server = spawn(python!, ["-m", "runpod_flash.cli.main", "run"], { cwd: project, env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
       let output = "";
       try {
         await new Promise<void>((resolve, reject) => {

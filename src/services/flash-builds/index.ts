@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { EmulatorError } from "../../domain/errors.js";
 import { documentsOf, type ServiceDef } from "../shared/service.js";
-import { artifactPath, flashBuildsGraphQL } from "./graphql.js";
+import { flashBuildsGraphQL } from "./graphql.js";
 import { FlashBuildService, type FlashArtifact, type FlashBuild } from "./model.js";
 
 // What other services use of this one.

@@ -1,4 +1,4 @@
-import { authed, type GraphQLCaller, type GraphQLPart } from "../shared/graphql.js";
+import { authed, signedIn, type FieldResolver, type GraphQLPart } from "../shared/graphql.js";
 import type { ViewContext } from "../shared/service.js";
 import { artifactPath } from "../flash-builds/index.js";
 import type { FlashEnvironment } from "./model.js";
@@ -69,10 +69,13 @@ export const flashEnvironmentsGraphQL: GraphQLPart = {
   typeDefs,
   resolvers: (core) => {
     const envs = core.flashEnvironments;
+    // An environment's artifact URL is built on the origin the request came to.
     const withOrigin =
-      <A extends Record<string, unknown>>(fn: (args: A) => FlashEnvironment) =>
-      (parent: unknown, args: Record<string, unknown>, caller: GraphQLCaller) =>
-        authed<A, unknown>((a) => show(core, fn(a), caller.origin))(parent, args, caller, undefined as never);
+      <A>(fn: (args: A) => FlashEnvironment): FieldResolver =>
+      (_parent, args, caller) => {
+        signedIn(caller);
+        return show(core, fn(args as A), caller.origin);
+      };
     return {
       FlashApp: { flashEnvironments: (parent, _args, caller) => envs.ofApp((parent as { id: string }).id).map((e) => show(core, e, caller.origin)) },
       Query: {
