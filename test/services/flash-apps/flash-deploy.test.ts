@@ -159,4 +159,17 @@ describe("calls of a deployed app: /v2/flash with the X-Flash headers", () => {
     expect(bare.status).toBe(400);
     expect(bare.text).toMatch(/missing: x-flash-app, x-flash-environment, x-flash-endpoint/);
   });
+
+  it("without the headers, an endpoint of the config whose id is flash is served as any other", async () => {
+    const own = await inProcess({ config: { endpoints: [{ id: "flash", handler: "echo" }] } });
+    try {
+      const run = await own.request("POST", "/v2/flash/run", { input: { said: "hi" } });
+      expect(run.status).toBe(200);
+      expect(own.core.jobStore.get(run.body.id)?.endpointId).toBe("flash");
+      const named = await own.request("POST", "/v2/flash/runsync", { input: {} }, { "x-flash-app": "qs", "x-flash-environment": "production", "x-flash-endpoint": "greeter" });
+      expect(named.status).toBe(404);
+    } finally {
+      await own.close();
+    }
+  });
 });
