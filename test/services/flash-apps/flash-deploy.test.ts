@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { imageLauncher } from "../../../src/compose/image-launch.js";
 import { FLASH_ARTIFACT_MAX_BYTES } from "../../../src/domain/limits.js";
 import { inProcess, type InProcess } from "../../support/in-process.js";
 
@@ -117,6 +118,21 @@ describe("flash deploy's resources", () => {
     // Deleting the environment deletes its endpoints.
     await ok(`mutation { deleteFlashEnvironment(flashEnvironmentId: "${env.id}") }`);
     expect((await gql(`query { myself { endpoint(id: "${saved.id}") { id } } }`)).errors?.[0]?.message).toMatch(/not found/);
+  });
+
+  it("the workers of an environment's endpoint get the active build's artifact, a new one at each deploy (so they start afresh)", async () => {
+    const { app, env, upload, build } = await deployedApp();
+    const template = { name: "t", imageName: "runpod/flash-cpu:py3.12-latest", env: [{ key: "FLASH_RESOURCE_NAME", value: "greeter" }] };
+    const saved = (await ok(SAVE, { input: { name: "greeter", flashEnvironmentId: env.id, template } })).saveEndpoint;
+    const launch = imageLauncher(e.core, { images: [] }, "/");
+    expect(launch(saved.id)?.env.MINIPOD_FLASH_ARTIFACT).toBeUndefined();
+    await ok(DEPLOY, { input: { flashEnvironmentId: env.id, flashBuildId: build.id } });
+    expect(launch(saved.id)?.env).toMatchObject({ FLASH_RESOURCE_NAME: "greeter", MINIPOD_FLASH_ARTIFACT: `/flash/artifacts/${upload.objectKey}` });
+    const next = (await ok(PREPARE, { input: { flashAppId: app.id, tarballSize: ARTIFACT.length } })).prepareFlashArtifactUpload;
+    expect((await e.app.request(next.uploadUrl, { method: "PUT", body: ARTIFACT })).status).toBe(200);
+    const second = (await ok(FINALIZE, { input: { flashAppId: app.id, objectKey: next.objectKey, manifest: MANIFEST } })).finalizeFlashArtifactUpload;
+    await ok(DEPLOY, { input: { flashEnvironmentId: env.id, flashBuildId: second.id } });
+    expect(launch(saved.id)?.env.MINIPOD_FLASH_ARTIFACT).toBe(`/flash/artifacts/${next.objectKey}`);
   });
 
   it("a build of another app is refused; deleting an app deletes its environments and builds", async () => {
