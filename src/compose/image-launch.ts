@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Config } from "../services/index.js";
 import { BUILTIN_IMAGES, imageCommand, imageRuleFor } from "../domain/images.js";
+import { artifactPath } from "../services/flash-builds/index.js";
 import type { ImageLaunch } from "../launch/image-workers.js";
 import type { EmulatorRuntime } from "./runtime.js";
 
@@ -22,8 +23,9 @@ function pythonPackageDir(): string | undefined {
 /**
  * What the worker processes of an endpoint run when its template's image is one of the config's
  * `images` (or minipod's own entries): the command with its interpreter, the template's env and the
- * entry's (a secret it refers to as `{{ RUNPOD_SECRET_<name> }}` replaced by its value), and for
- * minipod's own runtimes its Python package on PYTHONPATH.
+ * entry's (a secret it refers to as `{{ RUNPOD_SECRET_<name> }}` replaced by its value), for
+ * minipod's own runtimes its Python package on PYTHONPATH, and for an endpoint of a deployed Flash
+ * app the path of its build's artifact on minipod (MINIPOD_FLASH_ARTIFACT).
  */
 export function imageLauncher(
   core: EmulatorRuntime,
@@ -43,6 +45,10 @@ export function imageLauncher(
     const { env: templateEnv, missing } = core.services.secrets.substitute(template.env);
     if (missing.length) warnMissing(endpointId, missing, output);
     const env: Record<string, string> = { ...templateEnv, ...rule.env };
+    // A deployed Flash app's endpoint: its workers fetch the environment's active build from minipod
+    // (a new build deployed is a new launch, so its workers start afresh).
+    const artifact = core.services.flashEnvironments.artifactOf(endpoint.fields.flashEnvironmentId);
+    if (artifact !== undefined) env.MINIPOD_FLASH_ARTIFACT = artifactPath(artifact);
     if (rule.builtin && packageDir) env.PYTHONPATH = [packageDir, env.PYTHONPATH ?? process.env.PYTHONPATH].filter(Boolean).join(":");
     return { command: imageCommand(rule, process.env.MINIPOD_PYTHON || "python3"), env, cwd: rule.cwd === undefined ? undefined : resolve(baseDir, rule.cwd) };
   };

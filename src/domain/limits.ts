@@ -222,3 +222,6 @@ export const LB_PAYLOAD_MAX_BYTES = 30 * 1024 * 1024;
 export const LB_AFFINITY_WAIT_MS = 5 * 60 * SECOND;
 /** Where a load-balancing worker answers health when `HEALTH_CHECK_PATH` is not set. */
 export const LB_HEALTH_PATH_DEFAULT = "/ping";
+
+/** A Flash build's artifact (the tar.gz `flash deploy` and `rp flash deploy` upload): kept whole in the database. */
+export const FLASH_ARTIFACT_MAX_BYTES = 64 * 1024 * 1024;

@@ -32,6 +32,10 @@ export const TAG_ORDER: ReadonlyArray<{ name: string; description: string }> = [
   { name: "Billing", description: "Billing records by bucket (v2 and v1)." },
   { name: "Account", description: "The account's SSH keys (v2)." },
   { name: "GraphQL", description: "The service's GraphQL API, `/graphql`, which its Python library, CLI and MCP server call: the same resources as REST (explorer: `/docs/graphql`)." },
+  {
+    name: "Flash builds",
+    description: "The artifact upload URL `prepareFlashArtifactUpload` hands out (a PUT with no key), and its download, from which a deployed Flash app's workers fetch their build.",
+  },
   { name: "Dashboard", description: "The dashboard and these API docs: emulator-only pages." },
   { name: "Emulator control", description: "The emulator's own control API, `/_emulator/*`: clock, reset, faults, journal, timelines, snapshots, worker processes." },
 ];

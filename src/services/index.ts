@@ -4,6 +4,9 @@ import { billing } from "./billing/index.js";
 import { catalog } from "./catalog/index.js";
 import { clusters } from "./clusters/index.js";
 import { endpoints } from "./endpoints/index.js";
+import { flashApps } from "./flash-apps/index.js";
+import { flashBuilds } from "./flash-builds/index.js";
+import { flashEnvironments } from "./flash-environments/index.js";
 import { networkVolumes } from "./network-volumes/index.js";
 import { pods } from "./pods/index.js";
 import { registryAuths } from "./registry-auths/index.js";
@@ -19,7 +22,7 @@ import { templates } from "./templates/index.js";
  * config's schema and types (each service's part), seeding, reset and restore all loop over it. Order is build and seed order: a service may use, at once, the
  * models of those above it (endpoints use templates and volumes; pods use billing's meter).
  */
-export const SERVICES = [account, networkVolumes, templates, endpoints, registryAuths, secrets, billing, pods, clusters, catalog, batches] as const;
+export const SERVICES = [account, networkVolumes, templates, endpoints, registryAuths, secrets, billing, pods, clusters, catalog, batches, flashApps, flashBuilds, flashEnvironments] as const;
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 type ModelsOf<L extends readonly ServiceDef<string, object>[]> = UnionToIntersection<{ [K in keyof L]: L[K] extends ServiceDef<string, infer M> ? M : never }[number]>;

@@ -56,6 +56,8 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   "test/e2e/webhook-schemes.test.ts": "webhook URLs given through runpod-sdk's run: runpod-sdk-* hold that exchange",
   "test/e2e/sdk2-api.test.ts":
     "the SDK 2.x runs only in minipod's api worker there; the requests are the test's own, as the SDKs send them to https://{id}.{host}, which minipod does not serve",
+  "test/e2e/flash-deploy.test.ts":
+    "runpod-flash's flash deploy: its upload and the worker's fetch of the artifact are a binary tar.gz, which a recording (JSON and text bodies) cannot carry; its GraphQL operations are checked with the clients' texts in test/services/flash-apps/flash-deploy.test.ts",
 };
 
 describe("the real clients' recorded exchanges, replayed against a fresh minipod", () => {

@@ -123,6 +123,7 @@ interface EndpointInput {
     ports?: string | null;
   } | null;
   type?: string | null;
+  flashEnvironmentId?: string | null;
   env?: Array<{ key: string; value?: string | null }> | null;
 }
 
@@ -193,6 +194,7 @@ function fieldsOf(i: EndpointInput): EndpointChange {
     // 0, as the SDKs send it, is "the service's default".
     executionTimeoutMs: i.executionTimeoutMs === 0 ? undefined : num(i.executionTimeoutMs),
     env: envRecord(i.env),
+    flashEnvironmentId: given(i.flashEnvironmentId),
     ...cpuOf(i.instanceIds),
   };
 }
@@ -244,7 +246,7 @@ export function toGraphQLEndpoint(core: ViewContext, { spec, fields }: ManagedEn
     env: envList(fields.env),
     modelReferences: [],
     createdAt: new Date(spec.createdAt).toISOString(),
-    flashEnvironmentId: null,
+    flashEnvironmentId: fields.flashEnvironmentId ?? null,
     workersPFBTarget: 0,
     activeBuildid: null,
     idePodId: null,
@@ -271,7 +273,7 @@ export const endpointsGraphQL: GraphQLPart = {
         saveEndpoint: authed<{ input?: EndpointInput | null }, Promise<unknown>>(async ({ input }) => {
           const i = input ?? {};
           const change = fieldsOf(i);
-          const { flashboot, computeType: _computeType, cpu: _cpu, ...v1 } = change;
+          const { flashboot, computeType: _computeType, cpu: _cpu, flashEnvironmentId: _environment, ...v1 } = change;
           conforms(UpdateEndpointV1Schema, { ...v1, ...(flashboot === undefined ? {} : { flashboot: flashboot !== "OFF" }), templateId: given(i.templateId) });
           const templateId = given(i.templateId);
           const container = i.template ? containerOf(i.template) : undefined;

@@ -45,6 +45,8 @@ export interface EndpointFields {
   minCudaVersion: string | undefined;
   /** CPU endpoints: the configurations workers may get, in order; workers get the first. */
   cpu: CpuSelection[] | undefined;
+  /** The Flash environment of a deployed app's endpoint (its workers run the environment's active build). */
+  flashEnvironmentId: string | undefined;
   /** Goes up by one with every release: a change of what the workers run (template, image, env). */
   version: number;
 }
@@ -65,6 +67,7 @@ export const ENDPOINT_FIELD_DEFAULTS: Readonly<EndpointFields> = {
   allowedCudaVersions: undefined,
   minCudaVersion: undefined,
   cpu: undefined,
+  flashEnvironmentId: undefined,
   version: 0,
 };
 

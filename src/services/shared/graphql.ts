@@ -15,6 +15,8 @@ import { EMULATOR_USER_ID } from "./user.js";
 /** Who asks: the API key when one was sent (public catalog fields need none). */
 export interface GraphQLCaller {
   key: string | undefined;
+  /** The origin the request was sent to (`http://127.0.0.1:8080`): what URLs minipod hands out are built on. */
+  origin?: string | undefined;
 }
 
 /** A resolver of one field: (parent, args, caller). */

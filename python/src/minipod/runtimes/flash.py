@@ -19,6 +19,9 @@ run; one it cannot fails the call with an error naming it and the command that i
 An instance of a class is kept per `instance_id` for the life of the worker process, so calls on
 the same remote object share its state; code is executed afresh on every call, so an edited
 function runs with its new source at once.
+
+A worker of a deployed app's endpoint (`FLASH_RESOURCE_NAME` set) serves its build's handler
+instead, taking plain JSON: see `minipod.runtimes.flash_deployed`.
 """
 from __future__ import annotations
 
@@ -197,8 +200,8 @@ async def _run_function(request: Dict[str, Any]) -> Any:
     name = request.get("function_name")
     if not request.get("function_code"):
         raise ValueError(
-            f"no function_code for {name!r}: minipod's Flash worker runs live functions; "
-            "deployed apps (FLASH_RESOURCE_NAME) are not served by this runtime"
+            f"no function_code for {name!r}: a live call sends the function's source "
+            "(a deployed app's worker, with FLASH_RESOURCE_NAME, takes plain JSON instead)"
         )
     namespace = _namespace(request["function_code"], f"<flash function {name}>")
     if name not in namespace:
@@ -281,14 +284,17 @@ async def handler(job: Dict[str, Any]) -> Dict[str, Any]:
 _ONE_AT_A_TIME: Optional[Any] = None
 
 
-async def _serial_handler(job: Dict[str, Any]) -> Dict[str, Any]:
-    global _ONE_AT_A_TIME
-    import asyncio
+def _serial(serve: Any) -> Any:
+    async def serial_handler(job: Dict[str, Any]) -> Any:
+        global _ONE_AT_A_TIME
+        import asyncio
 
-    if _ONE_AT_A_TIME is None:
-        _ONE_AT_A_TIME = asyncio.Lock()
-    async with _ONE_AT_A_TIME:
-        return await handler(job)
+        if _ONE_AT_A_TIME is None:
+            _ONE_AT_A_TIME = asyncio.Lock()
+        async with _ONE_AT_A_TIME:
+            return await serve(job)
+
+    return serial_handler
 
 
 def main() -> None:
@@ -301,7 +307,14 @@ def main() -> None:
     # call that follows another waits up to that second. At 3 it asks again at once, so the next
     # job is taken the moment it is queued and starts as soon as the one before ends (the lock
     # keeps them one at a time): a warm call costs no idle second.
-    runpod.serverless.start({"handler": _serial_handler, "concurrency_modifier": lambda current: 3})
+    # A deployed app's worker (FLASH_RESOURCE_NAME) serves its build's handler, taking plain JSON.
+    if os.environ.get("FLASH_RESOURCE_NAME"):
+        from minipod.runtimes.flash_deployed import handler_of
+
+        serve = handler_of()
+    else:
+        serve = handler
+    runpod.serverless.start({"handler": _serial(serve), "concurrency_modifier": lambda current: 3})
 
 
 if __name__ == "__main__":

@@ -116,7 +116,7 @@ export async function run(
   schema: GraphQLSchema,
   p: { document: DocumentNode; operation: OperationDefinitionNode },
   req: GraphQLRequest,
-  caller: { key: string | undefined },
+  caller: { key: string | undefined; origin?: string | undefined },
   failed: (err: unknown) => void,
 ): Promise<GraphQLAnswer | { failure: unknown }> {
   const result: ExecutionResult = await execute({

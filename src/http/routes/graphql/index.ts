@@ -88,7 +88,7 @@ export function graphqlRoutes(core: Pick<Core, "auth" | "failures" | "graphqlSch
       throw new EmulatorError("METHOD_NOT_ALLOWED", `a ${prepared.operation.operation} is sent with POST /graphql; GET runs queries only`);
     }
     if (caller) authorize(method, "/graphql", { ...caller, route: rest(mutation ? "rest:write" : "rest:read") });
-    const answered = await run(schema, prepared, req, { key: caller?.key }, (err) => core.failures.failed(method, "/graphql", err));
+    const answered = await run(schema, prepared, req, { key: caller?.key, origin: new URL(c.req.url).origin }, (err) => core.failures.failed(method, "/graphql", err));
     // Answered by the app's error handler, as REST answers the same cause (and logged there).
     if ("failure" in answered) throw answered.failure;
     return reply(c, answered);
