@@ -34,6 +34,8 @@ export class WriteBehind {
   /** Stores that wrote into an enclosing transaction and still wait to hear it committed. */
   private readonly writtenInside = new Set<BehindWrites>();
   private readonly inTx: (fn: () => void) => void;
+  /** Holds in force (`hold`): nothing is written meanwhile. */
+  private holds = 0;
 
   /** @param onError told when a turn's writes fail to commit; without it the error is thrown. */
   constructor(
@@ -41,6 +43,23 @@ export class WriteBehind {
     private readonly onError?: (error: unknown) => void,
   ) {
     this.inTx = db.transaction((fn: () => void) => fn());
+  }
+
+  /**
+   * Writes nothing until the function it returns is called (a snapshot restore, while it copies
+   * into the database in a transaction of its own): what the stores gather meanwhile waits, and a
+   * flush then is a no-op. The stores drop it when told the database was replaced; what is left
+   * is written at the end of the turn the hold ends.
+   */
+  hold(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      if (this.holds === 0) this.schedule();
+    };
   }
 
   add(part: BehindWrites): void {
@@ -88,7 +107,7 @@ export class WriteBehind {
    * export, or a read of those rows).
    */
   flush(all = false): void {
-    if (!this.db.open) return;
+    if (!this.db.open || this.holds > 0) return;
     const due = this.parts.filter((p) => p.pending(all));
     if (this.db.inTransaction) {
       if (due.length === 0) return;
