@@ -84,6 +84,7 @@ export async function copyImage(from: Db, to: Db): Promise<void> {
         await pace.after(0);
         continue;
       }
+      pace.restart();
       const del = to.prepare(`DELETE FROM "${t}" WHERE rowid IN (SELECT rowid FROM "${t}" ORDER BY rowid LIMIT ?)`);
       for (let n = pace.rows(); ; n = pace.rows()) {
         const started = performance.now();
@@ -104,6 +105,7 @@ async function copyTable(from: Db, to: Db, t: string, pace: Pace): Promise<void>
   const targetColumns = columns(to, t);
   const cols = columns(from, t).filter((c) => targetColumns.includes(c));
   const list = cols.map((c) => `"${c}"`).join(", ");
+  pace.restart();
   const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
   // A slice at a time, in key order: a table's rows are never all in memory at once (and no
   // iterator object is left for the garbage collector: see store/sqlite.ts).
@@ -124,7 +126,7 @@ async function copyTable(from: Db, to: Db, t: string, pace: Pace): Promise<void>
 }
 
 /**
- * How many rows the next slice takes: it starts at one, doubles while a slice takes under half of
+ * How many rows the next slice takes: it starts at one for each table, doubles while a slice takes under half of
  * `SLICE_MS` and halves past it; the loop is let go once `SLICE_MS` have been spent in this turn.
  */
 class Pace {
@@ -133,6 +135,11 @@ class Pace {
 
   rows(): number {
     return this.n;
+  }
+
+  /** A new table: its rows may be far larger than the last one's, so one row first. */
+  restart(): void {
+    this.n = 1;
   }
 
   async after(took: number): Promise<void> {
