@@ -230,6 +230,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     () => writes.flush(true),
     config.snapshots,
     () => writes.hold(),
+    () => writes.defer(),
   );
 
   return {

@@ -76,6 +76,8 @@ export class Snapshots {
     readonly bounds: SnapshotBounds = { maxCount: SNAPSHOTS_MAX_COUNT_DEFAULT, maxBytes: SNAPSHOTS_MAX_BYTES_DEFAULT },
     /** Holds the writes of the turns to come until the function it returns is called (while a restore copies). */
     private readonly holdWrites: () => () => void = () => () => {},
+    /** Puts off the end-of-turn writes until the function it returns is called (WriteBehind.defer). */
+    private readonly deferWrites: () => () => void = () => () => {},
   ) {}
 
   /** While a restore runs: settles (never rejects) when it has ended, and requests may go on. */
@@ -185,7 +187,14 @@ export class Snapshots {
     const dir = await privateTemporaryDirectory("minipod-export-");
     const file = join(dir, "state.db");
     try {
-      await backupInSteps(this.db, file, EXPORT_STEP_PAGES);
+      // An in-memory database's copy starts over at each write: once it has, the writes of the
+      // turns to come wait for the copy to end (answers to writes wait with them; reads do not).
+      let release = () => {};
+      try {
+        await backupInSteps(this.db, file, EXPORT_STEP_PAGES, () => (release = this.deferWrites()));
+      } finally {
+        release();
+      }
       const copy = openSqlite(file);
       try {
         // An UPDATE would leave the old values in the file's free space: zeroed as they are freed.

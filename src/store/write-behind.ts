@@ -36,6 +36,9 @@ export class WriteBehind {
   private readonly inTx: (fn: () => void) => void;
   /** Holds in force (`hold`): nothing is written meanwhile. */
   private holds = 0;
+  /** Deferrals in force (`defer`), and whether a flush they put off waits for them. */
+  private deferrals = 0;
+  private putOff = false;
 
   /** @param onError told when a turn's writes fail to commit; without it the error is thrown. */
   constructor(
@@ -62,6 +65,32 @@ export class WriteBehind {
     };
   }
 
+  /**
+   * Puts off the flushes of the end of the turn (and of `scheduleLater`) until the function it
+   * returns is called: an export copying an in-memory database, which SQLite's backup must start
+   * over after every write, ends its copy meanwhile. A flush asked for (before a read with SQL, a
+   * snapshot) still writes; the answers waiting for a commit (`whenDurable`) wait for the release.
+   */
+  defer(): () => void {
+    this.deferrals++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.deferrals--;
+      if (this.deferrals === 0 && this.putOff) {
+        this.putOff = false;
+        this.schedule();
+      }
+    };
+  }
+
+  /** The flush of the end of a turn or of `scheduleLater`, unless deferred. */
+  private flushDue(): void {
+    if (this.deferrals > 0) this.putOff = true;
+    else this.flushReporting(false);
+  }
+
   add(part: BehindWrites): void {
     this.parts.push(part);
   }
@@ -72,7 +101,7 @@ export class WriteBehind {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.flushReporting(false);
+      this.flushDue();
     });
   }
 
@@ -86,7 +115,7 @@ export class WriteBehind {
     if (this.laterTimer !== undefined) return;
     this.laterTimer = setTimeout(() => {
       this.laterTimer = undefined;
-      this.flushReporting(false);
+      this.flushDue();
     }, LATER_MS);
     this.laterTimer.unref();
   }
