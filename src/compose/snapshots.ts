@@ -62,6 +62,8 @@ const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 export class Snapshots {
   private readonly images = new Map<string, { image: Db; at: number; bytes: number }>();
   private restoring: Promise<void> | undefined;
+  /** Exports copying the database: a restore waits for them. */
+  private readonly copying = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -132,10 +134,11 @@ export class Snapshots {
 
   /**
    * Puts snapshot `name` back. Every request that arrives meanwhile waits for it to end (see
-   * `held`): none sees part of the old state and part of the new. A second restore waits for the first.
+   * `held`): none sees part of the old state and part of the new. A second restore waits for the
+   * first, and a restore waits for the copies of exports under way (each holds the state of one moment).
    */
   async restore(name: string): Promise<SnapshotInfo> {
-    while (this.restoring) await this.restoring;
+    while (this.restoring || this.copying.size > 0) await (this.restoring ?? Promise.all(this.copying));
     const snap = this.images.get(name);
     if (!snap) throw new EmulatorError("NOT_FOUND", `no snapshot named "${name}"; saved: ${[...this.images.keys()].join(", ") || "none"}`);
     const done = this.restoreWith(async () => {
@@ -189,10 +192,18 @@ export class Snapshots {
     try {
       // An in-memory database's copy starts over at each write: once it has, the writes of the
       // turns to come wait for the copy to end (answers to writes wait with them; reads do not).
+      // A restore begun meanwhile waits for the copy to end (its slices would start it over).
       let release = () => {};
+      const copied = backupInSteps(this.db, file, EXPORT_STEP_PAGES, () => (release = this.deferWrites()));
+      const copying = copied.then(
+        () => {},
+        () => {},
+      );
+      this.copying.add(copying);
       try {
-        await backupInSteps(this.db, file, EXPORT_STEP_PAGES, () => (release = this.deferWrites()));
+        await copied;
       } finally {
+        this.copying.delete(copying);
         release();
       }
       const copy = openSqlite(file);

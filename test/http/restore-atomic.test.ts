@@ -3,7 +3,7 @@
 // and on minipod's socket (plain requests and upgrades alike). A state file that cannot be
 // imported is refused, naming why, with the database left as it was.
 import { connect } from "node:net";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -71,6 +71,38 @@ describe("a snapshot restore", () => {
     await first;
     await second;
     expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(16);
+  });
+
+  it("waits for the copy of an export under way, which holds the state before it whole", async () => {
+    const tmp = process.env.TMPDIR;
+    const dir = mkdtempSync(join(tmpdir(), "restore-export-"));
+    process.env.TMPDIR = dir;
+    try {
+      e = await inProcess({ config });
+      await fill(e.post, JOBS / 2);
+      expect((await e.post("/_emulator/snapshots/before", {})).status).toBe(200);
+      await fill(e.post, JOBS / 2);
+      const exported = Promise.resolve(e.app.request("http://minipod.test/_emulator/export")).then(async (r) => Buffer.from(await r.arrayBuffer()));
+      // Once its copy has begun (its file exists), a restore.
+      const copying = () => readdirSync(dir).some((d) => existsSync(join(dir, d, "state.db")));
+      for (let i = 0; i < 100_000 && !copying(); i++) await nextTurn();
+      expect(copying()).toBe(true);
+      const restored = e.core.snapshots.restore("before");
+      const file = join(dir, "exported.db");
+      writeFileSync(file, await exported);
+      await restored;
+      expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(JOBS / 2);
+      const imported = await inProcess({ config, importFile: file });
+      try {
+        expect((await imported.get("/v2/q/health")).body.jobs.inQueue).toBe(JOBS);
+      } finally {
+        imported.close();
+      }
+    } finally {
+      if (tmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmp;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("on minipod's socket, holds requests and WebSocket upgrades until it ends", async () => {
