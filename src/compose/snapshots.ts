@@ -62,6 +62,8 @@ const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 export class Snapshots {
   private readonly images = new Map<string, { image: Db; at: number; bytes: number }>();
   private restoring: Promise<void> | undefined;
+  /** The snapshot a restore under way reads. */
+  private restoringName: string | undefined;
   /** Exports copying the database: a restore waits for them. */
   private readonly copying = new Set<Promise<void>>();
 
@@ -157,10 +159,11 @@ export class Snapshots {
       () => {},
       () => {},
     );
+    this.restoringName = name;
     try {
       await done;
     } finally {
-      this.restoring = undefined;
+      this.restoring = this.restoringName = undefined;
     }
     return { name, at: snap.at, bytes: snap.bytes };
   }
@@ -168,6 +171,7 @@ export class Snapshots {
   delete(name: string): boolean {
     const snap = this.images.get(name);
     if (!snap) return false;
+    if (name === this.restoringName) throw new EmulatorError("CONFLICT", `snapshot "${name}" not deleted: it is being restored; delete it once the restore has ended`);
     snap.image.close();
     return this.images.delete(name);
   }

@@ -59,7 +59,7 @@ describe("a snapshot restore", () => {
     expect(during.every((s) => s.inQueue === JOBS && s.afterEnd)).toBe(true);
   });
 
-  it("waits for a restore under way before another, and refuses a save meanwhile", async () => {
+  it("waits for a restore under way before another, and refuses a save meanwhile, and the deletion of the snapshot it reads", async () => {
     e = await inProcess({ config });
     await fill(e.post, 8);
     expect((await e.post("/_emulator/snapshots/eight", {})).status).toBe(200);
@@ -67,6 +67,7 @@ describe("a snapshot restore", () => {
     expect((await e.post("/_emulator/snapshots/sixteen", {})).status).toBe(200);
     const first = e.core.snapshots.restore("eight");
     expect(() => e!.core.snapshots.save("during")).toThrow(/being restored/);
+    expect(() => e!.core.snapshots.delete("eight")).toThrow(/it is being restored/);
     const second = e.core.snapshots.restore("sixteen");
     await first;
     await second;
