@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { accessSync, constants } from "node:fs";
 import { createServer, type Server } from "node:http";
 
 /** How long an idle keep-alive connection stays open: past every common client's idle pool timeout. */
@@ -169,9 +169,9 @@ function mergeAllowedHosts(option: EmulatorOptions["allowedHosts"]): (configured
   return (configured) => (extra === "all" || configured === "all" ? "all" : [...configured, ...extra]);
 }
 
-function readStateFile(file: string): Buffer {
+function checkStateFile(file: string): void {
   try {
-    return readFileSync(file);
+    accessSync(file, constants.R_OK);
   } catch (e) {
     throw new ConfigError(`cannot read state file ${file} for --import: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
   }
@@ -219,7 +219,7 @@ export async function buildEmulator(
     onError,
     onSettleTimeout: (holds) => log.warn(`clock: ${holds} handler call(s) still busy after the settle timeout; moving on`),
   });
-  const importImage = options.importFile === undefined ? undefined : readStateFile(options.importFile);
+  if (options.importFile !== undefined) checkStateFile(options.importFile);
   const core = await buildRuntime({
     config,
     configLabel: loaded.label,
@@ -228,7 +228,7 @@ export async function buildEmulator(
     clock,
     handlers,
     log,
-    importImage,
+    importFile: options.importFile,
     services: internal.services,
     faultRuleSchema: reader.faultRuleSchema,
   }).catch(everyProblem);
@@ -250,7 +250,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   const { core, app, loaded, log } = await buildEmulator(options, { defaultClock });
   const host = options.host ?? "127.0.0.1";
   // The Host allow-list, cross-origin writes, then the route table: see http/pipeline.ts.
-  const pipeline = requestPipeline(app, core, { host, allowed: allowedHosts(loaded.config.allowedHosts), log });
+  const pipeline = requestPipeline(app, core, { host, allowed: allowedHosts(loaded.config.allowedHosts), log, declined: (req, socket, head) => servePlain(server, req, socket, head) });
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, pipeline.request);
   // What node cannot read as a request gets a problem naming why, not an empty 400.
   server.on("clientError", pipeline.clientError);

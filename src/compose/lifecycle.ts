@@ -38,8 +38,16 @@ export const PHASES = {
 
 export type Transition = keyof typeof PHASES;
 
-/** Runs the phases of `transition` over `parts`, in order; `between` runs after `quiesce` (a restore loads its image there). */
-export async function runPhases(transition: Transition, parts: readonly Participant[], o: { cause?: string; at?: number; afterQuiesce?: () => void } = {}): Promise<void> {
+/**
+ * Runs the phases of `transition` over `parts`, in order; `afterQuiesce` runs after `quiesce` (a
+ * restore loads its image there). When it fails (the database left as it was), what was stopped
+ * resumes on the state as it is, and the failure is thrown.
+ */
+export async function runPhases(
+  transition: Transition,
+  parts: readonly Participant[],
+  o: { cause?: string; at?: number; afterQuiesce?: () => void | Promise<void> } = {},
+): Promise<void> {
   for (const phase of PHASES[transition]) {
     for (const p of parts) {
       if (phase === "quiesce") p.quiesce?.(o.cause ?? transition);
@@ -48,6 +56,13 @@ export async function runPhases(transition: Transition, parts: readonly Particip
       else if (phase === "seed") await p.seed?.();
       else await p.resume?.();
     }
-    if (phase === "quiesce") o.afterQuiesce?.();
+    if (phase === "quiesce" && o.afterQuiesce) {
+      try {
+        await o.afterQuiesce();
+      } catch (e) {
+        for (const p of parts) await p.resume?.();
+        throw e;
+      }
+    }
   }
 }

@@ -43,7 +43,7 @@ import { WriteBehind } from "../store/write-behind.js";
 import { BodyBudget } from "../http/body.js";
 import { runPhases, type Participant } from "./lifecycle.js";
 import { buildObserve } from "./observability.js";
-import { loadImage, Snapshots } from "./snapshots.js";
+import { importState, Snapshots } from "./snapshots.js";
 
 export interface RuntimeOptions {
   config: Config;
@@ -55,7 +55,7 @@ export interface RuntimeOptions {
   handlers: Record<string, Handler>;
   log: Logger;
   /** A state file (`minipod export`) loaded into the database before anything starts. */
-  importImage?: Buffer | undefined;
+  importFile?: string | undefined;
   /** The management services; default the list of src/services/index.ts. */
   services?: readonly ServiceDef[] | undefined;
   /** A fault rule as the config of these services has it (the control API's body). */
@@ -83,8 +83,9 @@ export async function buildRuntime(o: RuntimeOptions): Promise<EmulatorRuntime> 
   const { config } = o;
   const db = openDb(o.db);
   try {
-    if (o.importImage) loadImage(o.importImage, db);
-    if (o.db === ":memory:") boundMemoryDb(db, config.memory.databaseBytes);
+    const memory = o.db === ":memory:";
+    if (memory) boundMemoryDb(db, config.memory.databaseBytes);
+    if (o.importFile !== undefined) await importState(o.importFile, db, memory ? config.memory.databaseBytes : undefined);
     return await assemble(o, db);
   } catch (e) {
     db.close();
@@ -222,7 +223,15 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   await runPhases("start", parts);
   const startRecovered = recovered;
 
-  const snapshots = new Snapshots(db, clock, (load, at) => runPhases("restore", parts, { cause: "snapshot restored", at, afterQuiesce: load }), () => writes.flush(true), config.snapshots);
+  const snapshots = new Snapshots(
+    db,
+    clock,
+    (load, at) => runPhases("restore", parts, { cause: "snapshot restored", at, afterQuiesce: load }),
+    () => writes.flush(true),
+    config.snapshots,
+    () => writes.hold(),
+    () => writes.defer(),
+  );
 
   return {
     clock,
@@ -269,6 +278,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
       scheduler.detachAll();
       clock.stop();
       writes.flush();
+      snapshots.close();
       db.close();
     },
   };

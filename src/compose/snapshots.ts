@@ -1,4 +1,4 @@
-import { mkdtemp, open, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -7,9 +7,9 @@ import { SNAPSHOTS_MAX_BYTES_DEFAULT, SNAPSHOTS_MAX_COUNT_DEFAULT } from "../dom
 import type { VirtualClock } from "../domain/clock.js";
 import { EmulatorError } from "../domain/errors.js";
 import { isSecretName, redact, REDACTED, shownUrl } from "../domain/redact.js";
-import { migrate, type Db } from "../store/db.js";
-import { MIGRATIONS } from "../store/migrations.js";
-import { backupInSteps, openSqlite, pragmaValue } from "../store/sqlite.js";
+import type { Db } from "../store/db.js";
+import { checkImage, columns, copyImage, databaseBytes, keyColumns, tables } from "../store/image-copy.js";
+import { backupInSteps, openSqlite } from "../store/sqlite.js";
 
 export interface SnapshotInfo {
   name: string;
@@ -54,12 +54,18 @@ const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 
 /**
  * Named snapshots of the whole state: SQLite's own serialisation of the database (a backup image,
- * not a walk over objects), held in memory so that no file with secrets in it is written. Restore
- * copies every table back into the live database in one transaction, then the emulator rebuilds
- * its timers and workers from it.
+ * not a walk over objects), each held as an in-memory database of its own so that no file with
+ * secrets in it is written. A restore holds every request (`held`), stops what runs, copies every
+ * table back into the live database by slices of about 10 ms in one transaction, then the
+ * emulator rebuilds its timers and workers from it and the requests held go on.
  */
 export class Snapshots {
-  private readonly images = new Map<string, { image: Buffer; at: number }>();
+  private readonly images = new Map<string, { image: Db; at: number; bytes: number }>();
+  private restoring: Promise<void> | undefined;
+  /** The snapshot a restore under way reads. */
+  private restoringName: string | undefined;
+  /** Exports copying the database: a restore waits for them. */
+  private readonly copying = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -68,20 +74,29 @@ export class Snapshots {
      * Restores: stops what runs, calls `load` (which replaces the database's rows with the
      * snapshot's), then rebuilds timers, workers and queue positions from it (lifecycle.ts).
      */
-    private readonly restoreWith: (load: () => void, at: number) => Promise<void>,
+    private readonly restoreWith: (load: () => Promise<void>, at: number) => Promise<void>,
     /** Writes everything held back (for the end of the turn, or until needed), so the image is complete. */
     private readonly flush: () => void = () => {},
     readonly bounds: SnapshotBounds = { maxCount: SNAPSHOTS_MAX_COUNT_DEFAULT, maxBytes: SNAPSHOTS_MAX_BYTES_DEFAULT },
+    /** Holds the writes of the turns to come until the function it returns is called (while a restore copies). */
+    private readonly holdWrites: () => () => void = () => () => {},
+    /** Puts off the end-of-turn writes until the function it returns is called (WriteBehind.defer). */
+    private readonly deferWrites: () => () => void = () => () => {},
   ) {}
 
+  /** While a restore runs: settles (never rejects) when it has ended, and requests may go on. */
+  held(): Promise<void> | undefined {
+    return this.restoring;
+  }
+
   list(): SnapshotInfo[] {
-    return [...this.images].map(([name, s]) => ({ name, at: s.at, bytes: s.image.byteLength }));
+    return [...this.images].map(([name, s]) => ({ name, at: s.at, bytes: s.bytes }));
   }
 
   /** Bytes held by every snapshot. */
   totalBytes(): number {
     let total = 0;
-    for (const s of this.images.values()) total += s.image.byteLength;
+    for (const s of this.images.values()) total += s.bytes;
     return total;
   }
 
@@ -91,6 +106,7 @@ export class Snapshots {
    * database in memory.
    */
   save(name: string): SnapshotInfo {
+    if (this.restoring) throw new EmulatorError("CONFLICT", `snapshot "${name}" not saved: a snapshot is being restored; save once it is`);
     const replaced = this.images.get(name);
     const { maxCount, maxBytes } = this.bounds;
     const free = `delete one with DELETE /_emulator/snapshots/{name} (held: ${[...this.images.keys()].join(", ")})`;
@@ -101,33 +117,69 @@ export class Snapshots {
       );
     }
     this.flush();
-    const image = openable(this.db.serialize());
-    const others = this.totalBytes() - (replaced?.image.byteLength ?? 0);
-    if (others + image.byteLength > maxBytes) {
+    const others = this.totalBytes() - (replaced?.bytes ?? 0);
+    const bytes = databaseBytes(this.db);
+    if (others + bytes > maxBytes) {
       throw new EmulatorError(
         "CONFLICT",
-        `snapshot "${name}" not saved: it takes ${mb(image.byteLength)} and the other snapshots ${mb(others)}, over snapshots.maxBytes (${mb(maxBytes)}); ${others > 0 ? `${free}, or raise` : "raise"} snapshots.maxBytes in the config`,
+        `snapshot "${name}" not saved: it takes ${mb(bytes)} and the other snapshots ${mb(others)}, over snapshots.maxBytes (${mb(maxBytes)}); ${others > 0 ? `${free}, or raise` : "raise"} snapshots.maxBytes in the config`,
       );
     }
+    // Held as a database (SQLite's copy of the image; the serialisation itself is let go), so that
+    // a restore reads it as it is, with no other copy made.
+    const image = openSqlite(openable(this.db.serialize()));
     const at = this.clock.now();
-    this.images.set(name, { image, at });
-    return { name, at, bytes: image.byteLength };
+    replaced?.image.close();
+    this.images.set(name, { image, at, bytes });
+    return { name, at, bytes };
   }
 
+  /**
+   * Puts snapshot `name` back. Every request that arrives meanwhile waits for it to end (see
+   * `held`): none sees part of the old state and part of the new. A second restore waits for the
+   * first, and a restore waits for the copies of exports under way (each holds the state of one moment).
+   */
   async restore(name: string): Promise<SnapshotInfo> {
+    while (this.restoring || this.copying.size > 0) await (this.restoring ?? Promise.all(this.copying));
     const snap = this.images.get(name);
     if (!snap) throw new EmulatorError("NOT_FOUND", `no snapshot named "${name}"; saved: ${[...this.images.keys()].join(", ") || "none"}`);
-    // Rows still held back (stopping the workers may have written some) go in first, so that the
-    // image replaces them too rather than their being written on top of it afterwards.
-    await this.restoreWith(() => {
+    const done = this.restoreWith(async () => {
+      // Rows still held back (stopping the workers may have written some) go in first, so that the
+      // image replaces them too rather than their being written on top of it afterwards; writes
+      // made while it copies (by a request under way as it began) are dropped with the old state.
       this.flush();
-      loadImage(snap.image, this.db);
+      const release = this.holdWrites();
+      try {
+        await copyImage(snap.image, this.db);
+      } finally {
+        release();
+      }
     }, snap.at);
-    return { name, at: snap.at, bytes: snap.image.byteLength };
+    this.restoring = done.then(
+      () => {},
+      () => {},
+    );
+    this.restoringName = name;
+    try {
+      await done;
+    } finally {
+      this.restoring = this.restoringName = undefined;
+    }
+    return { name, at: snap.at, bytes: snap.bytes };
   }
 
   delete(name: string): boolean {
+    const snap = this.images.get(name);
+    if (!snap) return false;
+    if (name === this.restoringName) throw new EmulatorError("CONFLICT", `snapshot "${name}" not deleted: it is being restored; delete it once the restore has ended`);
+    snap.image.close();
     return this.images.delete(name);
+  }
+
+  /** Frees every snapshot (the emulator closes). */
+  close(): void {
+    for (const s of this.images.values()) s.image.close();
+    this.images.clear();
   }
 
   /**
@@ -139,10 +191,25 @@ export class Snapshots {
    */
   async exportState(): Promise<ExportedState> {
     this.flush();
-    const dir = await mkdtemp(join(tmpdir(), "minipod-export-"));
+    const dir = await privateTemporaryDirectory("minipod-export-");
     const file = join(dir, "state.db");
     try {
-      await backupInSteps(this.db, file, EXPORT_STEP_PAGES);
+      // An in-memory database's copy starts over at each write: once it has, the writes of the
+      // turns to come wait for the copy to end (answers to writes wait with them; reads do not).
+      // A restore begun meanwhile waits for the copy to end (its slices would start it over).
+      let release = () => {};
+      const copied = backupInSteps(this.db, file, EXPORT_STEP_PAGES, () => (release = this.deferWrites()));
+      const copying = copied.then(
+        () => {},
+        () => {},
+      );
+      this.copying.add(copying);
+      try {
+        await copied;
+      } finally {
+        this.copying.delete(copying);
+        release();
+      }
       const copy = openSqlite(file);
       try {
         // An UPDATE would leave the old values in the file's free space: zeroed as they are freed.
@@ -169,74 +236,63 @@ export class Snapshots {
   }
 }
 
-function tables(db: Db): string[] {
-  return (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[]).map((r) => r.name);
-}
-
-function columns(db: Db, table: string): string[] {
-  return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((r) => r.name);
-}
-
-/** Replaces the live database's rows with those of a SQLite image (a snapshot or an export). */
-export function loadImage(image: Buffer, into: Db): void {
-  let from: Db;
+/**
+ * Replaces `into`'s rows with those of a state file (`minipod export`, `--import`): the file is
+ * copied into a private temporary directory (the user's file is never changed, nor read into
+ * memory), checked, brought to this schema, and copied into `into` by slices in one transaction.
+ * A file that is not a minipod state file is refused with 400, one past `maxBytes` with 413,
+ * `into` unchanged either way.
+ */
+export async function importState(file: string, into: Db, maxBytes?: number): Promise<void> {
+  const dir = await privateTemporaryDirectory("minipod-import-");
   try {
-    // SQLite opens a copy of the image (no copy of ours first: 300 MB less at a restore's peak);
-    // marking it openable changes nothing in a snapshot, which is marked so when taken.
-    from = openSqlite(openable(image));
-    from.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
-  } catch (e) {
-    throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);
-  }
-  // A file an earlier release exported has that release's tables: brought to this schema first
-  // (in memory), so that what moved between tables comes along.
-  const version = pragmaValue(from, "user_version") as number;
-  if (version > 0 && version < MIGRATIONS.length) {
+    const copy = join(dir, "state.db");
+    await copyFile(file, copy);
+    // A WAL database's header says so (bytes 18 and 19): marked a rollback-journal one, so that
+    // the copy opens alone, whatever the file it came from.
+    const handle = await open(copy, "r+");
     try {
-      migrate(from);
-    } catch (e) {
-      from.close();
-      throw new EmulatorError("BAD_REQUEST", `state file of schema version ${version} could not be brought to version ${MIGRATIONS.length}: ${(e as Error).message}`);
+      if ((await handle.stat()).size > 19) await handle.write(Buffer.from([1, 1]), 0, 2, 18);
+    } finally {
+      await handle.close();
     }
-  }
-  copyAll(from, into);
-}
-
-/** Replaces the live database's rows with the image's, table by table, in one transaction. */
-function copyAll(from: Db, to: Db): void {
-  try {
-    const shared = tables(from).filter((t) => tables(to).includes(t));
-    to.transaction(() => {
-      for (const t of tables(to)) to.prepare(`DELETE FROM "${t}"`).run();
-      for (const t of shared) {
-        const cols = columns(from, t).filter((c) => columns(to, t).includes(c));
-        const list = cols.map((c) => `"${c}"`).join(", ");
-        const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
-        // A page at a time, in key order: a table's rows are never all in memory at once (and no
-        // iterator object is left for the garbage collector: see store/sqlite.ts).
-        const key = keyColumns(from, t);
-        const keys = key.join(", ");
-        const first = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" ORDER BY ${keys} LIMIT ${COPY_PAGE}`).raw(true);
-        const next = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" WHERE (${keys}) > (${key.map(() => "?").join(", ")}) ORDER BY ${keys} LIMIT ${COPY_PAGE}`).raw(true);
-        for (let page = first.all() as unknown[][]; page.length > 0; page = next.all(...page.at(-1)!.slice(0, key.length)) as unknown[][]) {
-          for (const row of page) insert.run(...row.slice(key.length));
-          if (page.length < COPY_PAGE) break;
-        }
-      }
-    })();
+    let from: Db;
+    try {
+      from = openSqlite(copy);
+    } catch (e) {
+      throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);
+    }
+    try {
+      from.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF");
+      checkImage(from, maxBytes);
+      await copyImage(from, into);
+    } catch (e) {
+      throw (e as { code?: unknown }).code === "SQLITE_NOTADB" || (e as { code?: unknown }).code === "SQLITE_CORRUPT"
+        ? new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`)
+        : e;
+    } finally {
+      from.close();
+    }
   } finally {
-    from.close();
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** Rows a restore reads from the image at once. */
-const COPY_PAGE = 1000;
-
-/** The columns that order a table's rows one way only: its rowid, or a WITHOUT ROWID table's primary key. */
-function keyColumns(db: Db, t: string): string[] {
-  const sql = db.prepare<[string], { sql: string | null }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).get(t)?.sql ?? "";
-  if (!/WITHOUT\s+ROWID/i.test(sql)) return ["rowid"];
-  return db.prepare<[string], { name: string }>(`SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`).all(t).map((r) => `"${r.name}"`);
+/**
+ * A directory of this process alone under the system's temporary folder (TMPDIR). Where it
+ * cannot be made, the error says which folder and why: the operator's setting, not the request's
+ * fault (answered 507 as any other lack of storage).
+ */
+async function privateTemporaryDirectory(prefix: string): Promise<string> {
+  const parent = tmpdir();
+  try {
+    return await mkdtemp(join(parent, prefix));
+  } catch (e) {
+    throw new EmulatorError(
+      "STORAGE_FULL",
+      `cannot make a temporary directory in ${parent} (TMPDIR): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; point TMPDIR at a writable folder`,
+    );
+  }
 }
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));

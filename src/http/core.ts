@@ -29,6 +29,8 @@ export interface SnapshotBook {
   list(): Array<{ name: string; at: number; bytes: number }>;
   save(name: string): { name: string; at: number; bytes: number };
   restore(name: string): Promise<{ name: string; at: number; bytes: number }>;
+  /** While a restore runs: settles when it has ended (every request waits for it). */
+  held(): Promise<void> | undefined;
   delete(name: string): boolean;
   totalBytes(): number;
   readonly bounds: { maxCount: number; maxBytes: number };

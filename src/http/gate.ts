@@ -77,13 +77,17 @@ const isServicePath = (path: string): boolean => path.startsWith("/v1/") || path
  */
 export class Gate {
   constructor(
-    private readonly core: Pick<Core, "log" | "faults" | "paths" | "jobStore" | "clock">,
+    private readonly core: Pick<Core, "log" | "faults" | "paths" | "jobStore" | "clock" | "snapshots">,
     private readonly journal: RequestJournal,
     private readonly admit: Admission,
   ) {}
 
   /** Passes `x` through every step and its route: settled (a promise when something waited) once the answer is made and recorded. */
   pass(x: Exchange): unknown {
+    // A snapshot being restored: the request waits for it to end (it sees the old state or the
+    // new, never part of each). Requests from minipod's socket waited already (pipeline.ts).
+    const held = this.core.snapshots.held();
+    if (held) return held.then(() => this.pass(x));
     const startedMs = performance.now();
     const path = x.path;
     if (!isServicePath(path)) return after(after(x.next(), () => this.durable(x)), () => this.logLine(x, startedMs));

@@ -17,6 +17,8 @@ export interface PipelineOptions {
   /** `allowedHosts`, the option's merged with the config's. */
   allowed: readonly string[] | "all";
   log: Logger;
+  /** Serves an upgrade declined after it was held (a restore) as the plain request it also is (`servePlain`). */
+  declined(req: IncomingMessage, socket: Duplex, head: Buffer): void;
 }
 
 /** What minipod's socket hands its requests and upgrades to. */
@@ -162,7 +164,7 @@ export function withoutUpgrade(req: IncomingMessage, head: Buffer): Buffer {
  *
  * This is the only place node's requests are dispatched (test/architecture.test.ts).
  */
-export function requestPipeline(app: App, core: Pick<Core, "endpoints"> & Parameters<typeof loadBalancerUpgrade>[0], options: PipelineOptions): Pipeline {
+export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapshots"> & Parameters<typeof loadBalancerUpgrade>[0], options: PipelineOptions): Pipeline {
   // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
   const hosts = { bound: options.host, allowed: options.allowed, dynamic: (name: string) => endpointOfHost(name, core.endpoints) !== undefined };
   const refused = hostGuard(hosts, options.log);
@@ -171,8 +173,12 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints"> & Parame
   // WebSocket upgrades to load-balancing endpoints go to the worker's server.
   const upgradeHosts = new HostCheck(hosts);
   const upgrade = loadBalancerUpgrade(core);
-  return {
+  const pipeline: Pipeline = {
     request(req, res) {
+      // While a snapshot is restored, every request waits for it to end before any step reads the
+      // state (the Host check and the host route read the endpoints): it sees the old state or the new.
+      const held = core.snapshots.held();
+      if (held) return void held.then(() => pipeline.request(req, res));
       if (refused(req, res) || foreign(req, res)) return;
       routeLoadBalancing(req, core.endpoints);
       if (!app.table.take(req, res)) void hono(req, res);
@@ -180,6 +186,15 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints"> & Parame
     upgrade(req, socket, head) {
       // Only a WebSocket to a load-balancing endpoint is taken; anything else is a plain request.
       if (!WEBSOCKET.test(String(req.headers.upgrade ?? ""))) return false;
+      // Held while a snapshot is restored (the socket reads nothing meanwhile), then taken or
+      // declined on the state restored.
+      const held = core.snapshots.held();
+      if (held) {
+        void held.then(() => {
+          if (!socket.destroyed && !pipeline.upgrade(req, socket, head)) options.declined(req, socket, head);
+        });
+        return true;
+      }
       const target = req.url;
       routeLoadBalancing(req, core.endpoints);
       if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return true;
@@ -197,4 +212,5 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints"> & Parame
       answerOnSocket(socket, new EmulatorError("METHOD_NOT_ALLOWED", `CONNECT ${req.url} asks for a tunnel: minipod is no proxy; send the request itself (GET, POST...) to minipod's address`));
     },
   };
+  return pipeline;
 }

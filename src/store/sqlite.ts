@@ -75,18 +75,21 @@ const keptBackups: NativeBackup[] = [];
  * step commits the copy, which waits for the disk: what was written is synced off the loop first,
  * so that it waits only for that step's pages.
  *
- * An in-memory database cannot pass its writes on: each write starts the copy over. So each time
- * it does, the steps grow fourfold, and the copy ends however steady the writes (in the end, in
- * one step).
+ * An in-memory database cannot pass its writes on: each write starts the copy over. The first
+ * time it does, `restarted` is called (the export then puts off the writes of the turns to come,
+ * see WriteBehind.defer); each time it does again, the steps grow fourfold, and the copy ends
+ * however steady the writes (in the end, in one step).
  */
-export async function backupInSteps(db: Db, file: string, pages: number): Promise<void> {
+export async function backupInSteps(db: Db, file: string, pages: number, restarted: () => void = () => {}): Promise<void> {
   const backup = (db as unknown as Record<symbol, NativeDb>)[cppdb]!.backup(db, "main", file, true);
   keptBackups.push(backup);
   try {
     let step = pages;
     let before = Infinity;
+    let restarts = 0;
     for (let left = backup.transfer(step).remainingPages; left > 0; left = backup.transfer(step).remainingPages) {
-      if (left >= before) step = Math.min(step * 4, 0x7fffffff);
+      if (left >= before && restarts++ === 0) restarted();
+      else if (left >= before) step = Math.min(step * 4, 0x7fffffff);
       before = left;
       if (left <= step) await syncFile(file);
       else await new Promise((resolve) => setImmediate(resolve));

@@ -34,6 +34,11 @@ export class WriteBehind {
   /** Stores that wrote into an enclosing transaction and still wait to hear it committed. */
   private readonly writtenInside = new Set<BehindWrites>();
   private readonly inTx: (fn: () => void) => void;
+  /** Holds in force (`hold`): nothing is written meanwhile. */
+  private holds = 0;
+  /** Deferrals in force (`defer`), and whether a flush they put off waits for them. */
+  private deferrals = 0;
+  private putOff = false;
 
   /** @param onError told when a turn's writes fail to commit; without it the error is thrown. */
   constructor(
@@ -41,6 +46,49 @@ export class WriteBehind {
     private readonly onError?: (error: unknown) => void,
   ) {
     this.inTx = db.transaction((fn: () => void) => fn());
+  }
+
+  /**
+   * Writes nothing until the function it returns is called (a snapshot restore, while it copies
+   * into the database in a transaction of its own): what the stores gather meanwhile waits, and a
+   * flush then is a no-op. The stores drop it when told the database was replaced; what is left
+   * is written at the end of the turn the hold ends.
+   */
+  hold(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      if (this.holds === 0) this.schedule();
+    };
+  }
+
+  /**
+   * Puts off the flushes of the end of the turn (and of `scheduleLater`) until the function it
+   * returns is called: an export copying an in-memory database, which SQLite's backup must start
+   * over after every write, ends its copy meanwhile. A flush asked for (before a read with SQL, a
+   * snapshot) still writes; the answers waiting for a commit (`whenDurable`) wait for the release.
+   */
+  defer(): () => void {
+    this.deferrals++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.deferrals--;
+      if (this.deferrals === 0 && this.putOff) {
+        this.putOff = false;
+        this.schedule();
+      }
+    };
+  }
+
+  /** The flush of the end of a turn or of `scheduleLater`, unless deferred. */
+  private flushDue(): void {
+    if (this.deferrals > 0) this.putOff = true;
+    else this.flushReporting(false);
   }
 
   add(part: BehindWrites): void {
@@ -53,7 +101,7 @@ export class WriteBehind {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.flushReporting(false);
+      this.flushDue();
     });
   }
 
@@ -67,7 +115,7 @@ export class WriteBehind {
     if (this.laterTimer !== undefined) return;
     this.laterTimer = setTimeout(() => {
       this.laterTimer = undefined;
-      this.flushReporting(false);
+      this.flushDue();
     }, LATER_MS);
     this.laterTimer.unref();
   }
@@ -88,7 +136,7 @@ export class WriteBehind {
    * export, or a read of those rows).
    */
   flush(all = false): void {
-    if (!this.db.open) return;
+    if (!this.db.open || this.holds > 0) return;
     const due = this.parts.filter((p) => p.pending(all));
     if (this.db.inTransaction) {
       if (due.length === 0) return;

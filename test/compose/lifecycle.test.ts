@@ -117,3 +117,25 @@ describe("start, reset and restore", () => {
     expect({ ...(await observe(e)), journal: fresh.journal }).toEqual(fresh);
   });
 });
+
+describe("a restore whose image fails to load", () => {
+  it("resumes on the state as it was (nothing restored), and says why", async () => {
+    const { runPhases } = await import("../../src/compose/lifecycle.js");
+    const calls: string[] = [];
+    const part = (name: string) => ({
+      name,
+      quiesce: () => void calls.push(`${name} quiesce`),
+      restored: () => void calls.push(`${name} restored`),
+      resume: () => void calls.push(`${name} resume`),
+    });
+    const failing = runPhases("restore", [part("engine"), part("service")], {
+      at: 0,
+      afterQuiesce: async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        throw new Error("the image is cut short");
+      },
+    });
+    await expect(failing).rejects.toThrow("the image is cut short");
+    expect(calls).toEqual(["engine quiesce", "service quiesce", "engine resume", "service resume"]);
+  });
+});

@@ -79,6 +79,10 @@ const CASES: Array<[string, string]> = [
   ["/\\/\\evil.example/x?q=\\", "/evil.example/x?q=\\"],
   ["/./\\evil.example/x", "/evil.example/x"],
   ["/../\\\\evil.example/x", "/evil.example/x"],
+  // Past the leading run a backslash is part of a segment: sent percent-encoded, on every way in.
+  ["/x\\y", "/x%5Cy"],
+  ["/\\evil.example/a\\b?q=\\", "/evil.example/a%5Cb?q=\\"],
+  ["/x\\..\\..\\y", "/x%5C..%5C..%5Cy"],
   ["/y//z", "/y//z"],
   ["/..%2fx", "/..%2fx"],
   ["/.hidden/..more", "/.hidden/..more"],
@@ -139,10 +143,10 @@ describe("a load-balancing endpoint's path, dot segments and all", () => {
     expect(seen.a).toEqual(["upgrade /ws/x"]);
     // The id decoded as the router decodes it; a backslash in the leading run is a slash.
     seen.a!.length = 0;
-    for (const target of ["/lb/%61/ws", "/lb/a/\\evil.example/ws", "/lb/a//\\evil.example/ws"]) {
+    for (const target of ["/lb/%61/ws", "/lb/a/\\evil.example/ws", "/lb/a//\\evil.example/ws", "/lb/a/ws\\x"]) {
       expect(await rawExchange(emu.port, head.replace("/lb/a/../../ws/%2e/x", target)), target).toMatch(/^HTTP\/1\.1 101/);
     }
-    expect(seen.a).toEqual(["upgrade /ws", "upgrade /evil.example/ws", "upgrade /evil.example/ws"]);
+    expect(seen.a).toEqual(["upgrade /ws", "upgrade /evil.example/ws", "upgrade /evil.example/ws", "upgrade /ws%5Cx"]);
     const byHost = head.replace("/lb/a/../../ws/%2e/x", "/\\evil.example/ws").replace(`Host: 127.0.0.1:${emu.port}`, `Host: a.localhost:${emu.port}`);
     expect(await rawExchange(emu.port, byHost)).toMatch(/^HTTP\/1\.1 101/);
     expect(seen.a!.at(-1)).toBe("upgrade /evil.example/ws");

@@ -123,6 +123,18 @@ describe("GET /_emulator/export of a database larger than one step", () => {
     for (const id of ids.slice(0, JOBS)) expect((await imported.get(`/v2/q/status/${id}`)).body.status, id).toBe("IN_QUEUE");
   });
 
+  it("answers 507 naming the folder when TMPDIR cannot be written (the operator's setting)", async () => {
+    e = await inProcess({ config });
+    for (const folder of [join(dir, "missing"), join(dir, "a-file")]) {
+      writeFileSync(join(dir, "a-file"), "not a folder");
+      process.env.TMPDIR = folder;
+      const res = await e.get("/_emulator/export");
+      expect(res.status).toBe(507);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      expect(res.body.detail).toContain(`cannot make a temporary directory in ${folder} (TMPDIR)`);
+    }
+  });
+
   it("removes its temporary file when the client stops reading", async () => {
     e = await inProcess({ config });
     await fill(e);

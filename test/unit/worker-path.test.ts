@@ -38,6 +38,14 @@ describe("resolvedLbTarget", () => {
     expect(resolvedLbTarget("/lb/api")).toBe("/lb/api");
   });
 
+  it("percent-encodes a backslash left in the path (past the leading run), the id's too, and leaves the query's", () => {
+    expect(resolvedLbTarget("/lb/api/x\\y?q=\\")).toBe("/lb/api/x%5Cy?q=\\");
+    expect(resolvedLbTarget("/lb/api/\\evil.example/a\\b")).toBe("/lb/api/evil.example/a%5Cb");
+    expect(resolvedLbTarget("/lb/api/x\\..\\..\\y")).toBe("/lb/api/x%5C..%5C..%5Cy");
+    expect(resolvedLbTarget("/lb/a\\pi/x")).toBe("/lb/a%5Cpi/x");
+    expect(resolvedLbTarget("/lb/a\\pi")).toBe("/lb/a%5Cpi");
+  });
+
   it("leaves a target that names no endpoint (the app resolves it as any path)", () => {
     expect(resolvedLbTarget("/lb/../v2/x")).toBe("/lb/../v2/x");
     expect(resolvedLbTarget("/lb/%2e%2e/x")).toBe("/lb/%2e%2e/x");

@@ -51,7 +51,7 @@ const remove = createRoute({
   tags: [TAG],
   summary: "Delete a snapshot and free its memory",
   request: { params: Name },
-  responses: { 200: json(z.object({ removed: z.int() }), "Deleted"), 404: ERROR_RESPONSES[404] },
+  responses: { 200: json(z.object({ removed: z.int() }), "Deleted"), 404: ERROR_RESPONSES[404], 409: problem("It is being restored") },
 });
 const restore = createRoute({
   method: "post",

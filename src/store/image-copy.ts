@@ -1,0 +1,154 @@
+import { EmulatorError } from "../domain/errors.js";
+import { migrate } from "./db.js";
+import { MIGRATIONS } from "./migrations.js";
+import { pragmaValue, type Db } from "./sqlite.js";
+
+/** About how long one slice of a copy holds the event loop before it lets others run. */
+const SLICE_MS = 10;
+/** Most rows a slice reads or deletes at once (rows range from a few bytes to a megabyte). */
+const SLICE_MAX_ROWS = 8192;
+const MB = 1024 * 1024;
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+export function tables(db: Db): string[] {
+  return (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[]).map((r) => r.name);
+}
+
+export function columns(db: Db, table: string): string[] {
+  return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((r) => r.name);
+}
+
+/** The columns that order a table's rows one way only: its rowid, or a WITHOUT ROWID table's primary key. */
+export function keyColumns(db: Db, t: string): string[] {
+  const sql = db.prepare<[string], { sql: string | null }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).get(t)?.sql ?? "";
+  if (!/WITHOUT\s+ROWID/i.test(sql)) return ["rowid"];
+  return db.prepare<[string], { name: string }>(`SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`).all(t).map((r) => `"${r.name}"`);
+}
+
+/** Bytes a database takes (its pages). */
+export function databaseBytes(db: Db): number {
+  return (pragmaValue(db, "page_count") as number) * (pragmaValue(db, "page_size") as number);
+}
+
+/**
+ * Checks that `from` is a minipod state image this schema can take, and brings an earlier
+ * release's to this schema (in place: `from` must be a copy of the user's). Refuses with 400,
+ * naming the problem, a file that is no SQLite database, a database of another program, one of
+ * a newer minipod, and (413) one larger than `maxBytes`, before anything of the live state changes.
+ */
+export function checkImage(from: Db, maxBytes: number | undefined): void {
+  let version: number;
+  try {
+    from.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
+    version = pragmaValue(from, "user_version") as number;
+  } catch (e) {
+    throw new EmulatorError("BAD_REQUEST", `not a minipod state file (SQLite database): ${(e as Error).message}`);
+  }
+  if (version === 0 || !tables(from).includes("jobs")) {
+    throw new EmulatorError("BAD_REQUEST", "not a minipod state file: a SQLite database, but not one minipod wrote (no schema version, no jobs table); export one with `minipod export FILE`");
+  }
+  if (version > MIGRATIONS.length) {
+    throw new EmulatorError("BAD_REQUEST", `state file of schema version ${version}, newer than this minipod understands (${MIGRATIONS.length}): import it with a newer minipod`);
+  }
+  if (maxBytes !== undefined && databaseBytes(from) > maxBytes) {
+    throw new EmulatorError(
+      "PAYLOAD_TOO_LARGE",
+      `the state takes ${(databaseBytes(from) / MB).toFixed(1)} MB, over the in-memory database's bound (memory.databaseBytes, ${(maxBytes / MB).toFixed(1)} MB): raise it in the config, or use a --db file`,
+    );
+  }
+  if (version < MIGRATIONS.length) {
+    try {
+      migrate(from);
+    } catch (e) {
+      throw new EmulatorError("BAD_REQUEST", `state file of schema version ${version} could not be brought to version ${MIGRATIONS.length}: ${(e as Error).message}`);
+    }
+  }
+}
+
+/**
+ * Replaces `to`'s rows with `from`'s, table by table, in one transaction that spans many turns of
+ * the event loop: each slice (rows deleted, or rows read from `from` in key order and inserted)
+ * takes about `SLICE_MS`, then the loop is free. What else runs must not read or write `to`
+ * meanwhile (a restore holds every request; an import runs before the emulator serves). A failure
+ * rolls everything back: `to` is left as it was. `from` has been through `checkImage`.
+ */
+export async function copyImage(from: Db, to: Db): Promise<void> {
+  const target = tables(to);
+  const shared = tables(from).filter((t) => target.includes(t));
+  const pace = new Pace();
+  to.exec("BEGIN");
+  try {
+    for (const t of target) {
+      if (keyColumns(to, t)[0] !== "rowid") {
+        to.prepare(`DELETE FROM "${t}"`).run();
+        await pace.after(0);
+        continue;
+      }
+      pace.restart();
+      const del = to.prepare(`DELETE FROM "${t}" WHERE rowid IN (SELECT rowid FROM "${t}" ORDER BY rowid LIMIT ?)`);
+      for (let n = pace.rows(); ; n = pace.rows()) {
+        const started = performance.now();
+        const gone = del.run(n).changes;
+        await pace.after(performance.now() - started);
+        if (gone < n) break;
+      }
+    }
+    for (const t of shared) await copyTable(from, to, t, pace);
+    to.exec("COMMIT");
+  } catch (e) {
+    if (to.inTransaction) to.exec("ROLLBACK");
+    throw e;
+  }
+}
+
+async function copyTable(from: Db, to: Db, t: string, pace: Pace): Promise<void> {
+  const targetColumns = columns(to, t);
+  const cols = columns(from, t).filter((c) => targetColumns.includes(c));
+  const list = cols.map((c) => `"${c}"`).join(", ");
+  pace.restart();
+  const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
+  // A slice at a time, in key order: a table's rows are never all in memory at once (and no
+  // iterator object is left for the garbage collector: see store/sqlite.ts).
+  const key = keyColumns(from, t);
+  const keys = key.join(", ");
+  const first = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" ORDER BY ${keys} LIMIT ?`).raw(true);
+  const next = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" WHERE (${keys}) > (${key.map(() => "?").join(", ")}) ORDER BY ${keys} LIMIT ?`).raw(true);
+  let last: unknown[] | undefined;
+  for (;;) {
+    const n = pace.rows();
+    const started = performance.now();
+    const page = (last === undefined ? first.all(n) : next.all(...last.slice(0, key.length), n)) as unknown[][];
+    for (const row of page) insert.run(...row.slice(key.length));
+    await pace.after(performance.now() - started);
+    if (page.length < n) return;
+    last = page.at(-1);
+  }
+}
+
+/**
+ * How many rows the next slice takes: it starts at one for each table, doubles while a slice takes under half of
+ * `SLICE_MS` and halves past it; the loop is let go once `SLICE_MS` have been spent in this turn.
+ */
+class Pace {
+  private n = 1;
+  private spent = 0;
+
+  rows(): number {
+    return this.n;
+  }
+
+  /** A new table: its rows may be far larger than the last one's, so one row first. */
+  restart(): void {
+    this.n = 1;
+  }
+
+  async after(took: number): Promise<void> {
+    if (took < SLICE_MS / 2) this.n = Math.min(this.n * 2, SLICE_MAX_ROWS);
+    else if (took > SLICE_MS) this.n = Math.max(1, this.n >> 1);
+    this.spent += took;
+    if (this.spent >= SLICE_MS) {
+      this.spent = 0;
+      await nextTurn();
+    }
+  }
+}
