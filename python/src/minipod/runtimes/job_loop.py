@@ -182,11 +182,12 @@ class Worker:
                 else:
                     self.stopping.wait(0.2 * (attempt + 1))
 
-    def serve(self) -> None:
-        conn = _Connection(timeout=120)
-        threads = [threading.Thread(target=fn, daemon=True) for fn in (self._heartbeat, self._stops)]
-        for thread in threads:
-            thread.start()
+    def serve(self, conn: Optional[_Connection] = None) -> None:
+        """Takes and runs jobs until stopped; with the heartbeat and the stop channel beside it, unless given its connection."""
+        if conn is None:
+            conn = _Connection(timeout=120)
+            for side in (self._heartbeat, self._stops):
+                threading.Thread(target=side, daemon=True).start()
         try:
             while not self.stopping.is_set():
                 try:

@@ -1,0 +1,84 @@
+"""minipod's own job loop (minipod.runtimes.job_loop): the worker protocol without the service's library."""
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+from minipod import MinipodError
+from minipod.runtimes.job_loop import Worker, error_of, result_of
+
+SCRIPT = Path(__file__).with_name("loop_script.py")
+AUTH = {"authorization": "Bearer test"}
+
+
+def submit(minipod: Any, endpoint: str, payload: Dict[str, Any]) -> str:
+    req = urllib.request.Request(f"{minipod.url}/v2/{endpoint}/run", data=json.dumps({"input": payload}).encode(), method="POST", headers={"content-type": "application/json", **AUTH})
+    with urllib.request.urlopen(req, timeout=30) as res:
+        return json.loads(res.read())["id"]
+
+
+def test_results_errors_and_exceptions_are_sent_as_the_worker_library_sends_them(minipod) -> None:
+    worker = minipod.worker(script=SCRIPT, endpoint="py")
+    done = minipod.wait_for_job("py", submit(minipod, "py", {"text": "hi"}), within_ms=60_000)
+    assert done["output"] == {"echo": "hi"}
+    with pytest.raises(MinipodError, match="it went wrong"):
+        minipod.wait_for_job("py", submit(minipod, "py", {"do": "fail"}), within_ms=60_000)
+    with pytest.raises(MinipodError, match="no luck"):
+        minipod.wait_for_job("py", submit(minipod, "py", {"do": "raise"}), within_ms=60_000)
+    dones = minipod.requests(endpoint="py", operation="job-done")["requests"]
+    assert dones[-1]["path"].startswith(f"/v2/py/job-done/{worker.worker_id}/")
+    worker.stop()
+    assert worker.process.returncode == 0
+
+
+def test_a_cancelled_job_is_stopped_and_the_next_one_runs(minipod) -> None:
+    worker = minipod.worker(script=SCRIPT, endpoint="py")
+    held = submit(minipod, "py", {"do": "hold"})
+    minipod.wait_for_job("py", held, status="IN_PROGRESS", within_ms=60_000)
+    req = urllib.request.Request(f"{minipod.url}/v2/py/cancel/{held}", data=b"", method="POST", headers=AUTH)
+    urllib.request.urlopen(req, timeout=30).close()
+    assert minipod.wait_for_job("py", submit(minipod, "py", {"text": "after"}), within_ms=60_000)["output"] == {"echo": "after"}
+    assert any(r["path"].startswith("/v2/py/job-stop/") for r in minipod.requests(endpoint="py", worker="only")["requests"])
+    worker.stop()
+
+
+def test_a_handler_result_becomes_the_job_done_body() -> None:
+    assert result_of({"success": False, "error": "bad", "stdout": ""}) == {"output": {"success": False, "stdout": ""}, "error": "bad"}
+    assert result_of({"error": "only"}) == {"error": "only"}
+    assert result_of({"a": 1, "refresh_worker": True}) == {"output": {"a": 1}, "stopPod": True}
+    assert result_of([1, 2]) == {"output": [1, 2]}
+    report = json.loads(error_of(ValueError("no luck"))["error"])
+    assert report["error_type"] == "<class 'ValueError'>" and report["error_message"] == "no luck"
+
+
+class Recorded:
+    """Stands for the connection to minipod: answers job-takes from a list, records every request."""
+
+    def __init__(self, worker: Worker, jobs: List[Dict[str, Any]]) -> None:
+        self.worker, self.jobs, self.calls = worker, jobs, []  # type: ignore[var-annotated]
+
+    def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> Tuple[int, bytes]:
+        self.calls.append((method, url.split("?")[0].rsplit("/", 2)[-2] if "job-done" in url else url.split("/")[-2], body))
+        if "/job-take/" in url:
+            if not self.jobs:
+                self.worker.stopping.set()
+                return 204, b""
+            return 200, json.dumps(self.jobs.pop(0)).encode()
+        return 200, b""
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_next_job_is_asked_for_the_moment_a_result_is_sent() -> None:
+    env = {"RUNPOD_WEBHOOK_GET_JOB": "http://m/v2/e/job-take/$ID?gpu=x", "RUNPOD_WEBHOOK_POST_OUTPUT": "http://m/v2/e/job-done/$RUNPOD_POD_ID/$ID?gpu=x", "RUNPOD_POD_ID": "w1"}
+    worker = Worker(lambda job: {"n": job["input"]["n"]}, env)
+    conn = Recorded(worker, [{"id": "a", "input": {"n": 1}}, {"id": "b", "input": {"n": 2}}])
+    waits: List[float] = []
+    worker.stopping.wait = lambda timeout=None: waits.append(timeout) or False  # type: ignore[method-assign]
+    worker.serve(conn)  # type: ignore[arg-type]
+    assert [c[1] for c in conn.calls] == ["job-take", "w1", "job-take", "w1", "job-take"]
+    assert [json.loads(c[2]) for c in conn.calls if c[2]] == [{"output": {"n": 1}}, {"output": {"n": 2}}]
+    assert waits == []  # no pause between a result and the next job-take
