@@ -82,3 +82,43 @@ def test_the_next_job_is_asked_for_the_moment_a_result_is_sent() -> None:
     assert [c[1] for c in conn.calls] == ["job-take", "w1", "job-take", "w1", "job-take"]
     assert [json.loads(c[2]) for c in conn.calls if c[2]] == [{"output": {"n": 1}}, {"output": {"n": 2}}]
     assert waits == []  # no pause between a result and the next job-take
+
+
+def test_the_connection_reads_chunked_answers_and_opens_again_after_the_server_closed_it() -> None:
+    import socket
+    import threading
+
+    from minipod.runtimes.job_loop import _Connection
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    answers = [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+        b"HTTP/1.1 204 No Content\r\n\r\n",
+    ]
+    seen: List[bytes] = []
+
+    def serve() -> None:
+        for answers_on_this_connection in (answers[:2], answers[2:]):  # the first kept connection is then closed
+            conn, _ = server.accept()
+            reader = conn.makefile("rb")
+            for answer in answers_on_this_connection:
+                head = b""
+                while not head.endswith(b"\r\n\r\n"):
+                    head += reader.readline()
+                seen.append(head.split(b"\r\n")[0])
+                conn.sendall(answer)
+            reader.close()
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    client = _Connection(timeout=10)
+    base = f"http://127.0.0.1:{port}"
+    assert client.request("GET", f"{base}/a?x=1", {}) == (200, b"ok")
+    assert client.request("GET", f"{base}/b", {}) == (200, b"abcde")
+    assert client.request("GET", f"{base}/c", {}) == (204, b"")  # sent again on a new connection
+    thread.join(10)
+    server.close()
+    assert seen == [b"GET /a?x=1 HTTP/1.1", b"GET /b HTTP/1.1", b"GET /c HTTP/1.1"]

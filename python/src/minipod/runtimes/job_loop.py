@@ -23,11 +23,14 @@ SIGTERM (or SIGINT) ends the loop: at once when idle, after the running job's re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import inspect
 import json
 import os
 import signal
+import socket
+import ssl
 import sys
 import threading
 import traceback
@@ -44,32 +47,120 @@ VERSION = f"minipod-{__version__}"
 
 
 class _Connection:
-    """One keep-alive HTTP connection to minipod, opened again after a failure."""
+    """
+    One keep-alive HTTP/1.1 connection to minipod, opened again when it is closed. Its own few lines
+    rather than http.client's, whose header parsing costs more than the handler of a small call; a
+    request on a reused connection the server has meanwhile closed is sent again on a new one.
+    """
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
-        self.conn: Optional[http.client.HTTPConnection] = None
+        self.sock: Optional[socket.socket] = None
+        self.reader: Any = None
         self.netloc = ""
+
+    def _open(self, parts: urllib.parse.SplitResult) -> None:
+        self.close()
+        https = parts.scheme == "https"
+        host = parts.hostname or "127.0.0.1"
+        sock = socket.create_connection((host, parts.port or (443 if https else 80)), timeout=self.timeout)
+        if https:
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock, self.reader, self.netloc = sock, sock.makefile("rb"), parts.netloc
 
     def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> Tuple[int, bytes]:
         parts = urllib.parse.urlsplit(url)
-        if self.conn is None or self.netloc != parts.netloc:
-            self.close()
-            kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-            self.conn, self.netloc = kind(parts.netloc, timeout=self.timeout), parts.netloc
-        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        head = [f"{method} {target} HTTP/1.1", f"Host: {parts.netloc}", *(f"{k}: {v}" for k, v in headers.items())]
+        if body is not None or method == "POST":
+            head.append(f"Content-Length: {len(body or b'')}")
+        data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")
+        for attempt in (0, 1):
+            reused = self.sock is not None and self.netloc == parts.netloc
+            if not reused:
+                self._open(parts)
+            try:
+                assert self.sock is not None
+                self.sock.sendall(data)
+                return self._answer()
+            except _Closed:
+                self.close()
+                if not reused or attempt == 1:
+                    raise ConnectionError("minipod closed the connection") from None
+            except BaseException:
+                self.close()
+                raise
+        raise ConnectionError("unreachable")
+
+    def _line(self) -> bytes:
+        line = self.reader.readline(65537)
+        if len(line) > 65536:
+            raise http.client.HTTPException("an answer's header line is too long")
+        return line
+
+    def _answer(self) -> Tuple[int, bytes]:
         try:
-            self.conn.request(method, target, body=body, headers=headers)
-            answer = self.conn.getresponse()
-            return answer.status, answer.read()
-        except BaseException:
+            status_line = self._line()
+        except ConnectionError:
+            raise _Closed() from None
+        if not status_line:
+            raise _Closed()
+        fields = status_line.split(None, 2)
+        if len(fields) < 2 or not fields[0].startswith(b"HTTP/"):
+            raise http.client.HTTPException(f"not an HTTP answer: {status_line[:80]!r}")
+        status, length, chunked, close = int(fields[1]), None, False, fields[0] == b"HTTP/1.0"
+        while True:
+            line = self._line()
+            if line in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = line.partition(b":")
+            name, value = name.strip().lower(), value.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"transfer-encoding":
+                chunked = b"chunked" in value
+            elif name == b"connection":
+                close = value == b"close"
+        if status == 204 or status == 304 or status < 200:
+            body = b""
+        elif chunked:
+            body = self._chunks()
+        elif length is not None:
+            body = self._exactly(length)
+        else:
+            body, close = self.reader.read(), True
+        if close:
             self.close()
-            raise
+        return status, body
+
+    def _exactly(self, n: int) -> bytes:
+        data = self.reader.read(n)
+        if len(data) != n:
+            raise ConnectionError("minipod closed the connection in an answer")
+        return data
+
+    def _chunks(self) -> bytes:
+        parts = []
+        while True:
+            size = int(self._line().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self._line() not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(parts)
+            parts.append(self._exactly(size))
+            self._line()
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self.sock is not None:
+            with contextlib.suppress(OSError):
+                self.reader.close()
+                self.sock.close()
+            self.sock = self.reader = None
+
+
+class _Closed(Exception):
+    """The server closed a kept connection before answering."""
 
 
 def _with_query(url: str, **params: str) -> str:
