@@ -29,6 +29,8 @@ def test_results_errors_and_exceptions_are_sent_as_the_worker_library_sends_them
         minipod.wait_for_job("py", submit(minipod, "py", {"do": "raise"}), within_ms=60_000)
     dones = minipod.requests(endpoint="py", operation="job-done")["requests"]
     assert dones[-1]["path"].startswith(f"/v2/py/job-done/{worker.worker_id}/")
+    pings = minipod.requests(endpoint="py", operation="ping")["requests"]
+    assert pings and all(r["status"] == 200 for r in pings)
     worker.stop()
     assert worker.process.returncode == 0
 

@@ -310,9 +310,9 @@ class Worker:
         conn = _Connection(timeout=max(self.ping_interval * 2, 5))
         while not self.stopping.is_set():
             with self.lock:
-                ids = self.current[0] if self.current else ""
+                held = {"job_id": self.current[0]} if self.current else {}  # no ids: the heartbeat says "no jobs"
             try:
-                conn.request("GET", _with_query(self.ping_url, job_id=ids, runpod_version=VERSION), self.headers)
+                conn.request("GET", _with_query(self.ping_url, **held, runpod_version=VERSION), self.headers)
             except (OSError, http.client.HTTPException):
                 pass
             self.stopping.wait(self.ping_interval)
