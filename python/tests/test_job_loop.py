@@ -124,3 +124,31 @@ def test_the_connection_reads_chunked_answers_and_opens_again_after_the_server_c
     thread.join(10)
     server.close()
     assert seen == [b"GET /a?x=1 HTTP/1.1", b"GET /b HTTP/1.1", b"GET /c HTTP/1.1"]
+
+
+def test_sigterm_during_a_job_lets_it_finish_and_send_its_result_then_ends_the_loop() -> None:
+    env = {"RUNPOD_WEBHOOK_GET_JOB": "http://m/v2/e/job-take/$ID?gpu=x", "RUNPOD_WEBHOOK_POST_OUTPUT": "http://m/v2/e/job-done/$RUNPOD_POD_ID/$ID?gpu=x", "RUNPOD_POD_ID": "w1"}
+
+    def handler(job: Dict[str, Any]) -> Dict[str, Any]:
+        worker.on_signal(15, None)  # SIGTERM arrives while the job runs
+        return {"n": job["input"]["n"]}
+
+    worker = Worker(handler, env)
+    conn = Recorded(worker, [{"id": "a", "input": {"n": 1}}, {"id": "b", "input": {"n": 2}}])
+    worker.serve(conn)  # type: ignore[arg-type]
+    assert [c[1] for c in conn.calls] == ["job-take", "w1"]
+    assert json.loads(conn.calls[1][2]) == {"output": {"n": 1}}
+
+
+def test_sigterm_while_waiting_for_a_job_leaves_the_held_job_take_at_once() -> None:
+    env = {"RUNPOD_WEBHOOK_GET_JOB": "http://m/v2/e/job-take/$ID?gpu=x", "RUNPOD_WEBHOOK_POST_OUTPUT": "http://m/v2/e/job-done/$RUNPOD_POD_ID/$ID?gpu=x"}
+    worker = Worker(lambda job: job, env)
+
+    class Held(Recorded):
+        def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> Tuple[int, bytes]:
+            worker.on_signal(15, None)  # arrives while the job-take is held
+            raise AssertionError("the signal leaves the held request")
+
+    conn = Held(worker, [])
+    worker.serve(conn)  # type: ignore[arg-type]
+    assert worker.stopping.is_set()
