@@ -152,3 +152,39 @@ def test_sigterm_while_waiting_for_a_job_leaves_the_held_job_take_at_once() -> N
     conn = Held(worker, [])
     worker.serve(conn)  # type: ignore[arg-type]
     assert worker.stopping.is_set()
+
+
+def test_a_generator_handler_streams_each_item_then_ends_the_job_with_their_list() -> None:
+    env = {
+        "RUNPOD_WEBHOOK_GET_JOB": "http://m/v2/e/job-take/$ID?gpu=x",
+        "RUNPOD_WEBHOOK_POST_OUTPUT": "http://m/v2/e/job-done/$RUNPOD_POD_ID/$ID?gpu=x",
+        "RUNPOD_WEBHOOK_POST_STREAM": "http://m/v2/e/job-stream/$RUNPOD_POD_ID/$ID?gpu=x",
+        "RUNPOD_POD_ID": "w1",
+    }
+
+    async def count(job: Dict[str, Any]) -> Any:
+        for i in range(job["input"]["n"]):
+            yield {"i": i}
+        if job["input"].get("fail"):
+            raise RuntimeError("no luck")
+
+    urls: List[str] = []
+    worker = Worker(count, env, aggregate_stream=True)
+    conn = Recorded(worker, [{"id": "a", "input": {"n": 2}}, {"id": "b", "input": {"n": 1, "fail": True}}])
+    worker.stream_conn = conn  # type: ignore[assignment]
+    original = conn.request
+
+    def request(method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> Tuple[int, bytes]:
+        urls.append(url.split("/v2/e/")[1])
+        return original(method, url, headers, body)
+
+    conn.request = request  # type: ignore[method-assign]
+    worker.serve(conn)  # type: ignore[arg-type]
+    posted = [(u, json.loads(c[2])) for u, c in zip(urls, conn.calls) if c[2]]
+    assert posted[:3] == [
+        ("job-stream/w1/a?gpu=x&isStream=false", {"output": {"i": 0}}),
+        ("job-stream/w1/a?gpu=x&isStream=false", {"output": {"i": 1}}),
+        ("job-done/w1/a?gpu=x&isStream=true", {"output": [{"i": 0}, {"i": 1}]}),
+    ]
+    assert posted[3] == ("job-stream/w1/b?gpu=x&isStream=false", {"output": {"i": 0}})
+    assert posted[4][0] == "job-done/w1/b?gpu=x&isStream=true" and "no luck" in posted[4][1]["error"]

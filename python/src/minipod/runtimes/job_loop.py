@@ -36,7 +36,7 @@ import threading
 import traceback
 import urllib.parse
 import uuid
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import __version__
 
@@ -201,9 +201,11 @@ def error_of(e: BaseException) -> Dict[str, Any]:
 class Worker:
     """The loop of one worker process: take a job, run it, send its result, again."""
 
-    def __init__(self, handler: Handler, env: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, handler: Handler, env: Optional[Dict[str, str]] = None, aggregate_stream: bool = False) -> None:
         env = dict(os.environ if env is None else env)
         self.handler = handler
+        self.streams = inspect.isgeneratorfunction(handler) or inspect.isasyncgenfunction(handler)
+        self.aggregate_stream = aggregate_stream
         self.worker_id = env.get("RUNPOD_POD_ID") or str(uuid.uuid4())
         take = env.get("RUNPOD_WEBHOOK_GET_JOB")
         done = env.get("RUNPOD_WEBHOOK_POST_OUTPUT")
@@ -211,6 +213,9 @@ class Worker:
             raise SystemExit("minipod's worker needs RUNPOD_WEBHOOK_GET_JOB and RUNPOD_WEBHOOK_POST_OUTPUT (minipod sets them for the workers it starts)")
         self.take_url = take.replace("$ID", self.worker_id)
         self.done_url = done.replace("$RUNPOD_POD_ID", self.worker_id)
+        stream = env.get("RUNPOD_WEBHOOK_POST_STREAM")
+        self.stream_url = stream.replace("$RUNPOD_POD_ID", self.worker_id) if stream else None
+        self.stream_conn = _Connection(timeout=120)
         self.stop_url = self.take_url.replace("/job-take/", "/job-stop/") if "/job-take/" in self.take_url else None
         ping = env.get("RUNPOD_WEBHOOK_PING")
         self.ping_url = ping.replace("$RUNPOD_POD_ID", self.worker_id) if ping else None
@@ -241,13 +246,13 @@ class Worker:
 
         async def call() -> Any:
             output = self.handler(job)
-            return await output if inspect.isawaitable(output) else output
+            return result_of(await output if inspect.isawaitable(output) else output)
 
-        task = self.loop.create_task(call())
+        task = self.loop.create_task(self._stream(job) if self.streams else call())
         with self.lock:
             self.current = (job["id"], task)
         try:
-            return result_of(self.loop.run_until_complete(task))
+            return self.loop.run_until_complete(task)
         except asyncio.CancelledError:
             print(f"minipod worker: job {job['id']} stopped", file=sys.stderr, flush=True)
             return None
@@ -257,8 +262,27 @@ class Worker:
             with self.lock:
                 self.current = None
 
-    def send(self, conn: _Connection, job: Dict[str, Any], result: Dict[str, Any]) -> None:
-        url = _with_query(self.done_url.replace("$ID", job["id"]), isStream="false")
+    async def _stream(self, job: Dict[str, Any]) -> Dict[str, Any]:
+        """A generator handler: each item sent to job-stream as it comes; the job-done body at its end."""
+        gathered: List[Any] = []
+        try:
+            output = self.handler(job)
+            items = output if inspect.isasyncgen(output) else _async_items(output)
+            async for item in items:
+                if isinstance(item, dict) and item.get("error"):
+                    return {"error": str(item["error"])}
+                if self.aggregate_stream:
+                    gathered.append(item)
+                if self.stream_url:
+                    self.send(self.stream_conn, job, {"output": item}, self.stream_url)
+        except Exception as e:  # the generator raised: the job fails, its chunks stay sent
+            return {"error": f"handler: {e} \ntraceback: {traceback.format_exc()}"}
+        return {"output": gathered}
+
+    def send(self, conn: _Connection, job: Dict[str, Any], result: Dict[str, Any], to: Optional[str] = None) -> None:
+        """Posts a result to job-done (or a chunk to job-stream, `to`)."""
+        done = to is None and self.streams
+        url = _with_query((to or self.done_url).replace("$ID", job["id"]), isStream="true" if done else "false")
         body = json.dumps(result, ensure_ascii=False).encode("utf-8")
         headers = {**self.headers, "Content-Type": "application/json"}
         for attempt in range(3):
@@ -348,9 +372,17 @@ class Worker:
             raise KeyboardInterrupt
 
 
-def serve(handler: Handler) -> None:
-    """Runs the job loop of this process with `handler` until SIGTERM or SIGINT."""
-    worker = Worker(handler)
+async def _async_items(items: Any) -> Any:
+    for item in items:
+        yield item
+
+
+def serve(handler: Handler, aggregate_stream: bool = False) -> None:
+    """
+    Runs the job loop of this process with `handler` until SIGTERM or SIGINT. A generator handler
+    streams its items; with `aggregate_stream` the job's output is the list of them, else `[]`.
+    """
+    worker = Worker(handler, aggregate_stream=aggregate_stream)
     signal.signal(signal.SIGTERM, worker.on_signal)
     signal.signal(signal.SIGINT, worker.on_signal)
     worker.serve()
