@@ -19,7 +19,6 @@ from __future__ import annotations
 import inspect
 import io
 import json
-import os
 from typing import Any, AsyncIterator, Dict, Optional
 
 from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error
