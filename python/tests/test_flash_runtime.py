@@ -3,7 +3,7 @@ import asyncio
 import base64
 import sys
 import textwrap
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import pytest
 
@@ -150,34 +150,12 @@ def test_requirement_names() -> None:
     assert [flash.requirement_name(s) for s in ["numpy>=2", "torch[cuda]==2.1", " scikit-learn ", "pkg @ https://x"]] == ["numpy", "torch", "scikit-learn", "pkg"]
 
 
-def test_the_worker_asks_for_its_next_job_at_once_and_runs_calls_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The worker runtime counts a job just taken twice; below concurrency 3 it then waits a second
-    # before asking for the next one, so a call that follows another would wait that second.
-    started: Dict[str, Any] = {}
-    serverless = type(sys)("runpod.serverless")
-    serverless.start = started.update  # type: ignore[attr-defined]
-    runpod = type(sys)("runpod")
-    runpod.serverless = serverless  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "runpod", runpod)
-    monkeypatch.setitem(sys.modules, "runpod.serverless", serverless)
+def test_the_worker_serves_its_handler_on_minipods_job_loop_without_the_service_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    from minipod.runtimes import job_loop
+
+    served: List[Any] = []
+    monkeypatch.setattr(job_loop, "serve", served.append)
+    monkeypatch.setitem(sys.modules, "runpod", None)  # importing it would fail
+    monkeypatch.delenv("FLASH_RESOURCE_NAME", raising=False)
     flash.main()
-    assert started["concurrency_modifier"](1) >= 3
-
-    # Two jobs handed over together still run one after the other.
-    code = """
-    import asyncio, builtins
-    async def step(name):
-        log = builtins.__dict__.setdefault("_minipod_test_log", [])
-        log.append(f"{name} in")
-        await asyncio.sleep(0.01)
-        log.append(f"{name} out")
-    """
-    jobs = [{"id": n, "input": {"function_name": "step", "function_code": textwrap.dedent(code), "serialization_format": "json", "args": [n]}} for n in ("a", "b")]
-
-    async def both() -> None:
-        await asyncio.gather(*(started["handler"](j) for j in jobs))
-
-    import builtins
-
-    asyncio.run(both())
-    assert builtins.__dict__.pop("_minipod_test_log") == ["a in", "a out", "b in", "b out"]
+    assert served == [flash.handler]

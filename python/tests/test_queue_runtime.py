@@ -73,3 +73,15 @@ def test_a_missing_dependency_or_function_fails_naming_it() -> None:
     assert out["success"] is False and "surely-not-installed-pkg" in out["error"] and "pip install" in out["error"]
     [missing] = run("nope")
     assert missing["success"] is False and "'nope' is not defined" in missing["error"]
+
+
+def test_the_worker_serves_its_handler_on_minipods_job_loop_with_the_streams_gathered(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from minipod.runtimes import job_loop
+
+    served: List[Any] = []
+    monkeypatch.setattr(job_loop, "serve", lambda handler, **options: served.append((handler, options)))
+    monkeypatch.setitem(sys.modules, "runpod", None)  # importing it would fail
+    queue.main()
+    assert served == [(queue.handler, {"aggregate_stream": True})]

@@ -95,6 +95,7 @@ describe("the package, packed and installed into an empty project", () => {
       "docs/fidelity.md",
       // minipod's own workers for the service's runtime images (the config's images), run from the package.
       "python/src/minipod/runtimes/flash.py",
+      "python/src/minipod/runtimes/job_loop.py",
       "python/src/minipod/runtimes/queue.py",
       "python/src/minipod/runtimes/api.py",
       "python/src/minipod/runtimes/flash_lb.py",

@@ -3,9 +3,11 @@ minipod's own function runtimes: what the service's runtime images run on a work
 minipod from the contract those images follow, run in the user's own Python environment.
 
 - `minipod.runtimes.flash`: the worker of the `runpod/flash*` images (runpod-flash's `@Endpoint`
-  functions and classes), a queue worker of the service's worker runtime (`runpod.serverless`).
+  functions and classes), a queue worker of minipod's own job loop.
+- `minipod.runtimes.job_loop`: that job loop, the worker protocol in the standard library alone
+  (held job-take, job-done, heartbeat, stop channel, SIGTERM).
 - `minipod.runtimes.queue`: the worker of the SDK 2.x's `runpod/queue*` images in live mode
-  (`rp flash dev`'s calls of `@app.queue` functions).
+  (`rp flash dev`'s calls of `@app.queue` functions), on the same job loop.
 - `minipod.runtimes.api`: the worker of the SDK 2.x's `runpod/api*` images in live mode, an HTTP
   server serving the `@app.api` class of the module source synced to it.
 - `minipod.runtimes.flash_lb`: the worker of runpod-flash's `runpod/flash-lb*` images in live

@@ -1,7 +1,7 @@
 """
-The worker of the `runpod/flash*` images, minipod's own: a queue worker of the service's worker
-runtime (`runpod.serverless.start`) whose jobs are runpod-flash's `FunctionRequest`s and whose
-results are `FunctionResponse`s, run in the Python environment minipod starts it with.
+The worker of the `runpod/flash*` images, minipod's own: a queue worker (minipod's job loop,
+`minipod.runtimes.job_loop`, one job at a time) whose jobs are runpod-flash's `FunctionRequest`s
+and whose results are `FunctionResponse`s, run in the Python environment minipod starts it with.
 
     python -m minipod.runtimes.flash          # what minipod runs for an endpoint of such an image
 
@@ -280,41 +280,16 @@ async def handler(job: Dict[str, Any]) -> Dict[str, Any]:
         return {"success": False, "error": f"Error in handler: {e}\n{traceback.format_exc()}"}
 
 
-#: Calls run one at a time in a worker (their output is captured process-wide), as on the service.
-_ONE_AT_A_TIME: Optional[Any] = None
-
-
-def _serial(serve: Any) -> Any:
-    async def serial_handler(job: Dict[str, Any]) -> Any:
-        global _ONE_AT_A_TIME
-        import asyncio
-
-        if _ONE_AT_A_TIME is None:
-            _ONE_AT_A_TIME = asyncio.Lock()
-        async with _ONE_AT_A_TIME:
-            return await serve(job)
-
-    return serial_handler
-
-
 def main() -> None:
-    # The worker runtime's own debug lines (several a job) would drown what the functions print.
-    os.environ.setdefault("RUNPOD_LOG_LEVEL", "INFO")
-    import runpod.serverless
+    from .job_loop import serve
 
-    # The worker runtime counts a job it has just taken twice (queued and in progress) and, when
-    # that fills its concurrency, waits a second before it asks again: at concurrency 1 or 2 a
-    # call that follows another waits up to that second. At 3 it asks again at once, so the next
-    # job is taken the moment it is queued and starts as soon as the one before ends (the lock
-    # keeps them one at a time): a warm call costs no idle second.
     # A deployed app's worker (FLASH_RESOURCE_NAME) serves its build's handler, taking plain JSON.
     if os.environ.get("FLASH_RESOURCE_NAME"):
-        from minipod.runtimes.flash_deployed import handler_of
+        from .flash_deployed import handler_of
 
-        serve = handler_of()
+        serve(handler_of())
     else:
-        serve = handler
-    runpod.serverless.start({"handler": _serial(serve), "concurrency_modifier": lambda current: 3})
+        serve(handler)
 
 
 if __name__ == "__main__":

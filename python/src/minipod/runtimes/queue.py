@@ -1,7 +1,8 @@
 """
 The worker of the SDK 2.x's queue images (`runpod/queue`, `runpod/queue-gpu`) in live mode (what
-`rp flash dev` starts), minipod's own: a queue worker of the service's worker runtime whose jobs
-are FunctionRequests carrying the source of the function's whole module, with JSON arguments.
+`rp flash dev` starts), minipod's own: a queue worker of minipod's job loop
+(`minipod.runtimes.job_loop`) whose jobs are FunctionRequests carrying the source of the
+function's whole module, with JSON arguments.
 
     python -m minipod.runtimes.queue
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 import inspect
 import io
 import json
-import os
 from typing import Any, AsyncIterator, Dict, Optional
 
 from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error
@@ -80,11 +80,10 @@ async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
 
 
 def main() -> None:
-    os.environ.setdefault("RUNPOD_LOG_LEVEL", "INFO")
-    import runpod.serverless
+    from .job_loop import serve
 
-    # As the Flash worker: asked for the next job at once, the calls kept one at a time.
-    runpod.serverless.start({"handler": handler, "return_aggregate_stream": True, "concurrency_modifier": lambda current: 3})
+    # Minipod's job loop, as the Flash worker's: one call at a time, the next asked for at once.
+    serve(handler, aggregate_stream=True)
 
 
 if __name__ == "__main__":
