@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { clientsFolder, flashClientEnv, flashPython } from "../support/flash-python.js";
+import { clientsFolder, flashClientEnv, flashPython, runFlashPython } from "../support/flash-python.js";
 import { blocksOf, curlRequest } from "../support/readme.js";
 
 // docs/flash.md's deploy walk-through, run with runpod-flash unchanged: `flash deploy` (its build,
@@ -45,19 +45,6 @@ function questionaryStandIn(): string {
   return dir;
 }
 
-function run(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(python!, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
 
 /** A port nothing listens on now. */
 function freePort(): Promise<number> {
@@ -112,12 +99,12 @@ describe("docs/flash.md: flash deploy and flash run", () => {
       mkdirSync(project);
       writeFileSync(join(project, "main.py"), main!);
       const { FLASH_IS_LIVE_PROVISIONING: _live, ...env } = flashClientEnv(emu.url);
-      const flash = (...args: string[]) => run(["-m", "runpod_flash.cli.main", ...args], project, { ...env, PYTHONPATH: questionaryStandIn() });
+      const flash = (...args: string[]) => runFlashPython(["-m", "runpod_flash.cli.main", ...args], project, { ...env, PYTHONPATH: questionaryStandIn() });
 
       const deployed = await flash("deploy");
       expect(deployed.code, deployed.output).toBe(0);
       expect(deployed.output).toContain("deployed to production");
-      const first = await run(["main.py"], project, env);
+      const first = await runFlashPython(["main.py"], project, env);
       expect(first.code, first.output).toBe(0);
       expect(first.output.trim()).toBe(printed);
       // What the function printed is in the worker's output.
@@ -139,7 +126,7 @@ describe("docs/flash.md: flash deploy and flash run", () => {
       writeFileSync(join(project, "main.py"), readFileSync(join(project, "main.py"), "utf8").replace('f"hello {name}!"', 'f"hello again {name}!"'));
       const again = await flash("deploy");
       expect(again.code, again.output).toBe(0);
-      const second = await run(["main.py"], project, env);
+      const second = await runFlashPython(["main.py"], project, env);
       expect(second.code, second.output).toBe(0);
       expect(second.output.trim().split("\n")[0]).toBe("hello again world!");
       expect(emu.endpoints().filter((e) => e.handler === "external")).toHaveLength(2);

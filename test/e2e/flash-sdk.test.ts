@@ -1,11 +1,10 @@
-import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { clientsFolder, flashClientEnv, flashPython, relayedPython } from "../support/flash-python.js";
+import { clientsFolder, flashClientEnv, flashPython, relayedPython, runFlashPython } from "../support/flash-python.js";
 import { recorder, via, type Recorder } from "../support/recorder.js";
 
 // runpod-flash, unchanged, in live provisioning (FLASH_IS_LIVE_PROVISIONING=true) and pointed at
@@ -15,19 +14,6 @@ import { recorder, via, type Recorder } from "../support/recorder.js";
 const python = flashPython();
 const SCENARIOS = fileURLToPath(new URL("../fixtures/flash/scenarios.py", import.meta.url));
 
-function runScript(cwd: string, script: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(python!, [script], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
 
 describe.skipIf(!python)("runpod-flash's live path through minipod: @Endpoint functions and classes on minipod's Flash worker", { timeout: 180_000 }, () => {
   let emu: Emulator;
@@ -55,7 +41,7 @@ describe.skipIf(!python)("runpod-flash's live path through minipod: @Endpoint fu
     cpSync(SCENARIOS, join(project, "scenarios.py"));
     const about = "@Endpoint functions and a class saved through GraphQL and called on /v2: a result, state across calls, async, a GPU endpoint, an error with its traceback, a missing dependency";
     rec.scenario("flash-live", { polls: true, about });
-    const { code, output } = await runScript(project, "scenarios.py", flashClientEnv(via(emu.url)));
+    const { code, output } = await runFlashPython(["scenarios.py"], project, flashClientEnv(via(emu.url)));
     rec.pause();
     expect(code, output).toBe(0);
     const said = (label: string) => output.split("\n").find((l) => l.startsWith(`${label}: `)) ?? `(no "${label}:" line in)\n${output}`;

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -114,4 +114,21 @@ export function relayedPython(python: string): { python: string; to(from: string
   );
   chmodSync(script, 0o755);
   return { python: script, to: (from, to) => writeFileSync(file, `${from} ${to}\n`) };
+}
+
+/** Runs the Flash interpreter with `args` in `cwd` and `env` (killed past 150 s): its exit code and all it printed. */
+export function runFlashPython(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const python = flashPython();
+  if (!python) throw new Error("no Flash interpreter: the test should have been skipped");
+  return new Promise((resolve) => {
+    const child = spawn(python, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
 }
