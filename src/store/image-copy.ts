@@ -1,5 +1,5 @@
 import { EmulatorError } from "../domain/errors.js";
-import { migrate } from "./db.js";
+import { dropShadowTables, migrate, SHADOW_PREFIX } from "./db.js";
 import { MIGRATIONS } from "./migrations.js";
 import { pragmaValue, type Db } from "./sqlite.js";
 
@@ -66,13 +66,20 @@ export function checkImage(from: Db, maxBytes: number | undefined): void {
 }
 
 /**
- * Replaces `to`'s rows with `from`'s, table by table, in one transaction that spans many turns of
- * the event loop: each slice (rows deleted, or rows read from `from` in key order and inserted)
- * takes about `SLICE_MS`, then the loop is free. What else runs must not read or write `to`
- * meanwhile (a restore holds every request; an import runs before the emulator serves). A failure
- * rolls everything back: `to` is left as it was. `from` has been through `checkImage`.
+ * Replaces `to`'s rows with `from`'s, in slices of about `SLICE_MS` with the event loop free
+ * between them. What else runs must not write `to` meanwhile (a restore holds every request; an
+ * import runs before the emulator serves). A failure leaves `to` as it was. `from` has been
+ * through `checkImage`.
+ *
+ * A file database is filled in shadow tables, each slice its own small transaction (so the WAL,
+ * checkpointed every thousand pages, never holds more than a few slices), then the shadow tables
+ * replace the live ones in one short transaction (`swapIn`): a process killed before it finds the
+ * old state on its next start (the shadow tables are dropped, `dropShadowTables`), after it the
+ * new. An in-memory database is copied in one transaction across the slices (its old rows deleted
+ * first): shadow tables would hold both states at once under its `memory.databaseBytes` bound.
  */
 export async function copyImage(from: Db, to: Db): Promise<void> {
+  if (!to.memory) return copyThroughShadows(from, to);
   const target = tables(to);
   const shared = tables(from).filter((t) => target.includes(t));
   const pace = new Pace();
@@ -93,7 +100,7 @@ export async function copyImage(from: Db, to: Db): Promise<void> {
         if (gone < n) break;
       }
     }
-    for (const t of shared) await copyTable(from, to, t, pace);
+    for (const t of shared) await copyTable(from, to, t, t, pace);
     to.exec("COMMIT");
   } catch (e) {
     if (to.inTransaction) to.exec("ROLLBACK");
@@ -101,12 +108,76 @@ export async function copyImage(from: Db, to: Db): Promise<void> {
   }
 }
 
-async function copyTable(from: Db, to: Db, t: string, pace: Pace): Promise<void> {
-  const targetColumns = columns(to, t);
+interface SchemaRow {
+  type: string;
+  name: string;
+  tbl_name: string;
+  sql: string | null;
+}
+
+async function copyThroughShadows(from: Db, to: Db): Promise<void> {
+  const target = tables(to);
+  const shared = new Set(tables(from).filter((t) => target.includes(t)));
+  // Each slice commits before the loop is let go, and a new transaction begins with the next.
+  const pace = new Pace(
+    () => to.exec("COMMIT"),
+    () => to.exec("BEGIN"),
+  );
+  dropShadowTables(to);
+  to.exec("BEGIN");
+  try {
+    for (const t of target) {
+      const sql = schemaOf(to).find((r) => r.type === "table" && r.name === t)!.sql!;
+      to.exec(sql.replace(/^(CREATE\s+TABLE\s+)("[^"]+"|\S+)/i, `$1"${SHADOW_PREFIX}${t}"`));
+      if (shared.has(t)) await copyTable(from, to, t, SHADOW_PREFIX + t, pace);
+    }
+    to.exec("COMMIT");
+    swapIn(to, target);
+  } catch (e) {
+    if (to.inTransaction) to.exec("ROLLBACK");
+    dropShadowTables(to);
+    throw e;
+  }
+}
+
+/**
+ * In one transaction: the live tables dropped (their indexes and triggers with them), the shadow
+ * tables renamed in their place, and the indexes and triggers made again as the schema had them.
+ * An AUTOINCREMENT table keeps counting from the higher of its old and new counters, as rows
+ * deleted in place would have kept it.
+ */
+function swapIn(to: Db, target: string[]): void {
+  const schema = schemaOf(to);
+  const extras = schema.filter((r) => (r.type === "index" || r.type === "trigger") && r.sql !== null && target.includes(r.tbl_name));
+  const hasSequence = schema.some((r) => r.type === "table" && r.name === "sqlite_sequence");
+  const sequences = hasSequence ? to.prepare<[], { name: string; seq: number }>("SELECT name, seq FROM sqlite_sequence").all() : [];
+  to.exec("BEGIN IMMEDIATE");
+  try {
+    for (const t of target) to.exec(`DROP TABLE "${t}"`);
+    for (const t of target) to.exec(`ALTER TABLE "${SHADOW_PREFIX}${t}" RENAME TO "${t}"`);
+    for (const r of extras) to.exec(r.sql!);
+    for (const { name, seq } of sequences) {
+      if (!target.includes(name)) continue;
+      to.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?").run(seq, name);
+      to.prepare("INSERT INTO sqlite_sequence (name, seq) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?)").run(name, seq, name);
+    }
+    to.exec("COMMIT");
+  } catch (e) {
+    if (to.inTransaction) to.exec("ROLLBACK");
+    throw e;
+  }
+}
+
+function schemaOf(db: Db): SchemaRow[] {
+  return db.prepare<[], SchemaRow>("SELECT type, name, tbl_name, sql FROM sqlite_master").all();
+}
+
+async function copyTable(from: Db, to: Db, t: string, into: string, pace: Pace): Promise<void> {
+  const targetColumns = columns(to, into);
   const cols = columns(from, t).filter((c) => targetColumns.includes(c));
   const list = cols.map((c) => `"${c}"`).join(", ");
   pace.restart();
-  const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
+  const insert = to.prepare(`INSERT INTO "${into}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
   // A slice at a time, in key order: a table's rows are never all in memory at once (and no
   // iterator object is left for the garbage collector: see store/sqlite.ts).
   const key = keyColumns(from, t);
@@ -133,6 +204,12 @@ class Pace {
   private n = 1;
   private spent = 0;
 
+  /** `beforeTurn` runs as the loop is let go, `afterTurn` as the copy takes it again. */
+  constructor(
+    private readonly beforeTurn: () => void = () => {},
+    private readonly afterTurn: () => void = () => {},
+  ) {}
+
   rows(): number {
     return this.n;
   }
@@ -148,7 +225,9 @@ class Pace {
     this.spent += took;
     if (this.spent >= SLICE_MS) {
       this.spent = 0;
+      this.beforeTurn();
       await nextTurn();
+      this.afterTurn();
     }
   }
 }
