@@ -8,6 +8,12 @@ const SLICE_MS = 10;
 /** Most rows a slice reads or deletes at once (rows range from a few bytes to a megabyte). */
 const SLICE_MAX_ROWS = 8192;
 const MB = 1024 * 1024;
+/**
+ * Pages the WAL may hold before a commit checkpoints it, while a copy fills shadow tables: a
+ * checkpoint of SQLite's default thousand pages (4 MB) took 20 to 45 ms of one turn, one of 256
+ * pages 10 to 20 ms (bench/RESULTS-restore.md).
+ */
+const COPY_CHECKPOINT_PAGES = 256;
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 export function tables(db: Db): string[] {
@@ -124,6 +130,8 @@ async function copyThroughShadows(from: Db, to: Db): Promise<void> {
     () => to.exec("BEGIN"),
   );
   dropShadowTables(to);
+  const checkpointPages = pragmaValue(to, "wal_autocheckpoint") as number;
+  to.exec(`PRAGMA wal_autocheckpoint = ${COPY_CHECKPOINT_PAGES}`);
   to.exec("BEGIN");
   try {
     for (const t of target) {
@@ -137,6 +145,8 @@ async function copyThroughShadows(from: Db, to: Db): Promise<void> {
     if (to.inTransaction) to.exec("ROLLBACK");
     dropShadowTables(to);
     throw e;
+  } finally {
+    to.exec(`PRAGMA wal_autocheckpoint = ${checkpointPages}`);
   }
 }
 
@@ -197,16 +207,20 @@ async function copyTable(from: Db, to: Db, t: string, into: string, pace: Pace):
 }
 
 /**
- * How many rows the next slice takes: it starts at one for each table, doubles while a slice takes under half of
- * `SLICE_MS` and halves past it; the loop is let go once `SLICE_MS` have been spent in this turn.
+ * How many rows the next slice takes: it starts at one for each table, doubles while a slice takes
+ * under half of the turn's budget and halves past it; the loop is let go once the budget has been
+ * spent in this turn. The budget is `SLICE_MS`, less what the work done as the loop is let go took
+ * (`beforeTurn`: a file database's commit, and the checkpoint it may run), so that a turn as a
+ * whole takes about `SLICE_MS`.
  */
 class Pace {
   private n = 1;
   private spent = 0;
+  private budget = SLICE_MS;
 
   /** `beforeTurn` runs as the loop is let go, `afterTurn` as the copy takes it again. */
   constructor(
-    private readonly beforeTurn: () => void = () => {},
+    private readonly beforeTurn?: () => void,
     private readonly afterTurn: () => void = () => {},
   ) {}
 
@@ -220,14 +234,18 @@ class Pace {
   }
 
   async after(took: number): Promise<void> {
-    if (took < SLICE_MS / 2) this.n = Math.min(this.n * 2, SLICE_MAX_ROWS);
-    else if (took > SLICE_MS) this.n = Math.max(1, this.n >> 1);
+    if (took < this.budget / 2) this.n = Math.min(this.n * 2, SLICE_MAX_ROWS);
+    else if (took > this.budget) this.n = Math.max(1, this.n >> 1);
     this.spent += took;
-    if (this.spent >= SLICE_MS) {
-      this.spent = 0;
+    if (this.spent < this.budget) return;
+    if (this.beforeTurn) {
+      const started = performance.now();
       this.beforeTurn();
-      await nextTurn();
-      this.afterTurn();
+      const ending = performance.now() - started;
+      this.budget = Math.min(SLICE_MS, Math.max(SLICE_MS / 10, (SLICE_MS * this.spent) / (this.spent + ending)));
     }
+    this.spent = 0;
+    await nextTurn();
+    this.afterTurn();
   }
 }
