@@ -1,5 +1,5 @@
 import { EmulatorError } from "../domain/errors.js";
-import { dropShadowTables, migrate, SHADOW_PREFIX } from "./db.js";
+import { dropShadowTables, migrate, REPLACED_PREFIX, SHADOW_PREFIX } from "./db.js";
 import { MIGRATIONS } from "./migrations.js";
 import { pragmaValue, type Db } from "./sqlite.js";
 
@@ -84,8 +84,8 @@ export function checkImage(from: Db, maxBytes: number | undefined): void {
  * new. An in-memory database is copied in one transaction across the slices (its old rows deleted
  * first): shadow tables would hold both states at once under its `memory.databaseBytes` bound.
  */
-export async function copyImage(from: Db, to: Db): Promise<void> {
-  if (!to.memory) return copyThroughShadows(from, to);
+export async function copyImage(from: Db, to: Db, how: CopyWay = to.memory ? "one transaction" : "shadows"): Promise<void> {
+  if (how === "shadows") return copyThroughShadows(from, to);
   const target = tables(to);
   const shared = tables(from).filter((t) => target.includes(t));
   const pace = new Pace();
@@ -114,6 +114,9 @@ export async function copyImage(from: Db, to: Db): Promise<void> {
   }
 }
 
+/** How `copyImage` copies (the other way is there to be measured against: bench/restore-db.ts). */
+export type CopyWay = "shadows" | "one transaction";
+
 interface SchemaRow {
   type: string;
   name: string;
@@ -141,6 +144,10 @@ async function copyThroughShadows(from: Db, to: Db): Promise<void> {
     }
     to.exec("COMMIT");
     swapIn(to, target);
+    to.exec("BEGIN");
+    for (const t of target) await empty(to, REPLACED_PREFIX + t, pace);
+    to.exec("COMMIT");
+    for (const t of target) to.exec(`DROP TABLE "${REPLACED_PREFIX}${t}"`);
   } catch (e) {
     if (to.inTransaction) to.exec("ROLLBACK");
     dropShadowTables(to);
@@ -151,9 +158,10 @@ async function copyThroughShadows(from: Db, to: Db): Promise<void> {
 }
 
 /**
- * In one transaction: the live tables dropped (their indexes and triggers with them), the shadow
- * tables renamed in their place, and the indexes and triggers made again as the schema had them.
- * An AUTOINCREMENT table keeps counting from the higher of its old and new counters, as rows
+ * In one transaction: the live tables' indexes and triggers dropped, the live tables renamed out
+ * of the way (`REPLACED_PREFIX`: dropping them here would walk every page of the old state), the
+ * shadow tables renamed in their place, and the indexes and triggers made again as the schema had
+ * them. An AUTOINCREMENT table keeps counting from the higher of its old and new counters, as rows
  * deleted in place would have kept it.
  */
 function swapIn(to: Db, target: string[]): void {
@@ -163,7 +171,8 @@ function swapIn(to: Db, target: string[]): void {
   const sequences = hasSequence ? to.prepare<[], { name: string; seq: number }>("SELECT name, seq FROM sqlite_sequence").all() : [];
   to.exec("BEGIN IMMEDIATE");
   try {
-    for (const t of target) to.exec(`DROP TABLE "${t}"`);
+    for (const r of extras) to.exec(`DROP ${r.type === "index" ? "INDEX" : "TRIGGER"} "${r.name}"`);
+    for (const t of target) to.exec(`ALTER TABLE "${t}" RENAME TO "${REPLACED_PREFIX}${t}"`);
     for (const t of target) to.exec(`ALTER TABLE "${SHADOW_PREFIX}${t}" RENAME TO "${t}"`);
     for (const r of extras) to.exec(r.sql!);
     for (const { name, seq } of sequences) {
@@ -175,6 +184,19 @@ function swapIn(to: Db, target: string[]): void {
   } catch (e) {
     if (to.inTransaction) to.exec("ROLLBACK");
     throw e;
+  }
+}
+
+/** Deletes a table's rows by slices, in key order (the caller's transaction commits with each turn). */
+async function empty(to: Db, t: string, pace: Pace): Promise<void> {
+  const key = keyColumns(to, t).join(", ");
+  pace.restart();
+  const del = to.prepare(`DELETE FROM "${t}" WHERE (${key}) IN (SELECT ${key} FROM "${t}" ORDER BY ${key} LIMIT ?)`);
+  for (let n = pace.rows(); ; n = pace.rows()) {
+    const started = performance.now();
+    const gone = del.run(n).changes;
+    await pace.after(performance.now() - started);
+    if (gone < n) return;
   }
 }
 
