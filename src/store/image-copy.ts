@@ -144,14 +144,21 @@ async function copyThroughShadows(from: Db, to: Db): Promise<void> {
     }
     to.exec("COMMIT");
     swapIn(to, target);
+  } catch (e) {
+    if (to.inTransaction) to.exec("ROLLBACK");
+    dropShadowTables(to);
+    to.exec(`PRAGMA wal_autocheckpoint = ${checkpointPages}`);
+    throw e;
+  }
+  // The new state is in: what is left is freeing the old one's pages. Should that fail, the
+  // tables replaced are dropped by the next restore or the next start.
+  try {
     to.exec("BEGIN");
     for (const t of target) await empty(to, REPLACED_PREFIX + t, pace);
     to.exec("COMMIT");
     for (const t of target) to.exec(`DROP TABLE "${REPLACED_PREFIX}${t}"`);
-  } catch (e) {
+  } catch {
     if (to.inTransaction) to.exec("ROLLBACK");
-    dropShadowTables(to);
-    throw e;
   } finally {
     to.exec(`PRAGMA wal_autocheckpoint = ${checkpointPages}`);
   }
