@@ -56,7 +56,7 @@ const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
  * Named snapshots of the whole state: SQLite's own serialisation of the database (a backup image,
  * not a walk over objects), each held as an in-memory database of its own so that no file with
  * secrets in it is written. A restore holds every request (`held`), stops what runs, copies every
- * table back into the live database by slices of about 10 ms in one transaction, then the
+ * table back into the live database by slices of about 10 ms (store/image-copy.ts), then the
  * emulator rebuilds its timers and workers from it and the requests held go on.
  */
 export class Snapshots {
@@ -239,7 +239,7 @@ export class Snapshots {
 /**
  * Replaces `into`'s rows with those of a state file (`minipod export`, `--import`): the file is
  * copied into a private temporary directory (the user's file is never changed, nor read into
- * memory), checked, brought to this schema, and copied into `into` by slices in one transaction.
+ * memory), checked, brought to this schema, and copied into `into` by slices (store/image-copy.ts).
  * A file that is not a minipod state file is refused with 400, one past `maxBytes` with 413,
  * `into` unchanged either way.
  */

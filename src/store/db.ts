@@ -18,6 +18,7 @@ export function openDb(file: string): Db {
     // table and its indexes: a job row cost 1.5 to 2.3 µs more in turns of two to four jobs,
     // about 3 % of the CPU of a `POST /run` (bench/PROFILING.md).
     if (file !== ":memory:") lockFile(db);
+    dropShadowTables(db);
     migrate(db);
   } catch (e) {
     db.close();
@@ -41,6 +42,23 @@ function lockFile(db: Db): void {
 function isBusy(e: unknown): boolean {
   const code = (e as { code?: unknown } | undefined)?.code;
   return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT";
+}
+
+/** The prefix of the tables a restore into a file database fills before it swaps them in (store/image-copy.ts). */
+export const SHADOW_PREFIX = "minipod_restore_";
+/** The prefix the tables a restore replaced take until they are emptied and dropped, after the swap. */
+export const REPLACED_PREFIX = "minipod_replaced_";
+
+/**
+ * Drops the tables a restore or import left when the process died (kill -9, power loss): those
+ * it was filling had not been swapped in, so the database holds the state from before it, whole;
+ * those it had replaced (the swap was made) hold the state from before it, no longer read.
+ */
+export function dropShadowTables(db: Db): void {
+  const left = db
+    .prepare<[number, string, number, string], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND (substr(name, 1, ?) = ? OR substr(name, 1, ?) = ?)`)
+    .all(SHADOW_PREFIX.length, SHADOW_PREFIX, REPLACED_PREFIX.length, REPLACED_PREFIX);
+  for (const { name } of left) db.exec(`DROP TABLE "${name}"`);
 }
 
 /** Applies the migrations `db` has not had yet (refuses a database of a newer schema). */

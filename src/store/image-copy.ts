@@ -1,5 +1,5 @@
 import { EmulatorError } from "../domain/errors.js";
-import { migrate } from "./db.js";
+import { dropShadowTables, migrate, REPLACED_PREFIX, SHADOW_PREFIX } from "./db.js";
 import { MIGRATIONS } from "./migrations.js";
 import { pragmaValue, type Db } from "./sqlite.js";
 
@@ -8,6 +8,12 @@ const SLICE_MS = 10;
 /** Most rows a slice reads or deletes at once (rows range from a few bytes to a megabyte). */
 const SLICE_MAX_ROWS = 8192;
 const MB = 1024 * 1024;
+/**
+ * Pages the WAL may hold before a commit checkpoints it, while a copy fills shadow tables: a
+ * checkpoint of SQLite's default thousand pages (4 MB) took 20 to 45 ms of one turn, one of 256
+ * pages 10 to 20 ms (bench/RESULTS-restore.md).
+ */
+const COPY_CHECKPOINT_PAGES = 256;
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 export function tables(db: Db): string[] {
@@ -66,13 +72,20 @@ export function checkImage(from: Db, maxBytes: number | undefined): void {
 }
 
 /**
- * Replaces `to`'s rows with `from`'s, table by table, in one transaction that spans many turns of
- * the event loop: each slice (rows deleted, or rows read from `from` in key order and inserted)
- * takes about `SLICE_MS`, then the loop is free. What else runs must not read or write `to`
- * meanwhile (a restore holds every request; an import runs before the emulator serves). A failure
- * rolls everything back: `to` is left as it was. `from` has been through `checkImage`.
+ * Replaces `to`'s rows with `from`'s, in slices of about `SLICE_MS` with the event loop free
+ * between them. What else runs must not write `to` meanwhile (a restore holds every request; an
+ * import runs before the emulator serves). A failure leaves `to` as it was. `from` has been
+ * through `checkImage`.
+ *
+ * A file database is filled in shadow tables, each slice its own small transaction (so the WAL,
+ * checkpointed every thousand pages, never holds more than a few slices), then the shadow tables
+ * replace the live ones in one short transaction (`swapIn`): a process killed before it finds the
+ * old state on its next start (the shadow tables are dropped, `dropShadowTables`), after it the
+ * new. An in-memory database is copied in one transaction across the slices (its old rows deleted
+ * first): shadow tables would hold both states at once under its `memory.databaseBytes` bound.
  */
-export async function copyImage(from: Db, to: Db): Promise<void> {
+export async function copyImage(from: Db, to: Db, how: CopyWay = to.memory ? "one transaction" : "shadows"): Promise<void> {
+  if (how === "shadows") return copyThroughShadows(from, to);
   const target = tables(to);
   const shared = tables(from).filter((t) => target.includes(t));
   const pace = new Pace();
@@ -93,7 +106,7 @@ export async function copyImage(from: Db, to: Db): Promise<void> {
         if (gone < n) break;
       }
     }
-    for (const t of shared) await copyTable(from, to, t, pace);
+    for (const t of shared) await copyTable(from, to, t, t, pace);
     to.exec("COMMIT");
   } catch (e) {
     if (to.inTransaction) to.exec("ROLLBACK");
@@ -101,12 +114,109 @@ export async function copyImage(from: Db, to: Db): Promise<void> {
   }
 }
 
-async function copyTable(from: Db, to: Db, t: string, pace: Pace): Promise<void> {
-  const targetColumns = columns(to, t);
+/** How `copyImage` copies (the other way is there to be measured against: bench/restore-db.ts). */
+export type CopyWay = "shadows" | "one transaction";
+
+interface SchemaRow {
+  type: string;
+  name: string;
+  tbl_name: string;
+  sql: string | null;
+}
+
+async function copyThroughShadows(from: Db, to: Db): Promise<void> {
+  const target = tables(to);
+  const shared = new Set(tables(from).filter((t) => target.includes(t)));
+  // Each slice commits before the loop is let go, and a new transaction begins with the next.
+  const pace = new Pace(
+    () => to.exec("COMMIT"),
+    () => to.exec("BEGIN"),
+  );
+  dropShadowTables(to);
+  const checkpointPages = pragmaValue(to, "wal_autocheckpoint") as number;
+  to.exec(`PRAGMA wal_autocheckpoint = ${COPY_CHECKPOINT_PAGES}`);
+  to.exec("BEGIN");
+  try {
+    for (const t of target) {
+      const sql = schemaOf(to).find((r) => r.type === "table" && r.name === t)!.sql!;
+      to.exec(sql.replace(/^(CREATE\s+TABLE\s+)("[^"]+"|\S+)/i, `$1"${SHADOW_PREFIX}${t}"`));
+      if (shared.has(t)) await copyTable(from, to, t, SHADOW_PREFIX + t, pace);
+    }
+    to.exec("COMMIT");
+    swapIn(to, target);
+  } catch (e) {
+    if (to.inTransaction) to.exec("ROLLBACK");
+    dropShadowTables(to);
+    to.exec(`PRAGMA wal_autocheckpoint = ${checkpointPages}`);
+    throw e;
+  }
+  // The new state is in: what is left is freeing the old one's pages. Should that fail, the
+  // tables replaced are dropped by the next restore or the next start.
+  try {
+    to.exec("BEGIN");
+    for (const t of target) await empty(to, REPLACED_PREFIX + t, pace);
+    to.exec("COMMIT");
+    for (const t of target) to.exec(`DROP TABLE "${REPLACED_PREFIX}${t}"`);
+  } catch {
+    if (to.inTransaction) to.exec("ROLLBACK");
+  } finally {
+    to.exec(`PRAGMA wal_autocheckpoint = ${checkpointPages}`);
+  }
+}
+
+/**
+ * In one transaction: the live tables' indexes and triggers dropped, the live tables renamed out
+ * of the way (`REPLACED_PREFIX`: dropping them here would walk every page of the old state), the
+ * shadow tables renamed in their place, and the indexes and triggers made again as the schema had
+ * them. An AUTOINCREMENT table keeps counting from the higher of its old and new counters, as rows
+ * deleted in place would have kept it.
+ */
+function swapIn(to: Db, target: string[]): void {
+  const schema = schemaOf(to);
+  const extras = schema.filter((r) => (r.type === "index" || r.type === "trigger") && r.sql !== null && target.includes(r.tbl_name));
+  const hasSequence = schema.some((r) => r.type === "table" && r.name === "sqlite_sequence");
+  const sequences = hasSequence ? to.prepare<[], { name: string; seq: number }>("SELECT name, seq FROM sqlite_sequence").all() : [];
+  to.exec("BEGIN IMMEDIATE");
+  try {
+    for (const r of extras) to.exec(`DROP ${r.type === "index" ? "INDEX" : "TRIGGER"} "${r.name}"`);
+    for (const t of target) to.exec(`ALTER TABLE "${t}" RENAME TO "${REPLACED_PREFIX}${t}"`);
+    for (const t of target) to.exec(`ALTER TABLE "${SHADOW_PREFIX}${t}" RENAME TO "${t}"`);
+    for (const r of extras) to.exec(r.sql!);
+    for (const { name, seq } of sequences) {
+      if (!target.includes(name)) continue;
+      to.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?").run(seq, name);
+      to.prepare("INSERT INTO sqlite_sequence (name, seq) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?)").run(name, seq, name);
+    }
+    to.exec("COMMIT");
+  } catch (e) {
+    if (to.inTransaction) to.exec("ROLLBACK");
+    throw e;
+  }
+}
+
+/** Deletes a table's rows by slices, in key order (the caller's transaction commits with each turn). */
+async function empty(to: Db, t: string, pace: Pace): Promise<void> {
+  const key = keyColumns(to, t).join(", ");
+  pace.restart();
+  const del = to.prepare(`DELETE FROM "${t}" WHERE (${key}) IN (SELECT ${key} FROM "${t}" ORDER BY ${key} LIMIT ?)`);
+  for (let n = pace.rows(); ; n = pace.rows()) {
+    const started = performance.now();
+    const gone = del.run(n).changes;
+    await pace.after(performance.now() - started);
+    if (gone < n) return;
+  }
+}
+
+function schemaOf(db: Db): SchemaRow[] {
+  return db.prepare<[], SchemaRow>("SELECT type, name, tbl_name, sql FROM sqlite_master").all();
+}
+
+async function copyTable(from: Db, to: Db, t: string, into: string, pace: Pace): Promise<void> {
+  const targetColumns = columns(to, into);
   const cols = columns(from, t).filter((c) => targetColumns.includes(c));
   const list = cols.map((c) => `"${c}"`).join(", ");
   pace.restart();
-  const insert = to.prepare(`INSERT INTO "${t}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
+  const insert = to.prepare(`INSERT INTO "${into}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
   // A slice at a time, in key order: a table's rows are never all in memory at once (and no
   // iterator object is left for the garbage collector: see store/sqlite.ts).
   const key = keyColumns(from, t);
@@ -126,12 +236,22 @@ async function copyTable(from: Db, to: Db, t: string, pace: Pace): Promise<void>
 }
 
 /**
- * How many rows the next slice takes: it starts at one for each table, doubles while a slice takes under half of
- * `SLICE_MS` and halves past it; the loop is let go once `SLICE_MS` have been spent in this turn.
+ * How many rows the next slice takes: it starts at one for each table, doubles while a slice takes
+ * under half of the turn's budget and halves past it; the loop is let go once the budget has been
+ * spent in this turn. The budget is `SLICE_MS`, less what the work done as the loop is let go took
+ * (`beforeTurn`: a file database's commit, and the checkpoint it may run), so that a turn as a
+ * whole takes about `SLICE_MS`.
  */
 class Pace {
   private n = 1;
   private spent = 0;
+  private budget = SLICE_MS;
+
+  /** `beforeTurn` runs as the loop is let go, `afterTurn` as the copy takes it again. */
+  constructor(
+    private readonly beforeTurn?: () => void,
+    private readonly afterTurn: () => void = () => {},
+  ) {}
 
   rows(): number {
     return this.n;
@@ -143,12 +263,18 @@ class Pace {
   }
 
   async after(took: number): Promise<void> {
-    if (took < SLICE_MS / 2) this.n = Math.min(this.n * 2, SLICE_MAX_ROWS);
-    else if (took > SLICE_MS) this.n = Math.max(1, this.n >> 1);
+    if (took < this.budget / 2) this.n = Math.min(this.n * 2, SLICE_MAX_ROWS);
+    else if (took > this.budget) this.n = Math.max(1, this.n >> 1);
     this.spent += took;
-    if (this.spent >= SLICE_MS) {
-      this.spent = 0;
-      await nextTurn();
+    if (this.spent < this.budget) return;
+    if (this.beforeTurn) {
+      const started = performance.now();
+      this.beforeTurn();
+      const ending = performance.now() - started;
+      this.budget = Math.min(SLICE_MS, Math.max(SLICE_MS / 10, (SLICE_MS * this.spent) / (this.spent + ending)));
     }
+    this.spent = 0;
+    await nextTurn();
+    this.afterTurn();
   }
 }

@@ -59,6 +59,38 @@ describe("a snapshot restore", () => {
     expect(during.every((s) => s.inQueue === JOBS && s.afterEnd)).toBe(true);
   });
 
+  it("on a --db file, swaps the state in whole over many turns, and a restart finds it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "restore-db-"));
+    try {
+      const db = join(dir, "state.db");
+      e = await inProcess({ config, db });
+      await fill(e.post, JOBS);
+      expect((await e.post("/_emulator/snapshots/before", {})).status).toBe(200);
+      await fill(e.post, JOBS);
+      let ended = false;
+      const restored = e.post("/_emulator/snapshots/before/restore", {}).then((r) => ((ended = true), r));
+      const seen: number[] = [];
+      const health: Promise<void>[] = [];
+      let turns = 0;
+      for (; !ended && turns < 100_000; turns++) {
+        health.push(e.get("/v2/q/health").then((r) => void seen.push(r.body.jobs.inQueue as number)));
+        await nextTurn();
+      }
+      expect((await restored).status).toBe(200);
+      await Promise.all(health);
+      expect(turns).toBeGreaterThan(2);
+      expect(seen.every((n) => n === JOBS || n === 2 * JOBS)).toBe(true);
+      expect(seen.at(-1)).toBe(JOBS);
+      e.close();
+      e = await inProcess({ config, db });
+      expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(JOBS);
+    } finally {
+      e?.close();
+      e = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("waits for a restore under way before another, and refuses a save meanwhile, and the deletion of the snapshot it reads", async () => {
     e = await inProcess({ config });
     await fill(e.post, 8);
