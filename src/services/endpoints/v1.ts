@@ -113,7 +113,7 @@ export interface EndpointIncludes {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** An endpoint as the v1 surface shows it; times are virtual time in ISO 8601. */
-export function toEndpointV1(core: ViewContext, { spec, fields }: ManagedEndpoint, inc: EndpointIncludes = {}): EndpointV1 {
+export function toEndpointV1(core: Pick<ViewContext, "endpointManager" | "templates">, { spec, fields }: ManagedEndpoint, inc: EndpointIncludes = {}): EndpointV1 {
   const view: EndpointV1 = {
     id: spec.id,
     name: spec.name,

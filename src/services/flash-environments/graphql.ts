@@ -43,7 +43,7 @@ extend type Mutation {
 `;
 
 /** An environment as the GraphQL API shows it; `origin` builds the artifact's download URL. */
-function show(core: ViewContext, e: FlashEnvironment, origin: string | undefined) {
+function show(core: Pick<ViewContext, "endpointManager" | "flashEnvironments" | "networkVolumes">, e: FlashEnvironment, origin: string | undefined) {
   const endpoints = core.flashEnvironments.endpoints(e.id);
   const volumeIds = new Set(endpoints.flatMap((x) => {
     const f = core.endpointManager.get(x.id).fields;

@@ -141,7 +141,7 @@ function podCreate(i: DeployInput, compute: "GPU" | "CPU", interruptible: boolea
 const displayName = (gpuTypeId: string) => gpuTypeId.replace(/^(NVIDIA|AMD)\s+(GeForce\s+)?/, "").trim();
 
 /** A pod as the GraphQL API shows it. */
-export function toGraphQLPod(core: ViewContext, pod: Pod): Record<string, unknown> {
+export function toGraphQLPod(core: Pick<ViewContext, "pods" | "clock">, pod: Pod): Record<string, unknown> {
   const running = pod.desiredStatus === "RUNNING";
   const uptime = running && pod.lastStartedAt !== undefined ? Math.floor((core.clock.now() - pod.lastStartedAt) / 1000) : 0;
   const cost = core.pods.costPerHr(pod);

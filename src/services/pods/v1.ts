@@ -162,7 +162,7 @@ type PodView = z.infer<typeof PodV1Schema>;
 const displayName = (gpuTypeId: string) => gpuTypeId.replace(/^(NVIDIA|AMD)\s+(GeForce\s+)?/, "").trim();
 
 /** A pod as the v1 surface shows it; timestamps are virtual time in ISO 8601. */
-export function toPodV1(core: ViewContext, pod: Pod, inc: PodIncludes = {}): PodView {
+export function toPodV1(core: Pick<ViewContext, "pods" | "endpoints" | "networkVolumes" | "templates">, pod: Pod, inc: PodIncludes = {}): PodView {
   const cost = core.pods.costPerHr(pod);
   const view: PodView = {
     id: pod.id,

@@ -111,7 +111,7 @@ const runtimePort = (spec: string) => {
 };
 
 /** A pod as v2 shows it. Nothing runs in it: utilisation is 0 and there is no SSH endpoint. */
-export function toPodV2(core: ViewContext, p: Pod): PodV2 {
+export function toPodV2(core: Pick<ViewContext, "pods" | "clusters" | "clock">, p: Pod): PodV2 {
   const running = p.desiredStatus === "RUNNING";
   const view: PodV2 = {
     id: p.id,

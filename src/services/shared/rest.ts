@@ -285,24 +285,24 @@ function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>
  * A read-only report of one model (billing history): one GET per version, the same domain call
  * behind each, shown in the version's shape.
  */
-export interface ReportView {
+export interface ReportView<V> {
   version: RestVersion;
   /** Path after the version: `billing/pods`. */
   path: string;
   operationId: string;
   query: z.ZodType;
   schema: z.ZodType;
-  run: (core: ViewContext, query: never, c: Ctx) => unknown;
+  run: (core: V, query: never, c: Ctx) => unknown;
   docs: Docs;
 }
 
 /** `ReportView`, with the query's parsed type checked against `run`. */
-export function report<Q extends z.ZodType>(view: Omit<ReportView, "query" | "run"> & { query: Q; run: (core: ViewContext, query: z.output<Q>, c: Ctx) => unknown }): ReportView {
-  return view as ReportView;
+export function report<Q extends z.ZodType, V>(view: Omit<ReportView<V>, "query" | "run"> & { query: Q; run: (core: V, query: z.output<Q>, c: Ctx) => unknown }): ReportView<V> {
+  return view as ReportView<V>;
 }
 
 /** Registers a GET route per report view. */
-export function serveReports(core: ViewContext, router: OpenAPIHono<AppEnv>, tag: string, views: readonly ReportView[]): void {
+export function serveReports<V>(core: V, router: OpenAPIHono<AppEnv>, tag: string, views: readonly ReportView<V>[]): void {
   const { 404: _notFound, ...errors } = ERROR_RESPONSES;
   for (const v of views) {
     const config = createRoute({
