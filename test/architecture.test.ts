@@ -285,6 +285,25 @@ describe("each part is given what it uses", () => {
       );
     expect(whole.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
   });
+
+  // The same inside services/: a resource's view, route or model names the models and engine
+  // members it reads (Pick<ViewContext, ...>, Pick<EngineView, ...>), not the registry or the
+  // engine whole. Only the service's contract (shared/service.ts) and the machinery that mounts
+  // every resource's views and GraphQL part (shared/rest.ts, shared/graphql.ts) name them whole.
+  it("no file in services/ takes the whole ViewContext or EngineView", () => {
+    const mounts = ["services/shared/service.ts", "services/shared/rest.ts", "services/shared/graphql.ts"];
+    const whole = files(join(SRC, "services"))
+      .map((f) => relative(SRC, f))
+      .filter((f) => !mounts.includes(f))
+      .flatMap((f) =>
+        readFileSync(join(SRC, f), "utf8")
+          .split("\n")
+          .map((line, n) => ({ line, at: `${f}:${n + 1}` }))
+          .filter(({ line }) => !/^\s*(import|\*|\/\/|\/\*\*)/.test(line))
+          .filter(({ line }) => /\b(ViewContext|EngineView)\b/.test(line.replace(/\b(Pick|Omit)<(ViewContext|EngineView), /g, ""))),
+      );
+    expect(whole.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
+  });
 });
 
 describe("better-sqlite3's native objects", () => {
