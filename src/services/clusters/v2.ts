@@ -87,7 +87,7 @@ const memberSettings = (b: Body) => {
 };
 
 /** `/v2/clusters`: a cluster is shown with its pods counted by status. */
-export const clusterV2 = view<Cluster>(V2, "clusters", "Cluster", ClusterV2Schema, toClusterV2, {
+export const clusterV2 = view<Cluster, Pick<ViewContext, "clusters">>(V2, "clusters", "Cluster", ClusterV2Schema, toClusterV2, {
   create: withBody(CreateClusterV2Schema, (core, b) => core.clusters.create({ name: b.name, type: b.type, compute: b.compute, pod: memberSettings(b) })),
   update: withBody(UpdateClusterV2Schema, (core, b, _c, id) => core.clusters.rename(id, b.name)),
   docs: {

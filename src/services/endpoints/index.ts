@@ -60,7 +60,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
   },
   routes: (app, views) => {
     // Serverless endpoints on both REST versions, and their workers, releases and logs on v2.
-    serveResource(views, app, resource(TAG, "endpoint", (core) => core.endpointManager, { views: [endpointV2, endpointV1] }));
+    serveResource(views, app, resource(TAG, "endpoint", (core: Pick<ViewContext, "endpointManager">) => core.endpointManager, { views: [endpointV2, endpointV1] }));
     serverlessV2Routes(views, app);
   },
   seed: async ({ endpointManager }, { config, atField, engine }) => {

@@ -233,7 +233,7 @@ export function toPodV1(core: Pick<ViewContext, "pods" | "endpoints" | "networkV
 }
 
 /** `/v1/pods`: filters, `includeWorkers` and the other includes, a create answered 201. */
-export const podV1 = view<Pod>(V1, "pods", "Pod", PodV1Schema, (core, p, c) => toPodV1(core, p, queryOf<PodIncludes>(c)), {
+export const podV1 = view<Pod, Pick<ViewContext, "pods" | "endpoints" | "networkVolumes" | "templates">>(V1, "pods", "Pod", PodV1Schema, (core, p, c) => toPodV1(core, p, queryOf<PodIncludes>(c)), {
   createStatus: 201,
   query: { list: ListPodsV1Query, get: GetPodV1Query },
   list: (core, c) => core.pods.list(queryOf(c)),

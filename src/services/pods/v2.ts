@@ -219,7 +219,7 @@ function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
 }
 
 /** `/v2/pods`: the pods of clusters listed only with includeClusterPods=true. */
-export const podV2 = view<Pod>(V2, "pods", "Pod", PodV2Schema, (core, p) => toPodV2(core, p), {
+export const podV2 = view<Pod, Pick<ViewContext, "pods" | "clusters" | "clock">>(V2, "pods", "Pod", PodV2Schema, (core, p) => toPodV2(core, p), {
   query: { list: ListPodsV2Query },
   list: (core, c) => core.pods.list({ excludeClusterPods: queryOf<{ includeClusterPods?: boolean }>(c).includeClusterPods !== true }),
   create: withBody(CreatePodV2Schema, (core, body) => core.pods.create(podCreateFromV2(body))),
