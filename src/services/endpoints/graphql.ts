@@ -254,7 +254,7 @@ export function toGraphQLEndpoint(core: Pick<ViewContext, "endpointManager" | "n
 }
 
 /** The endpoints' part of the GraphQL API. */
-export const endpointsGraphQL: GraphQLPart = {
+export const endpointsGraphQL: GraphQLPart<Pick<ViewContext, "endpointManager" | "networkVolumes" | "templates">> = {
   typeDefs,
   scalars: [nameScalar("FlashBootType", FLASHBOOT_MODES, "FlashBoot: OFF, FLASHBOOT or PRIORITY_FLASHBOOT."), new GraphQLScalarType({ name: "JSON", description: "Any JSON value." })],
   resolvers: (core) => {

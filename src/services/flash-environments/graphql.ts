@@ -65,7 +65,7 @@ function show(core: Pick<ViewContext, "endpointManager" | "flashEnvironments" | 
 type Args<T> = { input: T };
 
 /** The Flash environments' part of the GraphQL API. */
-export const flashEnvironmentsGraphQL: GraphQLPart = {
+export const flashEnvironmentsGraphQL: GraphQLPart<Pick<ViewContext, "flashEnvironments" | "endpointManager" | "networkVolumes">> = {
   typeDefs,
   resolvers: (core) => {
     const envs = core.flashEnvironments;

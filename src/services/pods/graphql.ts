@@ -190,7 +190,7 @@ type PodIdInput = { input?: { podId: string } | null };
 const podIdOf = (a: PodIdInput): string => a.input?.podId ?? "";
 
 /** The pods' part of the GraphQL API. */
-export const podsGraphQL: GraphQLPart = {
+export const podsGraphQL: GraphQLPart<Pick<ViewContext, "pods" | "clock">> = {
   typeDefs,
   scalars: [nameScalar("CloudType", ["ALL", "SECURE", "COMMUNITY"], "Where a pod may run: ALL, SECURE or COMMUNITY.")],
   resolvers: (core) => {

@@ -50,7 +50,7 @@ export interface ServiceDef<Name extends string = string, Models extends object 
   /** Mounts its REST views (v1, v2) on the app. */
   routes?(app: OpenAPIHono<AppEnv>, views: ViewContext): void;
   /** Its part of the GraphQL API (`/graphql`): SDL and resolvers over its models (see graphql.ts). */
-  readonly graphql?: GraphQLPart;
+  readonly graphql?: GraphQLPart<ViewContext>;
   /** Writes what the config declares (start and reset, after every service is built and cleared). */
   seed?(models: Models, ctx: SeedContext): void | Promise<void>;
   /**
