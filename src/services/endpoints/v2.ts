@@ -319,8 +319,11 @@ function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): { change
   return { change, container: containerOf(b) };
 }
 
+/** What the view reads: the endpoints' manager. */
+type Reads = Pick<ViewContext, "endpointManager">;
+
 /** `/v2/serverless`: an endpoint carries its container settings itself, in a template of its own. */
-export const endpointV2 = view<ManagedEndpoint, Pick<ViewContext, "endpointManager">>(V2, "serverless", "Endpoint", EndpointV2Schema, (core, e, c) => toEndpointV2(core, e, new URL(c.req.url).origin), {
+export const endpointV2 = view<ManagedEndpoint, Reads>(V2, "serverless", "Endpoint", EndpointV2Schema, (core, e, c) => toEndpointV2(core, e, new URL(c.req.url).origin), {
   create: withBody(CreateEndpointV2Schema, (core, body) => {
     const { input, container } = newEndpointFromV2(body);
     return core.endpointManager.create(input, container);

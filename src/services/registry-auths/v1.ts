@@ -14,7 +14,10 @@ export const CreateRegistryAuthV1Schema = z
   })
   .openapi("ContainerRegistryAuthCreateInput");
 
+/** What the view reads: the registry auths. */
+type Reads = Pick<ViewContext, "registryAuths">;
+
 /** `/v1/containerregistryauth`: neither the username nor the password is shown. */
-export const registryAuthV1 = view<RegistryAuthView, Pick<ViewContext, "registryAuths">>(V1, "containerregistryauth", "ContainerRegistryAuth", RegistryAuthV1Schema, (_core, a) => ({ id: a.id, name: a.name }), {
+export const registryAuthV1 = view<RegistryAuthView, Reads>(V1, "containerregistryauth", "ContainerRegistryAuth", RegistryAuthV1Schema, (_core, a) => ({ id: a.id, name: a.name }), {
   create: withBody(CreateRegistryAuthV1Schema, (core, body) => core.registryAuths.create(body)),
 });
