@@ -211,7 +211,7 @@ function containerOf(t: NonNullable<EndpointInput["template"]>): ContainerChange
 }
 
 /** An endpoint as the GraphQL API shows it. */
-export function toGraphQLEndpoint(core: Pick<ViewContext, "endpointManager" | "networkVolumes" | "templates">, { spec, fields }: ManagedEndpoint): Record<string, unknown> {
+export function toGraphQLEndpoint(core: Pick<ViewContext, "networkVolumes" | "templates">, { spec, fields }: ManagedEndpoint): Record<string, unknown> {
   const { pools, excludedTypes } = gpuSelection(fields.gpuTypeIds.length ? fields.gpuTypeIds : [DEFAULT_GPU_TYPE_ID]);
   const anywhere = fields.dataCenterIds.length === DATA_CENTER_IDS.length;
   const volume = fields.networkVolumeId !== undefined && core.networkVolumes.has(fields.networkVolumeId) ? core.networkVolumes.get(fields.networkVolumeId) : undefined;
