@@ -119,5 +119,5 @@ export type Registry = import("../index.js").Services;
 /** The config, with the parts of the services of the list (see `Config` in ../index.ts). */
 type Config = import("../index.js").Config;
 
-/** What views read: every service's models, and the engine's clock, scheduler, endpoints, notifier and logs. */
-export type ViewContext = Registry & Pick<EngineView, "clock" | "scheduler" | "endpoints" | "notifier" | "logs">;
+/** What views read: every service's models, and the engine's clock, endpoints, notifier and logs. */
+export type ViewContext = Registry & Pick<EngineView, "clock" | "endpoints" | "notifier" | "logs">;
