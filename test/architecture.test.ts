@@ -285,6 +285,26 @@ describe("each part is given what it uses", () => {
       );
     expect(whole.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
   });
+
+  // The same inside services/: a resource's view, route, GraphQL part or model names the models
+  // and engine members it reads (Pick<ViewContext, ...>, Pick<EngineView, ...>), not the registry
+  // or the engine whole. Only the service's contract (shared/service.ts, whose ServiceDef gives a
+  // service's build and seed the context they wire its models from) and the assembly of every
+  // GraphQL part (shared/graphql.ts) name them whole.
+  it("no file in services/ takes the whole ViewContext, EngineView or service context", () => {
+    const mounts = ["services/shared/service.ts", "services/shared/graphql.ts"];
+    const whole = files(join(SRC, "services"))
+      .map((f) => relative(SRC, f))
+      .filter((f) => !mounts.includes(f))
+      .flatMap((f) =>
+        readFileSync(join(SRC, f), "utf8")
+          .split("\n")
+          .map((line, n) => ({ line, at: `${f}:${n + 1}` }))
+          .filter(({ line }) => !/^\s*(import|\*|\/\/|\/\*\*)/.test(line))
+          .filter(({ line }) => /\b(ViewContext|EngineView|ServiceContext|SeedContext)\b/.test(line.replace(/\b(Pick|Omit)<(ViewContext|EngineView), /g, ""))),
+      );
+    expect(whole.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
+  });
 });
 
 describe("better-sqlite3's native objects", () => {

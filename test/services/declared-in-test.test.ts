@@ -42,7 +42,7 @@ const NewWidget = z.object({ name: z.string().min(1) });
 const widgetsOf = (v: ViewContext) => (v as unknown as { widgets: Widgets }).widgets;
 const show = (_v: ViewContext, w: Widget) => ({ id: w.id, name: w.name });
 
-const widgetRoutes: ResourceRoutes<Widget> = {
+const widgetRoutes: ResourceRoutes<Widget, ViewContext> = {
   tag: "Widgets",
   noun: "widget",
   list: (v) => widgetsOf(v).list(),

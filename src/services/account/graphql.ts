@@ -1,5 +1,6 @@
 import { authed, badInput, type GraphQLPart } from "../shared/graphql.js";
 import { SSH_KEY, SSH_KEY_EXPECTED } from "./model.js";
+import type { ViewContext } from "../shared/service.js";
 
 /**
  * The account as the GraphQL API shows it (`myself`, `updateUserSettings`): its SSH public keys
@@ -23,7 +24,7 @@ extend type Mutation { updateUserSettings(input: UpdateUserSettingsInput): User 
 `;
 
 /** The account's part of the GraphQL API. */
-export const accountGraphQL: GraphQLPart = {
+export const accountGraphQL: GraphQLPart<Pick<ViewContext, "sshKeys" | "pods">> = {
   typeDefs,
   resolvers: ({ sshKeys, pods }) => ({
     User: {

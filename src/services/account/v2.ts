@@ -27,7 +27,7 @@ const putKeys = createRoute({
 });
 
 /** `/v2/account/ssh-keys`: the account's SSH public keys. */
-export function accountRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function accountRoutes(core: Pick<ViewContext, "sshKeys">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(getKeys, (c) => c.json({ keys: core.sshKeys.list() }, 200));
   router.openapi(putKeys, (c) => c.json({ keys: core.sshKeys.replace(c.req.valid("json").keys) }, 200));
 }

@@ -24,7 +24,7 @@ const overviewRoute = createRoute({
 });
 
 /** The control API's view of batches, which the dashboard's batch panel reads. */
-export function batchControlRoutes(views: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function batchControlRoutes(views: Pick<ViewContext, "batches">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(overviewRoute, (c) => {
     const { batches } = views;
     // A batch whose endpoint was deleted has no requests left to show.

@@ -21,7 +21,7 @@ export interface BatchAttributes {
   webhook?: string | null | undefined;
 }
 
-type Engine = Pick<EngineView, "clock" | "log" | "jobs" | "queue" | "webhooks" | "notifier" | "endpoints" | "scheduler">;
+type Engine = Pick<EngineView, "clock" | "log" | "jobs" | "queue" | "webhooks" | "notifier" | "endpoints">;
 
 /**
  * Batches of an endpoint: a DRAFT collects requests (added, changed, removed); `finalize` locks

@@ -197,7 +197,7 @@ export function showRequest(r: BatchRequestView): z.infer<typeof BatchRequestV2S
 }
 
 /** The batch routes of the queue surface (`/v2/{endpoint_id}/batch...`). */
-export function batchRoutes(views: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function batchRoutes(views: Pick<ViewContext, "batches">, router: OpenAPIHono<AppEnv>): void {
   const batches = views.batches;
   const show = (b: Batch) => showBatch(batches, b);
 

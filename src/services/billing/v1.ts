@@ -2,10 +2,9 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { BUCKET_SIZES } from "./buckets.js";
 import { timeQuery, listQuery } from "../../http/query-params.js";
 import { DATA_CENTER_IDS, GPU_TYPE_IDS } from "../shared/catalog/catalog.js";
-import type { ViewContext } from "../shared/service.js";
 import type { AppEnv } from "../../http/env.js";
 import { report, serveReports, V1 } from "../shared/rest.js";
-import { billingV2Reports } from "./v2.js";
+import { billingV2Reports, type BillingReads } from "./v2.js";
 
 export const TAG = "Billing";
 
@@ -53,7 +52,7 @@ export const billingReports = [
     docs: { summary: "Pod billing history", description: "A pod bills its GPUs (or vCPUs) while RUNNING. One record per bucket and group, buckets with usage only, oldest first." },
     query: z.object({ ...windowQuery, grouping: z.enum(["podId", "gpuTypeId"]).default("gpuTypeId"), podId: z.string().optional(), gpuTypeId: z.enum(GPU_TYPE_IDS).optional() }),
     schema: z.array(BillingRecordV1Schema),
-    run: (core, q) => core.billing.pods(q).map(iso),
+    run: (core: BillingReads, q) => core.billing.pods(q).map(iso),
   }),
   report({
     version: V1,
@@ -74,7 +73,7 @@ export const billingReports = [
       imageName: z.string().optional(),
     }),
     schema: z.array(BillingRecordV1Schema),
-    run: (core, q) => core.billing.endpoints(q).map(iso),
+    run: (core: BillingReads, q) => core.billing.endpoints(q).map(iso),
   }),
   report({
     version: V1,
@@ -86,10 +85,10 @@ export const billingReports = [
     },
     query: z.object(windowQuery),
     schema: z.array(NetworkVolumeBillingRecordV1Schema),
-    run: (core, q) => core.billing.networkVolumes(q).map(iso),
+    run: (core: BillingReads, q) => core.billing.networkVolumes(q).map(iso),
   }),
 ];
 
-export function billingRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function billingRoutes(core: BillingReads, router: OpenAPIHono<AppEnv>): void {
   serveReports(core, router, TAG, [...billingV2Reports, ...billingReports]);
 }

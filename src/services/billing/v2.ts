@@ -17,10 +17,13 @@ const WindowQuery = {
   bucketSize: z.enum(BUCKET_SIZES).default("day").openapi({ param: { name: "bucketSize", in: "query" } }),
   lastN: intQuery().pipe(z.int().min(1)).optional().openapi({ param: { name: "lastN", in: "query" }, description: "The last N buckets, the current one included (not with startTime or endTime)" }),
 };
+/** What billing's reports read: its meter, and the clock (the last N buckets end now). */
+export type BillingReads = Pick<ViewContext, "billing" | "clock">;
+
 type WindowQ = { startTime?: number | undefined; endTime?: number | undefined; bucketSize: (typeof BUCKET_SIZES)[number]; lastN?: number | undefined };
 
 /** The query's window: explicit times, or the last N buckets. */
-function windowOf(core: ViewContext, q: WindowQ): BillingWindow {
+function windowOf(core: BillingReads, q: WindowQ): BillingWindow {
   if (q.lastN === undefined) return { bucketSize: q.bucketSize, startTime: q.startTime, endTime: q.endTime };
   if (q.startTime !== undefined || q.endTime !== undefined) {
     const errors = ["query.lastN: lastN and startTime/endTime exclude each other; send one or the other"];
@@ -30,7 +33,7 @@ function windowOf(core: ViewContext, q: WindowQ): BillingWindow {
 }
 
 const range = (w: BillingWindow, time: number) => ({ startTime: iso(time), endTime: iso(nextBucket(time, w.bucketSize)) });
-const resolved = (core: ViewContext, w: BillingWindow) => {
+const resolved = (core: BillingReads, w: BillingWindow) => {
   const { from, to } = core.billing.window(w);
   return { startTime: iso(from), endTime: iso(to), bucketSize: w.bucketSize };
 };
@@ -49,7 +52,7 @@ function timeReport(o: {
   description: string;
   unique: "uniquePodCount" | "uniqueServerlessCount" | "uniqueClusterCount";
   extra: Record<string, number>;
-}): ReportView {
+}): ReportView<BillingReads> {
   const record = (r: CostRow) => ({ gpuAmount: usd(r.gpu), ...(o.cpu ? { cpuAmount: usd(r.cpu) } : {}), ...o.extra, totalAmount: usd(r.gpu + r.cpu) });
   return report({
     version: V2,
@@ -58,7 +61,7 @@ function timeReport(o: {
     docs: { summary: o.summary, description: o.description },
     query: z.object({ ...WindowQuery, [o.idName]: z.string().min(1).optional().openapi({ param: { name: o.idName, in: "query" } }) }),
     schema: z.object({ records: z.array(z.record(z.string(), z.unknown())), metadata: z.record(z.string(), z.unknown()) }),
-    run: (core, q) => {
+    run: (core: BillingReads, q) => {
       const w = windowOf(core, q as WindowQ);
       const only = (q as unknown as Record<string, string | undefined>)[o.idName];
       const rows = core.billing.costs(o.kind, w, (iv) => {
@@ -72,9 +75,9 @@ function timeReport(o: {
   });
 }
 
-const storage = (core: ViewContext, w: BillingWindow, only?: string) => core.billing.volumeCosts(w).filter((r) => only === undefined || r.volumeId === only);
+const storage = (core: Pick<ViewContext, "billing">, w: BillingWindow, only?: string) => core.billing.volumeCosts(w).filter((r) => only === undefined || r.volumeId === only);
 
-export const billingV2Reports: ReportView[] = [
+export const billingV2Reports: ReportView<BillingReads>[] = [
   timeReport({
     path: "billing/pods",
     operationId: "listPodBilling",
@@ -118,7 +121,7 @@ export const billingV2Reports: ReportView[] = [
     docs: { summary: "Network volume billing", description: "GB-hours of each volume at the per-GB-month price of its type (a month is 30 days); one record per volume and bucket." },
     query: z.object({ ...WindowQuery, networkVolumeId: z.string().min(1).optional().openapi({ param: { name: "networkVolumeId", in: "query" } }) }),
     schema: z.object({ records: z.array(z.record(z.string(), z.unknown())), metadata: z.record(z.string(), z.unknown()) }),
-    run: (core, q) => {
+    run: (core: BillingReads, q) => {
       const w = windowOf(core, q);
       const rows = storage(core, w, q.networkVolumeId);
       const records = rows.map((r) => ({
@@ -147,7 +150,7 @@ export const billingV2Reports: ReportView[] = [
     docs: { summary: "Public endpoint billing (none here)", description: "minipod has no public endpoints: there are no records." },
     query: z.object(WindowQuery),
     schema: z.object({ records: z.array(z.object({ startTime: z.string(), endTime: z.string(), totalAmount: amount })), metadata: z.record(z.string(), z.unknown()) }),
-    run: (core, q) => {
+    run: (core: BillingReads, q) => {
       const w = windowOf(core, q);
       return { records: [], metadata: { query: resolved(core, w), recordCount: 0, totals: { totalAmount: 0 } } };
     },
@@ -159,7 +162,7 @@ export const billingV2Reports: ReportView[] = [
     docs: { summary: "Billing across everything", description: "One record per bucket with usage: pods, serverless, storage and clusters, each component apart, and their total." },
     query: z.object(WindowQuery),
     schema: z.object({ records: z.array(z.record(z.string(), z.unknown())), metadata: z.record(z.string(), z.unknown()) }),
-    run: (core, q) => {
+    run: (core: BillingReads, q) => {
       const w = windowOf(core, q);
       const buckets = new Map<number, Record<string, number>>();
       const add = (time: number, field: string, x: number) => {

@@ -5,6 +5,7 @@ import type { GraphQLPart } from "../shared/graphql.js";
 import { gpuHourly } from "../shared/pricing.js";
 import { gpuAvailability } from "./availability.js";
 import { hubIds, type HubListingConfig } from "./config.js";
+import type { ViewContext } from "../shared/service.js";
 
 /**
  * The catalog as the GraphQL API shows it, public (no key needed, as on the service): `gpuTypes`
@@ -126,7 +127,7 @@ interface LowestPriceInput {
 }
 
 /** The catalog's part of the GraphQL API. */
-export const catalogGraphQL: GraphQLPart = {
+export const catalogGraphQL: GraphQLPart<Pick<ViewContext, "prices" | "hub">> = {
   typeDefs,
   // The catalog's real sizes, for the query cost (660 aliases of gpuTypes { lowestPrice } once took
   // 0.7 s); lowestPrice looks at the stock of both clouds, about 15 times a plain field's CPU.

@@ -149,7 +149,7 @@ const listPublicTemplates = listRoute(
 );
 
 /** The catalog (`/v2/catalog/...`) from minipod's own tables, priced by the config's pricing. */
-export function catalogRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function catalogRoutes(core: Pick<ViewContext, "prices">, router: OpenAPIHono<AppEnv>): void {
   const gpu = (g: GpuTypeInfo, q: GpuQuery) => {
     const price = gpuHourly(core.prices, g.id);
     return {

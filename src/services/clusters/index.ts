@@ -2,6 +2,7 @@ import { documentsOf, type ServiceDef } from "../shared/service.js";
 import { ClusterService, type Cluster } from "./model.js";
 import { resource, serveResource } from "../shared/rest.js";
 import { clusterPodRoutes, clusterV2, TAG } from "./v2.js";
+import type { ViewContext } from "../shared/service.js";
 
 const collections = { v2: ["clusters"] } as const;
 
@@ -14,7 +15,7 @@ export const clusters: ServiceDef<"clusters", { clusters: ClusterService }, type
   }),
   routes: (app, views) => {
     // Clusters on v2 (v1 has none).
-    serveResource(views, app, resource(TAG, "cluster", (core) => core.clusters, { views: [clusterV2] }));
+    serveResource(views, app, resource(TAG, "cluster", (core: Pick<ViewContext, "clusters">) => core.clusters, { views: [clusterV2] }));
     clusterPodRoutes(views, app);
   },
 };

@@ -51,7 +51,7 @@ const ClusterV2Schema = z
 
 type Body = z.output<typeof CreateClusterV2Schema>;
 
-function toClusterV2(core: ViewContext, c: Cluster): z.infer<typeof ClusterV2Schema> {
+function toClusterV2(core: Pick<ViewContext, "clusters">, c: Cluster): z.infer<typeof ClusterV2Schema> {
   const members = core.clusters.members(c.id);
   const byStatus: Record<string, number> = {};
   for (const p of members) byStatus[p.desiredStatus] = (byStatus[p.desiredStatus] ?? 0) + 1;
@@ -87,7 +87,7 @@ const memberSettings = (b: Body) => {
 };
 
 /** `/v2/clusters`: a cluster is shown with its pods counted by status. */
-export const clusterV2 = view<Cluster>(V2, "clusters", "Cluster", ClusterV2Schema, toClusterV2, {
+export const clusterV2 = view<Cluster, Pick<ViewContext, "clusters">>(V2, "clusters", "Cluster", ClusterV2Schema, toClusterV2, {
   create: withBody(CreateClusterV2Schema, (core, b) => core.clusters.create({ name: b.name, type: b.type, compute: b.compute, pod: memberSettings(b) })),
   update: withBody(UpdateClusterV2Schema, (core, b, _c, id) => core.clusters.rename(id, b.name)),
   docs: {
@@ -107,6 +107,6 @@ const podsRoute = createRoute({
 });
 
 /** `GET /v2/clusters/{id}/pods`. */
-export function clusterPodRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function clusterPodRoutes(core: Pick<ViewContext, "clusters" | "pods" | "clock">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(podsRoute, (c) => c.json({ pods: core.clusters.members(c.req.valid("param").id).map((p) => toPodV2(core, p)) }, 200));
 }

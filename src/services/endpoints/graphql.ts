@@ -211,7 +211,7 @@ function containerOf(t: NonNullable<EndpointInput["template"]>): ContainerChange
 }
 
 /** An endpoint as the GraphQL API shows it. */
-export function toGraphQLEndpoint(core: ViewContext, { spec, fields }: ManagedEndpoint): Record<string, unknown> {
+export function toGraphQLEndpoint(core: Pick<ViewContext, "networkVolumes" | "templates">, { spec, fields }: ManagedEndpoint): Record<string, unknown> {
   const { pools, excludedTypes } = gpuSelection(fields.gpuTypeIds.length ? fields.gpuTypeIds : [DEFAULT_GPU_TYPE_ID]);
   const anywhere = fields.dataCenterIds.length === DATA_CENTER_IDS.length;
   const volume = fields.networkVolumeId !== undefined && core.networkVolumes.has(fields.networkVolumeId) ? core.networkVolumes.get(fields.networkVolumeId) : undefined;
@@ -254,7 +254,7 @@ export function toGraphQLEndpoint(core: ViewContext, { spec, fields }: ManagedEn
 }
 
 /** The endpoints' part of the GraphQL API. */
-export const endpointsGraphQL: GraphQLPart = {
+export const endpointsGraphQL: GraphQLPart<Pick<ViewContext, "endpointManager" | "networkVolumes" | "templates">> = {
   typeDefs,
   scalars: [nameScalar("FlashBootType", FLASHBOOT_MODES, "FlashBoot: OFF, FLASHBOOT or PRIORITY_FLASHBOOT."), new GraphQLScalarType({ name: "JSON", description: "Any JSON value." })],
   resolvers: (core) => {

@@ -22,7 +22,7 @@ export { ENDPOINT_VCPU_COUNT_DEFAULT, endpointFields } from "./record.js";
  * An endpoint as GET /v2/serverless/{id} shows it, but its env, which may hold secrets, and its
  * request URLs: the dashboard's card shows these fields, so a field added to the v2 view appears there too.
  */
-export function endpointShown(views: ViewContext, id: string): Record<string, unknown> | undefined {
+export function endpointShown(views: Pick<ViewContext, "endpoints" | "endpointManager">, id: string): Record<string, unknown> | undefined {
   if (!views.endpoints.of(id)) return undefined;
   const { env: _secrets, ...shown } = endpointFieldsV2(views, views.endpointManager.get(id));
   return shown;
@@ -60,7 +60,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
   },
   routes: (app, views) => {
     // Serverless endpoints on both REST versions, and their workers, releases and logs on v2.
-    serveResource(views, app, resource(TAG, "endpoint", (core) => core.endpointManager, { views: [endpointV2, endpointV1] }));
+    serveResource(views, app, resource(TAG, "endpoint", (core: Pick<ViewContext, "endpointManager">) => core.endpointManager, { views: [endpointV2, endpointV1] }));
     serverlessV2Routes(views, app);
   },
   seed: async ({ endpointManager }, { config, atField, engine }) => {
@@ -100,7 +100,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
  * An endpoint of the database (made through the API, or imported) whose handler cannot be
  * prepared here does not stop the start: its jobs fail, saying why.
  */
-async function prepareStored(spec: EndpointSpec, { handlers, log }: EngineView): Promise<void> {
+async function prepareStored(spec: EndpointSpec, { handlers, log }: Pick<EngineView, "handlers" | "log">): Promise<void> {
   try {
     await handlers.prepare(spec.handler);
   } catch (e) {

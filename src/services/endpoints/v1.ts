@@ -113,7 +113,7 @@ export interface EndpointIncludes {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** An endpoint as the v1 surface shows it; times are virtual time in ISO 8601. */
-export function toEndpointV1(core: ViewContext, { spec, fields }: ManagedEndpoint, inc: EndpointIncludes = {}): EndpointV1 {
+export function toEndpointV1(core: Pick<ViewContext, "endpointManager" | "templates">, { spec, fields }: ManagedEndpoint, inc: EndpointIncludes = {}): EndpointV1 {
   const view: EndpointV1 = {
     id: spec.id,
     name: spec.name,
@@ -183,8 +183,11 @@ function fromV1<B extends { flashboot?: boolean | undefined; cpuFlavorIds?: stri
   };
 }
 
+/** What the view reads: the endpoints' manager, and the templates an endpoint's includes show. */
+type Reads = Pick<ViewContext, "endpointManager" | "templates">;
+
 /** `/v1/endpoints`: the template and the workers with includeTemplate and includeWorkers; `flashboot` a flag. */
-export const endpointV1 = view<ManagedEndpoint>(V1, "endpoints", "Endpoint", EndpointV1Schema, (core, e, c) => toEndpointV1(core, e, includes(queryOf(c))), {
+export const endpointV1 = view<ManagedEndpoint, Reads>(V1, "endpoints", "Endpoint", EndpointV1Schema, (core, e, c) => toEndpointV1(core, e, includes(queryOf(c))), {
   query: { list: IncludesQuery, get: IncludesQuery },
   create: withBody(CreateEndpointV1Schema, (core, body) => core.endpointManager.create(fromV1(body, undefined))),
   update: withBody(UpdateEndpointV1Schema, (core, body, _c, id) => {

@@ -173,13 +173,13 @@ function loadBalancerUrls(origin: string, id: string): EndpointV2["requestUrls"]
 
 /** An endpoint as v2 shows it: its template's container settings, its GPU pools or CPU configurations, its scaling. */
 /** An endpoint as v2 shows it; `origin` is this host's, which its request URLs name. */
-export function toEndpointV2(core: ViewContext, e: ManagedEndpoint, origin: string): EndpointV2 {
+export function toEndpointV2(core: Pick<ViewContext, "endpointManager">, e: ManagedEndpoint, origin: string): EndpointV2 {
   const { id, name, type, ...rest } = endpointFieldsV2(core, e);
   return { id, name, type, requestUrls: type === "LOAD_BALANCER" ? loadBalancerUrls(origin, id) : requestUrls(origin, id), ...rest };
 }
 
 /** An endpoint's v2 fields but its request URLs, which name this host rather than the endpoint. */
-export function endpointFieldsV2(core: ViewContext, e: ManagedEndpoint): Omit<EndpointV2, "requestUrls"> {
+export function endpointFieldsV2(core: Pick<ViewContext, "endpointManager">, e: ManagedEndpoint): Omit<EndpointV2, "requestUrls"> {
   const { spec, fields: f } = e;
   const template = core.endpointManager.template(e);
   const lb = isLoadBalancer(spec);
@@ -319,8 +319,11 @@ function endpointChangeFromV2(b: UpdateEndpointV2, e: ManagedEndpoint): { change
   return { change, container: containerOf(b) };
 }
 
+/** What the view reads: the endpoints' manager. */
+type Reads = Pick<ViewContext, "endpointManager">;
+
 /** `/v2/serverless`: an endpoint carries its container settings itself, in a template of its own. */
-export const endpointV2 = view<ManagedEndpoint>(V2, "serverless", "Endpoint", EndpointV2Schema, (core, e, c) => toEndpointV2(core, e, new URL(c.req.url).origin), {
+export const endpointV2 = view<ManagedEndpoint, Reads>(V2, "serverless", "Endpoint", EndpointV2Schema, (core, e, c) => toEndpointV2(core, e, new URL(c.req.url).origin), {
   create: withBody(CreateEndpointV2Schema, (core, body) => {
     const { input, container } = newEndpointFromV2(body);
     return core.endpointManager.create(input, container);

@@ -163,7 +163,7 @@ const podLogsRoute = createRoute({
 });
 
 /** The serverless routes beyond the five of the resource: workers, their logs, releases, builds. */
-export function serverlessV2Routes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function serverlessV2Routes(core: Pick<ViewContext, "endpointManager" | "externalWorkers" | "notifier" | "clock" | "logs">, router: OpenAPIHono<AppEnv>): void {
   const { endpointManager, clock } = core;
 
   router.openapi(listWorkersRoute, (c) => {

@@ -1,5 +1,6 @@
 import { authed, type GraphQLPart } from "../shared/graphql.js";
 import type { FlashApp } from "./model.js";
+import type { ViewContext } from "../shared/service.js";
 
 /**
  * Flash apps as runpod-flash and the SDK 2.x query and make them (`flashAppByName`, `flashApp`,
@@ -30,7 +31,7 @@ extend type Mutation {
 const show = (a: FlashApp) => ({ id: a.id, name: a.name, createdAt: new Date(a.createdAt).toISOString() });
 
 /** The Flash apps' part of the GraphQL API. */
-export const flashAppsGraphQL: GraphQLPart = {
+export const flashAppsGraphQL: GraphQLPart<Pick<ViewContext, "flashApps">> = {
   typeDefs,
   resolvers: (core) => ({
     User: { flashApps: authed(() => core.flashApps.list().map(show)) },

@@ -1,6 +1,7 @@
 import { GraphQLError } from "graphql";
 import { authed, signedIn, type GraphQLCaller, type GraphQLPart } from "../shared/graphql.js";
 import type { FlashArtifact, FlashBuild } from "./model.js";
+import type { ViewContext } from "../shared/service.js";
 
 /**
  * Flash builds as the clients make them: `prepareFlashArtifactUpload` (an upload URL of minipod's
@@ -37,7 +38,7 @@ export const toGraphQLBuild = (b: FlashBuild) => ({ id: b.id, objectKey: b.objec
 const upload = (a: FlashArtifact, origin: string) => ({ uploadUrl: `${origin}${artifactPath(a.id)}`, objectKey: a.id, expiresAt: new Date(a.expiresAt).toISOString() });
 
 /** The Flash builds' part of the GraphQL API. */
-export const flashBuildsGraphQL: GraphQLPart = {
+export const flashBuildsGraphQL: GraphQLPart<Pick<ViewContext, "flashBuilds">> = {
   typeDefs,
   resolvers: ({ flashBuilds }) => ({
     FlashApp: { flashBuilds: (parent) => flashBuilds.ofApp((parent as { id: string }).id).map(toGraphQLBuild) },

@@ -43,7 +43,7 @@ extend type Mutation {
 `;
 
 /** An environment as the GraphQL API shows it; `origin` builds the artifact's download URL. */
-function show(core: ViewContext, e: FlashEnvironment, origin: string | undefined) {
+function show(core: Pick<ViewContext, "endpointManager" | "flashEnvironments" | "networkVolumes">, e: FlashEnvironment, origin: string | undefined) {
   const endpoints = core.flashEnvironments.endpoints(e.id);
   const volumeIds = new Set(endpoints.flatMap((x) => {
     const f = core.endpointManager.get(x.id).fields;
@@ -65,7 +65,7 @@ function show(core: ViewContext, e: FlashEnvironment, origin: string | undefined
 type Args<T> = { input: T };
 
 /** The Flash environments' part of the GraphQL API. */
-export const flashEnvironmentsGraphQL: GraphQLPart = {
+export const flashEnvironmentsGraphQL: GraphQLPart<Pick<ViewContext, "flashEnvironments" | "endpointManager" | "networkVolumes">> = {
   typeDefs,
   resolvers: (core) => {
     const envs = core.flashEnvironments;

@@ -1,5 +1,6 @@
 import { authed, badInput, type GraphQLPart } from "../shared/graphql.js";
 import type { NetworkVolume } from "./model.js";
+import type { ViewContext } from "../shared/service.js";
 
 /**
  * Network volumes as the GraphQL API shows them (`myself { networkVolumes }`, `createNetworkVolume`
@@ -16,7 +17,7 @@ extend type Mutation { createNetworkVolume(input: CreateNetworkVolumeInput!): Ne
 export const toGraphQLVolume = (v: NetworkVolume) => ({ id: v.id, name: v.name, size: v.size, dataCenterId: v.dataCenter });
 
 /** The network volumes' part of the GraphQL API. */
-export const networkVolumesGraphQL: GraphQLPart = {
+export const networkVolumesGraphQL: GraphQLPart<Pick<ViewContext, "networkVolumes">> = {
   typeDefs,
   resolvers: ({ networkVolumes }) => ({
     User: { networkVolumes: authed(() => networkVolumes.list().map(toGraphQLVolume)) },

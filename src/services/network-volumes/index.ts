@@ -6,6 +6,7 @@ import { NetworkVolumeService, type NetworkVolume } from "./model.js";
 import { resource, serveResource } from "../shared/rest.js";
 import { networkVolumeV1 } from "./v1.js";
 import { networkVolumeV2 } from "./v2.js";
+import type { ViewContext } from "../shared/service.js";
 
 // What other services use of this one.
 export { type NetworkVolumeService } from "./model.js";
@@ -26,7 +27,7 @@ export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: Net
     }),
   }),
   // Network volumes on both REST versions, over one model.
-  routes: (app, views) => serveResource(views, app, resource("Network volumes", "network volume", (core) => core.networkVolumes, {
+  routes: (app, views) => serveResource(views, app, resource("Network volumes", "network volume", (core: Pick<ViewContext, "networkVolumes">) => core.networkVolumes, {
     docs: { delete: { description: "Refused with 400 while an endpoint uses the volume." } },
     views: [networkVolumeV2, networkVolumeV1],
   })),

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { NetworkVolume } from "./model.js";
 import { V1, withBody, view } from "../shared/rest.js";
 import { volumeSize } from "./v2.js";
+import type { ViewContext } from "../shared/service.js";
 
 /** v1 NetworkVolume: `dataCenterId` and no `type`. */
 export const NetworkVolumeV1Schema = z
@@ -21,7 +22,7 @@ export const toNetworkVolumeV1 = (v: NetworkVolume) => ({ id: v.id, name: v.name
 const v1Names = { dataCenter: "dataCenterId" };
 
 /** `/v1/networkvolumes`: `dataCenterId`, bare-array lists. */
-export const networkVolumeV1 = view<NetworkVolume>(V1, "networkvolumes", "NetworkVolume", NetworkVolumeV1Schema, (_core, v) => toNetworkVolumeV1(v), {
+export const networkVolumeV1 = view<NetworkVolume, Pick<ViewContext, "networkVolumes">>(V1, "networkvolumes", "NetworkVolume", NetworkVolumeV1Schema, (_core, v) => toNetworkVolumeV1(v), {
   create: withBody(CreateNetworkVolumeV1Schema, (core, { name, size, dataCenterId }) => core.networkVolumes.create({ name, size, dataCenter: dataCenterId }, v1Names)),
   // The v1 body is open, so a dataCenterId or type in it reaches the domain, which refuses them.
   update: withBody(UpdateNetworkVolumeV1Schema, (core, body, _c, id) => {

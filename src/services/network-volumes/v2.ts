@@ -8,6 +8,7 @@ import { NETWORK_VOLUME_SIZE_MAX_GB, NETWORK_VOLUME_SIZE_MIN_GB } from "../../do
 import { validationError } from "../../http/problem.js";
 import { formatIssues } from "../../http/validation-messages.js";
 import { int } from "../../http/schemas.js";
+import type { ViewContext } from "../shared/service.js";
 
 /** A size in GB, as both versions take it. */
 export const volumeSize = () =>
@@ -68,7 +69,7 @@ function updateVolumeHook(result: { target: string; success: boolean; error?: Zo
 }
 
 /** `/v2/network-volumes`: `dataCenter` and `type`. */
-export const networkVolumeV2 = view<NetworkVolume>(V2, "network-volumes", "NetworkVolume", NetworkVolumeV2Schema, (_core, v) => toNetworkVolumeV2(v), {
+export const networkVolumeV2 = view<NetworkVolume, Pick<ViewContext, "networkVolumes">>(V2, "network-volumes", "NetworkVolume", NetworkVolumeV2Schema, (_core, v) => toNetworkVolumeV2(v), {
   create: withBody(CreateNetworkVolumeV2Schema, (core, body) => core.networkVolumes.create(body)),
   update: withBody(UpdateNetworkVolumeV2Schema, (core, body, _c, id) => core.networkVolumes.update(id, body), updateVolumeHook),
   docs: {

@@ -54,7 +54,7 @@ const logsRoute = createRoute({
 });
 
 /** The pod routes beyond the five of the resource: the v2 action and log, the v1 actions. */
-export function podActionRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function podActionRoutes(core: Pick<ViewContext, "pods" | "logs" | "notifier" | "clock" | "clusters" | "endpoints" | "networkVolumes" | "templates">, router: OpenAPIHono<AppEnv>): void {
   const { pods, logs } = core;
 
   router.openapi(actionRoute, (c) => {

@@ -141,7 +141,7 @@ function podCreate(i: DeployInput, compute: "GPU" | "CPU", interruptible: boolea
 const displayName = (gpuTypeId: string) => gpuTypeId.replace(/^(NVIDIA|AMD)\s+(GeForce\s+)?/, "").trim();
 
 /** A pod as the GraphQL API shows it. */
-export function toGraphQLPod(core: ViewContext, pod: Pod): Record<string, unknown> {
+export function toGraphQLPod(core: Pick<ViewContext, "pods" | "clock">, pod: Pod): Record<string, unknown> {
   const running = pod.desiredStatus === "RUNNING";
   const uptime = running && pod.lastStartedAt !== undefined ? Math.floor((core.clock.now() - pod.lastStartedAt) / 1000) : 0;
   const cost = core.pods.costPerHr(pod);
@@ -190,7 +190,7 @@ type PodIdInput = { input?: { podId: string } | null };
 const podIdOf = (a: PodIdInput): string => a.input?.podId ?? "";
 
 /** The pods' part of the GraphQL API. */
-export const podsGraphQL: GraphQLPart = {
+export const podsGraphQL: GraphQLPart<Pick<ViewContext, "pods" | "clock">> = {
   typeDefs,
   scalars: [nameScalar("CloudType", ["ALL", "SECURE", "COMMUNITY"], "Where a pod may run: ALL, SECURE or COMMUNITY.")],
   resolvers: (core) => {

@@ -7,6 +7,7 @@ import { resource, serveResource } from "../shared/rest.js";
 import { podActionRoutes } from "./actions.js";
 import { podV1, TAG } from "./v1.js";
 import { podV2 } from "./v2.js";
+import type { ViewContext } from "../shared/service.js";
 
 // What other services use of this one.
 export { CLUSTER_CIDR, CLUSTER_TYPES, type ClusterType } from "./cluster-members.js";
@@ -44,7 +45,7 @@ export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections, 
   },
   routes: (app, views) => {
     // Pods on both REST versions, with each version's lifecycle actions beside them.
-    serveResource(views, app, resource(TAG, "pod", (core) => core.pods, {
+    serveResource(views, app, resource(TAG, "pod", (core: Pick<ViewContext, "pods" | "clock" | "clusters" | "endpoints" | "networkVolumes" | "templates">) => core.pods, {
       docs: { delete: { summary: "Terminate a pod", description: "The pod is gone (404 afterwards); its billing history stays." } },
       views: [podV2, podV1],
     }));

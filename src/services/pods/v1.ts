@@ -162,7 +162,7 @@ type PodView = z.infer<typeof PodV1Schema>;
 const displayName = (gpuTypeId: string) => gpuTypeId.replace(/^(NVIDIA|AMD)\s+(GeForce\s+)?/, "").trim();
 
 /** A pod as the v1 surface shows it; timestamps are virtual time in ISO 8601. */
-export function toPodV1(core: ViewContext, pod: Pod, inc: PodIncludes = {}): PodView {
+export function toPodV1(core: Pick<ViewContext, "pods" | "endpoints" | "networkVolumes" | "templates">, pod: Pod, inc: PodIncludes = {}): PodView {
   const cost = core.pods.costPerHr(pod);
   const view: PodView = {
     id: pod.id,
@@ -233,7 +233,7 @@ export function toPodV1(core: ViewContext, pod: Pod, inc: PodIncludes = {}): Pod
 }
 
 /** `/v1/pods`: filters, `includeWorkers` and the other includes, a create answered 201. */
-export const podV1 = view<Pod>(V1, "pods", "Pod", PodV1Schema, (core, p, c) => toPodV1(core, p, queryOf<PodIncludes>(c)), {
+export const podV1 = view<Pod, Pick<ViewContext, "pods" | "endpoints" | "networkVolumes" | "templates">>(V1, "pods", "Pod", PodV1Schema, (core, p, c) => toPodV1(core, p, queryOf<PodIncludes>(c)), {
   createStatus: 201,
   query: { list: ListPodsV1Query, get: GetPodV1Query },
   list: (core, c) => core.pods.list(queryOf(c)),

@@ -111,7 +111,7 @@ const runtimePort = (spec: string) => {
 };
 
 /** A pod as v2 shows it. Nothing runs in it: utilisation is 0 and there is no SSH endpoint. */
-export function toPodV2(core: ViewContext, p: Pod): PodV2 {
+export function toPodV2(core: Pick<ViewContext, "pods" | "clusters" | "clock">, p: Pod): PodV2 {
   const running = p.desiredStatus === "RUNNING";
   const view: PodV2 = {
     id: p.id,
@@ -219,7 +219,7 @@ function podUpdateFromV2(b: UpdatePodV2, p: Pod): PodUpdate {
 }
 
 /** `/v2/pods`: the pods of clusters listed only with includeClusterPods=true. */
-export const podV2 = view<Pod>(V2, "pods", "Pod", PodV2Schema, (core, p) => toPodV2(core, p), {
+export const podV2 = view<Pod, Pick<ViewContext, "pods" | "clusters" | "clock">>(V2, "pods", "Pod", PodV2Schema, (core, p) => toPodV2(core, p), {
   query: { list: ListPodsV2Query },
   list: (core, c) => core.pods.list({ excludeClusterPods: queryOf<{ includeClusterPods?: boolean }>(c).includeClusterPods !== true }),
   create: withBody(CreatePodV2Schema, (core, body) => core.pods.create(podCreateFromV2(body))),

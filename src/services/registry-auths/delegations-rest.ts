@@ -45,7 +45,7 @@ const revoke = createRoute({
 });
 
 /** `/v2/registries/delegations`: registered before `/v2/registries/{id}`, which would take the name for an id. */
-export function delegationRoutes(core: ViewContext, router: OpenAPIHono<AppEnv>): void {
+export function delegationRoutes(core: Pick<ViewContext, "delegations">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(list, (c) => c.json({ delegations: core.delegations.list().map(show) }, 200));
   router.openapi(create, (c) => {
     const { resource, name } = c.req.valid("json");

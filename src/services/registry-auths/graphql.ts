@@ -1,4 +1,5 @@
 import { authed, badInput, type GraphQLPart } from "../shared/graphql.js";
+import type { ViewContext } from "../shared/service.js";
 
 /**
  * Container registry auths as the GraphQL API shows them (`saveRegistryAuth`, `updateRegistryAuth`,
@@ -27,7 +28,7 @@ function filled<T extends Record<string, string>>(input: T | null | undefined, k
 }
 
 /** The registry auths' part of the GraphQL API. */
-export const registryAuthsGraphQL: GraphQLPart = {
+export const registryAuthsGraphQL: GraphQLPart<Pick<ViewContext, "registryAuths">> = {
   typeDefs,
   resolvers: ({ registryAuths }) => ({
     User: { containerRegistryCreds: authed(() => registryAuths.list()) },

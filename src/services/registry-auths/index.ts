@@ -8,6 +8,7 @@ import { resource, serveResource } from "../shared/rest.js";
 import { delegationRoutes } from "./delegations-rest.js";
 import { registryAuthV1 } from "./v1.js";
 import { registryAuthV2 } from "./v2.js";
+import type { ViewContext } from "../shared/service.js";
 
 const collections = { v1: ["containerregistryauth"], v2: ["registries"] } as const;
 
@@ -36,7 +37,7 @@ export const registryAuths: ServiceDef<"registry-auths", { registryAuths: Regist
     // Before the auths' routes: /v2/registries/delegations is not a registry's id.
     delegationRoutes(views, app);
     // Container registry credentials on both REST versions.
-    serveResource(views, app, resource("Container registry auths", "container registry auth", (core) => core.registryAuths, {
+    serveResource(views, app, resource("Container registry auths", "container registry auth", (core: Pick<ViewContext, "registryAuths">) => core.registryAuths, {
       docs: {
         create: { description: "Names are unique: a second auth with the same name is refused with 400." },
         delete: { description: "Refused with 400 while a pod or template uses it." },

@@ -1,4 +1,5 @@
 import { authed, type GraphQLPart } from "../shared/graphql.js";
+import type { ViewContext } from "../shared/service.js";
 
 /**
  * Secrets as the GraphQL API shows them (`myself { secrets }`, `secretCreate`, `secretDelete`,
@@ -15,7 +16,7 @@ extend type Mutation {
 `;
 
 /** The secrets' part of the GraphQL API. */
-export const secretsGraphQL: GraphQLPart = {
+export const secretsGraphQL: GraphQLPart<Pick<ViewContext, "secrets">> = {
   typeDefs,
   resolvers: ({ secrets }) => ({
     User: { secrets: authed(() => secrets.list()) },

@@ -25,10 +25,13 @@ export type FieldResolver = GraphQLFieldResolver<unknown, GraphQLCaller, Record<
 /** Resolvers by type name, then field name. */
 export type Resolvers = Record<string, Record<string, FieldResolver>>;
 
-/** A service's part of the schema: its SDL (types, and `extend type Query/Mutation/User`) and its resolvers. */
-export interface GraphQLPart {
+/**
+ * A service's part of the schema: its SDL (types, and `extend type Query/Mutation/User`) and its
+ * resolvers over `V`, what they read of the registry and the engine (`Pick<ViewContext, ...>`).
+ */
+export interface GraphQLPart<V> {
   typeDefs: string;
-  resolvers(views: ViewContext): Resolvers;
+  resolvers(views: V): Resolvers;
   /** Custom scalars it declares (`scalar X` in its SDL), by name. */
   scalars?: readonly GraphQLScalarType[];
   /**
@@ -63,8 +66,8 @@ const VOID = new GraphQLScalarType({ name: "Void", serialize: () => null, parseV
  * field given its resolver. A resolver named for a field the SDL does not declare is a bug in that
  * service's part, reported at start.
  */
-export function assembleSchema(parts: ReadonlyArray<{ name: string; graphql?: GraphQLPart | undefined }>, views: ViewContext): GraphQLSchema {
-  const withParts = parts.filter((p): p is { name: string; graphql: GraphQLPart } => p.graphql !== undefined);
+export function assembleSchema(parts: ReadonlyArray<{ name: string; graphql?: GraphQLPart<ViewContext> | undefined }>, views: ViewContext): GraphQLSchema {
+  const withParts = parts.filter((p): p is { name: string; graphql: GraphQLPart<ViewContext> } => p.graphql !== undefined);
   const schema = buildSchema([BASE, ...withParts.map((p) => p.graphql.typeDefs)].join("\n"));
   const scalars = [VOID, ...withParts.flatMap((p) => p.graphql.scalars ?? [])];
   for (const s of scalars) {

@@ -4,7 +4,6 @@ import type { Context } from "hono";
 import { MANAGEMENT_BODY_MAX_BYTES } from "../../domain/limits.js";
 import { jsonBody } from "../../http/body.js";
 import type { CheckHook } from "../../http/checked-routes.js";
-import type { ViewContext } from "./service.js";
 import type { AppEnv } from "../../http/env.js";
 import { ERROR_RESPONSES, json, problem } from "../../http/schemas.js";
 
@@ -55,9 +54,9 @@ type Ctx = Context<AppEnv>;
 type Docs = { summary?: string; description?: string };
 
 /** A body-carrying operation: its schema and what it does with the parsed body. */
-export interface BodyOp<M> {
+export interface BodyOp<M, V> {
   schema: z.ZodType;
-  run: (core: ViewContext, body: never, c: Ctx, id: string) => M | Promise<M>;
+  run: (core: V, body: never, c: Ctx, id: string) => M | Promise<M>;
   /** Answers a failed check of the body in the route's own words (see `CheckHook`). */
   hook?: CheckHook;
 }
@@ -66,12 +65,15 @@ export interface BodyOp<M> {
  * `create`/`update` of a view: the body's schema, and the domain call made with the parsed body
  * (and, for an update, the id of the path).
  */
-export function withBody<S extends z.ZodType, M>(schema: S, run: (core: ViewContext, body: z.output<S>, c: Ctx, id: string) => M | Promise<M>, hook?: CheckHook): BodyOp<M> {
-  return { schema, run: run as BodyOp<M>["run"], ...(hook ? { hook } : {}) };
+export function withBody<S extends z.ZodType, M, V>(schema: S, run: (core: V, body: z.output<S>, c: Ctx, id: string) => M | Promise<M>, hook?: CheckHook): BodyOp<M, V> {
+  return { schema, run: run as BodyOp<M, V>["run"], ...(hook ? { hook } : {}) };
 }
 
-/** One version's view of a resource. */
-export interface ResourceView<M> {
+/**
+ * One version's view of a resource, over `V`: what its show, reads and body operations use of the
+ * registry and the engine (`Pick<ViewContext, ...>`), so its reach is in its type.
+ */
+export interface ResourceView<M, V> {
   version: RestVersion;
   /** The collection's segment after the version: `networkvolumes`, `network-volumes`. */
   path: string;
@@ -83,14 +85,14 @@ export interface ResourceView<M> {
   listKey?: string;
   /** One resource as this version shows it (for the document). */
   schema: z.ZodType;
-  show: (core: ViewContext, m: M, c: Ctx) => unknown;
+  show: (core: V, m: M, c: Ctx) => unknown;
   /** Query parameters of the list and of the get. */
   query?: { list?: z.ZodType; get?: z.ZodType };
   /** This version's own list or get, when it reads the query (filters, includes). */
-  list?: (core: ViewContext, c: Ctx) => M[];
-  get?: (core: ViewContext, id: string, c: Ctx) => M;
-  create?: BodyOp<M>;
-  update?: BodyOp<M>;
+  list?: (core: V, c: Ctx) => M[];
+  get?: (core: V, id: string, c: Ctx) => M;
+  create?: BodyOp<M, V>;
+  update?: BodyOp<M, V>;
   /** Status of a create when it is not the version's usual one (v1 pods: 201). */
   createStatus?: 200 | 201;
   docs?: Partial<Record<Op, Docs>>;
@@ -99,7 +101,7 @@ export interface ResourceView<M> {
 }
 
 /** What a view declares beyond its path, name and shape; `plural` when the name does not take an s. */
-type ViewParts<M> = Omit<ResourceView<M>, "version" | "path" | "names" | "listKey" | "idParam" | "schema" | "show"> & { plural?: string };
+type ViewParts<M, V> = Omit<ResourceView<M, V>, "version" | "path" | "names" | "listKey" | "idParam" | "schema" | "show"> & { plural?: string };
 
 const lowerFirst = (s: string) => s[0]!.toLowerCase() + s.slice(1);
 
@@ -109,7 +111,7 @@ const lowerFirst = (s: string) => s[0]!.toLowerCase() + s.slice(1);
  * written again: the plural (`NetworkVolumes`), v2's list key (`networkVolumes`), v1's id name
  * (`networkVolumeId`).
  */
-export function view<M>(version: RestVersion, path: string, one: string, schema: z.ZodType, show: ResourceView<M>["show"], parts: ViewParts<M> = {}): ResourceView<M> {
+export function view<M, V>(version: RestVersion, path: string, one: string, schema: z.ZodType, show: ResourceView<M, V>["show"], parts: ViewParts<M, V> = {}): ResourceView<M, V> {
   const { plural, ...rest } = parts;
   const many = plural ?? `${one}s`;
   const named = version.wrapsLists ? { listKey: lowerFirst(many) } : { idParam: `${lowerFirst(one)}Id` };
@@ -117,17 +119,17 @@ export function view<M>(version: RestVersion, path: string, one: string, schema:
 }
 
 /** A resource of the REST surface: its shared reads and deletion, and a view per version. */
-export interface ResourceRoutes<M> {
+export interface ResourceRoutes<M, V> {
   tag: string;
   /** Singular, as summaries and messages say it: "network volume". */
   noun: string;
   /** Plural for summaries; default `${noun}s`. */
   plural?: string;
-  list: (core: ViewContext, c: Ctx) => M[];
-  get: (core: ViewContext, id: string, c: Ctx) => M;
-  delete?: (core: ViewContext, id: string) => void;
+  list: (core: V, c: Ctx) => M[];
+  get: (core: V, id: string, c: Ctx) => M;
+  delete?: (core: V, id: string) => void;
   docs?: Partial<Record<Op, Docs>>;
-  views: ReadonlyArray<ResourceView<M>>;
+  views: ReadonlyArray<ResourceView<M, V>>;
 }
 
 /** What a resource's model offers every view: its list, one by id (404 when unknown), and deletion. */
@@ -142,12 +144,12 @@ export interface Collection<M> {
  * are its model's own: `model` picks the model from the registry; `list`, `get` or `delete` given
  * in `r` replace the model's.
  */
-export function resource<M>(
+export function resource<M, V>(
   tag: string,
   noun: string,
-  model: (core: ViewContext) => Collection<M>,
-  r: Omit<ResourceRoutes<M>, "tag" | "noun" | "list" | "get" | "delete"> & Partial<Pick<ResourceRoutes<M>, "list" | "get" | "delete">>,
-): ResourceRoutes<M> {
+  model: (core: V) => Collection<M>,
+  r: Omit<ResourceRoutes<M, V>, "tag" | "noun" | "list" | "get" | "delete"> & Partial<Pick<ResourceRoutes<M, V>, "list" | "get" | "delete">>,
+): ResourceRoutes<M, V> {
   return { tag, noun, list: (core) => model(core).list(), get: (core, id) => model(core).get(id), delete: (core, id) => model(core).delete(id), ...r };
 }
 
@@ -190,11 +192,11 @@ const valid = (c: Ctx, target: "param" | "query" | "json"): Record<string, unkno
 export const queryOf = <T>(c: Ctx): T => (valid(c, "query") ?? {}) as T;
 
 /** Registers the list, create, get, update and delete routes of every view of `r`. */
-export function serveResource<M>(core: ViewContext, router: OpenAPIHono<AppEnv>, r: ResourceRoutes<M>): void {
+export function serveResource<M, V>(core: V, router: OpenAPIHono<AppEnv>, r: ResourceRoutes<M, V>): void {
   for (const view of r.views) serveView(core, router as unknown as Registrar, r, view);
 }
 
-function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>, v: ResourceView<M>): void {
+function serveView<M, V>(core: V, router: Registrar, r: ResourceRoutes<M, V>, v: ResourceView<M, V>): void {
   const { version } = v;
   const base = `${version.prefix}/${v.path}`;
   const idName = v.idParam ?? "id";
@@ -285,24 +287,24 @@ function serveView<M>(core: ViewContext, router: Registrar, r: ResourceRoutes<M>
  * A read-only report of one model (billing history): one GET per version, the same domain call
  * behind each, shown in the version's shape.
  */
-export interface ReportView {
+export interface ReportView<V> {
   version: RestVersion;
   /** Path after the version: `billing/pods`. */
   path: string;
   operationId: string;
   query: z.ZodType;
   schema: z.ZodType;
-  run: (core: ViewContext, query: never, c: Ctx) => unknown;
+  run: (core: V, query: never, c: Ctx) => unknown;
   docs: Docs;
 }
 
 /** `ReportView`, with the query's parsed type checked against `run`. */
-export function report<Q extends z.ZodType>(view: Omit<ReportView, "query" | "run"> & { query: Q; run: (core: ViewContext, query: z.output<Q>, c: Ctx) => unknown }): ReportView {
-  return view as ReportView;
+export function report<Q extends z.ZodType, V>(view: Omit<ReportView<V>, "query" | "run"> & { query: Q; run: (core: V, query: z.output<Q>, c: Ctx) => unknown }): ReportView<V> {
+  return view as ReportView<V>;
 }
 
 /** Registers a GET route per report view. */
-export function serveReports(core: ViewContext, router: OpenAPIHono<AppEnv>, tag: string, views: readonly ReportView[]): void {
+export function serveReports<V>(core: V, router: OpenAPIHono<AppEnv>, tag: string, views: readonly ReportView<V>[]): void {
   const { 404: _notFound, ...errors } = ERROR_RESPONSES;
   for (const v of views) {
     const config = createRoute({

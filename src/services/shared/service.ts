@@ -50,7 +50,7 @@ export interface ServiceDef<Name extends string = string, Models extends object 
   /** Mounts its REST views (v1, v2) on the app. */
   routes?(app: OpenAPIHono<AppEnv>, views: ViewContext): void;
   /** Its part of the GraphQL API (`/graphql`): SDL and resolvers over its models (see graphql.ts). */
-  readonly graphql?: GraphQLPart;
+  readonly graphql?: GraphQLPart<ViewContext>;
   /** Writes what the config declares (start and reset, after every service is built and cleared). */
   seed?(models: Models, ctx: SeedContext): void | Promise<void>;
   /**
@@ -119,5 +119,5 @@ export type Registry = import("../index.js").Services;
 /** The config, with the parts of the services of the list (see `Config` in ../index.ts). */
 type Config = import("../index.js").Config;
 
-/** What views read: every service's models, and the engine's clock, scheduler, endpoints, notifier and logs. */
-export type ViewContext = Registry & Pick<EngineView, "clock" | "scheduler" | "endpoints" | "notifier" | "logs">;
+/** What views read: every service's models, and the engine's clock, endpoints, notifier and logs. */
+export type ViewContext = Registry & Pick<EngineView, "clock" | "endpoints" | "notifier" | "logs">;

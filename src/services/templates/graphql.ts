@@ -2,6 +2,7 @@ import { EmulatorError } from "../../domain/errors.js";
 import { argsOf, argsText, authed, badInput, commaList, conforms, envList, envRecord, given, type GraphQLPart } from "../shared/graphql.js";
 import { CreateTemplateV1Schema, UpdateTemplateV1Schema } from "./v1.js";
 import type { Template, TemplateCategory, TemplateChange } from "./model.js";
+import type { ViewContext } from "../shared/service.js";
 
 /**
  * Templates as the GraphQL API shows them (`myself { podTemplates }`, `saveTemplate`,
@@ -115,7 +116,7 @@ function changeOf(i: SaveTemplateInput): TemplateChange {
 }
 
 /** The templates' part of the GraphQL API. */
-export const templatesGraphQL: GraphQLPart = {
+export const templatesGraphQL: GraphQLPart<Pick<ViewContext, "templates">> = {
   typeDefs,
   resolvers: ({ templates }) => ({
     User: { podTemplates: authed(() => templates.list({ includeBound: false }).map(toGraphQLTemplate)) },

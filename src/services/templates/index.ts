@@ -5,6 +5,7 @@ import { resource, serveResource } from "../shared/rest.js";
 import { templateV1 } from "./v1.js";
 import { templateV2 } from "./v2.js";
 import { TemplateService, type Template } from "./model.js";
+import type { ViewContext } from "../shared/service.js";
 
 // What other services use of this one.
 export { TemplateV1Schema, flagQuery, toTemplateV1 } from "./v1.js";
@@ -29,8 +30,8 @@ export const templates: ServiceDef<"templates", { templates: TemplateService }, 
     }),
   }),
   // Templates on both REST versions; the templates made for endpoints created on v2 are left out of the lists.
-  routes: (app, views) => serveResource(views, app, resource("Templates", "template", (core) => core.templates, {
-    list: (core) => core.templates.list({ includeBound: false }),
+  routes: (app, views) => serveResource(views, app, resource("Templates", "template", (core: Pick<ViewContext, "templates">) => core.templates, {
+    list: (core: Pick<ViewContext, "templates">) => core.templates.list({ includeBound: false }),
     docs: {
       update: {
         description:

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { V1, withBody, view } from "../shared/rest.js";
 import { TEMPLATE_CATEGORIES, type Template } from "./model.js";
 import { int } from "../../http/schemas.js";
+import type { ViewContext } from "../shared/service.js";
 
 /** v1 Template. `handler` is the emulator's extension: the handler its endpoints run. */
 export const TemplateV1Schema = z
@@ -114,7 +115,7 @@ const ListQuery = z.object({
 });
 
 /** `/v1/templates`: the templates made for endpoints created on v2 are listed with includeEndpointBoundTemplates only. */
-export const templateV1 = view<Template>(V1, "templates", "Template", TemplateV1Schema, (_core, t) => toTemplateV1(t), {
+export const templateV1 = view<Template, Pick<ViewContext, "templates">>(V1, "templates", "Template", TemplateV1Schema, (_core, t) => toTemplateV1(t), {
   query: { list: ListQuery, get: ListQuery },
   list: (core, c) => core.templates.list({ includeBound: (c.req.valid as (t: "query") => z.infer<typeof ListQuery>)("query").includeEndpointBoundTemplates === "true" }),
   create: withBody(CreateTemplateV1Schema, (core, body) => core.templates.create(body)),

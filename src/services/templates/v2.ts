@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { V2, withBody, view } from "../shared/rest.js";
 import { TEMPLATE_CATEGORIES, TEMPLATE_DEFAULTS, type NewTemplate, type Template, type TemplateChange } from "./model.js";
 import { argsOf, containerFromV2, containerRequest, containerResponse, cudaVersion, optionalContainerRequest, persistentMount, TemplateMountsSchema } from "../shared/container-v2.js";
+import type { ViewContext } from "../shared/service.js";
 
 /** v2 Template: the v1 fields under their v2 names (`image`, `args`, `disk`, `mounts`, `registry`, ...). */
 export const TemplateV2Schema = z
@@ -103,7 +104,7 @@ function defined<T extends object>(o: T): Partial<T> {
 }
 
 /** `/v2/templates`: `image`, `args`, `disk`, `mounts`, closed bodies. */
-export const templateV2 = view<Template>(V2, "templates", "Template", TemplateV2Schema, (_core, t) => toTemplateV2(t), {
+export const templateV2 = view<Template, Pick<ViewContext, "templates">>(V2, "templates", "Template", TemplateV2Schema, (_core, t) => toTemplateV2(t), {
   create: withBody(CreateTemplateV2Schema, (core, body) => core.templates.create(newTemplateFromV2(body))),
   update: withBody(UpdateTemplateV2Schema, (core, body, _c, id) => core.templates.update(id, templateChangeFromV2(body))),
 });
