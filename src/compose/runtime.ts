@@ -215,7 +215,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
       resume: () => def.resume?.(models),
     });
   }
-  const views: ViewContext = Object.assign(Object.create(null) as object, registry, { clock, scheduler, endpoints, notifier, logs });
+  const views: ViewContext = Object.assign(Object.create(null) as object, registry, { clock, endpoints, notifier, logs });
   const paths = new ServicePaths(defs.flatMap((d) => d.collections.v2 ?? []));
   // Built on the first GraphQL request: most runs never make one.
   let schema: GraphQLSchema | undefined;
