@@ -1,7 +1,7 @@
 /**
  * The time domain/ is given: the one port through which the job engine reads wall time, sets
- * wall timers and waits for a turn of the event loop. Its implementation is the edge's
- * (`compose/process-wall.ts`: `Date.now()`, `setTimeout`, `setImmediate`); a test gives a fake one.
+ * wall timers and waits for a turn of the event loop. Its one implementation, on the process's own
+ * clock and timers, is the edge's (`compose/process-wall.ts`); a test gives a fake one.
  * Nothing else in domain/ reads the wall clock or sets a timer of its own (test/architecture.test.ts).
  */
 

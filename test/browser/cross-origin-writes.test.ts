@@ -35,7 +35,6 @@ const form = (url, enctype, fields) =>
     }
     document.body.appendChild(f);
     frame.addEventListener("load", resolve, { once: true });
-    setTimeout(resolve, 3000);
     f.submit();
   });
 const smuggled = (body) => (body.endsWith("}") ? [[body.slice(0, -1) + ',"pad":"', '"}']] : [[body, ""]]);

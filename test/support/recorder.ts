@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import { Agent, createServer, request as httpRequest, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Agent, type Server } from "node:http";
 import { join } from "node:path";
 import { toRecording } from "./recorded-order.js";
+import { relayTap } from "./relay-tap.js";
 import { RECORDED_DIR, RECORDING, type Raw, type Recording } from "./recording.js";
 import type { WorkerTap } from "./worker-tap.js";
 
@@ -42,7 +42,6 @@ interface ScenarioOptions {
 export class Recorder {
   private server: Server | undefined;
   private readonly agent = new Agent({ keepAlive: true });
-  private seq = 0;
   private current: { name: string; o: ScenarioOptions; raws: Raw[] } | undefined;
   private readonly scenarios: Array<{ name: string; o: ScenarioOptions; raws: Raw[] }> = [];
   url: string;
@@ -56,49 +55,19 @@ export class Recorder {
 
   async start(): Promise<this> {
     if (!RECORDING) return this;
-    const target = new URL(this.target);
-    this.server = createServer((req, res) => {
-      const url = new URL(req.url ?? "/", "http://x");
-      const raw: Raw = { seq: this.seq++, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body: [], answer: [], done: false };
-        // An exchange belongs to the scenario under way when it is answered: a poll held since
-      // before (a job-take waiting for work) belongs to the scenario whose /run it was given.
-      const settle = () => {
+    // An exchange belongs to the scenario under way when it is answered: a poll held since
+    // before (a job-take waiting for work) belongs to the scenario whose /run it was given.
+    const tap = await relayTap(
+      this.target,
+      (raw) => {
         const scenario = this.current;
         const endpoint = /^\/v2\/([^/]+)\//.exec(raw.path)?.[1];
-        if (raw.done && scenario && (!scenario.o.endpoints || endpoint === undefined || scenario.o.endpoints.includes(endpoint))) scenario.raws.push(raw);
-      };
-      const up = httpRequest(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent: this.agent },
-        (answer) => {
-          raw.status = answer.statusCode;
-          raw.contentType = answer.headers["content-type"];
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.on("data", (d: Buffer) => {
-            raw.answer.push(d);
-            res.write(d);
-          });
-          answer.on("end", () => {
-            raw.done = true;
-            settle();
-            res.end();
-          });
-          answer.on("error", () => res.destroy());
-        },
-      );
-      up.on("error", () => res.destroy());
-      req.on("data", (d: Buffer) => {
-        raw.body.push(d);
-        up.write(d);
-      });
-      req.on("end", () => up.end());
-      res.on("close", () => {
-        if (!res.writableFinished) up.destroy();
-      });
-    });
-    this.server.keepAliveTimeout = 75_000;
-    this.server.requestTimeout = 0;
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+        if (scenario && (!scenario.o.endpoints || endpoint === undefined || scenario.o.endpoints.includes(endpoint))) scenario.raws.push(raw);
+      },
+      this.agent,
+    );
+    this.server = tap.server;
+    this.url = tap.url;
     return this;
   }
 

@@ -83,6 +83,7 @@ export interface Raw {
   body: Buffer[];
   status?: number;
   contentType?: string;
+  answerHeaders?: IncomingHttpHeaders;
   answer: Buffer[];
   done: boolean;
 }

@@ -1,5 +1,5 @@
-import { createServer, request as httpRequest, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { relayTap } from "./relay-tap.js";
 import { RECORDING } from "./recording.js";
 import { parse, values, type Raw, type RecordedWorkerExchange } from "./recording.js";
 
@@ -16,7 +16,6 @@ export class WorkerTap {
   private server: Server | undefined;
   private readonly raws: Raw[] = [];
   private frozen = false;
-  private seq = 0;
   url: string;
 
   constructor(private readonly target: string) {
@@ -25,34 +24,11 @@ export class WorkerTap {
 
   async start(): Promise<this> {
     if (!RECORDING) return this;
-    const target = new URL(this.target);
-    this.server = createServer((req, res) => {
-      const url = new URL(req.url ?? "/", "http://x");
-      const raw: Raw = { seq: this.seq++, method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: {}, body: [], answer: [], done: false };
-      const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (answer) => {
-        raw.status = answer.statusCode;
-        raw.contentType = answer.headers["content-type"];
-        raw.headers = answer.headers;
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.on("data", (d: Buffer) => {
-          raw.answer.push(d);
-          res.write(d);
-        });
-        answer.on("end", () => {
-          raw.done = true;
-          if (!this.frozen) this.raws.push(raw);
-          res.end();
-        });
-      });
-      up.on("error", () => res.destroy());
-      req.on("data", (d: Buffer) => {
-        raw.body.push(d);
-        up.write(d);
-      });
-      req.on("end", () => up.end());
+    const tap = await relayTap(this.target, (raw) => {
+      if (!this.frozen) this.raws.push(raw);
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.server = tap.server;
+    this.url = tap.url;
     return this;
   }
 
@@ -71,7 +47,7 @@ export class WorkerTap {
       const key = JSON.stringify([request.method, request.path, request.query]);
       if (out.has(key)) continue;
       const headers = Object.fromEntries(
-        Object.entries(r.headers)
+        Object.entries(r.answerHeaders ?? {})
           .filter(([k]) => !TRANSPORT_HEADERS.has(k))
           .map(([k, v]) => [k, String(v)])
           .sort(),
