@@ -34,6 +34,9 @@ import { imageLauncher } from "./image-launch.js";
 import { CLOSING_CAUSE, RESTARTING_CAUSE } from "../domain/notifier.js";
 import type { ServiceDef } from "../services/shared/service.js";
 import type { WorkerProcess } from "../launch/worker-process.js";
+import { acceptTls } from "./tls-port.js";
+import { defaultTlsDir, tlsIdentity } from "./tls.js";
+import { lbHostPattern } from "../http/load-balancer/host-route.js";
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
@@ -71,6 +74,12 @@ export interface EmulatorOptions {
   log?: (line: string) => void;
   /** Worker processes to start once listening (the service's worker runtime, for "external" endpoints); stopped by `close()`. */
   workers?: WorkerSpec[];
+  /**
+   * TLS on the same port (default on): a connection that opens with a TLS handshake is served
+   * over TLS with a certificate of minipod's local authority, kept in `dir` (default
+   * MINIPOD_TLS_DIR, else ~/.local/share/minipod/tls); `false` serves plain HTTP alone.
+   */
+  tls?: boolean | { dir?: string };
 }
 
 export interface EmulatorClock {
@@ -98,6 +107,11 @@ export interface Emulator {
   recovered: number;
   /** What start-up warned about (also logged at warn): listening beyond loopback without API keys or controlKey. */
   warnings: string[];
+  /**
+   * TLS on the same port, when on: the certificate file of minipod's local authority, which a
+   * client trusts to call `https://` URLs of minipod (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`).
+   */
+  tls: { caFile: string } | undefined;
   /** The endpoints being served. */
   endpoints(): EndpointSpec[];
   /** Fault rules: add (answers the rule with its id), list, remove one, clear all. */
@@ -179,6 +193,25 @@ function checkStateFile(file: string): void {
 
 /** Largest request head node accepts (431 beyond, before any parsing); node's default, made explicit. */
 const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * TLS on minipod's port (tls-port.ts), unless turned off: the authority from its folder, a leaf for
+ * the names minipod answers. A folder that cannot be written leaves the port plain, with a warning.
+ */
+function serveTls(server: Server, option: EmulatorOptions["tls"], host: string, allowed: readonly string[] | "all", log: Logger) {
+  if (option === false) return undefined;
+  const dir = (typeof option === "object" && option.dir) || defaultTlsDir();
+  const named = allowed === "all" ? [] : allowed.map((h) => h.replace(/^\./, ""));
+  // Each load-balancing endpoint's own name (`{endpoint_id}.localhost`...) gets a leaf as a client first asks for it.
+  const byHost = lbHostPattern(host, allowed);
+  try {
+    const identity = tlsIdentity(dir, ["localhost", "127.0.0.1", "::1", host, ...named], (name) => byHost.test(name));
+    return { caFile: identity.caFile, ...acceptTls(server, identity, log) };
+  } catch (e) {
+    log.warn(`TLS is off: ${(e as Error).message} (set MINIPOD_TLS_DIR to a folder minipod may write, or turn TLS off with --no-tls)`);
+    return undefined;
+  }
+}
 
 /**
  * Builds the emulator without listening: for in-process tests through `app.request`. `services`
@@ -273,6 +306,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   // quiet spell of 5 s (Node's default) to 15 s was lost.
   server.keepAliveTimeout = SERVER_KEEP_ALIVE_MS;
   server.headersTimeout = SERVER_KEEP_ALIVE_MS + 5_000;
+  const tls = serveTls(server, options.tls, host, allowedHosts(loaded.config.allowedHosts), log);
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve(server.address() as AddressInfo));
@@ -305,6 +339,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
     config: loaded.config,
     recovered: core.recovered,
     warnings,
+    tls: tls && { caFile: tls.caFile },
     clock: { mode: core.clock.mode, now: () => core.clock.now(), advance: (ms) => core.clock.advance(ms), sleep: (ms) => clientSleep(core.clock, ms) },
     reset: () => core.reset(),
     // Queue and load-balancing endpoints, in the order they were made.
@@ -332,6 +367,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
       health.stop();
       imageWorkers.close();
       for (const socket of upgraded) socket.destroy();
+      tls?.destroyPending();
       closed ??= workers.stopAll().then(
         () =>
           new Promise<void>((resolve) => {

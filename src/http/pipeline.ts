@@ -7,7 +7,7 @@ import type { App } from "./app.js";
 import type { Core } from "./core.js";
 import { crossOriginGuard } from "./cross-origin.js";
 import { HostCheck, hostGuard } from "./host-check.js";
-import { endpointOfHost, routeLoadBalancing } from "./load-balancer/host-route.js";
+import { endpointOfHost, lbHostPattern, routeLoadBalancing } from "./load-balancer/host-route.js";
 import { loadBalancerUpgrade } from "./load-balancer/upgrade.js";
 import { problemAnswer } from "./problem.js";
 
@@ -166,7 +166,8 @@ export function withoutUpgrade(req: IncomingMessage, head: Buffer): Buffer {
  */
 export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapshots"> & Parameters<typeof loadBalancerUpgrade>[0], options: PipelineOptions): Pipeline {
   // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
-  const hosts = { bound: options.host, allowed: options.allowed, dynamic: (name: string) => endpointOfHost(name, core.endpoints) !== undefined };
+  const byHost = lbHostPattern(options.host, options.allowed);
+  const hosts = { bound: options.host, allowed: options.allowed, dynamic: (name: string) => endpointOfHost(name, core.endpoints, byHost) !== undefined };
   const refused = hostGuard(hosts, options.log);
   const foreign = crossOriginGuard(options.log);
   const hono = getRequestListener(app.fetch, { hostname: options.host, errorHandler: unreadableRequest });
@@ -180,7 +181,7 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapsh
       const held = core.snapshots.held();
       if (held) return void held.then(() => pipeline.request(req, res));
       if (refused(req, res) || foreign(req, res)) return;
-      routeLoadBalancing(req, core.endpoints);
+      routeLoadBalancing(req, core.endpoints, byHost);
       if (!app.table.take(req, res)) void hono(req, res);
     },
     upgrade(req, socket, head) {
@@ -196,7 +197,7 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapsh
         return true;
       }
       const target = req.url;
-      routeLoadBalancing(req, core.endpoints);
+      routeLoadBalancing(req, core.endpoints, byHost);
       if (upgradeHosts.allows(req.headers.host) && upgrade(req, socket, head)) return true;
       req.url = target;
       return false;
