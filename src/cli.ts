@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     port,
     host: cli.host,
     ...(cli.allowedHosts ? { allowedHosts: cli.allowedHosts } : {}),
+    tls: cli.tls,
     config: cli.config ?? (demo ? DEMO_CONFIG : {}),
     db: cli.db,
     importFile,

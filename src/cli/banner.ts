@@ -17,6 +17,7 @@ export function banner(e: Emulator, o: { version: string; db: string; configSour
     `  queue API   ${e.url}/v2/{endpoint_id}/run   (runpod-sdk: baseUrl "${e.url}/v2")`,
     `  OpenAI API  ${e.url}/v2/{endpoint_id}/openai/v1   (the openai SDK's baseURL)`,
     `  load-balancing endpoints  ${e.url}/lb/{endpoint_id}/{path}   ·   http://{endpoint_id}.localhost:${e.port}/{path}`,
+    ...(e.tls ? [`  TLS         https:// on the same port; trust ${e.tls.caFile} (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS)`] : []),
     `  dashboard   ${e.url}/${e.config.controlKey ? "?key=<controlKey>" : ""}`,
     `  docs        ${e.url}/docs   ·   OpenAPI ${e.url}/openapi.json`,
     `  control     ${e.url}/_emulator/clock   ·   POST /_emulator/clock/advance {"ms":N}`,

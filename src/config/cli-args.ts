@@ -12,6 +12,8 @@ export interface CliOptions {
   port: number;
   host: string;
   allowedHosts: string[] | "all" | undefined;
+  /** TLS on the same port (`--tls on|off`). */
+  tls: boolean;
   db: string | undefined;
   importFile: string | undefined;
   clock: ClockMode | undefined;
@@ -55,6 +57,13 @@ export const FLAGS: readonly Flag[] = [
     env: "MINIPOD_ALLOWED_HOSTS",
     default: "",
     text: 'host names answered besides the bound address, localhost, 127.0.0.1 and [::1], comma-separated (".example.test": it and its subdomains; "all": no check); added to allowedHosts of the config',
+  },
+  {
+    name: "tls",
+    arg: "on|off",
+    env: "MINIPOD_TLS",
+    default: "on",
+    text: "TLS on the same port, with a certificate of minipod's local authority (kept in MINIPOD_TLS_DIR, else ~/.local/share/minipod/tls); off: plain HTTP alone",
   },
   { name: "db", arg: "FILE", env: "MINIPOD_DB", default: "in memory", text: "SQLite file; state survives a restart (WAL)" },
   { name: "import", arg: "FILE", default: "", text: 'start from a state file written by "minipod export"' },
@@ -203,6 +212,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     allowedHosts = parsed.data;
   }
 
+  const tls = pick("tls") ?? "on";
+  if (tls !== "on" && tls !== "off") throw new ConfigError(`--tls must be "on" or "off", got "${tls}"`);
+
   let config = pick("config");
   if (config === undefined && existsSync(join(cwd, DEFAULT_CONFIG))) config = join(cwd, DEFAULT_CONFIG);
 
@@ -211,6 +223,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
     port,
     host: pick("host") ?? "127.0.0.1",
     allowedHosts,
+    tls: tls === "on",
     db: pick("db"),
     importFile: pick("import"),
     clock: clock as CliOptions["clock"],

@@ -27,6 +27,10 @@ Config = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 
 #: The first line minipod writes on stdout once it listens (see docs/python.md).
 _READY = re.compile(r"^minipod \S+ listening on (http://\S+)")
+#: The banner's line naming the certificate of minipod's local authority (TLS on its port).
+_TLS_LINE = re.compile(r"^\s+TLS\s+https:// on the same port; trust (.+?) \(")
+#: The banner's line after the TLS one: once read, a banner without that line has none.
+_ENDPOINTS_LINE = re.compile(r"^\s+endpoints\b")
 #: The clocks minipod has (`--clock`).
 CLOCKS = ("auto", "real", "manual")
 #: What a job's final statuses are (a wait for another one ends when the job reaches one of these).
@@ -75,6 +79,8 @@ class Emulator(Control):
         self._launcher: List[str] = []
         self._stderr: Deque[str] = collections.deque(maxlen=200)
         self._tmp: Optional[tempfile.TemporaryDirectory[str]] = None
+        self._ca_file: Optional[str] = None
+        self._banner_read = threading.Event()
         self._workers: List[Worker] = []
         #: Workers started with keep=True, by their arguments.
         self._kept: Dict[str, Worker] = {}
@@ -126,7 +132,13 @@ class Emulator(Control):
                 if match and not found:
                     found.append(match.group(1))
                     ready.set()
+                tls = _TLS_LINE.match(line)
+                if tls:
+                    self._ca_file = tls.group(1)
+                if tls or _ENDPOINTS_LINE.match(line):
+                    self._banner_read.set()
             ready.set()  # the process closed its output: it exited
+            self._banner_read.set()
 
         def read_stderr(stream: Any) -> None:
             for line in stream:
@@ -170,6 +182,21 @@ class Emulator(Control):
         if self._url is None or self._process is None:
             raise MinipodError("minipod is not running: use `with Emulator(...) as emu:` or call start() first")
         return self._url
+
+    @property
+    def host(self) -> str:
+        """The host of minipod's URL (127.0.0.1): load-balancing endpoints are `https://{endpoint_id}.{host}:{port}` too."""
+        return urllib.parse.urlsplit(self.url).hostname or "127.0.0.1"
+
+    @property
+    def ca_file(self) -> Optional[str]:
+        """
+        The certificate file of minipod's local authority, which signs what its port answers over
+        TLS (None with TLS off): what `minipod.tls.reach` trusts for the SDKs' https calls.
+        """
+        self.url  # raises when not running
+        self._banner_read.wait(10)
+        return self._ca_file
 
     @property
     def pid(self) -> int:

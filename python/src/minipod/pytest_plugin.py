@@ -32,6 +32,7 @@ from ._report import report_sections
 from .emulator import CLOCKS, Emulator
 from .skip_sleeps import minipod_skip_sleeps  # noqa: F401  (the fixture, registered here)
 from .errors import MinipodError
+from .tls import reach
 
 #: The ini keys of the plugin, with what each holds.
 INI_KEYS = {
@@ -139,6 +140,7 @@ def minipod(request: pytest.FixtureRequest, minipod_config: _ConfigValue, minipo
             else:
                 worker._start_again()
     _point_runpod_at(emulator, monkeypatch)
+    _reach(emulator, request)
     before = len(emulator._workers)
     request.node.stash[_SHOWN] = (emulator, {id(w): len(w.output) for w in emulator._workers})
     yield emulator
@@ -191,7 +193,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture
-def minipod_factory(minipod_config: _ConfigValue, minipod_clock: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Emulator]]:
+def minipod_factory(request: pytest.FixtureRequest, minipod_config: _ConfigValue, minipod_clock: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Emulator]]:
     """
     Starts minipods for this test alone: `minipod_factory(config={...}, clock="manual")` (what is
     left out is the session's); the last one started has the service's library pointed at it.
@@ -206,6 +208,7 @@ def minipod_factory(minipod_config: _ConfigValue, minipod_clock: str, monkeypatc
         emulator = Emulator(**{"config": minipod_config, "clock": minipod_clock, **settings}).start()
         made.append(emulator)
         _point_runpod_at(emulator, monkeypatch)
+        _reach(emulator, request)
         return emulator
 
     yield make
@@ -221,6 +224,18 @@ def _point_runpod_at(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Non
         monkeypatch.setattr(runpod, "endpoint_url_base", emulator.v2_url)
         if not getattr(runpod, "api_key", None):
             monkeypatch.setattr(runpod, "api_key", "minipod-test-key")
+
+
+def _reach(emulator: Emulator, request: pytest.FixtureRequest) -> None:
+    """
+    For the test: the SDKs' https calls to `{endpoint_id}.{minipod's host}` reach minipod (its
+    authority trusted, its names resolved: `minipod.tls.reach`), undone when the test ends.
+    """
+    if emulator.ca_file is None:
+        return
+    scope = reach(emulator)
+    scope.__enter__()
+    request.addfinalizer(lambda: scope.__exit__(None, None, None))
 
 
 def _runpod() -> Optional[Any]:
