@@ -55,7 +55,9 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   "test/e2e/programmatic.test.ts": "createEmulator from a program, driven by runpod-sdk: runpod-sdk-* hold those exchanges",
   "test/e2e/webhook-schemes.test.ts": "webhook URLs given through runpod-sdk's run: runpod-sdk-* hold that exchange",
   "test/e2e/sdk2-api.test.ts":
-    "the SDK 2.x runs only in minipod's api worker there; the requests are the test's own, as the SDKs send them to https://{id}.{host}, which minipod does not serve",
+    "the SDK 2.x runs only in minipod's api worker there; the requests are the test's own, as the SDKs send them to https://{id}.{host} (sdk-https.test.ts has the SDKs send them)",
+  "test/e2e/sdk-https.test.ts":
+    "the SDKs' https calls to https://{id}.{host}: the recorder relays plain HTTP and cannot stand between a TLS client and minipod; the routes' answers are the worker's (sdk2-api.test.ts), the GraphQL operations those of sdk2-flash-dev",
   "test/e2e/flash-deploy.test.ts":
     "runpod-flash's flash deploy: its upload and the worker's fetch of the artifact are a binary tar.gz, which a recording (JSON and text bodies) cannot carry; its GraphQL operations are checked with the clients' texts in test/services/flash-apps/flash-deploy.test.ts",
 };
