@@ -1,3 +1,5 @@
+import { execFile, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
@@ -8,6 +10,7 @@ import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
+import { blocksOf, shellWords } from "../support/readme.js";
 
 // minipod's port answers TLS beside plain HTTP (src/compose/tls-port.ts): each connection's first
 // byte says which. The certificate is of minipod's local authority (src/compose/tls.ts), which a
@@ -71,6 +74,7 @@ describe("TLS on minipod's port", () => {
         allowedHosts: ["minipod.test"],
         endpoints: [
           { id: "echo", handler: "echo", workersMin: 0 },
+          { id: "api", type: "LOAD_BALANCER", handler: "echo" },
           { id: "ep1", type: "LOAD_BALANCER", handler: (req: Request) => new Response(JSON.stringify({ url: req.url, host: req.headers.get("host") }), { headers: { "content-type": "application/json" } }) },
         ],
       },
@@ -174,6 +178,24 @@ describe("TLS on minipod's port", () => {
       });
     expect(await raw(["G", "ET /v2/echo/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n\r\n"])).toMatch(/^HTTP\/1.1 200/);
     expect(await raw(["\x01\x02 nonsense\r\n\r\n"])).toMatch(/^HTTP\/1.1 400/);
+  });
+});
+
+describe.skipIf(spawnSync("curl", ["--version"]).status !== 0)("docs/load-balancing.md, Over TLS: curl trusting the authority", () => {
+  it("calls the endpoint by its name over https, as the page shows", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-tls-docs-"));
+    const emu = await createEmulator({ tls: { dir }, config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: "echo" }] } });
+    try {
+      const [block] = blocksOf("docs/load-balancing.md", "Over TLS", "sh");
+      const line = block!.text.trim().replace("~/.local/share/minipod/tls/ca/cert.pem", emu.tls!.caFile).replace(":8080", `:${emu.port}`);
+      const [cmd, ...args] = shellWords(line);
+      // Not spawnSync: minipod answers from this process's event loop.
+      const run = await promisify(execFile)(cmd!, args, { encoding: "utf8", timeout: 30_000 });
+      expect(JSON.parse(run.stdout)).toMatchObject({ method: "POST", path: "/generate", body: { prompt: "minipod" } });
+    } finally {
+      await emu.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
