@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { clientsFolder, flashClientEnv, flashPython, PYTHON_PACKAGE } from "../support/flash-python.js";
+import { blocksOf, shellWords } from "../support/readme.js";
 
 // Both Python SDKs call a load-balancing endpoint at https://{endpoint_id}.{host of
 // RUNPOD_ENDPOINT_BASE_URL}, always https. minipod answers TLS on its port with a certificate of
@@ -51,7 +52,7 @@ describe.skipIf(!python)("the Python SDKs' https calls to a load-balancing endpo
   });
 
   /** The client's environment: pointed at minipod by its URL variables, trusting its authority, minipod's package importable. */
-  const clientEnv = (extra: Record<string, string> = {}) => ({
+  const clientEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
     ...flashClientEnv(emu.url, extra),
     SSL_CERT_FILE: emu.tls!.caFile,
     PYTHONPATH: PYTHON_PACKAGE,
@@ -74,7 +75,12 @@ describe.skipIf(!python)("the Python SDKs' https calls to a load-balancing endpo
     const project = mkdtempSync(join(tmpdir(), "minipod-sdk2-api-"));
     cpSync(join(FIXTURES, "sdk2_api.py"), join(project, "main.py"));
     const { RUNPOD_REST_API_URL: _rest, RUNPOD_CONSOLE_URL: _console, FLASH_IS_LIVE_PROVISIONING: _live, ...env } = clientEnv();
-    const { code, output } = await runResolved([join(dirname(python!), "rp"), "flash", "dev", "main.py", "--once"], project, env);
+    // docs/flash.md's command, as written: the authority's certificate in SSL_CERT_FILE, the command under minipod.tls.
+    const [, shown] = blocksOf("docs/flash.md", "The SDK 2.x apps", "sh");
+    const [setting, interpreter, ...args] = shellWords(shown!.text.trim());
+    expect([setting!.split("=")[0], interpreter, ...args.slice(0, 3)]).toEqual(["SSL_CERT_FILE", "python", "-m", "minipod.tls", "--"]);
+    const [rp, ...rest] = args.slice(3);
+    const { code, output } = await runResolved([join(dirname(python!), rp!), ...rest], project, env);
     expect(code, output).toBe(0);
     expect(said(output, "generate")).toBe("generate: {'text': 'HELLO', 'calls': 1}");
     expect(said(output, "again")).toBe("again: {'text': 'AGAIN', 'calls': 2}");

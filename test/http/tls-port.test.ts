@@ -75,7 +75,11 @@ describe("TLS on minipod's port", () => {
         endpoints: [
           { id: "echo", handler: "echo", workersMin: 0 },
           { id: "api", type: "LOAD_BALANCER", handler: "echo" },
-          { id: "ep1", type: "LOAD_BALANCER", handler: (req: Request) => new Response(JSON.stringify({ url: req.url, host: req.headers.get("host") }), { headers: { "content-type": "application/json" } }) },
+          {
+            id: "ep1",
+            type: "LOAD_BALANCER",
+            handler: (req: Request) => new Response(JSON.stringify({ url: req.url, host: req.headers.get("host") }), { headers: { "content-type": "application/json" } }),
+          },
         ],
       },
     });

@@ -4,7 +4,8 @@ marker `minipod`.
 
 One minipod process per pytest session, reset before each test; for the test's duration the
 service's Python library points at it (`runpod.endpoint_url_base`, `RUNPOD_ENDPOINT_BASE_URL`,
-`RUNPOD_API_BASE_URL`, and `runpod.api_key` when unset), and workers the test starts with
+`RUNPOD_API_BASE_URL`, and `runpod.api_key` when unset; its https calls to load-balancing endpoints
+reach minipod: see minipod.tls), and workers the test starts with
 `minipod.worker(...)` stop when it ends. Configure it in pytest's ini file::
 
     [pytest]
