@@ -22,6 +22,8 @@ const AUTHORITY_DAYS = 3650;
 const LEAF_DAYS = 397;
 /** The authority's name, as clients show it. */
 const AUTHORITY_NAME = "minipod local authority";
+/** How long a minipod waits for another making the authority before it takes the lock over. */
+const LOCK_WAIT_MS = 5_000;
 /** Leaves kept per name a client asked for (each is a few hundred bytes). */
 const LEAVES_KEPT = 256;
 
@@ -41,8 +43,8 @@ interface Authority {
 
 /**
  * The authority kept in `dir` (`ca/cert.pem`, `ca/key.pem`), made there when absent, expiring or
- * unreadable. Made in a fresh folder renamed into place, so two minipods starting at once end
- * with the same one (the second rename fails, and that one reads the first's).
+ * unreadable: by one minipod at a time (a lock folder beside it), in a fresh folder renamed into
+ * place, so that two starting at once end with the same one and a reader never sees half of it.
  */
 function loadAuthority(dir: string, now: number): Authority {
   const folder = join(dir, "ca");
@@ -62,31 +64,45 @@ function loadAuthority(dir: string, now: number): Authority {
   const kept = read();
   if (kept) return kept;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const fresh = join(dir, `ca.${process.pid}.${Math.random().toString(36).slice(2)}`);
-  mkdirSync(fresh, { mode: 0o700 });
-  const keys = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const cert = certificate({
-    subject: AUTHORITY_NAME,
-    publicKey: keys.publicKey,
-    issuer: { name: AUTHORITY_NAME, ...keys },
-    notBefore: now - DAY,
-    notAfter: now + AUTHORITY_DAYS * DAY,
-    kind: { authority: true },
-  });
-  writeFileSync(join(fresh, "key.pem"), keys.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
-  chmodSync(join(fresh, "key.pem"), 0o600);
-  writeFileSync(join(fresh, "cert.pem"), cert, { mode: 0o644 });
-  // One that is there but unusable (expiring, damaged) is put aside first.
-  rmSync(folder, { recursive: true, force: true });
-  try {
-    renameSync(fresh, folder);
-  } catch {
-    rmSync(fresh, { recursive: true, force: true });
-    const theirs = read();
-    if (theirs) return theirs;
-    throw new Error(`cannot keep minipod's certificate authority in ${folder}`);
+  // One minipod makes it at a time (two started at once, as test files are): the others wait for its folder.
+  const lock = join(dir, "ca.lock");
+  for (const until = Date.now() + LOCK_WAIT_MS; ; ) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const theirs = read();
+      if (theirs) return theirs;
+      // A lock left by a process that died while making one: taken over.
+      if (Date.now() > until) break;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
   }
-  return { certFile, ...keys, cert };
+  try {
+    const made = read();
+    if (made) return made;
+    const fresh = join(dir, `ca.${process.pid}.${Math.random().toString(36).slice(2)}`);
+    mkdirSync(fresh, { mode: 0o700 });
+    const keys = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const cert = certificate({
+      subject: AUTHORITY_NAME,
+      publicKey: keys.publicKey,
+      issuer: { name: AUTHORITY_NAME, ...keys },
+      notBefore: now - DAY,
+      notAfter: now + AUTHORITY_DAYS * DAY,
+      kind: { authority: true },
+    });
+    writeFileSync(join(fresh, "key.pem"), keys.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    chmodSync(join(fresh, "key.pem"), 0o600);
+    writeFileSync(join(fresh, "cert.pem"), cert, { mode: 0o644 });
+    // One that is there but unusable (expiring, damaged) goes; the new one takes its place whole.
+    rmSync(folder, { recursive: true, force: true });
+    renameSync(fresh, folder);
+    return { certFile, ...keys, cert };
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 export interface TlsIdentity {
