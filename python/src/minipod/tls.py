@@ -20,8 +20,10 @@ A program started from here (`rp flash dev`) gets the same with `python -m minip
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import socket
 import ssl
 import sys
@@ -81,20 +83,31 @@ def _resolver(original: Callable[..., Any], host: str) -> Callable[..., Any]:
     return getaddrinfo
 
 
-def environ(emulator: Any, folder: Optional[str] = None) -> Dict[str, str]:
-    """The variables a process started from here needs to trust minipod (its names are `python -m minipod.tls`'s)."""
+def environ(emulator: Any) -> Dict[str, str]:
+    """
+    The variables a process started from here needs to trust minipod (`python -m minipod.tls` reads
+    MINIPOD_RESOLVE_HOST). The bundle is made once per Emulator and kept while this process runs,
+    so a worker started during a test and kept after it never names a file that is gone.
+    """
     ca = emulator.ca_file
     if ca is None:
         raise RuntimeError("this minipod serves no TLS (started with --tls off)")
-    path = bundle(ca, folder)
+    path = _BUNDLES.get(ca)
+    if path is None or not os.path.isfile(path):
+        folder = tempfile.mkdtemp(prefix="minipod-ca-")
+        atexit.register(shutil.rmtree, folder, True)
+        path = _BUNDLES[ca] = bundle(ca, folder)
     return {"SSL_CERT_FILE": path, "REQUESTS_CA_BUNDLE": path, "MINIPOD_RESOLVE_HOST": emulator.host}
+
+
+#: The bundle made for each authority's certificate file, in this process.
+_BUNDLES: Dict[str, str] = {}
 
 
 @contextlib.contextmanager
 def reach(emulator: Any) -> Iterator[Dict[str, str]]:
     """For the scope: this process trusts minipod's authority and resolves its names (see the module); undone at the end."""
-    folder = tempfile.mkdtemp(prefix="minipod-ca-")
-    variables = environ(emulator, folder)
+    variables = environ(emulator)
     saved_env = {k: os.environ.get(k) for k in variables}
     original = socket.getaddrinfo
     connector = sys.modules.get("aiohttp.connector")
@@ -114,9 +127,6 @@ def reach(emulator: Any) -> Iterator[Dict[str, str]]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        with contextlib.suppress(OSError):
-            Path(variables["SSL_CERT_FILE"]).unlink()
-            Path(folder).rmdir()
 
 
 def _like(context: ssl.SSLContext, cafile: str) -> ssl.SSLContext:
@@ -136,7 +146,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     MINIPOD_RESOLVE_HOST names minipod's host (127.0.0.1 by default).
     """
     import runpy
-    import shutil
 
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--"]:
