@@ -229,6 +229,24 @@ describe("a plain request with TLS on the port", () => {
   });
 });
 
+describe("closing with connections not yet sorted", () => {
+  it("ends a connection that sent nothing and one inside its handshake, rather than waiting for them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-tls-close-"));
+    const emu = await createEmulator({ tls: { dir }, config: { endpoints: [{ id: "echo", handler: "echo" }] } });
+    const closed = (s: Socket) => new Promise<void>((resolve) => s.once("close", () => resolve()));
+    const silent = netConnect(emu.port, "127.0.0.1");
+    const halfway = netConnect(emu.port, "127.0.0.1", () => halfway.write(Buffer.from([0x16, 0x03, 0x01])));
+    for (const s of [silent, halfway]) s.on("error", () => {});
+    await Promise.all([silent, halfway].map((s) => new Promise((r) => s.once("connect", r))));
+    const started = performance.now();
+    await emu.close();
+    await Promise.all([closed(silent), closed(halfway)]);
+    // Well before the 2 s after which close() cuts what the HTTP server knows of, and the 80 s of a silent connection's timeout.
+    expect(performance.now() - started).toBeLessThan(1500);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
 describe("TLS turned off", () => {
   it("serves plain HTTP alone, and says there is no authority", async () => {
     const emu = await createEmulator({ tls: false, config: { endpoints: [{ id: "echo", handler: "echo" }] } });
