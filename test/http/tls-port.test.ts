@@ -150,6 +150,22 @@ describe("TLS on minipod's port", () => {
     expect((await get(`https://127.0.0.1:${port}/v2/echo/health`, { ca })).status).toBe(200);
   });
 
+  it("serves an upgrade it declines (h2c) over TLS as the plain request it also is, the connection kept", async () => {
+    const text = await new Promise<string>((resolve, reject) => {
+      const s = tlsConnect({ port, host: "127.0.0.1", ca, servername: "localhost" }, () => {
+        const head = "Host: localhost\r\nAuthorization: Bearer k\r\n";
+        s.write(`GET /v2/echo/health HTTP/1.1\r\n${head}Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAEAAEAAAAIAAAAB\r\n\r\n`);
+        s.write(`GET /v2/echo/health HTTP/1.1\r\n${head}Connection: close\r\n\r\n`);
+      });
+      let got = "";
+      s.setEncoding("utf8");
+      s.on("data", (c) => (got += c));
+      s.on("error", reject);
+      s.on("close", () => resolve(got));
+    });
+    expect(text.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+  });
+
   it("a keep-alive connection of either kind carries many requests, each sorted once", async () => {
     for (const [scheme, agent] of [
       ["http", new HttpAgent({ keepAlive: true, maxSockets: 1 })],
