@@ -71,6 +71,19 @@ describe.skipIf(!python)("the Python SDKs' https calls to a load-balancing endpo
     expect(emu.requests({ endpoint: "lb-echo" }).requests.map((r) => `${r.method} ${r.path}`).sort()).toEqual(["GET /lb/lb-echo/items/42", "POST /lb/lb-echo/generate"]);
   });
 
+  it("runpod-flash under pytest, run as docs/flash.md shows: python -m minipod.tls -- pytest", async () => {
+    const project = mkdtempSync(join(tmpdir(), "minipod-flash-pytest-"));
+    cpSync(join(FIXTURES, "test_flash_lb.py"), join(project, "test_flash_lb.py"));
+    const line = blocksOf("docs/flash.md", "What runs, and what does not", "sh").find((b) => b.text.includes("-- pytest"));
+    const [setting, interpreter, ...args] = shellWords(line!.text.trim());
+    expect([setting!.split("=")[0], interpreter, ...args]).toEqual(["SSL_CERT_FILE", "python", "-m", "minipod.tls", "--", "pytest"]);
+    // The venv's pytest, on PATH as an activated venv puts it.
+    const env = clientEnv({ PATH: `${dirname(python!)}:${process.env.PATH ?? "/usr/bin:/bin"}` });
+    const { code, output } = await runResolved(["pytest", "-q", "-p", "no:cacheprovider"], project, env);
+    expect(code, output).toBe(0);
+    expect(output).toMatch(/1 passed/);
+  });
+
   it.skipIf(!clientsFolder())("the SDK 2.x: an @app.api class's routes called through runpod.App under rp flash dev --once", async () => {
     const project = mkdtempSync(join(tmpdir(), "minipod-sdk2-api-"));
     cpSync(join(FIXTURES, "sdk2_api.py"), join(project, "main.py"));
