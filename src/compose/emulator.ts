@@ -208,7 +208,7 @@ function serveTls(server: Server, option: EmulatorOptions["tls"], host: string, 
     const identity = tlsIdentity(dir, ["localhost", "127.0.0.1", "::1", host, ...named], (name) => byHost.test(name));
     return { caFile: identity.caFile, ...acceptTls(server, identity, log) };
   } catch (e) {
-    log.warn(`TLS is off: ${(e as Error).message} (set MINIPOD_TLS_DIR to a folder minipod may write, or turn TLS off with --no-tls)`);
+    log.warn(`TLS is off: ${(e as Error).message} (set MINIPOD_TLS_DIR to a folder minipod may write, or turn TLS off with --tls off)`);
     return undefined;
   }
 }
