@@ -6,17 +6,25 @@
  * POST /runsync. For comparison, in the same run, the same handler under the service's worker
  * runtime (runpod 1.12 `runpod.serverless.start`, concurrency 3 with calls kept one at a time, as
  * minipod's Flash worker ran before it had a job loop of its own), on an image of the bench's own.
- * Prints a table and writes it to bench/RESULTS-flash.md.
+ *
+ * The caller runs in a worker thread, on an event loop of its own, as a user's SDK calls from a
+ * process of its own: minipod's event loop serves the requests and nothing else. The same calls
+ * made from minipod's own event loop (as this bench made them before) are measured too. On Linux,
+ * the CPU time of minipod's main thread and of the worker process per call is read from /proc:
+ * unlike wall time, it hardly moves when other processes load the machine.
+ * Prints a table and writes it to bench/RESULTS-flash.md (what follows the KEPT line there stays).
  *
  *   MINIPOD_PYTHON=/path/to/venv/bin/python PYTHONPATH=$MINIPOD_CLIENTS/runpod-python npx tsx bench/flash-warm.ts [--calls 200]
  *
- * The interpreter must have cloudpickle, and runpod for the comparison (scripts/python-venv.sh makes one).
+ * The interpreter must have cloudpickle, and runpod for the comparison (scripts/python-venv.sh
+ * makes one). Keep --calls under 1,500: /runsync allows 2,000 requests per 10 s on an endpoint.
  */
-import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { Worker } from "node:worker_threads";
 import { createEmulator } from "../src/index.js";
 
 const { values } = parseArgs({ options: { calls: { type: "string" } } });
@@ -25,6 +33,8 @@ const python = process.env.MINIPOD_PYTHON;
 if (!python) throw new Error("set MINIPOD_PYTHON to an interpreter with cloudpickle and runpod");
 const headers = { authorization: "Bearer bench", "content-type": "application/json" };
 const CODE = "def add(a, b):\n    return {'sum': a + b}\n";
+const RESULTS = new URL("./RESULTS-flash.md", import.meta.url);
+const KEPT = "<!-- KEPT: what follows is kept when bench/flash-warm.ts writes this file again -->";
 
 // The same handler under the service's worker runtime, as minipod's Flash worker ran it before.
 const UNDER_RUNPOD = [
@@ -47,8 +57,67 @@ const images = [
   },
 ];
 
+/** The caller: a worker thread making the calls it is sent one after another, answering their wall times (ms). */
+const CALLER = `
+const { parentPort } = require("node:worker_threads");
+parentPort.on("message", async ({ url, method, headers, bodies, check }) => {
+  const times = [];
+  try {
+    for (const body of bodies) {
+      const t = performance.now();
+      const res = await fetch(url, { method, headers, body });
+      const text = await res.text();
+      times.push(performance.now() - t);
+      if (res.status !== 200 || (check && !text.includes('"COMPLETED"'))) throw new Error(res.status + " " + text);
+    }
+    parentPort.postMessage({ times });
+  } catch (e) {
+    parentPort.postMessage({ error: String(e) });
+  }
+});`;
+const caller = new Worker(CALLER, { eval: true });
+const viaCaller = (url: string, method: string, bodies: (string | undefined)[], check: boolean) =>
+  new Promise<number[]>((resolve, reject) => {
+    caller.once("message", (m: { times?: number[]; error?: string }) => (m.error ? reject(new Error(m.error)) : resolve(m.times!)));
+    caller.postMessage({ url, method, headers, bodies, check });
+  });
+/** The same calls from minipod's own event loop. */
+const inLoop = async (url: string, method: string, bodies: (string | undefined)[], check: boolean) => {
+  const times: number[] = [];
+  for (const body of bodies) {
+    const t = performance.now();
+    const res = await fetch(url, { method, headers, body });
+    const text = await res.text();
+    times.push(performance.now() - t);
+    if (res.status !== 200 || (check && !text.includes('"COMPLETED"'))) throw new Error(`${res.status} ${text}`);
+  }
+  return times;
+};
+
+// CPU time from /proc (Linux): minipod's main thread, and a worker process, in ms.
+const TICK_MS = existsSync("/proc/self/stat") ? 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100) : 0;
+const cpuMs = (statPath: string): number | undefined => {
+  if (!TICK_MS || !statPath || !existsSync(statPath)) return undefined;
+  const fields = readFileSync(statPath, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+};
+const MAIN = `/proc/${process.pid}/task/${process.pid}/stat`;
+/** The stat file of minipod's worker process whose command line names `pattern`. */
+const workerStat = (pattern: string): string => {
+  const found = spawnSync("pgrep", ["-P", String(process.pid), "-f", pattern], { encoding: "utf8" });
+  const pid = found.stdout?.trim().split("\n")[0];
+  return pid ? `/proc/${pid}/stat` : "";
+};
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!;
+interface Measured {
+  times: number[];
+  /** CPU ms a call of minipod's main thread, and of the worker process. */
+  main?: number | undefined;
+  worker?: number | undefined;
+}
+const perCall = (before: number | undefined, after: number | undefined, n: number) => (before === undefined || after === undefined ? undefined : (after - before) / n);
 
 const emu = await createEmulator({ clock: "real", log: () => {}, config: { images, endpoints: [{ id: "echo", handler: "echo", workersMin: 1, coldStartMs: 0 }] } });
 try {
@@ -58,87 +127,82 @@ try {
       headers,
       body: JSON.stringify({
         query: "mutation($input: EndpointInput) { saveEndpoint(input: $input) { id } }",
-        variables: { input: { name, workersMax: 1, instanceIds: ["cpu3c-1-2"], template: { name, imageName } } },
+        // idleTimeout: the worker stays up between the measurements.
+        variables: { input: { name, workersMax: 1, idleTimeout: 3600, instanceIds: ["cpu3c-1-2"], template: { name, imageName } } },
       }),
     }).then((r) => r.json() as Promise<{ data: { saveEndpoint: { id: string } } }>);
     return saved.data.saveEndpoint.id;
   };
-  /** The cold call, then warm-up, then `calls` warm calls of the endpoint: [cold ms, warm ms...]. */
-  const measure = async (id: string): Promise<[number, number[]]> => {
-    const call = async (n: number) => {
-      const body = JSON.stringify({ input: { function_name: "add", function_code: CODE, args: [n, 1], kwargs: {}, serialization_format: "json", execution_type: "function" } });
-      const res = await fetch(`${emu.url}/v2/${id}/runsync`, { method: "POST", headers, body });
-      const job = (await res.json()) as { status: string; output?: { json_result?: { sum: number } } };
-      if (job.status !== "COMPLETED" || job.output?.json_result?.sum !== n + 1) throw new Error(`call ${n}: ${JSON.stringify(job)}`);
-    };
-    const cold = performance.now();
-    await call(0);
-    const coldMs = performance.now() - cold;
-    for (let i = 1; i <= 10; i++) await call(i); // warm-up
-    const warm: number[] = [];
-    for (let i = 0; i < calls; i++) {
-      const t = performance.now();
-      await call(i);
-      warm.push(performance.now() - t);
-    }
-    return [coldMs, warm];
+  const flashCalls = (n: number) =>
+    Array.from({ length: n }, (_, i) =>
+      JSON.stringify({ input: { function_name: "add", function_code: CODE, args: [i, 1], kwargs: {}, serialization_format: "json", execution_type: "function" } }),
+    );
+  const measure = async (how: typeof viaCaller, url: string, method: string, bodies: (string | undefined)[], check: boolean, worker = ""): Promise<Measured> => {
+    const [main0, worker0] = [cpuMs(MAIN), cpuMs(worker)];
+    const times = await how(url, method, bodies, check);
+    return { times, main: perCall(main0, cpuMs(MAIN), bodies.length), worker: perCall(worker0, cpuMs(worker), bodies.length) };
+  };
+  /** The cold call, then warm-up, then `calls` warm calls of the endpoint: [cold ms, warm]. */
+  const warmCalls = async (id: string, pattern: string): Promise<[number, Measured, string]> => {
+    const url = `${emu.url}/v2/${id}/runsync`;
+    const [coldMs] = await viaCaller(url, "POST", flashCalls(1), true);
+    await viaCaller(url, "POST", flashCalls(10), true);
+    const stat = workerStat(pattern);
+    return [coldMs!, await measure(viaCaller, url, "POST", flashCalls(calls), true, stat), stat];
   };
   const mine = await endpoint("bench", "runpod/flash-cpu:py3.12-latest");
-  const [coldMs, warm] = await measure(mine);
-  const [coldBeforeMs, before] = await measure(await endpoint("bench-runpod", "bench/flash-under-runpod"));
+  const [coldMs, warm, stat] = await warmCalls(mine, "minipod.runtimes.flash");
+  // The same calls from minipod's own event loop, as this bench measured them before.
+  const warmInLoop = await measure(inLoop, `${emu.url}/v2/${mine}/runsync`, "POST", flashCalls(calls), true, stat);
+  const [coldBeforeMs, before] = await warmCalls(await endpoint("bench-runpod", "bench/flash-under-runpod"), "runpod.serverless.start");
   // The floor of minipod's queue: the same request on an endpoint whose handler runs in minipod's process.
-  const echo: number[] = [];
   const echoBody = JSON.stringify({ input: { function_name: "add", args: [1, 1] } });
-  for (let i = 0; i < calls + 10; i++) {
-    const t = performance.now();
-    await fetch(`${emu.url}/v2/echo/runsync`, { method: "POST", headers, body: echoBody }).then((r) => r.json());
-    if (i >= 10) echo.push(performance.now() - t);
-  }
+  const echoUrl = `${emu.url}/v2/echo/runsync`;
+  await viaCaller(echoUrl, "POST", Array<string>(10).fill(echoBody), true);
+  const echo = await measure(viaCaller, echoUrl, "POST", Array<string>(calls).fill(echoBody), true);
   // The baseline: one HTTP round trip to the same server, and the function called in the interpreter.
-  const trip: number[] = [];
-  for (let i = 0; i < calls; i++) {
-    const t = performance.now();
-    await fetch(`${emu.url}/v2/${mine}/health`, { headers }).then((r) => r.json());
-    trip.push(performance.now() - t);
-  }
+  const healthUrl = `${emu.url}/v2/${mine}/health`;
+  const trip = await measure(viaCaller, healthUrl, "GET", Array<undefined>(calls).fill(undefined), false);
+  const echoInLoop = await measure(inLoop, echoUrl, "POST", Array<string>(calls).fill(echoBody), true);
+  const tripInLoop = await measure(inLoop, healthUrl, "GET", Array<undefined>(calls).fill(undefined), false);
+
   const inProcess = spawnSync(python, ["-c", `import timeit\n${CODE}\nn=100000\nprint(timeit.timeit(lambda: add(2, 1), number=n) / n * 1000)`], { encoding: "utf8" });
   const fnMs = Number(inProcess.stdout.trim());
-  const baseline = median(trip) + fnMs;
-  const rows = [
-    `| warm call through minipod (POST /runsync, worker process of minipod.runtimes.flash, minipod's job loop) | ${median(warm).toFixed(2)} | ${p90(warm).toFixed(2)} |`,
-    `| the same under the service's worker runtime (runpod 1.12 \`runpod.serverless.start\`), before | ${median(before).toFixed(2)} | ${p90(before).toFixed(2)} |`,
-    `| a call of minipod's in-process echo handler (POST /runsync, no worker process) | ${median(echo).toFixed(2)} | ${p90(echo).toFixed(2)} |`,
-    `| one HTTP round trip to minipod (GET /health) | ${median(trip).toFixed(2)} | ${p90(trip).toFixed(2)} |`,
-    `| the function called in-process | ${fnMs.toFixed(5)} | |`,
-  ];
+  const ms = (x: number | undefined, digits = 2) => (x === undefined ? "" : x.toFixed(digits));
+  const row = (what: string, m: Measured) => `| ${what} | ${ms(median(m.times))} | ${ms(p90(m.times))} | ${ms(m.main, 3)} | ${ms(m.worker, 3)} |`;
+  const ratio = (w: Measured, t: Measured) => median(w.times) / (median(t.times) + fnMs);
   const report = [
     "# A warm Flash call through minipod",
     "",
-    `\`npx tsx bench/flash-warm.ts --calls ${calls}\` on ${cpus().length} cores (load ${loadavg()[0]!.toFixed(2)}), ${new Date().toISOString().slice(0, 10)}; ms.`,
+    `\`npx tsx bench/flash-warm.ts --calls ${calls}\` on ${cpus().length} cores (load ${loadavg()[0]!.toFixed(2)}, ${loadavg()[1]!.toFixed(2)} over 5 minutes), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ms.`,
+    "CPU: ms of CPU time a call, of minipod's main thread and of the worker process (from /proc; the caller's own is not counted when it is a worker thread).",
     "",
-    "| | median | p90 |",
-    "|---|---|---|",
-    ...rows,
+    "| caller in a thread of its own | median | p90 | CPU, minipod | CPU, worker |",
+    "|---|---|---|---|---|",
+    row("warm call through minipod (POST /runsync, worker process of minipod.runtimes.flash, minipod's job loop)", warm),
+    row("the same under the service's worker runtime (runpod 1.12 `runpod.serverless.start`), before", before),
+    row("a call of minipod's in-process echo handler (POST /runsync, no worker process)", echo),
+    row("one HTTP round trip to minipod (GET /health)", trip),
+    `| the function called in-process | ${fnMs.toFixed(5)} | | | |`,
     "",
-    `Ratio of the warm call to the in-process call plus one round trip: **${(median(warm) / baseline).toFixed(2)}×** (the issue's target: within 2×); ` +
-      `under the service's worker runtime, ${(median(before) / baseline).toFixed(1)}×.`,
+    "| caller on minipod's event loop (as measured before) | median | p90 | CPU, minipod and caller | CPU, worker |",
+    "|---|---|---|---|---|",
+    row("warm call through minipod", warmInLoop),
+    row("a call of the echo handler", echoInLoop),
+    row("one HTTP round trip (GET /health)", tripInLoop),
+    "",
+    `Ratio of the warm call to the in-process call plus one round trip: **${ratio(warm, trip).toFixed(2)}×** with the caller in a thread of its own, ` +
+      `${ratio(warmInLoop, tripInLoop).toFixed(2)}× with the caller on minipod's event loop (the issue's target: within 2×); ` +
+      `under the service's worker runtime, ${ratio(before, trip).toFixed(1)}×.`,
     `The first call (starting the worker process: Python, the job loop, cloudpickle) took ${coldMs.toFixed(0)} ms of wall time; ` +
       `${coldBeforeMs.toFixed(0)} ms under the service's worker runtime.`,
     "",
-    "Where the time of a warm call went before: the service's worker runtime looks at the jobs it has",
-    "taken every 0.1 s (`run_jobs` sleeps 0.1 s when its queue is empty), so a job taken the moment it",
-    "is queued still waited up to 100 ms before the handler saw it (and at concurrency 1, as the",
-    "service's Flash worker runs, the runtime waits a full second before it asks for the next job).",
-    "minipod's job loop (`minipod.runtimes.job_loop`) runs a job the moment its held job-take answers",
-    "and asks for the next one as soon as the result is posted: a warm call is the request, the",
-    "job-take's answer, the handler (exec of the source, the call: a fraction of a millisecond) and",
-    "job-done: three HTTP exchanges with minipod where the baseline has one, over a queue whose own",
-    "floor (the echo handler, no worker process) is already above one round trip. What is left above",
-    "2× is minipod's handling of the three requests, not the worker's loop.",
-    "",
   ].join("\n");
   process.stdout.write(report);
-  writeFileSync(new URL("./RESULTS-flash.md", import.meta.url), report);
+  const previous = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "";
+  const kept = previous.includes(KEPT) ? previous.slice(previous.indexOf(KEPT)) : `${KEPT}\n`;
+  writeFileSync(RESULTS, `${report}\n${kept}`);
 } finally {
+  await caller.terminate();
   await emu.close();
 }

@@ -117,6 +117,22 @@ def test_edited_code_runs_at_the_next_call() -> None:
     assert dec(run(fn("v", "def v():\n    return 2\n"))["result"]) == 2
 
 
+def test_a_source_run_again_is_not_compiled_again_and_its_namespace_is_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: List[str] = []
+    real = compile
+
+    def counting(source: Any, filename: str, mode: str, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(filename)
+        return real(source, filename, mode, *args, **kwargs)
+
+    monkeypatch.setattr(flash, "compile", counting, raising=False)
+    code = "calls = []\ndef once():\n    calls.append(1)\n    return len(calls)\n"
+    assert [dec(run(fn("once", code))["result"]) for _ in range(3)] == [1, 1, 1]
+    assert compiled == ["<flash function once>"]
+    assert dec(run(fn("once", code.replace("return len(calls)", "return -len(calls)")))["result"]) == -1
+    assert compiled == ["<flash function once>"] * 2
+
+
 def test_a_missing_dependency_fails_naming_it_and_the_local_install_command() -> None:
     code = "def f():\n    import surely_not_installed_pkg\n"
     out = run({**fn("f", code), "dependencies": ["cloudpickle", "surely-not-installed-pkg>=1.0"]})

@@ -37,7 +37,7 @@ export function imageLauncher(
   const packageDir = pythonPackageDir();
   return (endpointId) => {
     const manager = core.services.endpointManager;
-    const endpoint = manager.list().find((e) => e.spec.id === endpointId);
+    const endpoint = manager.find(endpointId);
     const template = endpoint && manager.template(endpoint);
     const rule = imageRuleFor(rules, template?.imageName);
     if (!template || !rule) return undefined;

@@ -77,8 +77,11 @@ export class ImageWorkers {
     }
     if (!entry) this.procs.set(endpointId, (entry = { launch: key, set: new Set() }));
     this.busyAt.set(endpointId, this.d.core.clock.now());
+    const most = Math.max(spec.workersMax, 1);
+    // All the processes it may have are there: nothing to count (a warm call queues a job a call).
+    if (entry.set.size >= most) return;
     const { jobs } = this.d.core.jobs.health(endpointId);
-    const wanted = Math.min(Math.max(spec.workersMax, 1), jobs.inQueue + jobs.inProgress);
+    const wanted = Math.min(most, jobs.inQueue + jobs.inProgress);
     // The cold start counts from the job's coming (the process is started a moment later).
     const coldStartMs = Math.max(0, queuedAt + spec.coldStartMs - this.d.core.clock.now());
     while (entry.set.size < wanted) this.startOne(endpointId, launch, entry.set, coldStartMs);

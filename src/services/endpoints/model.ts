@@ -81,9 +81,15 @@ export class EndpointManager {
   }
 
   get(id: string): ManagedEndpoint {
+    const endpoint = this.find(id);
+    if (!endpoint) throw notFound("endpoint", id);
+    return endpoint;
+  }
+
+  /** The endpoint, or undefined when there is none of that id (one document read, where `list` reads them all). */
+  find(id: string): ManagedEndpoint | undefined {
     const spec = this.d.store.get(id);
-    if (!spec) throw notFound("endpoint", id);
-    return managed(spec);
+    return spec && managed(spec);
   }
 
   /** The simulated workers of an endpoint, as the scheduler has them now. */

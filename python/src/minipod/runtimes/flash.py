@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -188,11 +189,29 @@ async def _call(fn: Any, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     return result
 
 
+#: Code objects of the sources last run, by (source, filename): a warm call of the same source is
+#: executed afresh without being compiled again; an edited source is another key.
+_COMPILED: "OrderedDict[Tuple[str, str], Any]" = OrderedDict()
+_COMPILED_MAX = 64
+
+
+def _compiled(code: str, filename: str) -> Any:
+    key = (code, filename)
+    known = _COMPILED.get(key)
+    if known is None:
+        known = _COMPILED[key] = compile(code, filename, "exec")
+        if len(_COMPILED) > _COMPILED_MAX:
+            _COMPILED.popitem(last=False)
+    else:
+        _COMPILED.move_to_end(key)
+    return known
+
+
 def _namespace(code: str, filename: str, module_name: str = "__minipod_flash__") -> Dict[str, Any]:
     # Known to linecache, so a traceback through the code shows its lines.
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     namespace: Dict[str, Any] = {"__name__": module_name}
-    exec(compile(code, filename, "exec"), namespace)
+    exec(_compiled(code, filename), namespace)
     return namespace
 
 
