@@ -16,6 +16,7 @@ export class SqlitePieceStore implements PieceStore {
       put: db.prepare<[string, string, number, Uint8Array]>(`INSERT OR REPLACE INTO document_pieces (kind, id, piece, bytes) VALUES (?, ?, ?, ?)`),
       get: db.prepare<[string, string, number], { bytes: Buffer }>(`SELECT bytes FROM document_pieces WHERE kind = ? AND id = ? AND piece = ?`),
       delete: db.prepare<[string, string]>(`DELETE FROM document_pieces WHERE kind = ? AND id = ?`),
+      deleteOne: db.prepare<[string, string, number]>(`DELETE FROM document_pieces WHERE kind = ? AND id = ? AND piece = ?`),
     };
   }
 
@@ -27,7 +28,8 @@ export class SqlitePieceStore implements PieceStore {
     return this.s.get.get(this.kind, id, index)?.bytes;
   }
 
-  delete(id: string): void {
-    this.s.delete.run(this.kind, id);
+  delete(id: string, index?: number): void {
+    if (index === undefined) this.s.delete.run(this.kind, id);
+    else this.s.deleteOne.run(this.kind, id, index);
   }
 }

@@ -78,8 +78,9 @@ export const flashBuilds: ServiceDef<"flash-builds", { flashBuilds: FlashBuildSe
     }),
   }),
   // The documents and their pieces are emptied or replaced: an upload under way writes no more.
-  clear: ({ flashBuilds }) => flashBuilds.forgetUploads(),
-  restored: ({ flashBuilds }) => flashBuilds.forgetUploads(),
+  clear: ({ flashBuilds }) => flashBuilds.forgetWork(),
+  restored: ({ flashBuilds }) => flashBuilds.forgetWork(),
+  resume: ({ flashBuilds }) => flashBuilds.resumeDeletions(),
   routes: (app, { flashBuilds }) => {
     app.openapi(uploadRoute, async (c) => {
       const body = c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null;

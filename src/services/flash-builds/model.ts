@@ -24,6 +24,8 @@ export interface FlashArtifact {
   expiresAt: number;
   /** Pieces of FLASH_ARTIFACT_PIECE_BYTES (the last one the rest) kept once the whole artifact was sent; absent until then. */
   pieces?: number | undefined;
+  /** Set while its pieces are being freed (its app was deleted): it is gone for every request. */
+  deleting?: true | undefined;
   /** The tar.gz, base64, as a database of an earlier minipod may hold it (kept whole in the document). */
   data?: string | undefined;
   createdAt: number;
@@ -54,8 +56,10 @@ export class FlashBuildService {
     },
   ) {}
 
-  /** Uploads under way, by object key; each is told to stop when the database is replaced under it (`forgetUploads`). */
+  /** Uploads under way, by object key; each is told to stop when the database is replaced under it (`forgetWork`). */
   private readonly uploading = new Map<string, { stopped: boolean }>();
+  /** Counts the times the database was reset or replaced: the deletions under way stop when it changes. */
+  private epoch = 0;
 
   list(): FlashBuild[] {
     return this.d.store.list();
@@ -135,10 +139,11 @@ export class FlashBuildService {
     this.d.pieces.put(objectKey, index, bytes);
   }
 
-  /** Stops the uploads under way, writing nothing more: the database was reset or replaced under them. */
-  forgetUploads(): void {
+  /** Stops the uploads and deletions under way, writing nothing more: the database was reset or replaced under them. */
+  forgetWork(): void {
     for (const state of this.uploading.values()) state.stopped = true;
     this.uploading.clear();
+    this.epoch++;
   }
 
   /**
@@ -183,14 +188,49 @@ export class FlashBuildService {
     return build;
   }
 
-  /** Deletes the builds and artifacts of an app being deleted. */
+  /**
+   * Deletes the builds and artifacts of an app being deleted. An artifact is gone at once; its
+   * pieces are freed one a turn (64 MB freed in one statement held a file database's event loop
+   * 45 ms), its document deleted with the last of them. What a stop of minipod interrupted is
+   * finished when it starts again (`resumeDeletions`).
+   */
   forgetApp(appId: string): void {
     for (const b of this.ofApp(appId)) this.d.store.delete(b.id);
-    for (const a of this.d.artifacts.list()) if (a.appId === appId) this.d.artifacts.delete(a.id);
+    for (const a of this.d.artifacts.list()) {
+      if (a.appId !== appId || a.deleting) continue;
+      if ((a.pieces ?? 0) <= 1) {
+        this.d.artifacts.delete(a.id);
+        continue;
+      }
+      this.d.artifacts.save({ ...a, deleting: true });
+      void this.free(a.id, a.pieces!);
+    }
+  }
+
+  /** Frees the pieces of the artifacts being deleted when minipod stopped, or when a snapshot restored was taken. */
+  resumeDeletions(): void {
+    for (const a of this.d.artifacts.list()) if (a.deleting) void this.free(a.id, a.pieces ?? 0);
+  }
+
+  private async free(objectKey: string, pieces: number): Promise<void> {
+    const epoch = this.epoch;
+    try {
+      for (let i = pieces - 1; i >= 0; i--) {
+        await nextTurn();
+        // Stopped when the database was reset or replaced meanwhile (a restore copying it now: the
+        // artifact is then absent, or is the image's, being deleted there too, or not).
+        if (this.epoch !== epoch || !this.d.artifacts.get(objectKey)?.deleting) return;
+        this.d.pieces.delete(objectKey, i);
+      }
+      this.d.artifacts.delete(objectKey);
+    } catch {
+      // The database was closed meanwhile: the next start finishes it.
+    }
   }
 
   private artifact(objectKey: string): FlashArtifact {
-    return found(this.d.artifacts.get(objectKey), "flash artifact", objectKey);
+    const artifact = this.d.artifacts.get(objectKey);
+    return found(artifact?.deleting ? undefined : artifact, "flash artifact", objectKey);
   }
 }
 

@@ -39,8 +39,8 @@ export interface PieceStore {
   put(id: string, index: number, bytes: Uint8Array): void;
   /** Piece `index` of document `id`, if written. */
   get(id: string, index: number): Buffer | undefined;
-  /** Deletes every piece of document `id`. */
-  delete(id: string): void;
+  /** Deletes piece `index` of document `id`, or every piece of it. */
+  delete(id: string, index?: number): void;
 }
 
 // The usage intervals billing meters: rows of their own (one per worker life, pod run, volume size),

@@ -118,17 +118,43 @@ describe("a Flash artifact in pieces", () => {
     expect(pieceRows(key)).toHaveLength(4);
   });
 
-  it("its pieces go with it: an app deleted, a reset", async () => {
+  it("its pieces go with it: an app deleted (gone at once, its pieces freed one a turn), a reset", async () => {
     const one = await prepared(SIZE, "one");
     const two = await prepared(SIZE, "two");
     expect((await put(one.url, artifactOf(SIZE))).status).toBe(200);
     expect((await put(two.url, artifactOf(SIZE))).status).toBe(200);
     expect(pieceRows()).toHaveLength(8);
     await ok(`mutation { deleteFlashApp(flashAppId: "${one.appId}") }`);
-    expect(pieceRows().map((r) => r.id)).toEqual([two.key, two.key, two.key, two.key]);
     expect((await e.app.request(one.url)).status).toBe(404);
+    const counts: number[] = [];
+    await turnsUntil(() => {
+      const left = pieceRows(one.key).length;
+      if (counts.at(-1) !== left) counts.push(left);
+      return left === 0;
+    });
+    // Never more than one piece freed in a turn.
+    expect(counts).toEqual([4, 3, 2, 1, 0].slice(5 - counts.length));
+    expect(counts.length).toBeGreaterThanOrEqual(3);
+    await turnsUntil(() => e.core.db.prepare(`SELECT count(*) AS n FROM documents WHERE kind = 'flash-artifact'`).get()!.n === 1);
+    expect(pieceRows().map((r) => r.id)).toEqual([two.key, two.key, two.key, two.key]);
     expect((await e.post("/_emulator/reset")).status).toBe(200);
     expect(pieceRows()).toEqual([]);
+  });
+
+  it("a deletion under way is finished by a restore of a snapshot taken during it, and stops at a restore of one taken before", async () => {
+    const { appId, url, key } = await prepared(SIZE);
+    const bytes = artifactOf(SIZE);
+    expect((await put(url, bytes)).status).toBe(200);
+    expect((await e.post("/_emulator/snapshots/before")).status).toBe(200);
+    await ok(`mutation { deleteFlashApp(flashAppId: "${appId}") }`);
+    expect((await e.post("/_emulator/snapshots/during")).status).toBe(200);
+    expect((await e.post("/_emulator/snapshots/before/restore")).status).toBe(200);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(pieceRows(key)).toHaveLength(4);
+    expect(Buffer.from(await (await e.app.request(url)).arrayBuffer()).equals(bytes)).toBe(true);
+    expect((await e.post("/_emulator/snapshots/during/restore")).status).toBe(200);
+    expect((await e.app.request(url)).status).toBe(404);
+    await turnsUntil(() => pieceRows(key).length === 0);
   });
 
   it("an upload under way when the state is reset writes nothing more", async () => {
@@ -151,7 +177,7 @@ describe("a Flash artifact in pieces", () => {
     expect((await put(url, bytes)).status).toBe(200);
     expect((await e.post("/_emulator/snapshots/built")).status).toBe(200);
     await ok(`mutation { deleteFlashApp(flashAppId: "${appId}") }`);
-    expect(pieceRows()).toEqual([]);
+    await turnsUntil(() => pieceRows().length === 0);
     expect((await e.post("/_emulator/snapshots/built/restore")).status).toBe(200);
     expect(Buffer.from(await (await e.app.request(url)).arrayBuffer()).equals(bytes)).toBe(true);
 
