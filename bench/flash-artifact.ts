@@ -2,8 +2,11 @@
 // worker's download (GET of the same), one at a time, against the real CLI with lib/process-probe.mjs
 // (monitorEventLoopDelay, 5 ms resolution, a line every 50 ms): the longest block of minipod's event
 // loop while each request was in flight, the wall time, and minipod's RSS above where it started.
-// In memory and with a --db file. Prints a Markdown table (for bench/RESULTS-flash.md).
-//   npm run build && npx tsx bench/flash-artifact.ts [--mb 64] [--rounds 3]
+// In memory and with a --db file; "idle" is the longest block of the same process doing nothing for
+// as long, just before (what the machine's load adds). With --baseline DIR (another checkout, built),
+// its CLI runs each round too, right after this one's, so that both see the same load.
+// Prints a Markdown table (for bench/RESULTS-flash.md).
+//   npm run build && npx tsx bench/flash-artifact.ts [--mb 64] [--rounds 3] [--baseline DIR]
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { loadavg, tmpdir } from "node:os";
@@ -15,7 +18,7 @@ import { memoryOf, startMinipod } from "./lib/processes.js";
 import { readProbe } from "./sections/event-loop.js";
 
 const MB = 1024 * 1024;
-const { values } = parseArgs({ options: { mb: { type: "string", default: "64" }, rounds: { type: "string", default: "3" } } });
+const { values } = parseArgs({ options: { mb: { type: "string", default: "64" }, rounds: { type: "string", default: "3" }, baseline: { type: "string" } } });
 const bytes = Number(values.mb) * MB;
 const rounds = Number(values.rounds);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -55,10 +58,11 @@ interface Row {
   rssUpMb: number[];
 }
 
-async function measure(db: string | undefined, rows: Map<string, Row>): Promise<void> {
+/** One round of each case on a fresh minipod (`bin`: another build's CLI), its rows under `build`'s name. */
+async function measure(db: string | undefined, rows: Map<string, Row>, round: number, build: string, bin?: string): Promise<void> {
   const probeFile = join(tmpdir(), `minipod-bench-probe-${process.pid}-flash.jsonl`);
   rmSync(probeFile, { force: true });
-  const server = await startMinipod({ config: await benchConfig([{ id: "echo", handler: "echo" }]), probeFile, probeMs: 50, db });
+  const server = await startMinipod({ config: await benchConfig([{ id: "echo", handler: "echo" }]), probeFile, probeMs: 50, db, bin });
   const gql = async (query: string) => {
     const res = await call(server.url, "POST", "/graphql", { query });
     if (res.body?.errors) throw new Error(JSON.stringify(res.body.errors));
@@ -79,15 +83,25 @@ async function measure(db: string | undefined, rows: Map<string, Row>): Promise<
     await sleep(300);
     const to = Date.now() - 100;
     const block = Math.max(0, ...readProbe(probeFile).filter((l) => l.wall > from && l.wall <= to).map((l) => l.loopMaxMs));
-    const label = db ? `${name}, --db file` : name;
+    record(name, block, wall, (peak - rssBefore) / MB);
+    return wall;
+  };
+  const record = (name: string, block: number, wall: number, rssUp: number) => {
+    const label = `${build}: ${db ? `${name}, --db file` : name}`;
     const row = rows.get(label) ?? { name: label, blockMs: [], wallMs: [], rssUpMb: [] };
     row.blockMs.push(block);
     row.wallMs.push(wall);
-    row.rssUpMb.push((peak - rssBefore) / MB);
+    row.rssUpMb.push(rssUp);
     rows.set(label, row);
   };
   try {
-    for (let r = 0; r < rounds; r++) {
+    {
+      const r = round;
+      // Half a second of doing nothing: what the machine's load alone blocks the loop.
+      await sleep(400);
+      const idleFrom = Date.now();
+      await sleep(500);
+      record("idle, 500 ms", Math.max(0, ...readProbe(probeFile).filter((l) => l.wall > idleFrom && l.wall <= Date.now()).map((l) => l.loopMaxMs)), 500, 0);
       const app = (await gql(`mutation { createFlashApp(input: { name: "bench-${r}" }) { id } }`)).createFlashApp;
       const upload = (await gql(`mutation { prepareFlashArtifactUpload(input: { flashAppId: "${app.id}", tarballSize: ${bytes} }) { uploadUrl } }`)).prepareFlashArtifactUpload;
       await during(`upload, ${values.mb} MB (PUT)`, async () => {
@@ -110,9 +124,14 @@ async function measure(db: string | undefined, rows: Map<string, Row>): Promise<
 
 const dir = mkdtempSync(join(tmpdir(), "minipod-bench-flash-"));
 const rows = new Map<string, Row>();
+const builds: Array<[string, string | undefined]> = [["this build", undefined]];
+if (values.baseline) builds.push(["baseline", join(values.baseline, "bin/minipod.js")]);
 try {
-  await measure(undefined, rows);
-  await measure(join(dir, "state.db"), rows);
+  for (let r = 0; r < rounds; r++) {
+    for (const file of [false, true]) {
+      for (const [name, bin] of builds) await measure(file ? join(dir, `${name.replace(/\W/g, "-")}-${r}.db`) : undefined, rows, r, name, bin);
+    }
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
@@ -120,6 +139,6 @@ const max = (xs: number[]) => Math.max(...xs);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 process.stdout.write(`${rounds} rounds, load ${loadavg()[0]!.toFixed(2)}, ${new Date().toISOString().slice(0, 10)}\n\n`);
 process.stdout.write("| | longest block, worst (ms) | longest block, median (ms) | wall, median (ms) | RSS up, worst (MB) |\n|---|---|---|---|---|\n");
-for (const r of rows.values()) {
+for (const r of [...rows.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
   process.stdout.write(`| ${r.name} | ${max(r.blockMs).toFixed(0)} | ${median(r.blockMs).toFixed(0)} | ${median(r.wallMs).toFixed(0)} | ${max(r.rssUpMb).toFixed(0)} |\n`);
 }
