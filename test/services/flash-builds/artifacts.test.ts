@@ -135,7 +135,7 @@ describe("a Flash artifact in pieces", () => {
     // Never more than one piece freed in a turn.
     expect(counts).toEqual([4, 3, 2, 1, 0].slice(5 - counts.length));
     expect(counts.length).toBeGreaterThanOrEqual(3);
-    await turnsUntil(() => e.core.db.prepare(`SELECT count(*) AS n FROM documents WHERE kind = 'flash-artifact'`).get()!.n === 1);
+    await turnsUntil(() => e.core.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM documents WHERE kind = 'flash-artifact'`).get()!.n === 1);
     expect(pieceRows().map((r) => r.id)).toEqual([two.key, two.key, two.key, two.key]);
     expect((await e.post("/_emulator/reset")).status).toBe(200);
     expect(pieceRows()).toEqual([]);
