@@ -157,6 +157,32 @@ describe("a Flash artifact in pieces", () => {
     await turnsUntil(() => pieceRows(key).length === 0);
   });
 
+  it("a deletion a stop of minipod interrupted is finished at the next start (a database file)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-artifacts-db-"));
+    const db = join(dir, "state.db");
+    try {
+      const first = await inProcess({ config: {}, db });
+      const app = (await first.request("POST", "/graphql", { query: `mutation { createFlashApp(input: { name: "gone" }) { id } }` })).body.data.createFlashApp;
+      const upload = (await first.request("POST", "/graphql", { query: `mutation { prepareFlashArtifactUpload(input: { flashAppId: "${app.id}", tarballSize: ${SIZE} }) { uploadUrl } }` })).body.data
+        .prepareFlashArtifactUpload;
+      expect((await first.app.request(upload.uploadUrl, { method: "PUT", body: artifactOf(SIZE) })).status).toBe(200);
+      // Deleted, and minipod stopped before a piece was freed.
+      expect((await first.request("POST", "/graphql", { query: `mutation { deleteFlashApp(flashAppId: "${app.id}") }` })).body.errors).toBeUndefined();
+      await first.close();
+      const again = await inProcess({ config: {}, db });
+      try {
+        const rows = () => again.core.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM document_pieces`).get()!.n;
+        expect((await again.app.request(upload.uploadUrl)).status).toBe(404);
+        await turnsUntil(() => rows() === 0);
+        await turnsUntil(() => again.core.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM documents WHERE kind = 'flash-artifact'`).get()!.n === 0);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("an upload under way when the state is reset writes nothing more", async () => {
     const { url, key } = await prepared(SIZE);
     const bytes = artifactOf(SIZE);
