@@ -39,6 +39,7 @@ import { boundMemoryDb, openDb, type Db } from "../store/db.js";
 import { SqliteDocumentStore } from "../store/document-store.js";
 import { SqliteJobStore } from "../store/job-store.js";
 import { SqliteUsageStore } from "../store/usage-store.js";
+import { SqlitePieceStore } from "../store/document-pieces.js";
 import { WriteBehind } from "../store/write-behind.js";
 import { BodyBudget } from "../http/body.js";
 import { runPhases, type Participant } from "./lifecycle.js";
@@ -199,6 +200,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
         opened.push(store as unknown as DocumentStore<StoredDocument>);
         return store;
       },
+      pieces: (kind) => new SqlitePieceStore(db, kind),
       usage: usageStore,
       services: registry,
     });

@@ -223,5 +223,5 @@ export const LB_AFFINITY_WAIT_MS = 5 * 60 * SECOND;
 /** Where a load-balancing worker answers health when `HEALTH_CHECK_PATH` is not set. */
 export const LB_HEALTH_PATH_DEFAULT = "/ping";
 
-/** A Flash build's artifact (the tar.gz `flash deploy` and `rp flash deploy` upload): kept whole in the database. */
+/** A Flash build's artifact (the tar.gz `flash deploy` and `rp flash deploy` upload): kept in the database, in pieces. */
 export const FLASH_ARTIFACT_MAX_BYTES = 64 * 1024 * 1024;

@@ -50,6 +50,8 @@ export interface Exchange extends HeaderSink, JournalSource {
   readonly service?: { route: ServiceRoute; info: RouteInfo } | undefined;
   /** The service route it addresses, once classified (Hono's answers on OpenAI routes take OpenAI's shape). */
   classified?(route: ServiceRoute): void;
+  /** Whether its route passed it on to another, whose entry the journal keeps instead of this one's. */
+  forwarded?(): boolean;
   /** Called once the answer is made and recorded (the journal, the log line): an entry that writes it itself does so now. */
   answered?(): void;
   /**
@@ -111,7 +113,7 @@ export class Gate {
     };
     const recorded = () => {
       release?.();
-      return after(journal.enabled ? journal.record(x, info, at, startedMs) : undefined, () => {
+      return after(journal.enabled && x.forwarded?.() !== true ? journal.record(x, info, at, startedMs) : undefined, () => {
         this.logLine(x, startedMs);
         x.answered?.();
       });

@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, MiddlewareHandler } from "hono";
 import { OPENAI_OPERATION } from "../domain/operations.js";
 import { after } from "./chain.js";
-import type { AppEnv } from "./env.js";
+import { journalPathOf, type AppEnv } from "./env.js";
 import type { Exchange, Gate } from "./gate.js";
 import type { ServiceRoute } from "./surfaces.js";
 
@@ -68,6 +68,14 @@ class HonoExchange implements Exchange {
 
   dropped(): boolean {
     return this.c.get("dropped") === true;
+  }
+
+  forwarded(): boolean {
+    return this.c.get("forwarded") === true;
+  }
+
+  journalPath(): string | undefined {
+    return journalPathOf(this.c.env);
   }
 
   bodyText(): Promise<string> | undefined {

@@ -9,6 +9,8 @@ const TRIM_EVERY = 1000;
 export interface JournalSource {
   readonly method: string;
   readonly path: string;
+  /** The path the journal shows, when not `path`: the client's, for a request a route passed on. */
+  journalPath?(): string | undefined;
   /** The query string, without its `?`; undefined when there is none. */
   query(): string | undefined;
   /** The status answered (or being answered). */
@@ -61,7 +63,7 @@ export class RequestJournal {
     const status = x.dropped() ? 0 : x.status();
     const entry: RequestRecord = {
       method: x.method,
-      path: x.path,
+      path: x.journalPath?.() ?? x.path,
       query: x.query(),
       endpoint: info.endpoint,
       operation: info.operation,

@@ -1,5 +1,6 @@
 import { createServer } from "node:net";
 import { LB_HEALTH_PATH_DEFAULT } from "../domain/limits.js";
+import { serviceUrls } from "./worker-process.js";
 
 /** What a worker process of a load-balancing endpoint is told, as the platform tells its workers. */
 export interface LbWorkerEnvOptions {
@@ -17,8 +18,8 @@ export interface LbWorkerEnvOptions {
 /**
  * The environment of a load-balancing worker: `PORT` for its server, `PORT_HEALTH` and
  * `HEALTH_CHECK_PATH` for its health check, and the platform's `RUNPOD_*` variables (the worker's
- * id, its endpoint, the API key; `RUNPOD_ENDPOINT_BASE_URL` points the service's clients at
- * minipod, for workers that call other endpoints).
+ * id, its endpoint, the API key; the service's URLs, `serviceUrls`, point the service's clients
+ * at minipod, for workers that call other endpoints).
  */
 export function lbWorkerEnv(o: LbWorkerEnvOptions): Record<string, string> {
   return {
@@ -29,7 +30,7 @@ export function lbWorkerEnv(o: LbWorkerEnvOptions): Record<string, string> {
     RUNPOD_POD_HOSTNAME: `${o.workerId}-minipod`,
     RUNPOD_ENDPOINT_ID: o.endpoint,
     RUNPOD_AI_API_KEY: o.key,
-    RUNPOD_ENDPOINT_BASE_URL: `${o.url.replace(/\/+$/, "")}/v2`,
+    ...serviceUrls(o.url),
   };
 }
 

@@ -15,10 +15,27 @@ export interface WorkerEnvOptions {
 }
 
 /**
+ * Where the service's Python clients find each of its hosts, all of them minipod, as runpod-flash
+ * reads them (its `core/urls.py`): the GraphQL API, the endpoints (`RUNPOD_ENDPOINT_BASE_URL`, read
+ * by runpod too), the REST API, the log service and the console. Set as one: with only some of
+ * them set, runpod-flash warns of a "Partial Runpod URL override" as it is imported.
+ */
+export function serviceUrls(url: string): Record<string, string> {
+  const root = url.replace(/\/+$/, "");
+  return {
+    RUNPOD_API_BASE_URL: root,
+    RUNPOD_ENDPOINT_BASE_URL: `${root}/v2`,
+    RUNPOD_REST_API_URL: `${root}/v1`,
+    RUNPOD_HAPI_URL: root,
+    RUNPOD_CONSOLE_URL: root,
+  };
+}
+
+/**
  * Every variable the service's worker library reads, as the platform sets them on a worker: the
  * job id in the result URLs' path, `$ID` and `$RUNPOD_POD_ID` left for the library to fill in,
- * the fitness checks that need a GPU or the network skipped. `RUNPOD_ENDPOINT_BASE_URL` (not set
- * by the platform) points the library's client at minipod too, for handlers that call endpoints.
+ * the fitness checks that need a GPU or the network skipped. The service's URLs (`serviceUrls`, not
+ * set by the platform) point the clients a handler uses (runpod, runpod-flash) at minipod too.
  */
 export function workerEnv(o: WorkerEnvOptions): Record<string, string> {
   const base = `${o.url.replace(/\/+$/, "")}/v2`;
@@ -36,7 +53,7 @@ export function workerEnv(o: WorkerEnvOptions): Record<string, string> {
     RUNPOD_PING_INTERVAL: String(o.pingIntervalMs),
     RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
     RUNPOD_SKIP_GPU_CHECK: "true",
-    RUNPOD_ENDPOINT_BASE_URL: base,
+    ...serviceUrls(o.url),
   };
 }
 

@@ -277,4 +277,18 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM payload_parts WHERE name = substr(old.output, 8, instr(substr(old.output, 8), ':') - 1);
   END;
   `,
+  // The bytes of documents (a Flash build's artifact) in pieces of their own rows beside their
+  // document (store/document-pieces.ts), deleted with it.
+  `
+  CREATE TABLE document_pieces (
+    kind  TEXT NOT NULL,
+    id    TEXT NOT NULL,
+    piece INTEGER NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (kind, id, piece)
+  );
+  CREATE TRIGGER documents_delete_pieces AFTER DELETE ON documents BEGIN
+    DELETE FROM document_pieces WHERE kind = old.kind AND id = old.id;
+  END;
+  `,
 ];

@@ -109,6 +109,8 @@ describe("docs/flash.md: flash deploy and flash run", () => {
       expect(first.output.trim()).toBe(printed);
       // What the function printed is in the worker's output.
       expect(workerLines.some((l) => l.endsWith("] greeting world"))).toBe(true);
+      // Given every one of the service's URLs, runpod-flash in the worker warns of no partial override.
+      expect(workerLines.filter((l) => l.includes("Partial Runpod URL override"))).toEqual([]);
 
       // Its resources, as GraphQL shows them: the app, its environment with the build active and two endpoints.
       const res = await fetch(`${emu.url}/graphql`, {

@@ -15,7 +15,11 @@ describe("the environment minipod worker gives a worker", () => {
       RUNPOD_PING_INTERVAL: "10000",
       RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
       RUNPOD_SKIP_GPU_CHECK: "true",
+      RUNPOD_API_BASE_URL: "http://127.0.0.1:8080",
       RUNPOD_ENDPOINT_BASE_URL: "http://127.0.0.1:8080/v2",
+      RUNPOD_REST_API_URL: "http://127.0.0.1:8080/v1",
+      RUNPOD_HAPI_URL: "http://127.0.0.1:8080",
+      RUNPOD_CONSOLE_URL: "http://127.0.0.1:8080",
     });
   });
 

@@ -2,7 +2,6 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { problem } from "../../http/schemas.js";
 import { idParams, routeHead } from "../shared/rest.js";
-import { EmulatorError } from "../../domain/errors.js";
 import { documentsOf, type ServiceDef } from "../shared/service.js";
 import { flashBuildsGraphQL } from "./graphql.js";
 import { FlashBuildService, type FlashArtifact, type FlashBuild } from "./model.js";
@@ -13,21 +12,28 @@ export { artifactPath } from "./graphql.js";
 
 const collections = { v2: [] } as const;
 
-/** The request's body, refused (413) past `limit` bytes as it arrives. */
-async function bodyWithin(c: Context, limit: number): Promise<Buffer> {
-  const declared = Number(c.req.header("content-length") ?? "NaN");
-  if (declared > limit) throw new EmulatorError("PAYLOAD_TOO_LARGE", `the artifact is ${declared} bytes, more than the ${limit} bytes declared as its tarballSize`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const body = c.req.raw.body;
-  if (body) {
-    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.length;
-      if (size > limit) throw new EmulatorError("PAYLOAD_TOO_LARGE", `the artifact is more than the ${limit} bytes declared as its tarballSize`);
-      chunks.push(Buffer.from(chunk));
-    }
-  }
-  return Buffer.concat(chunks);
+/** The Content-Length a request declares, if any. */
+const declaredLength = (c: Context): number | undefined => {
+  const header = c.req.header("content-length");
+  return header === undefined || !/^\d+$/.test(header.trim()) ? undefined : Number(header);
+};
+
+/** An artifact's pieces as a response body, read as it is sent (one piece read per pull). */
+function bodyOf(pieces: AsyncIterable<Buffer>): ReadableStream<Uint8Array> {
+  const it = pieces[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await it.next();
+        if (next.done) controller.close();
+        else controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
+      },
+      async cancel() {
+        await it.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 const route = routeHead("Flash builds");
@@ -36,7 +42,7 @@ const answers = {
   400: problem("The body is not the size declared (tarballSize)"),
   403: problem("The upload URL expired (an hour of minipod's clock after prepareFlashArtifactUpload)"),
   404: problem("No artifact with this object key (or, for the download, none uploaded yet)"),
-  409: problem("The artifact was uploaded already"),
+  409: problem("The artifact was uploaded already, or is being uploaded"),
   413: problem("More bytes than the size declared"),
 };
 
@@ -67,18 +73,23 @@ export const flashBuilds: ServiceDef<"flash-builds", { flashBuilds: FlashBuildSe
     flashBuilds: new FlashBuildService({
       ...documentsOf<FlashBuild>(ctx, "flash-build"),
       artifacts: ctx.documents<FlashArtifact>("flash-artifact"),
+      pieces: ctx.pieces("flash-artifact"),
       app: (appId) => void ctx.services.flashApps.get(appId),
     }),
   }),
+  // The documents and their pieces are emptied or replaced: an upload under way writes no more.
+  clear: ({ flashBuilds }) => flashBuilds.forgetWork(),
+  restored: ({ flashBuilds }) => flashBuilds.forgetWork(),
+  resume: ({ flashBuilds }) => flashBuilds.resumeDeletions(),
   routes: (app, { flashBuilds }) => {
     app.openapi(uploadRoute, async (c) => {
-      const { objectKey } = c.req.valid("param");
-      flashBuilds.upload(objectKey, await bodyWithin(c, flashBuilds.expectedSize(objectKey)));
+      const body = c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null;
+      await flashBuilds.upload(c.req.valid("param").objectKey, body ?? undefined, declaredLength(c));
       return c.body(null, 200);
     });
     app.openapi(downloadRoute, (c) => {
-      const bytes = flashBuilds.download(c.req.valid("param").objectKey);
-      return c.body(new Uint8Array(bytes), 200, { "content-type": "application/gzip", "content-length": String(bytes.length) });
+      const { size, pieces } = flashBuilds.download(c.req.valid("param").objectKey);
+      return c.body(bodyOf(pieces), 200, { "content-type": "application/gzip", "content-length": String(size) });
     });
   },
 };

@@ -2,15 +2,19 @@ import { randomBytes } from "node:crypto";
 import { EmulatorError } from "../../domain/errors.js";
 import { FLASH_ARTIFACT_MAX_BYTES } from "../../domain/limits.js";
 import { found, invalidBody } from "../shared/invalid.js";
-import type { DocumentStore, Documents, Now } from "../shared/storage.js";
+import type { DocumentStore, Documents, Now, PieceStore } from "../shared/storage.js";
 
 /** How long an upload URL takes the PUT, on the virtual clock (the service's presigned URLs last an hour). */
 export const FLASH_UPLOAD_TTL_MS = 60 * 60 * 1000;
 
+/** Bytes of a piece of an artifact (each its own row, written and read on a turn of its own). */
+export const FLASH_ARTIFACT_PIECE_BYTES = 1024 * 1024;
+
 /**
  * An artifact upload: prepared (`prepareFlashArtifactUpload`, its size declared), then sent (the
- * PUT to its URL, the bytes kept as base64), then named by a build (`finalizeFlashArtifactUpload`).
- * Its id is the object key, a random token: the URL carries no key, as a presigned one does not.
+ * PUT to its URL, the bytes kept in pieces as they arrive), then named by a build
+ * (`finalizeFlashArtifactUpload`). Its id is the object key, a random token: the URL carries no
+ * key, as a presigned one does not.
  */
 export interface FlashArtifact {
   id: string;
@@ -18,7 +22,11 @@ export interface FlashArtifact {
   /** Bytes declared at prepare time. */
   size: number;
   expiresAt: number;
-  /** The tar.gz, base64; absent until the PUT. */
+  /** Pieces of FLASH_ARTIFACT_PIECE_BYTES (the last one the rest) kept once the whole artifact was sent; absent until then. */
+  pieces?: number | undefined;
+  /** Set while its pieces are being freed (its app was deleted): it is gone for every request. */
+  deleting?: true | undefined;
+  /** The tar.gz, base64, as a database of an earlier minipod may hold it (kept whole in the document). */
   data?: string | undefined;
   createdAt: number;
 }
@@ -40,11 +48,18 @@ export class FlashBuildService {
   constructor(
     private readonly d: Documents<FlashBuild> & {
       artifacts: DocumentStore<FlashArtifact>;
+      /** The artifacts' bytes, deleted with their documents. */
+      pieces: PieceStore;
       clock: Now;
       /** Whether an app exists (the 404 of an unknown one). */
       app: (appId: string) => void;
     },
   ) {}
+
+  /** Uploads under way, by object key; each is told to stop when the database is replaced under it (`forgetWork`). */
+  private readonly uploading = new Map<string, { stopped: boolean }>();
+  /** Counts the times the database was reset or replaced: the deletions under way stop when it changes. */
+  private epoch = 0;
 
   list(): FlashBuild[] {
     return this.d.store.list();
@@ -70,27 +85,89 @@ export class FlashBuildService {
     return artifact;
   }
 
-  /** The upload of a prepared artifact: refused when expired, sent already, or not the size declared. */
-  upload(objectKey: string, bytes: Buffer): void {
+  /**
+   * The upload of a prepared artifact, its bytes written a piece at a time as they arrive, each
+   * piece on a turn of its own. Refused when expired, sent already (or being sent), or not the
+   * size declared: by its Content-Length before anything is read, else as the bytes come; what
+   * was written of a refused upload is deleted.
+   */
+  async upload(objectKey: string, body: AsyncIterable<Uint8Array> | undefined, declared: number | undefined): Promise<void> {
     const artifact = this.artifact(objectKey);
-    if (artifact.data !== undefined) throw new EmulatorError("CONFLICT", `the artifact ${objectKey} was uploaded already; prepare another upload`);
+    if (uploaded(artifact)) throw new EmulatorError("CONFLICT", `the artifact ${objectKey} was uploaded already; prepare another upload`);
+    if (this.uploading.has(objectKey)) throw new EmulatorError("CONFLICT", `the artifact ${objectKey} is being uploaded by another request; prepare another upload`);
     if (this.d.clock.now() > artifact.expiresAt) throw new EmulatorError("FORBIDDEN", `the upload URL of ${objectKey} expired; prepare another upload`);
-    if (bytes.length !== artifact.size) {
-      throw new EmulatorError("BAD_REQUEST", `the artifact ${objectKey} was declared as ${artifact.size} bytes (tarballSize) but ${bytes.length} were sent`);
+    if (declared !== undefined && declared > artifact.size) tooLarge(objectKey, artifact.size, declared);
+    if (declared !== undefined && declared < artifact.size) notTheSize(objectKey, artifact.size, declared);
+    const state = { stopped: false };
+    this.uploading.set(objectKey, state);
+    // What an upload cut short by a stop of minipod left.
+    this.d.pieces.delete(objectKey);
+    try {
+      const piece = Buffer.allocUnsafe(Math.min(FLASH_ARTIFACT_PIECE_BYTES, artifact.size));
+      let pieces = 0;
+      let filled = 0;
+      let size = 0;
+      for await (const chunk of body ?? []) {
+        size += chunk.length;
+        if (size > artifact.size) tooLarge(objectKey, artifact.size);
+        for (let at = 0; at < chunk.length; ) {
+          const n = Math.min(chunk.length - at, piece.length - filled);
+          piece.set(chunk.subarray(at, at + n), filled);
+          filled += n;
+          at += n;
+          if (filled < piece.length) continue;
+          this.write(state, objectKey, pieces++, piece);
+          filled = 0;
+          await nextTurn();
+        }
+      }
+      if (size !== artifact.size) notTheSize(objectKey, artifact.size, size);
+      if (filled > 0) this.write(state, objectKey, pieces++, piece.subarray(0, filled));
+      // Its app may have been deleted meanwhile.
+      const now = this.artifact(objectKey);
+      this.d.artifacts.save({ ...now, pieces });
+    } catch (e) {
+      if (!state.stopped) this.d.pieces.delete(objectKey);
+      throw e;
+    } finally {
+      if (this.uploading.get(objectKey) === state) this.uploading.delete(objectKey);
     }
-    this.d.artifacts.save({ ...artifact, data: bytes.toString("base64") });
   }
 
-  /** The bytes a prepared upload may take at most (the size declared). */
-  expectedSize(objectKey: string): number {
-    return this.artifact(objectKey).size;
+  private write(state: { stopped: boolean }, objectKey: string, index: number, bytes: Uint8Array): void {
+    if (state.stopped) throw new EmulatorError("CONFLICT", `the upload of ${objectKey} was stopped: minipod's state was reset or restored while it was sent; prepare another upload`);
+    this.d.pieces.put(objectKey, index, bytes);
   }
 
-  /** An uploaded artifact's bytes. */
-  download(objectKey: string): Buffer {
+  /** Stops the uploads and deletions under way, writing nothing more: the database was reset or replaced under them. */
+  forgetWork(): void {
+    for (const state of this.uploading.values()) state.stopped = true;
+    this.uploading.clear();
+    this.epoch++;
+  }
+
+  /**
+   * An uploaded artifact: its size, and its bytes a piece at a time, each read on a turn of its
+   * own (it fails should the artifact be deleted while read).
+   */
+  download(objectKey: string): { size: number; pieces: AsyncIterable<Buffer> } {
     const artifact = this.artifact(objectKey);
-    if (artifact.data === undefined) throw new EmulatorError("NOT_FOUND", `the artifact ${objectKey} was prepared but never uploaded`);
-    return Buffer.from(artifact.data, "base64");
+    if (!uploaded(artifact)) throw new EmulatorError("NOT_FOUND", `the artifact ${objectKey} was prepared but never uploaded`);
+    const { pieces, data } = artifact;
+    const store = this.d.pieces;
+    async function* read(): AsyncGenerator<Buffer> {
+      if (data !== undefined) {
+        yield Buffer.from(data, "base64");
+        return;
+      }
+      for (let i = 0; i < (pieces ?? 0); i++) {
+        if (i > 0) await nextTurn();
+        const piece = store.get(objectKey, i);
+        if (!piece) throw new EmulatorError("NOT_FOUND", `the artifact ${objectKey} was deleted while it was read`);
+        yield piece;
+      }
+    }
+    return { size: artifact.size, pieces: read() };
   }
 
   /** The build of an uploaded artifact (`finalizeFlashArtifactUpload`). */
@@ -98,7 +175,7 @@ export class FlashBuildService {
     this.d.app(appId);
     const artifact = this.artifact(objectKey);
     if (artifact.appId !== appId) throw invalidBody([`$.objectKey: the artifact ${objectKey} belongs to another flash app`]);
-    if (artifact.data === undefined) throw invalidBody([`$.objectKey: nothing was uploaded to ${objectKey}: PUT the artifact to its uploadUrl first`]);
+    if (!uploaded(artifact)) throw invalidBody([`$.objectKey: nothing was uploaded to ${objectKey}: PUT the artifact to its uploadUrl first`]);
     const build: FlashBuild = { id: this.d.newId(), appId, objectKey, manifest: manifest ?? null, createdAt: this.d.clock.now() };
     this.d.store.save(build);
     return build;
@@ -111,13 +188,61 @@ export class FlashBuildService {
     return build;
   }
 
-  /** Deletes the builds and artifacts of an app being deleted. */
+  /**
+   * Deletes the builds and artifacts of an app being deleted. An artifact is gone at once; its
+   * pieces are freed one a turn (64 MB freed in one statement held a file database's event loop
+   * 45 ms), its document deleted with the last of them. What a stop of minipod interrupted is
+   * finished when it starts again (`resumeDeletions`).
+   */
   forgetApp(appId: string): void {
     for (const b of this.ofApp(appId)) this.d.store.delete(b.id);
-    for (const a of this.d.artifacts.list()) if (a.appId === appId) this.d.artifacts.delete(a.id);
+    for (const a of this.d.artifacts.list()) {
+      if (a.appId !== appId || a.deleting) continue;
+      if ((a.pieces ?? 0) <= 1) {
+        this.d.artifacts.delete(a.id);
+        continue;
+      }
+      this.d.artifacts.save({ ...a, deleting: true });
+      void this.free(a.id, a.pieces!);
+    }
+  }
+
+  /** Frees the pieces of the artifacts being deleted when minipod stopped, or when a snapshot restored was taken. */
+  resumeDeletions(): void {
+    for (const a of this.d.artifacts.list()) if (a.deleting) void this.free(a.id, a.pieces ?? 0);
+  }
+
+  private async free(objectKey: string, pieces: number): Promise<void> {
+    const epoch = this.epoch;
+    try {
+      for (let i = pieces - 1; i >= 0; i--) {
+        await nextTurn();
+        // Stopped when the database was reset or replaced meanwhile (a restore copying it now: the
+        // artifact is then absent, or is the image's, being deleted there too, or not).
+        if (this.epoch !== epoch || !this.d.artifacts.get(objectKey)?.deleting) return;
+        this.d.pieces.delete(objectKey, i);
+      }
+      this.d.artifacts.delete(objectKey);
+    } catch {
+      // The database was closed meanwhile: the next start finishes it.
+    }
   }
 
   private artifact(objectKey: string): FlashArtifact {
-    return found(this.d.artifacts.get(objectKey), "flash artifact", objectKey);
+    const artifact = this.d.artifacts.get(objectKey);
+    return found(artifact?.deleting ? undefined : artifact, "flash artifact", objectKey);
   }
+}
+
+const uploaded = (a: FlashArtifact): boolean => a.pieces !== undefined || a.data !== undefined;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function tooLarge(objectKey: string, limit: number, declared?: number): never {
+  const what = declared === undefined ? `more than the ${limit} bytes` : `${declared} bytes, more than the ${limit} bytes`;
+  throw new EmulatorError("PAYLOAD_TOO_LARGE", `the artifact ${objectKey} is ${what} declared as its tarballSize`);
+}
+
+function notTheSize(objectKey: string, declared: number, sent: number): never {
+  throw new EmulatorError("BAD_REQUEST", `the artifact ${objectKey} was declared as ${declared} bytes (tarballSize) but ${sent} were sent`);
 }

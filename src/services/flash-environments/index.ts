@@ -1,4 +1,5 @@
 import { EmulatorError } from "../../domain/errors.js";
+import { forwardedEnv } from "../../http/env.js";
 import { documentsOf, type ServiceDef } from "../shared/service.js";
 import { flashEnvironmentsGraphQL } from "./graphql.js";
 import { FlashEnvironmentService, type FlashEnvironment } from "./model.js";
@@ -51,7 +52,9 @@ export const flashEnvironments: ServiceDef<"flash-environments", { flashEnvironm
       url.pathname = `/v2/${encodeURIComponent(id)}/${url.pathname.slice(`/v2/${SENTINEL}/`.length)}`;
       const raw = c.req.raw;
       const body = raw.method === "GET" || raw.method === "HEAD" ? undefined : raw.body;
-      return app.fetch(new Request(url, { method: raw.method, headers: raw.headers, body, duplex: "half" } as RequestInit), c.env);
+      // Journalled once: as the request passed on (the endpoint it went to, its body, its answer), under the path the client called.
+      c.set("forwarded", true);
+      return app.fetch(new Request(url, { method: raw.method, headers: raw.headers, body, duplex: "half" } as RequestInit), forwardedEnv(c.env, c.req.path));
     });
   },
 };

@@ -16,7 +16,7 @@ import type { WorkerProtocol } from "../../domain/worker-protocol.js";
 import type { AppEnv } from "../../http/env.js";
 import type { GraphQLPart } from "./graphql.js";
 import { newResourceId } from "../../domain/ids.js";
-import type { Documents, DocumentStore, StoredDocument, UsageStore } from "./storage.js";
+import type { Documents, DocumentStore, PieceStore, StoredDocument, UsageStore } from "./storage.js";
 
 /**
  * A management resource of the REST surface (network volumes, templates, endpoints, pods...) is
@@ -97,6 +97,8 @@ export interface ServiceContext {
   engine: EngineView;
   /** The generic storage of management resources: JSON documents of one kind (see storage.ts). */
   documents<T extends StoredDocument>(kind: string): DocumentStore<T>;
+  /** The bytes of documents of one kind, in pieces deleted with their document (see storage.ts). */
+  pieces(kind: string): PieceStore;
   /** The usage intervals billing meters, committed with the jobs (see storage.ts). */
   usage: UsageStore;
   /** Every service's models; those of services built later are there once the list is built. */

@@ -28,6 +28,21 @@ export interface DocumentStore<T extends StoredDocument> {
   deleteAll(): void;
 }
 
+/**
+ * The bytes of documents of one kind (a Flash artifact's tar.gz), in pieces of their own rows
+ * beside the document, written and read a piece at a time: a large file kept whole in a document
+ * was encoded, written and read in one turn of the event loop. A document's pieces are deleted
+ * with it (and with every document of its kind on a reset); a snapshot and an export carry them.
+ */
+export interface PieceStore {
+  /** Writes piece `index` of document `id` (the bytes are copied). */
+  put(id: string, index: number, bytes: Uint8Array): void;
+  /** Piece `index` of document `id`, if written. */
+  get(id: string, index: number): Buffer | undefined;
+  /** Deletes piece `index` of document `id`, or every piece of it. */
+  delete(id: string, index?: number): void;
+}
+
 // The usage intervals billing meters: rows of their own (one per worker life, pod run, volume size),
 // written with the jobs' write-behind (store/usage-store.ts).
 

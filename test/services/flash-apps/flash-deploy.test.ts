@@ -162,6 +162,26 @@ describe("calls of a deployed app: /v2/flash with the X-Flash headers", () => {
     expect(e.core.jobStore.get(run.body.id)?.endpointId).toBe(saved.id);
   });
 
+  it("are journalled once each: under the path the client called, with the endpoint the call went to, its body and its answer", async () => {
+    const { env, build } = await deployedApp("qs");
+    await ok(DEPLOY, { input: { flashEnvironmentId: env.id, flashBuildId: build.id } });
+    const saved = (await ok(SAVE, { input: { name: "greeter", flashEnvironmentId: env.id, template: { name: "t", imageName: "acme/echo:1" } } })).saveEndpoint;
+    await e.request("DELETE", "/_emulator/requests");
+    const headers = { "x-flash-app": "qs", "x-flash-environment": "default", "x-flash-endpoint": "greeter" };
+    const run = await e.request("POST", "/v2/flash/run", { input: { name: "world" } }, headers);
+    expect(run.status).toBe(200);
+    const missing = await e.request("POST", "/v2/flash/run", { input: {} }, { ...headers, "x-flash-endpoint": "nope" });
+    expect(missing.status).toBe(404);
+    const journal = (await e.get("/_emulator/requests")).body.requests as Array<Record<string, unknown>>;
+    const calls = journal.filter((r) => String(r.path).startsWith("/v2/")).sort((a, b) => Number(a.status) - Number(b.status));
+    expect(calls).toEqual([
+      expect.objectContaining({ method: "POST", path: "/v2/flash/run", endpoint: saved.id, operation: "run", status: 200, body: { input: { name: "world" } } }),
+      expect.objectContaining({ method: "POST", path: "/v2/flash/run", endpoint: "flash", status: 404, response: expect.objectContaining({ detail: expect.stringMatching(/endpoint "nope" not found/) }) }),
+    ]);
+    // Found by the endpoint's filter, as the dashboard's journal panel asks.
+    expect((await e.get(`/_emulator/requests?endpoint=${saved.id}`)).body.requests).toHaveLength(1);
+  });
+
   it("an unknown app, environment or endpoint is a 404 naming them; missing headers a 400", async () => {
     const headers = { "x-flash-app": "qs", "x-flash-environment": "production", "x-flash-endpoint": "greeter" };
     const unknown = await e.request("POST", "/v2/flash/runsync", { input: {} }, headers);
