@@ -9,37 +9,68 @@ import { weighs } from "./payload-size.js";
  * Both split a payload along its own structure and leave the work to the native calls on parts of
  * about `SLICE` characters: a container larger than that is taken member by member, runs of small
  * members go to one native call together, and a single scalar (a long base64 string) goes whole,
- * which costs little however long it is. The result is the native call's on the whole.
+ * which costs little however long it is. The result is the native call's on the whole. A parse
+ * also gives one native call at most `TOKENS` objects, arrays and strings, and pauses once a
+ * turn has taken `TURN_MS` of the wall's time (100,000 small objects in 1.5 MB once held the loop
+ * 160–280 ms in two slices).
  */
 
 /** Characters of JSON handled by one native call at most (but for a single long scalar). */
 export const SLICE = 256 * 1024;
 
 /**
+ * Structural characters (a string's quote, a container's open or close) a parse gives one native
+ * call at most: the cost of a slice is in its objects, arrays and keys more than in its
+ * characters (a slice of `[{},[]]` takes ten times one of numbers), so a slice of them is cut
+ * shorter.
+ */
+export const TOKENS = 4096;
+
+/** Wall ms a turn of the loop is given before a pause is due, when the wall's time is given. */
+export const TURN_MS = 10;
+
+/**
  * How a payload is cut: `slice` characters per native call, `pause` between about two of them
- * (the next turn of the event loop, `clock.wall.turn()`: what else is waiting runs first).
+ * (the next turn of the event loop, `clock.wall.turn()`: what else is waiting runs first). With
+ * `now` (the clock's wall time), a pause is also due as soon as `turnMs` of it have passed since
+ * the last one, whatever the characters: no turn is held much longer than that by a payload of
+ * a costly shape.
  */
 export interface Slicing {
   slice?: number;
   pause: () => Promise<void>;
+  now?: () => number;
+  turnMs?: number;
 }
 
 class Pacer {
   private done = 0;
+  private since: number | undefined;
   readonly slice: number;
+  private readonly turnMs: number;
   private readonly pause: () => Promise<void>;
+  private readonly now: (() => number) | undefined;
   constructor(slicing: Slicing) {
     this.slice = slicing.slice ?? SLICE;
     this.pause = slicing.pause;
+    this.now = slicing.now;
+    this.turnMs = slicing.turnMs ?? TURN_MS;
+    this.since = this.now?.();
   }
-  /** Counts `n` characters handled; true when a pause is due (then `rest()`). */
+  /**
+   * Counts `n` characters handled; true when a pause is due (then `rest()`): a slice's worth of
+   * characters, or the turn's time spent. (It is called after an await, where the wall's time is
+   * read afresh: compose's wall reads it once per run of code.)
+   */
   add(n: number): boolean {
     this.done += n;
-    return this.done >= this.slice;
+    if (this.done >= this.slice) return true;
+    return this.since !== undefined && this.now!() - this.since >= this.turnMs;
   }
-  rest(): Promise<void> {
+  async rest(): Promise<void> {
     this.done = 0;
-    return this.pause();
+    await this.pause();
+    this.since = this.now?.();
   }
 }
 
@@ -113,7 +144,10 @@ function scanRun(text: string, i: number, limit: number): { close: number; comma
   let comma = -1;
   let pos = i;
   const end = Math.min(limit, text.length);
+  let tokens = 0;
   for (;;) {
+    // Past `TOKENS` structural characters the run ends as at `limit`: at the last comma found.
+    if (++tokens > TOKENS) return { close: -1, comma };
     // Searched within the limit only: a search to the text's end at each call would go quadratic.
     STRUCTURE.lastIndex = 0;
     const found = STRUCTURE.exec(text.slice(pos, end));
