@@ -16,7 +16,16 @@ import { TIMED_OUT, WORKER_ID_HEADER } from "./serve.js";
 /** The most of a worker's answer to an upgrade read before its head ends. */
 const WORKER_HEAD_MAX_BYTES = 64 * 1024;
 
-const REASONS: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 429: "Too Many Requests", 501: "Not Implemented", 502: "Bad Gateway", 524: "A Timeout Occurred" };
+const REASONS: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  429: "Too Many Requests",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  524: "A Timeout Occurred",
+};
 
 /** Writes a plain HTTP answer on a socket that asked to upgrade, and closes it. */
 function answer(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}): void {
