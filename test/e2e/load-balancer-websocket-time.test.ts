@@ -64,6 +64,21 @@ async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
 
 const inFlight = async () => ((await (await fetch(`${emu.url}/_emulator/load-balancers`)).json()) as { endpoints: Array<{ status: { requests: { inFlight: number } } }> }).endpoints[0]!.status.requests.inFlight;
 
+describe("a WebSocket whose client closes its side", () => {
+  it("is over: the worker's connection ends and its slot is free for the next (requestCount 1)", async () => {
+    for (let i = 0; i < 3; i++) {
+      const c = open("/half");
+      await waitFor(() => c.text.includes("\r\n\r\n"));
+      expect(c.text).toMatch(/^HTTP\/1\.1 101 /);
+      const workerSide = upgraded.at(-1)!;
+      // The client sends its last bytes and closes its half; the worker (node's server) keeps its own open.
+      c.socket.end("bye");
+      await waitFor(() => workerSide.ended && c.closed);
+      expect(await inFlight()).toBe(0);
+    }
+  });
+});
+
 describe("a WebSocket to a load-balancing endpoint, on the virtual clock", () => {
   it("is closed once silent both ways for 5.5 minutes; each byte either way starts the count again", async () => {
     const c = open("/chat");

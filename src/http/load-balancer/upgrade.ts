@@ -121,7 +121,7 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
     lease.release();
     admitted?.();
     if (!client.writableEnded) client.destroy();
-    upstream.destroy();
+    if (!upstream.writableEnded) upstream.destroy();
   };
   upstream.on("connect", () => {
     const lines = [`${req.method} ${path} HTTP/1.1`, `host: ${target.host}`];
@@ -154,6 +154,16 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
       touch();
       upstream.on("data", touch);
       client.on("data", touch);
+      // A WebSocket has no half of a connection: once either side has closed its own, what the
+      // other has written goes on, and then both close (a worker or a client that keeps its half
+      // open would otherwise hold the worker's slot for good).
+      const over = () => {
+        client.end(() => client.destroy());
+        upstream.end(() => upstream.destroy());
+        release();
+      };
+      upstream.once("end", over);
+      client.once("end", over);
       upstream.pipe(client);
       client.pipe(upstream);
     };
@@ -165,6 +175,9 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
     release();
   });
   upstream.on("close", release);
-  client.on("close", release);
+  client.on("close", () => {
+    release();
+    upstream.destroy();
+  });
   client.on("error", release);
 }
