@@ -130,46 +130,36 @@ export async function parseInSlices(text: string, slicing: Slicing): Promise<unk
   return value;
 }
 
-/** The characters that change a scan's state: a string's start, a container's open or close. */
-const STRUCTURE = /["{}[\]]/g;
-
 /**
  * From `i`, a member of a container (depth 0), scans ahead: the position of the container's close
  * when it comes before `limit`, else of the last comma between members before `limit` (-1: the
- * member at `i` alone reaches past it). It jumps from one structural character to the next (a
- * native search), so a long run of numbers costs one search and one look for its last comma.
+ * member at `i` alone reaches past it). Past `TOKENS` structural characters (a string, an open or
+ * a close) the run ends as at `limit`. One pass over the characters, a string skipped by a native
+ * search for its closing quote.
  */
 function scanRun(text: string, i: number, limit: number): { close: number; comma: number } {
   let depth = 0;
   let comma = -1;
-  let pos = i;
-  const end = Math.min(limit, text.length);
   let tokens = 0;
-  for (;;) {
-    // Past `TOKENS` structural characters the run ends as at `limit`: at the last comma found.
-    if (++tokens > TOKENS) return { close: -1, comma };
-    // Searched within the limit only: a search to the text's end at each call would go quadratic.
-    STRUCTURE.lastIndex = 0;
-    const found = STRUCTURE.exec(text.slice(pos, end));
-    const s = found === null ? end : pos + found.index;
-    if (depth === 0) {
-      // Every comma from `pos` to the next structural character is between members.
-      const c = text.lastIndexOf(",", Math.min(s, limit) - 1);
-      if (c >= pos) comma = c;
-    }
-    if (found === null) return { close: -1, comma };
-    const d = text.charCodeAt(s);
-    if (d === 0x22) {
-      const e = stringEnd(text, s, limit);
-      if (e === -1) return { close: -1, comma };
-      pos = e;
+  const end = Math.min(limit, text.length);
+  for (let p = i; p < end; p++) {
+    const d = text.charCodeAt(p);
+    if (d === 0x2c) {
+      if (depth === 0) comma = p;
       continue;
     }
-    if (d === 0x7b || d === 0x5b) depth++;
-    else if (depth === 0) return { close: s, comma };
+    const open = d === 0x7b || d === 0x5b;
+    if (d !== 0x22 && !open && d !== 0x7d && d !== 0x5d) continue;
+    if (++tokens > TOKENS) break;
+    if (d === 0x22) {
+      const e = stringEnd(text, p, limit);
+      if (e === -1) break;
+      p = e - 1;
+    } else if (open) depth++;
+    else if (depth === 0) return { close: p, comma };
     else depth--;
-    pos = s + 1;
   }
+  return { close: -1, comma };
 }
 
 /**
