@@ -169,12 +169,53 @@ function lbWorker(): Server {
 
 type Case = { name: string; times?: number; run: (port: number) => Promise<Outcome> };
 
+/** The body of a raw exchange's answer (after its head), once the server has closed. */
+function rawBody(port: number, head: string, body = ""): Promise<{ status: Outcome; body: string }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(head + body));
+    let got = "";
+    const timer = setTimeout(() => socket.destroy(), ANSWER_MS);
+    socket.on("data", (d: Buffer) => (got += d.toString("utf8")));
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve({ status: /^HTTP\/1\.[01] (\d{3})/.exec(got)?.[1] ?? "closed", body: got.slice(got.indexOf("\r\n\r\n") + 4) });
+    });
+  });
+}
+
+/** A webhook receiver that answers 200 with a body that never ends (in 64 KB writes, while the socket takes them). */
+function endlessReceiver(): Server {
+  return createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(500 * MB) });
+    const chunk = Buffer.alloc(64 * 1024, "e");
+    const write = () => {
+      while (!res.destroyed && res.write(chunk));
+      if (!res.destroyed) res.once("drain", write);
+    };
+    write();
+  });
+}
+
+/** Polls a job's status until it is final (or 10 s pass); its status, or the answer's. */
+async function finalStatus(port: number, id: string): Promise<string> {
+  const deadline = Date.now() + ANSWER_MS;
+  for (;;) {
+    const r = await rawBody(port, get(`/v2/echo/status/${id}`));
+    const status = /"status":"([A-Z_]+)"/.exec(r.body)?.[1];
+    if (r.status !== "200" || (status !== "IN_QUEUE" && status !== "IN_PROGRESS")) return r.status === "200" ? status! : r.status;
+    if (Date.now() > deadline) return "hang";
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Cases whose 502 is the documented answer: a worker that answers what no client can be given, or nothing. */
 const GATEWAY = /status700|\/drop/;
 /** Cases whose 501 is the documented answer: a WebSocket to a worker in minipod's process. */
 const IN_PROCESS_UPGRADE = /in-process handler/;
 
-function surfaces(): Array<{ surface: string; cases: Case[] }> {
+function surfaces(receiverUrl: string): Array<{ surface: string; cases: Case[] }> {
   const mo = manyObjects();
   const mm = manyMessages();
   const hs = hugeSchema();
@@ -252,6 +293,48 @@ function surfaces(): Array<{ surface: string; cases: Case[] }> {
       ],
     },
     {
+      surface: "peers and control (webhooks, CSP reports, fault rules)",
+      cases: [
+        {
+          name: "a job whose webhook receiver answers a body of 500 MB that never ends: the job's final status",
+          times: 2,
+          run: async (port) => {
+            const r = await rawBody(port, ...json("POST", "/v2/echo/run", JSON.stringify({ input: { x: 1 }, webhook: `${receiverUrl}/hook` })));
+            const id = /"id":"([^"]+)"/.exec(r.body)?.[1];
+            return id ? finalStatus(port, id) : r.status;
+          },
+        },
+        {
+          name: "a job whose webhook is minipod's own /_emulator/reset: the job is still there after",
+          times: 2,
+          run: async (port) => {
+            const r = await rawBody(port, ...json("POST", "/v2/echo/run", JSON.stringify({ input: { x: 1 }, webhook: `http://127.0.0.1:${port}/_emulator/reset` })));
+            const id = /"id":"([^"]+)"/.exec(r.body)?.[1];
+            if (!id) return r.status;
+            await finalStatus(port, id);
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            return (await rawBody(port, get(`/v2/echo/status/${id}`))).status;
+          },
+        },
+        r("a CSP report from another origin to /graphql", `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\nContent-Type: application/csp-report\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`),
+        {
+          name: "1,001 fault rules that may still fire: the status of the last one's add",
+          times: 1,
+          run: async (port) => {
+            const rule = JSON.stringify({ endpoint: "echo", operation: "purge-queue", fault: { type: "http", status: 503 }, times: 1 });
+            let last = "";
+            for (let i = 0; i < 1001; i += 50) {
+              const batch = await Promise.all(Array.from({ length: Math.min(50, 1001 - i) }, () => rawBody(port, ...json("POST", "/_emulator/faults", rule))));
+              last = batch.at(-1)!.status;
+            }
+            const health = await rawBody(port, get("/v2/echo/health"));
+            await rawBody(port, `DELETE /_emulator/faults HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+            return `${last} (then /health ${health.status})`;
+          },
+        },
+      ],
+    },
+    {
       surface: "upgrades (WebSocket through /lb and by host, h2c, WebSocket elsewhere)",
       cases: [
         r("WebSocket /lb/api/ws, a message echoed", upgrade("/lb/api/ws"), { afterUpgrade: "hello" }, 10),
@@ -286,6 +369,9 @@ export async function hostile(log: (line: string) => void): Promise<HostileResul
       { id: "lbo", type: "LOAD_BALANCER", handler: "openai", coldStartMs: 0 },
     ])),
   };
+  const receiver = endlessReceiver();
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   const server = await startMinipod({ config, probeFile, probeMs: 50 });
   const port = Number(new URL(server.url).port);
   const cases: HostileCase[] = [];
@@ -300,7 +386,7 @@ export async function hostile(log: (line: string) => void): Promise<HostileResul
     const idle = readProbe(probeFile).filter((l) => l.wall >= idleFrom);
     const idleBlockMs = Math.max(0, ...idle.map((l) => l.loopMaxMs));
     const rssBefore = idle.at(-1)?.rss ?? 0;
-    for (const { surface, cases: list } of surfaces()) {
+    for (const { surface, cases: list } of surfaces(receiverUrl)) {
       const from = Date.now();
       for (const c of list) {
         if (Date.now() - started > PASS_MS - ANSWER_MS) {
@@ -359,6 +445,8 @@ export async function hostile(log: (line: string) => void): Promise<HostileResul
     for (const socket of workerSockets) socket.destroy();
     worker.closeAllConnections();
     worker.close();
+    receiver.closeAllConnections();
+    receiver.close();
     rmSync(probeFile, { force: true });
   }
 }
@@ -374,7 +462,9 @@ export function renderHostile(r: HostileResult): string {
   return [
     "## Longest event-loop block, by surface",
     "",
-    `perf_hooks \`monitorEventLoopDelay\` (5 ms resolution) in minipod's process, reported every 50 ms; idle, the loop was blocked at most ${r.idleBlockMs.toFixed(0)} ms.`,
+    `perf_hooks \`monitorEventLoopDelay\` (5 ms resolution) in minipod's process, reported every 50 ms; idle, the loop was blocked at most ${r.idleBlockMs.toFixed(0)} ms. ` +
+      `A block includes the time the process waited for a core: on a machine shared with other work (the load average above), the cheapest cases (\`GET /health\`, a 401) show how much of a figure that is ` +
+      `(their largest here: ${Math.max(0, ...r.cases.filter((c) => /^GET \/health$|without a key/.test(c.name)).map((c) => c.blockMs)).toFixed(0)} ms).`,
     "",
     "| surface | longest block, ms |",
     "|---|---:|",
