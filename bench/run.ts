@@ -10,7 +10,8 @@
  * bench/RESULTS-memory.md; the event-loop block of maximum-size requests, "loop", to bench/RESULTS-loop.md), --only retention
  * (not run by default: the long soak at --speed 10 with every kind of job and 100,000 API keys,
  * --retention-seconds N, default 3600, --retention-rate N turns a second, default 60; its section of
- * bench/RESULTS-memory.md), --baseline REF (also measure the workers section on that commit, built in a temporary
+ * bench/RESULTS-memory.md), --only hostile (not run by default: malformed, oversized, slow and hostile
+ * requests on every surface, at most 60 s; bench/RESULTS-hostile.md), --baseline REF (also measure the workers section on that commit, built in a temporary
  * folder), --out FILE.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -31,6 +32,7 @@ import { memorySoak, renderMemorySoak } from "./sections/memory-soak.js";
 import { renderRetentionSoak, retentionSection, retentionSoak, writeRetentionSection } from "./sections/retention-soak.js";
 import { eventLoop, renderEventLoop } from "./sections/event-loop.js";
 import { buildBaseline } from "./lib/baseline.js";
+import { writeHostile } from "./sections/hostile.js";
 
 const { values } = parseArgs({
   options: {
@@ -67,7 +69,7 @@ const MEMORY_HEAP_MB = 384;
 const streamTokens = num(values["stream-tokens"], 1000, 200);
 const all = ["throughput", "lifecycle", "clock", "cold", "soak", "streaming", "workers", "memory", "loop"];
 const only = new Set(values.only ? values.only.split(",") : all);
-for (const s of only) if (![...all, "retention"].includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}, retention`);
+for (const s of only) if (![...all, "retention", "hostile"].includes(s)) throw new Error(`unknown section "${s}"; choose from ${all.join(", ")}, retention, hostile`);
 const partial = values.quick || only.size < all.length || values.seconds !== undefined || values["soak-seconds"] !== undefined || values.jobs !== undefined;
 const out = values.out ?? join(BENCH, partial ? "RESULTS-quick.md" : "RESULTS.md");
 
@@ -124,6 +126,9 @@ await section("loop", async () => {
   writeFileSync(join(BENCH, "RESULTS-loop.md"), header + "\n" + renderEventLoop(loop) + "\n");
   log("wrote bench/RESULTS-loop.md");
 });
+
+await section("hostile", async () => void (await writeHostile(log)));
+if (only.size === 1 && only.has("hostile")) process.exit(failed.length ? 1 : 0);
 
 const text = render(results);
 // A run with a failed section is partial: it never replaces the full run's RESULTS.md.

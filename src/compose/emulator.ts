@@ -378,8 +378,10 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
             server.close(() => {
               clearInterval(idle);
               clearTimeout(cut);
+              // Its connections to load-balancing workers end with it (the pools close before it resolves).
+              const pools = core.workerConnections.close();
               core.close();
-              resolve();
+              void pools.then(resolve);
             });
             server.closeIdleConnections();
             core.workerProtocol.close();

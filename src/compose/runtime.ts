@@ -45,6 +45,7 @@ import { BodyBudget } from "../http/body.js";
 import { runPhases, type Participant } from "./lifecycle.js";
 import { buildObserve } from "./observability.js";
 import { importState, Snapshots } from "./snapshots.js";
+import { WorkerConnections } from "../http/load-balancer/connections.js";
 
 export interface RuntimeOptions {
   config: Config;
@@ -235,12 +236,15 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     () => writes.defer(),
   );
 
+  // Connections to load-balancing workers: this emulator's own, ended as it closes.
+  const workerConnections = new WorkerConnections();
   return {
     clock,
     jobs,
     scheduler,
     openai,
     loadBalancers,
+    workerConnections,
     openAiSettings,
     log,
     failures,
@@ -276,6 +280,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
       log.info("reset: jobs emptied, endpoints back to the configuration");
     },
     close() {
+      void workerConnections.close();
       workerProtocol.close();
       scheduler.detachAll();
       clock.stop();

@@ -9,37 +9,68 @@ import { weighs } from "./payload-size.js";
  * Both split a payload along its own structure and leave the work to the native calls on parts of
  * about `SLICE` characters: a container larger than that is taken member by member, runs of small
  * members go to one native call together, and a single scalar (a long base64 string) goes whole,
- * which costs little however long it is. The result is the native call's on the whole.
+ * which costs little however long it is. The result is the native call's on the whole. A parse
+ * also gives one native call at most `TOKENS` objects, arrays and strings, and pauses once a
+ * turn has taken `TURN_MS` of the wall's time (100,000 small objects in 1.5 MB once held the loop
+ * 160–280 ms in two slices).
  */
 
 /** Characters of JSON handled by one native call at most (but for a single long scalar). */
 export const SLICE = 256 * 1024;
 
 /**
+ * Structural characters (a string's quote, a container's open or close) a parse gives one native
+ * call at most: the cost of a slice is in its objects, arrays and keys more than in its
+ * characters (a slice of `[{},[]]` takes ten times one of numbers), so a slice of them is cut
+ * shorter.
+ */
+export const TOKENS = 4096;
+
+/** Wall ms a turn of the loop is given before a pause is due, when the wall's time is given. */
+export const TURN_MS = 10;
+
+/**
  * How a payload is cut: `slice` characters per native call, `pause` between about two of them
- * (the next turn of the event loop, `clock.wall.turn()`: what else is waiting runs first).
+ * (the next turn of the event loop, `clock.wall.turn()`: what else is waiting runs first). With
+ * `now` (the clock's wall time), a pause is also due as soon as `turnMs` of it have passed since
+ * the last one, whatever the characters: no turn is held much longer than that by a payload of
+ * a costly shape.
  */
 export interface Slicing {
   slice?: number;
   pause: () => Promise<void>;
+  now?: () => number;
+  turnMs?: number;
 }
 
 class Pacer {
   private done = 0;
+  private since: number | undefined;
   readonly slice: number;
+  private readonly turnMs: number;
   private readonly pause: () => Promise<void>;
+  private readonly now: (() => number) | undefined;
   constructor(slicing: Slicing) {
     this.slice = slicing.slice ?? SLICE;
     this.pause = slicing.pause;
+    this.now = slicing.now;
+    this.turnMs = slicing.turnMs ?? TURN_MS;
+    this.since = this.now?.();
   }
-  /** Counts `n` characters handled; true when a pause is due (then `rest()`). */
+  /**
+   * Counts `n` characters handled; true when a pause is due (then `rest()`): a slice's worth of
+   * characters, or the turn's time spent. (It is called after an await, where the wall's time is
+   * read afresh: compose's wall reads it once per run of code.)
+   */
   add(n: number): boolean {
     this.done += n;
-    return this.done >= this.slice;
+    if (this.done >= this.slice) return true;
+    return this.since !== undefined && this.now!() - this.since >= this.turnMs;
   }
-  rest(): Promise<void> {
+  async rest(): Promise<void> {
     this.done = 0;
-    return this.pause();
+    await this.pause();
+    this.since = this.now?.();
   }
 }
 
@@ -99,43 +130,36 @@ export async function parseInSlices(text: string, slicing: Slicing): Promise<unk
   return value;
 }
 
-/** The characters that change a scan's state: a string's start, a container's open or close. */
-const STRUCTURE = /["{}[\]]/g;
-
 /**
  * From `i`, a member of a container (depth 0), scans ahead: the position of the container's close
  * when it comes before `limit`, else of the last comma between members before `limit` (-1: the
- * member at `i` alone reaches past it). It jumps from one structural character to the next (a
- * native search), so a long run of numbers costs one search and one look for its last comma.
+ * member at `i` alone reaches past it). Past `TOKENS` structural characters (a string, an open or
+ * a close) the run ends as at `limit`. One pass over the characters, a string skipped by a native
+ * search for its closing quote.
  */
 function scanRun(text: string, i: number, limit: number): { close: number; comma: number } {
   let depth = 0;
   let comma = -1;
-  let pos = i;
+  let tokens = 0;
   const end = Math.min(limit, text.length);
-  for (;;) {
-    // Searched within the limit only: a search to the text's end at each call would go quadratic.
-    STRUCTURE.lastIndex = 0;
-    const found = STRUCTURE.exec(text.slice(pos, end));
-    const s = found === null ? end : pos + found.index;
-    if (depth === 0) {
-      // Every comma from `pos` to the next structural character is between members.
-      const c = text.lastIndexOf(",", Math.min(s, limit) - 1);
-      if (c >= pos) comma = c;
-    }
-    if (found === null) return { close: -1, comma };
-    const d = text.charCodeAt(s);
-    if (d === 0x22) {
-      const e = stringEnd(text, s, limit);
-      if (e === -1) return { close: -1, comma };
-      pos = e;
+  for (let p = i; p < end; p++) {
+    const d = text.charCodeAt(p);
+    if (d === 0x2c) {
+      if (depth === 0) comma = p;
       continue;
     }
-    if (d === 0x7b || d === 0x5b) depth++;
-    else if (depth === 0) return { close: s, comma };
+    const open = d === 0x7b || d === 0x5b;
+    if (d !== 0x22 && !open && d !== 0x7d && d !== 0x5d) continue;
+    if (++tokens > TOKENS) break;
+    if (d === 0x22) {
+      const e = stringEnd(text, p, limit);
+      if (e === -1) break;
+      p = e - 1;
+    } else if (open) depth++;
+    else if (depth === 0) return { close: p, comma };
     else depth--;
-    pos = s + 1;
   }
+  return { close: -1, comma };
 }
 
 /**

@@ -63,6 +63,7 @@ export class Scheduler {
   private loadBalancers: LoadBalancers | undefined;
   /** The next turn of the event loop, between slices of a large input or output. */
   private readonly pause = () => this.d.clock.wall.turn();
+  private readonly now = () => this.d.clock.wall.now();
 
   constructor(
     private readonly d: {
@@ -258,7 +259,7 @@ export class Scheduler {
     // for its row).
     // A large one is parsed a slice at a time (json-slices.ts), the handler called once it is whole.
     const text = jsonText(job.input);
-    const input = (text.length > SLICE ? parseInSlices(text, { pause: this.pause }) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
+    const input = (text.length > SLICE ? parseInSlices(text, { pause: this.pause, now: this.now }) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
     void runHandler(handler, input, ctx, onChunk, this.pause).then((outcome) => {
       const done = (o: RunOutcome) => {
         hold.close();

@@ -2,6 +2,7 @@ import type { BodyBudget } from "./body.js";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { GraphQLSchema } from "graphql";
 import type { VirtualClock } from "../domain/clock.js";
+import type { WorkerConnections } from "./load-balancer/connections.js";
 import type { FaultRuleSchema } from "../config/faults-schema.js";
 import type { FaultRules } from "../domain/faults.js";
 import type { WorkerProtocol } from "../domain/worker-protocol.js";
@@ -53,6 +54,8 @@ export interface Core {
   openai: OpenAiRequests;
   /** Load-balancing endpoints: their workers and the requests waiting for them. */
   loadBalancers: LoadBalancers;
+  /** The connections kept open to load-balancing workers, ended by `close()`. */
+  workerConnections: WorkerConnections;
   /** Handlers by name: a load-balancing endpoint's in-process fetch handler is one. */
   handlers: Pick<HandlerRegistry, "resolve">;
   /** Each endpoint's settings of the built-in OpenAI answers. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseInSlices, SLICE, stringifyInSlices } from "../../src/domain/json-slices.js";
+import { parseInSlices, SLICE, stringifyInSlices, TOKENS, TURN_MS } from "../../src/domain/json-slices.js";
 
 /** Counts pauses; slices of a few characters, so that small values are cut as large ones are. */
 function tiny(slice = 8) {
@@ -87,6 +87,46 @@ describe("parseInSlices", () => {
     expect(pauses).toBeGreaterThanOrEqual(2);
     // Long strings too go a slice at a time.
     expect(calls.filter((n) => n > SLICE + 2)).toEqual([]);
+  });
+  it("gives no turn more than about its time on the wall, however costly the payload's shape", async () => {
+    // 100,000 small objects and arrays: a slice of them costs far more than a slice of numbers.
+    const value = { model: "m", messages: Array.from({ length: 50_000 }, (_, i) => ({ r: [i % 10], c: {} })), tools: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, [{}]])) };
+    const text = JSON.stringify(value);
+    // Structural characters as a scan counts them: a string (its quote), a container's open or close.
+    const structural = (t: string) => t.match(/"(?:[^"\\]|\\.)*"|[{}[\]]/g)?.length ?? 0;
+    // A driven wall: each native parse moves it by what the parse would cost, 1 ms per 500
+    // structural characters and per 50,000 characters.
+    let wall = 0;
+    const native = JSON.parse;
+    const calls: number[] = [];
+    JSON.parse = ((t: string, r?: never) => {
+      const n = structural(t);
+      calls.push(n);
+      wall += n / 500 + t.length / 50_000;
+      return native(t, r);
+    }) as typeof JSON.parse;
+    const turns: number[] = [];
+    let since = 0;
+    let parsed: unknown;
+    try {
+      parsed = await parseInSlices(text, {
+        now: () => wall,
+        pause: async () => {
+          turns.push(wall - since);
+          since = wall;
+        },
+      });
+    } finally {
+      JSON.parse = native;
+    }
+    turns.push(wall - since);
+    expect(parsed).toStrictEqual(native(text));
+    // No native call on more than about TOKENS structural characters (one more each side: the run's brackets).
+    expect(calls.filter((n) => n > TOKENS + 2)).toEqual([]);
+    // A turn ends once TURN_MS have passed: it holds at most that and one native call's cost.
+    const oneCall = (TOKENS + 2) / 500 + SLICE / 50_000;
+    expect(Math.max(...turns)).toBeLessThanOrEqual(TURN_MS + oneCall);
+    expect(turns.length).toBeGreaterThan(wall / (TURN_MS + oneCall));
   });
 });
 

@@ -26,7 +26,7 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
  * the pool it is read, and anything it sends closes it; one with bytes already waiting is not
  * kept at all.
  */
-class WorkerAgent extends Agent {
+export class WorkerAgent extends Agent {
   private readonly watching = new WeakMap<Socket, () => void>();
 
   // Node's agent destroys a socket for which this returns false (its types say void).
@@ -47,8 +47,8 @@ class WorkerAgent extends Agent {
   }
 }
 
-/** Connections to workers are kept open between requests, as the service's load balancer keeps them. */
-export const workerConnections = new WorkerAgent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 1000, noDelay: true } as ConstructorParameters<typeof Agent>[0]);
+/** Connections to workers kept open between requests, as the service's load balancer keeps them. */
+export const workerAgent = (): WorkerAgent => new WorkerAgent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 1000, noDelay: true } as ConstructorParameters<typeof Agent>[0]);
 
 /** The request's headers as a worker gets them: hop-by-hop ones dropped, the Host its own. */
 export function forwardedHeaders(headers: Headers, host: string): OutgoingHttpHeaders {
@@ -96,12 +96,20 @@ const NO_BODY = new Set([204, 205, 304]);
  * Sends a request to a worker's HTTP server and resolves with its answer as it starts, the body a
  * stream that flows as the worker writes it (SSE, chunked), bytes unchanged. Rejects when the
  * worker answers nothing (refused, reset before an answer); `signal` aborts the exchange either way
- * (the client went away, the time limit).
+ * (the client went away, the time limit). `agent`: the emulator's connections to its workers.
  */
-export function forward(base: URL, method: string, pathAndQuery: string, headers: Headers, body: ReadableStream<Uint8Array> | Uint8Array | null, signal: AbortSignal): Promise<Response> {
+export function forward(
+  agent: Agent,
+  base: URL,
+  method: string,
+  pathAndQuery: string,
+  headers: Headers,
+  body: ReadableStream<Uint8Array> | Uint8Array | null,
+  signal: AbortSignal,
+): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     const out = request(
-      { host: base.hostname, port: base.port, method, path: pathAndQuery, headers: forwardedHeaders(headers, base.host), agent: workerConnections, signal },
+      { host: base.hostname, port: base.port, method, path: pathAndQuery, headers: forwardedHeaders(headers, base.host), agent, signal },
       (res) => {
         const status = res.statusCode ?? 502;
         if (!passable(status)) {

@@ -29,7 +29,7 @@ interface LbPath {
  */
 export class LoadBalancerRelay implements FastEntry<LbPath> {
   constructor(
-    private readonly core: Pick<Core, "loadBalancers" | "faults" | "log" | "failures" | "paths">,
+    private readonly core: Pick<Core, "loadBalancers" | "faults" | "log" | "failures" | "paths" | "workerConnections">,
     private readonly gate: Gate,
   ) {}
 
@@ -106,7 +106,7 @@ export class LoadBalancerRelay implements FastEntry<LbPath> {
     };
     // A body only when one is declared: a request without one ends where its headers do.
     const body = req.headers["content-length"] === undefined || req.headers["content-length"] === "0" ? null : req;
-    const abort = sendUpstream(upstreamTarget(worker.target!.url), req, rest, body, {
+    const abort = sendUpstream(this.core.workerConnections.relay, upstreamTarget(worker.target!.url), req, rest, body, {
       head: (status, statusText, headers) => {
         // What the gate set (RateLimit) goes with the worker's answer.
         for (const name in x.headers) headers.push(name, String(x.headers[name]));

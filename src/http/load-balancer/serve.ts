@@ -52,7 +52,7 @@ export const refusal = (status: number, error: string, workerId?: string): Respo
  * gives 502; a client that goes away aborts the request to the worker.
  */
 export function loadBalancerServer(
-  core: Pick<Core, "loadBalancers" | "clock" | "log" | "endpoints" | "faults" | "handlers" | "openAiSettings">,
+  core: Pick<Core, "loadBalancers" | "clock" | "log" | "endpoints" | "faults" | "handlers" | "openAiSettings" | "workerConnections">,
 ): (c: Context<AppEnv>, endpointId: string) => Promise<Response> {
   const { loadBalancers, clock, log } = core;
   const inProcess = new Map<string, FetchHandler>();
@@ -134,7 +134,7 @@ export function loadBalancerServer(
     let answer: Response;
     try {
       if (worker.target) {
-        answer = await forward(new URL(worker.target.url), req.method, rest + url.search, req.headers, body, upstream.signal);
+        answer = await forward(core.workerConnections.app, new URL(worker.target.url), req.method, rest + url.search, req.headers, body, upstream.signal);
       } else {
         const fn = handlerFor(endpointId, handler, worker);
         const inner = new Request(new URL(rest + url.search, url.origin), { method: req.method, headers: req.headers, body, signal: upstream.signal, duplex: "half" } as RequestInit);

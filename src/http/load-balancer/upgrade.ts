@@ -2,22 +2,35 @@ import type { IncomingMessage } from "node:http";
 import { tryDecodeURIComponent } from "hono/utils/url";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { VirtualClock } from "../../domain/clock.js";
 import { EmulatorError } from "../../domain/errors.js";
 import { LB_PATH_PREFIX, LbRefusal, parseAffinity, type Lease } from "../../domain/load-balancer/types.js";
+import { LB_REQUEST_TIMEOUT_MS } from "../../domain/limits.js";
 import type { HeaderSink } from "../auth.js";
 import type { Core } from "../core.js";
 import { serviceAdmission } from "../gate.js";
 import { problemAnswer } from "../problem.js";
 import { HOP_BY_HOP } from "./proxy.js";
-import { WORKER_ID_HEADER } from "./serve.js";
+import { TIMED_OUT, WORKER_ID_HEADER } from "./serve.js";
 
 /** The most of a worker's answer to an upgrade read before its head ends. */
 const WORKER_HEAD_MAX_BYTES = 64 * 1024;
 
+const REASONS: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  429: "Too Many Requests",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  524: "A Timeout Occurred",
+};
+
 /** Writes a plain HTTP answer on a socket that asked to upgrade, and closes it. */
 function answer(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}): void {
   const lines = [
-    `HTTP/1.1 ${status} ${status === 404 ? "Not Found" : status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 429 ? "Too Many Requests" : status === 501 ? "Not Implemented" : "Error"}`,
+    `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}`,
   ];
   for (const [k, v] of Object.entries({ "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), connection: "close", ...headers })) lines.push(`${k}: ${v}`);
   // Closed once written: a client that keeps its end open does not keep the server from closing.
@@ -29,12 +42,14 @@ function answer(socket: Duplex, status: number, body: string, headers: Record<st
  * the gate's admission, as for its other requests (authentication, scope, the endpoint's limits),
  * a worker is chosen as for any request (affinity included) and the connection is joined to the
  * worker's server as it is, bytes both ways, until either side closes; the worker's slot, and one
- * of the endpoint's requests at once (its rate limit), are held meanwhile. Workers in minipod's
- * process (a function, the built-ins) take no upgrades: 501. Returns false for a path that is no
- * endpoint's.
+ * of the endpoint's requests at once (its rate limit), are held meanwhile. The 5.5-minute limit of
+ * a load-balanced request holds on the virtual clock: a worker that has not answered the upgrade
+ * within it gets the client a 524, and once joined, a connection silent both ways for that long
+ * is closed. Workers in minipod's process (a function, the built-ins) take no upgrades: 501.
+ * Returns false for a path that is no endpoint's.
  */
 export function loadBalancerUpgrade(
-  core: Pick<Core, "loadBalancers" | "endpoints" | "paths"> & Parameters<typeof serviceAdmission>[0],
+  core: Pick<Core, "loadBalancers" | "endpoints" | "paths" | "clock"> & Parameters<typeof serviceAdmission>[0],
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
   const lb = core.loadBalancers;
   const admit = serviceAdmission(core);
@@ -68,7 +83,7 @@ export function loadBalancerUpgrade(
     void lb
       .acquire(endpointId, parseAffinity(req.headers[WORKER_ID_HEADER] as string | undefined))
       .then(
-        (lease) => join(req, socket, head, rest, lease, admitted),
+        (lease) => join(req, socket, head, rest, lease, admitted, core.clock),
         (e: unknown) => {
           admitted?.();
           answer(socket, e instanceof LbRefusal ? e.status : 500, JSON.stringify({ error: (e as Error).message }));
@@ -79,18 +94,34 @@ export function loadBalancerUpgrade(
   };
 }
 
-/** Joins the client's connection to the worker's: the upgrade request as it came, then bytes both ways. */
-function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, lease: Lease, admitted: (() => void) | undefined): void {
+/**
+ * Joins the client's connection to the worker's: the upgrade request as it came, then bytes both
+ * ways. The worker answers the upgrade within `LB_REQUEST_TIMEOUT_MS` of virtual time (524
+ * otherwise); then each silence of both sides is at most as long (the connection is closed).
+ */
+function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, lease: Lease, admitted: (() => void) | undefined, clock: VirtualClock): void {
   const target = new URL(lease.worker.target!.url);
   const upstream: Socket = connect({ host: target.hostname, port: Number(target.port) });
   let released = false;
+  let joined = false;
+  // When a byte last passed (the lease's time until the worker's answer has passed on).
+  let last = clock.now();
+  const touch = () => void (last = clock.now());
+  const watch = () => {
+    const due = last + LB_REQUEST_TIMEOUT_MS;
+    if (clock.now() < due) return void (timer = clock.after(due - clock.now(), watch, "load-balancer WebSocket idle"));
+    if (!joined) answer(client, 524, JSON.stringify({ error: TIMED_OUT }), { [WORKER_ID_HEADER]: lease.worker.id });
+    release();
+  };
+  let timer = clock.after(LB_REQUEST_TIMEOUT_MS, watch, "load-balancer WebSocket idle");
   const release = () => {
     if (released) return;
     released = true;
+    clock.cancel(timer);
     lease.release();
     admitted?.();
     if (!client.writableEnded) client.destroy();
-    upstream.destroy();
+    if (!upstream.writableEnded) upstream.destroy();
   };
   upstream.on("connect", () => {
     const lines = [`${req.method} ${path} HTTP/1.1`, `host: ${target.host}`];
@@ -119,6 +150,20 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
       }
       upstream.off("data", onHead);
       client.write(Buffer.concat([headBytes.subarray(0, at + 2), Buffer.from(`${WORKER_ID_HEADER}: ${lease.worker.id}\r\n`), headBytes.subarray(at + 2)]));
+      joined = true;
+      touch();
+      upstream.on("data", touch);
+      client.on("data", touch);
+      // A WebSocket has no half of a connection: once either side has closed its own, what the
+      // other has written goes on, and then both close (a worker or a client that keeps its half
+      // open would otherwise hold the worker's slot for good).
+      const over = () => {
+        client.end(() => client.destroy());
+        upstream.end(() => upstream.destroy());
+        release();
+      };
+      upstream.once("end", over);
+      client.once("end", over);
       upstream.pipe(client);
       client.pipe(upstream);
     };
@@ -130,6 +175,9 @@ function join(req: IncomingMessage, client: Duplex, head: Buffer, path: string, 
     release();
   });
   upstream.on("close", release);
-  client.on("close", release);
+  client.on("close", () => {
+    release();
+    upstream.destroy();
+  });
   client.on("error", release);
 }

@@ -9,7 +9,7 @@ import { HOP_BY_HOP, passable, UnpassableAnswer, WorkerStatusError } from "./pro
  * request, which cost minipod more CPU than the rest of the relay together. No timeouts of its own:
  * the 5.5-minute limit is the virtual clock's (`Lease.onTimeout`), and a stream may be silent for long.
  */
-export const relayConnections = new Agent({ connections: 256, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+export const relayAgent = (): Agent => new Agent({ connections: 256, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
 
 /** Where a worker's server is: its origin and the Host header it gets. */
 export interface UpstreamTarget {
@@ -58,9 +58,17 @@ export interface UpstreamEvents {
 
 /**
  * Sends a request to a worker's server and reports its answer as it comes, bytes unchanged.
- * Returns the function that aborts the exchange (the client went away, the time limit).
+ * Returns the function that aborts the exchange (the client went away, the time limit). `pool`:
+ * the emulator's connections to its workers.
  */
-export function sendUpstream(target: UpstreamTarget, req: IncomingMessage, path: string, body: IncomingMessage | null, events: UpstreamEvents): (reason: Error) => void {
+export function sendUpstream(
+  pool: Dispatcher,
+  target: UpstreamTarget,
+  req: IncomingMessage,
+  path: string,
+  body: IncomingMessage | null,
+  events: UpstreamEvents,
+): (reason: Error) => void {
   let abort: ((e: Error) => void) | undefined;
   let aborted: Error | undefined;
   let resume: () => void = () => {};
@@ -110,7 +118,7 @@ export function sendUpstream(target: UpstreamTarget, req: IncomingMessage, path:
       events.error(e);
     },
   };
-  relayConnections.dispatch({ origin: target.origin, path, method: req.method as Dispatcher.HttpMethod, headers: relayedHeaders(req.headers, target.host), body }, handler);
+  pool.dispatch({ origin: target.origin, path, method: req.method as Dispatcher.HttpMethod, headers: relayedHeaders(req.headers, target.host), body }, handler);
   return (reason) => {
     if (done) return;
     aborted = reason;
