@@ -212,25 +212,32 @@ async function copyTable(from: Db, to: Db, t: string, into: string, pace: SliceP
   const insert = to.prepare(`INSERT INTO "${into}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
   // A page of rows at a time, in key order: a table's rows are never all in memory at once (and no
   // iterator object is left for the garbage collector: see store/sqlite.ts). The turn ends after
-  // the row that spent it; the rest of the page is read again at the next.
+  // the row that spent it; the rest of the page waits for the next.
   const key = keyColumns(from, t);
   const keys = key.join(", ");
   const first = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" ORDER BY ${keys} LIMIT ?`).raw(true);
   const next = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" WHERE (${keys}) > (${key.map(() => "?").join(", ")}) ORDER BY ${keys} LIMIT ?`).raw(true);
-  let last: unknown[] | undefined;
+  let page: unknown[][] = [];
+  let at = 0;
+  let last = false;
   for (;;) {
-    const n = pace.rows();
     const started = now();
-    const page = (last === undefined ? first.all(n) : next.all(...last.slice(0, key.length), n)) as unknown[][];
-    let done = 0;
-    while (done < page.length) {
-      insert.run(...page[done]!.slice(key.length));
-      done++;
-      if (done < page.length && pace.due()) break;
+    if (at === page.length) {
+      if (last) return;
+      const n = pace.rows();
+      const after = page.at(-1);
+      page = (after === undefined ? first.all(n) : next.all(...after.slice(0, key.length), n)) as unknown[][];
+      at = 0;
+      last = page.length < n;
+      if (page.length === 0) return;
     }
-    pace.measured(done, now() - started);
-    if (done === page.length && page.length < n) return;
-    last = page[done - 1];
+    const begun = at;
+    while (at < page.length) {
+      insert.run(...page[at]!.slice(key.length));
+      at++;
+      if (pace.due()) break;
+    }
+    pace.measured(at - begun, now() - started);
     if (pace.due()) await pace.turn();
   }
 }
