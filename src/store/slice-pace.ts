@@ -1,7 +1,7 @@
 /** About how long one turn of a copy holds the event loop before it lets others run. */
-export const SLICE_MS = 10;
+const SLICE_MS = 10;
 /** Most rows one statement of a copy reads or deletes at once (rows range from a few bytes to a megabyte). */
-export const SLICE_MAX_ROWS = 8192;
+const SLICE_MAX_ROWS = 8192;
 
 /** Monotonic time in ms, read anew at each call (`performance.now()`; a test's fake). */
 export type Stopwatch = () => number;
