@@ -72,6 +72,7 @@ async function runCase(target: "file" | "memory", how: CopyWay | SaveWay, mb: nu
       if (copying) setImmediate(tick);
     };
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     setImmediate(tick);
     if ((SAVES as string[]).includes(how)) saved = await save(to, how as SaveWay);
     else await copyImage(from, to, how as CopyWay);
@@ -79,13 +80,34 @@ async function runCase(target: "file" | "memory", how: CopyWay | SaveWay, mb: nu
     const took = performance.now() - started;
     longest = Math.max(longest, performance.now() - last);
     peak = Math.max(peak, process.memoryUsage().rss);
-    process.stdout.write(JSON.stringify({ target, how, took, longest, turns, rssUp: (peak - rssBefore) / MB }) + "\n");
+    const cpu = process.cpuUsage(cpuBefore);
+    process.stdout.write(JSON.stringify({ target, how, took, longest, turns, rssUp: (peak - rssBefore) / MB, cpu: (cpu.user + cpu.system) / 1000 }) + "\n");
   } finally {
     saved?.close();
     to.close();
     from.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The event loop's longest turn over `ms` with nothing running: what the machine's load alone costs. */
+async function idle(ms: number): Promise<void> {
+  let longest = 0;
+  let turns = 0;
+  const started = performance.now();
+  let last = started;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+      turns++;
+      if (now - started < ms) setImmediate(tick);
+      else resolve();
+    };
+    setImmediate(tick);
+  });
+  process.stdout.write(JSON.stringify({ target: "none", how: "nothing running", took: ms, longest, turns, rssUp: 0, cpu: 0 }) + "\n");
 }
 
 interface Result {
@@ -95,29 +117,36 @@ interface Result {
   longest: number;
   turns: number;
   rssUp: number;
+  cpu: number;
 }
 
 const args = process.argv.slice(2);
 const mb = Number(args[args.indexOf("--mb") + 1] ?? 300) || 300;
-if (args[0] === "--case") {
+if (args[0] === "--case" && args[1] === "idle") {
+  await idle(2000);
+} else if (args[0] === "--case") {
   await runCase(args[1] as "file" | "memory", args[2] as CopyWay | SaveWay, mb);
 } else {
-  const rounds = 2;
+  const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 2) || 2;
   const load = loadavg()[0]!;
   const results: Result[] = [];
+  const runOne = (...caseArgs: string[]) => {
+    const run = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--case", ...caseArgs, "--mb", String(mb)], { encoding: "utf8", timeout: 300_000 });
+    if (run.status !== 0) throw new Error(`case ${caseArgs.join(" ")} failed: ${run.stderr}`);
+    const line = JSON.parse(run.stdout.trim().split("\n").at(-1)!) as Result;
+    results.push(line);
+    console.log(line);
+  };
   for (let r = 0; r < rounds; r++) {
+    runOne("idle");
     for (const target of ["file", "memory"] as const) {
-      for (const how of ["one transaction", "shadows", ...SAVES] as const) {
-        const run = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--case", target, how, "--mb", String(mb)], { encoding: "utf8", timeout: 300_000 });
-        if (run.status !== 0) throw new Error(`case ${target} ${how} failed: ${run.stderr}`);
-        const line = JSON.parse(run.stdout.trim().split("\n").at(-1)!) as Result;
-        results.push(line);
-        console.log(line);
-      }
+      for (const how of ["one transaction", "shadows", ...SAVES] as const) runOne(target, how);
     }
   }
-  const row = (r: Result) => `| ${r.target === "file" ? "`--db` file" : "in memory"} | ${r.how} | ${(r.took / 1000).toFixed(2)} s | ${r.longest.toFixed(0)} ms | ${r.turns} | ${r.rssUp.toFixed(0)} MB |`;
+  const row = (r: Result) => `| ${r.target === "file" ? "`--db` file" : "in memory"} | ${r.how} | ${(r.took / 1000).toFixed(2)} s | ${r.longest.toFixed(0)} ms | ${r.turns} | ${(r.cpu / 1000).toFixed(2)} s | ${r.rssUp.toFixed(0)} MB |`;
+  const idles = results.filter((r) => r.target === "none");
   const isSave = (r: Result) => (SAVES as string[]).includes(r.how);
+  const copies = results.filter((r) => r.target !== "none");
   const out = `# minipod snapshot restore of a large database
 
 Written by \`npx tsx bench/restore-db.ts\` (bench/restore-db.ts). Do not edit by hand.
@@ -128,20 +157,23 @@ Written by \`npx tsx bench/restore-db.ts\` (bench/restore-db.ts). Do not edit by
 The copy of the snapshot's rows into the live database (\`copyImage\`, what a restore and \`--import\` run), each way:
 "one transaction" deletes the old rows and inserts the new ones by turns of about 10 ms, all in one transaction;
 "shadows" fills shadow tables, each turn its own transaction, and swaps them in with one short transaction.
-The longest turn is the longest time between two turns of the event loop while the copy ran; RSS is the peak above where it was as the copy began.
+The longest turn is the longest time between two turns of the event loop while the copy ran (on a loaded machine it
+includes the time the process waited for a core: with nothing running, in a process of its own, the longest turn over
+2 s was ${idles.map((r) => `${r.longest.toFixed(0)} ms`).join(", ")}, one per round); CPU is the process's user and system time
+meanwhile; RSS is the peak above where it was as the copy began.
 
-| database | way | took | longest turn | turns | RSS peak above start |
-|---|---|---:|---:|---:|---:|
-${results.filter((r) => !isSave(r)).map(row).join("\n")}
+| database | way | took | longest turn | turns | CPU | RSS peak above start |
+|---|---|---:|---:|---:|---:|---:|
+${copies.filter((r) => !isSave(r)).map(row).join("\n")}
 
 A snapshot's save of that database, each way: "save in one turn" is SQLite's serialisation opened
 as the snapshot's database (\`emulator.snapshot(name)\`); "save by turns" copies it into a new
 in-memory database by turns of about 10 ms (\`imageOf\`: the control API, \`emulator.saveSnapshot(name)\`).
 RSS is the peak above where it was as the save began, the snapshot made included.
 
-| database | way | took | longest turn | turns | RSS peak above start |
-|---|---|---:|---:|---:|---:|
-${results.filter(isSave).map(row).join("\n")}
+| database | way | took | longest turn | turns | CPU | RSS peak above start |
+|---|---|---:|---:|---:|---:|---:|
+${copies.filter(isSave).map(row).join("\n")}
 `;
   writeFileSync(join(fileURLToPath(new URL(".", import.meta.url)), "RESULTS-restore.md"), out);
 }
