@@ -115,7 +115,8 @@ export interface Emulator {
   events(jobId: string): JobEvent[];
   /**
    * Saves the whole state under a name (in memory), in one turn of the event loop: it holds the
-   * loop about 160 ms for a 300 MB database. `saveSnapshot` does the same by turns.
+   * loop 0.3 to 0.5 s of CPU for a 300 MB database (bench/RESULTS-restore.md). `saveSnapshot` does
+   * the same by turns.
    */
   snapshot(name: string): SnapshotInfo;
   /**
