@@ -28,9 +28,12 @@ import type { OwnAddress } from "./own-address.js";
 /** Named snapshots of the whole state (see compose/snapshots.ts). */
 export interface SnapshotBook {
   list(): Array<{ name: string; at: number; bytes: number }>;
+  /** Saves in one turn of the event loop. */
   save(name: string): { name: string; at: number; bytes: number };
+  /** Saves by turns of about 10 ms (what the control API runs); requests wait for it (`held`). */
+  saveInSteps(name: string): Promise<{ name: string; at: number; bytes: number }>;
   restore(name: string): Promise<{ name: string; at: number; bytes: number }>;
-  /** While a restore runs: settles when it has ended (every request waits for it). */
+  /** While a restore or a save by turns runs: settles when it has ended (every request waits for it). */
   held(): Promise<void> | undefined;
   delete(name: string): boolean;
   totalBytes(): number;

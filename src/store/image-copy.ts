@@ -1,12 +1,9 @@
 import { EmulatorError } from "../domain/errors.js";
 import { dropShadowTables, migrate, REPLACED_PREFIX, SHADOW_PREFIX } from "./db.js";
 import { MIGRATIONS } from "./migrations.js";
-import { pragmaValue, type Db } from "./sqlite.js";
+import { SlicePace, type Stopwatch } from "./slice-pace.js";
+import { openSqlite, pragmaValue, type Db } from "./sqlite.js";
 
-/** About how long one slice of a copy holds the event loop before it lets others run. */
-const SLICE_MS = 10;
-/** Most rows a slice reads or deletes at once (rows range from a few bytes to a megabyte). */
-const SLICE_MAX_ROWS = 8192;
 const MB = 1024 * 1024;
 /**
  * Pages the WAL may hold before a commit checkpoints it, while a copy fills shadow tables: a
@@ -14,7 +11,6 @@ const MB = 1024 * 1024;
  * pages 10 to 20 ms (bench/RESULTS-restore.md).
  */
 const COPY_CHECKPOINT_PAGES = 256;
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 export function tables(db: Db): string[] {
   return (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[]).map((r) => r.name);
@@ -72,8 +68,8 @@ export function checkImage(from: Db, maxBytes: number | undefined): void {
 }
 
 /**
- * Replaces `to`'s rows with `from`'s, in slices of about `SLICE_MS` with the event loop free
- * between them. What else runs must not write `to` meanwhile (a restore holds every request; an
+ * Replaces `to`'s rows with `from`'s, in turns of about 10 ms with the event loop free between
+ * them (store/slice-pace.ts, measured on `now`). What else runs must not write `to` meanwhile (a restore holds every request; an
  * import runs before the emulator serves). A failure leaves `to` as it was. `from` has been
  * through `checkImage`.
  *
@@ -84,27 +80,20 @@ export function checkImage(from: Db, maxBytes: number | undefined): void {
  * new. An in-memory database is copied in one transaction across the slices (its old rows deleted
  * first): shadow tables would hold both states at once under its `memory.databaseBytes` bound.
  */
-export async function copyImage(from: Db, to: Db, how: CopyWay = to.memory ? "one transaction" : "shadows"): Promise<void> {
-  if (how === "shadows") return copyThroughShadows(from, to);
+export async function copyImage(from: Db, to: Db, how: CopyWay = to.memory ? "one transaction" : "shadows", now?: Stopwatch): Promise<void> {
+  if (how === "shadows") return copyThroughShadows(from, to, now);
   const target = tables(to);
   const shared = tables(from).filter((t) => target.includes(t));
-  const pace = new Pace();
+  const pace = new SlicePace(now);
   to.exec("BEGIN");
   try {
     for (const t of target) {
       if (keyColumns(to, t)[0] !== "rowid") {
         to.prepare(`DELETE FROM "${t}"`).run();
-        await pace.after(0);
+        if (pace.due()) await pace.turn();
         continue;
       }
-      pace.restart();
-      const del = to.prepare(`DELETE FROM "${t}" WHERE rowid IN (SELECT rowid FROM "${t}" ORDER BY rowid LIMIT ?)`);
-      for (let n = pace.rows(); ; n = pace.rows()) {
-        const started = performance.now();
-        const gone = del.run(n).changes;
-        await pace.after(performance.now() - started);
-        if (gone < n) break;
-      }
+      await empty(to, t, pace);
     }
     for (const t of shared) await copyTable(from, to, t, t, pace);
     to.exec("COMMIT");
@@ -124,11 +113,13 @@ interface SchemaRow {
   sql: string | null;
 }
 
-async function copyThroughShadows(from: Db, to: Db): Promise<void> {
+async function copyThroughShadows(from: Db, to: Db, now: Stopwatch | undefined): Promise<void> {
   const target = tables(to);
   const shared = new Set(tables(from).filter((t) => target.includes(t)));
-  // Each slice commits before the loop is let go, and a new transaction begins with the next.
-  const pace = new Pace(
+  // Each turn commits before the loop is let go, and a new transaction begins with the next.
+  const pace = new SlicePace(
+    now,
+    undefined,
     () => to.exec("COMMIT"),
     () => to.exec("BEGIN"),
   );
@@ -194,15 +185,16 @@ function swapIn(to: Db, target: string[]): void {
   }
 }
 
-/** Deletes a table's rows by slices, in key order (the caller's transaction commits with each turn). */
-async function empty(to: Db, t: string, pace: Pace): Promise<void> {
+/** Deletes a table's rows by statements sized to the turn, in key order (the caller's transaction may commit with each turn). */
+async function empty(to: Db, t: string, pace: SlicePace): Promise<void> {
+  const now = pace.now;
   const key = keyColumns(to, t).join(", ");
   pace.restart();
   const del = to.prepare(`DELETE FROM "${t}" WHERE (${key}) IN (SELECT ${key} FROM "${t}" ORDER BY ${key} LIMIT ?)`);
   for (let n = pace.rows(); ; n = pace.rows()) {
-    const started = performance.now();
+    const started = now();
     const gone = del.run(n).changes;
-    await pace.after(performance.now() - started);
+    await pace.after(gone, now() - started);
     if (gone < n) return;
   }
 }
@@ -211,70 +203,86 @@ function schemaOf(db: Db): SchemaRow[] {
   return db.prepare<[], SchemaRow>("SELECT type, name, tbl_name, sql FROM sqlite_master").all();
 }
 
-async function copyTable(from: Db, to: Db, t: string, into: string, pace: Pace): Promise<void> {
+async function copyTable(from: Db, to: Db, t: string, into: string, pace: SlicePace): Promise<void> {
+  const now = pace.now;
   const targetColumns = columns(to, into);
   const cols = columns(from, t).filter((c) => targetColumns.includes(c));
   const list = cols.map((c) => `"${c}"`).join(", ");
   pace.restart();
   const insert = to.prepare(`INSERT INTO "${into}" (${list}) VALUES (${cols.map(() => "?").join(", ")})`);
-  // A slice at a time, in key order: a table's rows are never all in memory at once (and no
-  // iterator object is left for the garbage collector: see store/sqlite.ts).
+  // A page of rows at a time, in key order: a table's rows are never all in memory at once (and no
+  // iterator object is left for the garbage collector: see store/sqlite.ts). The turn ends after
+  // the row that spent it; the rest of the page waits for the next.
   const key = keyColumns(from, t);
   const keys = key.join(", ");
   const first = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" ORDER BY ${keys} LIMIT ?`).raw(true);
   const next = from.prepare(`SELECT ${keys}, ${list} FROM "${t}" WHERE (${keys}) > (${key.map(() => "?").join(", ")}) ORDER BY ${keys} LIMIT ?`).raw(true);
-  let last: unknown[] | undefined;
+  let page: unknown[][] = [];
+  let at = 0;
+  let last = false;
   for (;;) {
-    const n = pace.rows();
-    const started = performance.now();
-    const page = (last === undefined ? first.all(n) : next.all(...last.slice(0, key.length), n)) as unknown[][];
-    for (const row of page) insert.run(...row.slice(key.length));
-    await pace.after(performance.now() - started);
-    if (page.length < n) return;
-    last = page.at(-1);
+    const started = now();
+    if (at === page.length) {
+      if (last) return;
+      const n = pace.rows();
+      const after = page.at(-1);
+      page = (after === undefined ? first.all(n) : next.all(...after.slice(0, key.length), n)) as unknown[][];
+      at = 0;
+      last = page.length < n;
+      if (page.length === 0) return;
+    }
+    const begun = at;
+    while (at < page.length) {
+      insert.run(...page[at]!.slice(key.length));
+      at++;
+      if (pace.due()) break;
+    }
+    pace.measured(at - begun, now() - started);
+    if (pace.due()) await pace.turn();
   }
 }
 
+/** A copy overtaken by a write to the database it copies: made again. */
+class Overtaken extends Error {}
+
+/** Copies of a save that may start over (the database written meanwhile) before one is made in one turn. */
+const IMAGE_TRIES_IN_STEPS = 2;
+
 /**
- * How many rows the next slice takes: it starts at one for each table, doubles while a slice takes
- * under half of the turn's budget and halves past it; the loop is let go once the budget has been
- * spent in this turn. The budget is `SLICE_MS`, less what the work done as the loop is let go took
- * (`beforeTurn`: a file database's commit, and the checkpoint it may run), so that a turn as a
- * whole takes about `SLICE_MS`.
+ * A copy of `from` in a new in-memory database (a snapshot's image, never written to a file), made
+ * in turns of about 10 ms with the event loop free between them (store/slice-pace.ts, measured on
+ * `now`): its schema (tables, indexes, triggers, the schema version), every table's rows, and the
+ * AUTOINCREMENT counters. It holds `from` as it was when it began: should anything write `from`
+ * meanwhile (SQLite's count of the connection's changes moves between two turns), the copy is
+ * dropped and made again, the third time in one turn, so that it never holds part of a write.
+ * `from` is only read. A failure leaves nothing behind.
  */
-class Pace {
-  private n = 1;
-  private spent = 0;
-  private budget = SLICE_MS;
-
-  /** `beforeTurn` runs as the loop is let go, `afterTurn` as the copy takes it again. */
-  constructor(
-    private readonly beforeTurn?: () => void,
-    private readonly afterTurn: () => void = () => {},
-  ) {}
-
-  rows(): number {
-    return this.n;
-  }
-
-  /** A new table: its rows may be far larger than the last one's, so one row first. */
-  restart(): void {
-    this.n = 1;
-  }
-
-  async after(took: number): Promise<void> {
-    if (took < this.budget / 2) this.n = Math.min(this.n * 2, SLICE_MAX_ROWS);
-    else if (took > this.budget) this.n = Math.max(1, this.n >> 1);
-    this.spent += took;
-    if (this.spent < this.budget) return;
-    if (this.beforeTurn) {
-      const started = performance.now();
-      this.beforeTurn();
-      const ending = performance.now() - started;
-      this.budget = Math.min(SLICE_MS, Math.max(SLICE_MS / 10, (SLICE_MS * this.spent) / (this.spent + ending)));
+export async function imageOf(from: Db, now?: Stopwatch): Promise<Db> {
+  const changes = from.prepare("SELECT total_changes()").pluck(true);
+  for (let attempt = 1; ; attempt++) {
+    const before = changes.get();
+    const overtaken = () => {
+      if (changes.get() !== before) throw new Overtaken();
+    };
+    const pace = new SlicePace(now, attempt <= IMAGE_TRIES_IN_STEPS ? undefined : Infinity, undefined, overtaken);
+    const to = openSqlite(":memory:");
+    try {
+      to.exec(`PRAGMA page_size = ${pragmaValue(from, "page_size") as number}; PRAGMA user_version = ${pragmaValue(from, "user_version") as number}`);
+      const schema = schemaOf(from).filter((r) => r.sql !== null && !r.name.startsWith("sqlite_"));
+      to.exec("BEGIN");
+      for (const r of schema.filter((r) => r.type === "table")) to.exec(r.sql!);
+      for (const r of schema.filter((r) => r.type !== "table")) to.exec(r.sql!);
+      for (const t of tables(from)) await copyTable(from, to, t, t, pace);
+      if (schemaOf(from).some((r) => r.type === "table" && r.name === "sqlite_sequence")) {
+        const sequences = from.prepare<[], { name: string; seq: number }>("SELECT name, seq FROM sqlite_sequence").all();
+        to.exec("DELETE FROM sqlite_sequence");
+        for (const { name, seq } of sequences) to.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)").run(name, seq);
+      }
+      to.exec("COMMIT");
+      return to;
+    } catch (e) {
+      to.close();
+      if (!(e instanceof Overtaken)) throw e;
     }
-    this.spent = 0;
-    await nextTurn();
-    this.afterTurn();
   }
 }

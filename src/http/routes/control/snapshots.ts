@@ -35,7 +35,7 @@ const save = createRoute({
   tags: [TAG],
   summary: "Save the whole state under a name",
   description:
-    "A SQLite image of the whole database (jobs, endpoints, resources, timelines), kept in memory. Fault rules are not part of it. Refused with 409 when it would pass `snapshots.maxCount` or `snapshots.maxBytes`: delete a snapshot first.",
+    "A SQLite image of the whole database (jobs, endpoints, resources, timelines), kept in memory, copied by turns of about 10 ms; requests made meanwhile wait for it, and it replaces a snapshot of the same name only once whole. Fault rules are not part of it. Refused with 409 when it would pass `snapshots.maxCount` or `snapshots.maxBytes`: delete a snapshot first.",
   middleware: [jsonBody(NO_PARAMETERS_LIMIT)] as const,
   request: { params: Name, body: NO_PARAMETERS_BODY },
   responses: {
@@ -77,8 +77,8 @@ const exportDb = createRoute({
 /** Named snapshots and the export of the state. */
 export function snapshotRoutes(core: Pick<Core, "log" | "snapshots">, router: OpenAPIHono<AppEnv>): void {
   router.openapi(list, (c) => c.json({ snapshots: core.snapshots.list(), totalBytes: core.snapshots.totalBytes(), ...core.snapshots.bounds }, 200));
-  router.openapi(save, (c) => {
-    const info = core.snapshots.save(c.req.valid("param").name);
+  router.openapi(save, async (c) => {
+    const info = await core.snapshots.saveInSteps(c.req.valid("param").name);
     core.log.info(`snapshot "${info.name}" saved (${info.bytes} bytes)`);
     return c.json(info, 200);
   });

@@ -1,0 +1,135 @@
+// A snapshot save through the control API copies by turns of the event loop, and holds the state
+// of the moment it began: requests made meanwhile wait for it, and none of their writes is in it.
+// A save that fails leaves the snapshot of that name as it was. A reset asked of the emulator
+// object while a restore or a save runs waits for it, as a request does.
+import { afterEach, describe, expect, it } from "vitest";
+import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
+import type { Snapshots } from "../../src/compose/snapshots.js";
+import { API_KEY, inProcess, type InProcess } from "../support/in-process.js";
+
+const JOBS = 80;
+const config = { endpoints: [{ id: "q", handler: "echo", workersMin: 0, workersMax: 0 }], rateLimits: { enabled: false } };
+const auth = { authorization: `Bearer ${API_KEY}` };
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Queues `n` jobs of about 250 KB each (20 MB for 80: many turns of a copy). */
+async function fill(post: (path: string, body: unknown) => Promise<{ status: number }>, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) expect((await post("/v2/q/run", { input: { i, pad: `${i}-`.repeat(80_000) } })).status).toBe(200);
+}
+
+describe("a snapshot save", () => {
+  let e: InProcess | undefined;
+  let emu: Emulator | undefined;
+  afterEach(async () => {
+    e?.close();
+    await emu?.close();
+    e = emu = undefined;
+  });
+
+  it("takes many turns through the control API; requests made meanwhile wait for it, and their writes are not in it", async () => {
+    e = await inProcess({ config });
+    await fill(e.post, JOBS);
+    let ended = false;
+    const saved = e.post("/_emulator/snapshots/s", {}).then((r) => ((ended = true), r));
+    const runs: Promise<{ status: number; body: { id: string } }>[] = [];
+    const seen: { inQueue: number; afterEnd: boolean }[] = [];
+    let turns = 0;
+    for (; !ended && turns < 100_000; turns++) {
+      if (e.core.snapshots.held() !== undefined) {
+        runs.push(e.post("/v2/q/run", { input: { during: turns } }));
+        seen.push({ inQueue: -1, afterEnd: false });
+        const at = seen.length - 1;
+        void e.get("/v2/q/health").then((r) => (seen[at] = { inQueue: r.body.jobs.inQueue as number, afterEnd: e!.core.snapshots.held() === undefined }));
+      }
+      await nextTurn();
+    }
+    const reply = await saved;
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ name: "s", bytes: expect.any(Number) });
+    expect(turns).toBeGreaterThan(2);
+    expect(runs.length).toBeGreaterThan(0);
+    // Made while it copied: answered after it, each job queued.
+    const during = await Promise.all(runs);
+    expect(during.every((r) => r.status === 200)).toBe(true);
+    await nextTurn();
+    expect(seen.every((s) => s.afterEnd)).toBe(true);
+    expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(JOBS + runs.length);
+    // The snapshot holds the state as the save began: none of them.
+    expect((await e.post("/_emulator/snapshots/s/restore", {})).status).toBe(200);
+    expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(JOBS);
+    expect((await e.get(`/v2/q/status/${during[0]!.body.id}`)).status).toBe(404);
+  });
+
+  it("that fails midway leaves the snapshot of that name as it was, and lets requests and writes go on", async () => {
+    e = await inProcess({ config });
+    await fill(e.post, 8);
+    const first = await e.post("/_emulator/snapshots/s", {});
+    expect(first.status).toBe(200);
+    await fill(e.post, 8);
+    // A save whose copy fails after a few turns (the stopwatch it reads throws, as an allocation might).
+    let readings = 0;
+    const failing = () => {
+      if (++readings > 30) throw new Error("out of memory");
+      return performance.now();
+    };
+    await expect((e.core.snapshots as Snapshots).saveInSteps("s", failing)).rejects.toThrow(/out of memory/);
+    expect(readings).toBeGreaterThan(30);
+    expect(e.core.snapshots.held()).toBeUndefined();
+    expect((await e.get("/_emulator/snapshots")).body.snapshots).toEqual([first.body]);
+    await fill(e.post, 1);
+    expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(17);
+    expect((await e.post("/_emulator/snapshots/s/restore", {})).status).toBe(200);
+    expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(8);
+  });
+
+  it("waits for a restore under way, and a restore asked meanwhile waits for it", async () => {
+    e = await inProcess({ config });
+    await fill(e.post, 8);
+    expect((await e.post("/_emulator/snapshots/eight", {})).status).toBe(200);
+    await fill(e.post, 8);
+    const restored = e.core.snapshots.restore("eight");
+    const saved = e.core.snapshots.saveInSteps("after");
+    const again = e.core.snapshots.restore("after");
+    await restored;
+    expect((await saved).name).toBe("after");
+    await again;
+    expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(8);
+  });
+});
+
+describe("emulator.reset()", () => {
+  let emu: Emulator | undefined;
+  afterEach(async () => {
+    await emu?.close();
+    emu = undefined;
+  });
+
+  it("asked while a restore or a save runs waits for it to end, then resets", async () => {
+    emu = await createEmulator({ config, clock: "manual" });
+    const post = async (path: string, body: unknown) => {
+      const r = await emu!.app.request(`http://127.0.0.1${path}`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body) });
+      return { status: r.status };
+    };
+    const inQueue = async () => ((await (await emu!.app.request("http://127.0.0.1/v2/q/health", { headers: auth })).json()) as { jobs: { inQueue: number } }).jobs.inQueue;
+    await fill(post, JOBS);
+    await emu.saveSnapshot("full");
+    expect(await emu.reset()).toBeUndefined();
+    expect(await inQueue()).toBe(0);
+
+    const order: string[] = [];
+    const restored = emu.restore("full").then(() => order.push("restore"));
+    const reset = emu.reset().then(() => order.push("reset"));
+    await Promise.all([restored, reset]);
+    expect(order).toEqual(["restore", "reset"]);
+    expect(await inQueue()).toBe(0);
+
+    await emu.restore("full");
+    const saved = emu.saveSnapshot("again").then(() => order.push("save"));
+    const reset2 = emu.reset().then(() => order.push("reset"));
+    await Promise.all([saved, reset2]);
+    expect(order.slice(2)).toEqual(["save", "reset"]);
+    expect(await inQueue()).toBe(0);
+    await emu.restore("again");
+    expect(await inQueue()).toBe(JOBS);
+  });
+});
