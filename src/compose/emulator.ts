@@ -34,9 +34,7 @@ import { imageLauncher } from "./image-launch.js";
 import { CLOSING_CAUSE, RESTARTING_CAUSE } from "../domain/notifier.js";
 import type { ServiceDef } from "../services/shared/service.js";
 import type { WorkerProcess } from "../launch/worker-process.js";
-import { acceptTls } from "./tls-port.js";
-import { defaultTlsDir, tlsIdentity } from "./tls.js";
-import { lbHostPattern } from "../http/load-balancer/host-route.js";
+import { serveTls } from "./tls-port.js";
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
@@ -202,25 +200,6 @@ function checkStateFile(file: string): void {
 
 /** Largest request head node accepts (431 beyond, before any parsing); node's default, made explicit. */
 const MAX_HEADER_BYTES = 16 * 1024;
-
-/**
- * TLS on minipod's port (tls-port.ts), unless turned off: the authority from its folder, a leaf for
- * the names minipod answers. A folder that cannot be written leaves the port plain, with a warning.
- */
-function serveTls(server: Server, option: EmulatorOptions["tls"], host: string, allowed: readonly string[] | "all", log: Logger) {
-  if (option === false) return undefined;
-  const dir = (typeof option === "object" && option.dir) || defaultTlsDir();
-  const named = allowed === "all" ? [] : allowed.map((h) => h.replace(/^\./, ""));
-  // Each load-balancing endpoint's own name (`{endpoint_id}.localhost`...) gets a leaf as a client first asks for it.
-  const byHost = lbHostPattern(host, allowed);
-  try {
-    const identity = tlsIdentity(dir, ["localhost", "127.0.0.1", "::1", host, ...named], (name) => byHost.test(name));
-    return { caFile: identity.caFile, ...acceptTls(server, identity, log) };
-  } catch (e) {
-    log.warn(`TLS is off: ${(e as Error).message} (set MINIPOD_TLS_DIR to a folder minipod may write, or turn TLS off with --tls off)`);
-    return undefined;
-  }
-}
 
 /**
  * Builds the emulator without listening: for in-process tests through `app.request`. `services`

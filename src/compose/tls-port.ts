@@ -2,7 +2,8 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
 import type { Logger } from "../domain/logger.js";
-import type { TlsIdentity } from "./tls.js";
+import { lbHostPattern } from "../http/load-balancer/host-route.js";
+import { defaultTlsDir, tlsIdentity, type TlsIdentity } from "./tls.js";
 
 /** The first byte of a TLS record carrying a handshake: a ClientHello opens every TLS connection. */
 const TLS_HANDSHAKE = 0x16;
@@ -82,3 +83,22 @@ export function acceptTls(server: Server, identity: TlsIdentity, log: Logger): {
 }
 
 function ignore(): void {}
+
+/**
+ * TLS on minipod's port (acceptTls below), unless turned off: the authority from its folder, a leaf for
+ * the names minipod answers. A folder that cannot be written leaves the port plain, with a warning.
+ */
+export function serveTls(server: Server, option: boolean | { dir?: string } | undefined, host: string, allowed: readonly string[] | "all", log: Logger) {
+  if (option === false) return undefined;
+  const dir = (typeof option === "object" && option.dir) || defaultTlsDir();
+  const named = allowed === "all" ? [] : allowed.map((h) => h.replace(/^\./, ""));
+  // Each load-balancing endpoint's own name (`{endpoint_id}.localhost`...) gets a leaf as a client first asks for it.
+  const byHost = lbHostPattern(host, allowed);
+  try {
+    const identity = tlsIdentity(dir, ["localhost", "127.0.0.1", "::1", host, ...named], (name) => byHost.test(name));
+    return { caFile: identity.caFile, ...acceptTls(server, identity, log) };
+  } catch (e) {
+    log.warn(`TLS is off: ${(e as Error).message} (set MINIPOD_TLS_DIR to a folder minipod may write, or turn TLS off with --tls off)`);
+    return undefined;
+  }
+}
