@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { problem } from "../../http/schemas.js";
 import { idParams, routeHead } from "../shared/rest.js";
 import { EmulatorError } from "../../domain/errors.js";
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach } from "../shared/service.js";
 import { flashBuildsGraphQL } from "./graphql.js";
 import { FlashBuildService, type FlashArtifact, type FlashBuild } from "./model.js";
 
@@ -63,7 +63,7 @@ export const flashBuilds: ServiceDef<"flash-builds", { flashBuilds: FlashBuildSe
   name: "flash-builds",
   collections,
   graphql: flashBuildsGraphQL,
-  build: (ctx) => ({
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock"; services: "flashApps" }>) => ({
     flashBuilds: new FlashBuildService({
       ...documentsOf<FlashBuild>(ctx, "flash-build"),
       artifacts: ctx.documents<FlashArtifact>("flash-artifact"),
