@@ -140,6 +140,11 @@ export class LogBook {
     for (const lines of this.logs.values()) this.cut(lines, share);
   }
 
+  /** How many lines a log keeps (without wording them). */
+  count(key: string): number {
+    return Math.min(LOG_LINES_KEPT, this.logs.get(key)?.length ?? 0);
+  }
+
   /** The newest `LOG_LINES_KEPT` lines, oldest first. */
   lines(key: string): readonly LogLine[] {
     const lines = this.logs.get(key);

@@ -21,6 +21,8 @@ describe("the log book", () => {
     // A subscriber hears each new line worded, as a read gives it.
     expect(heard).toEqual(lines.slice(1));
     expect(book.size).toBe(4);
+    expect(book.count(key)).toBe(4);
+    expect(book.count(workerLog("none"))).toBe(0);
   });
 
   it("cuts a long log to its newest lines, job lines and others alike", () => {
@@ -32,6 +34,7 @@ describe("the log book", () => {
     }
     const lines = book.lines(key);
     expect(lines).toHaveLength(LOG_LINES_KEPT);
+    expect(book.count(key)).toBe(LOG_LINES_KEPT);
     const last = LOG_LINES_KEPT + 1499;
     expect(lines[lines.length - 1]).toEqual({ at: last, source: "container", line: `line ${last}` });
     expect(lines[lines.length - 2]).toEqual({ at: last - 1, source: "container", line: `job j${last - 1} started (attempt 1)` });
