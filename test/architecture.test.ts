@@ -119,6 +119,10 @@ describe("the folders", () => {
     expect(loopsIn(folderReach(folder, true)).filter((loop) => loop.includes("config") && loop.includes("services"))).toEqual([]);
   });
 
+  it("launch/ imports only domain/, type-only imports included: the wiring gives it the engine's types (launch/engine.ts)", () => {
+    expect(violations((i) => layer(i.from) === "launch" && /\.tsx?$/.test(i.to) && !["launch", "domain"].includes(layer(i.to)))).toEqual([]);
+  });
+
   it("nor do the parts of http/ (each route family, the dashboard, load-balancing, the assets)", () => {
     const part = (path: string) => /^http\/(routes\/[^/]+|[^/]+)\//.exec(path)?.[0];
     expect(loopsIn(folderReach(part))).toEqual([]);
@@ -304,6 +308,46 @@ describe("each part is given what it uses", () => {
           .filter(({ line }) => /\b(ViewContext|EngineView|ServiceContext|SeedContext)\b/.test(line.replace(/\b(Pick|Omit)<(ViewContext|EngineView), /g, ""))),
       );
     expect(whole.map((x) => `${x.at}: ${x.line.trim()}`)).toEqual([]);
+  });
+
+  // A service's build and seed are given the whole context by the wiring (ServiceDef); each names
+  // what it reads of it (BuildReach<{ storage, config, engine, services }>, SeedReach<...>).
+  /** Each build or seed of `text` whose context parameter names no reach: left untyped, or typed whole. */
+  function wholeContexts(file: string, text: string): string[] {
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const found: string[] = [];
+    const visit = (node: ts.Node) => {
+      const named = (ts.isPropertyAssignment(node) || ts.isMethodDeclaration(node)) && ts.isIdentifier(node.name) ? node.name.text : undefined;
+      const value = ts.isPropertyAssignment(node) ? node.initializer : undefined;
+      const fn = ts.isMethodDeclaration(node) ? node : value && (ts.isArrowFunction(value) || ts.isFunctionExpression(value)) ? value : undefined;
+      if (fn && (named === "build" || named === "seed")) {
+        const param = fn.parameters[named === "build" ? 0 : 1];
+        const reach = named === "build" ? "BuildReach" : "SeedReach";
+        if (param && !(param.type && ts.isTypeReferenceNode(param.type) && param.type.typeName.getText() === reach)) {
+          found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${named}(${param.getText().split("\n")[0]})`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return found;
+  }
+
+  it("finds a build or seed given the whole context", () => {
+    const text = [
+      "const a = { build: (ctx) => ({}), seed: (m, { config }) => {} };",
+      "const b = { build: (ctx: ServiceContext) => ({}), seed(m, ctx: SeedContext) {} };",
+      'const c = { build: (ctx: BuildReach<{ engine: "clock" }>) => ({}), seed: (m, c: SeedReach<{ config: "pods" }>) => {}, other: (ctx) => 1 };',
+      "const d = { build: () => ({}), seed: (m) => {} };",
+    ].join("\n");
+    expect(wholeContexts("x.ts", text)).toEqual(["x.ts:1: build(ctx)", "x.ts:1: seed({ config })", "x.ts:2: build(ctx: ServiceContext)", "x.ts:2: seed(ctx: SeedContext)"]);
+  });
+
+  it("a service's build and seed name what they read of their context (BuildReach, SeedReach)", () => {
+    const found = files(join(SRC, "services"))
+      .filter((f) => f.endsWith("index.ts"))
+      .flatMap((f) => wholeContexts(relative(SRC, f), readFileSync(f, "utf8")));
+    expect(found).toEqual([]);
   });
 });
 

@@ -17,6 +17,7 @@ import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
 import { WorkerPool, type PoolLinks, type SimWorker, type WorkerObserver } from "./simulated-workers.js";
 import { RunContext, type WorkerLogSink } from "./run-context.js";
+import type { WorkerLogs } from "./worker-logs.js";
 
 interface Run {
   jobId: string;
@@ -77,7 +78,7 @@ export class Scheduler {
       workerObserver?: WorkerObserver;
       faults?: SchedulerFaults;
       /** Where each worker's jobs and its handlers' `ctx.log` lines go (its log). */
-      workerLogs?: WorkerLogSink;
+      workerLogs?: WorkerLogSink & Pick<WorkerLogs, "job">;
       /** The endpoints: the scheduler tells it which queue endpoints it serves. */
       endpoints: EndpointRegistry;
     },
@@ -205,7 +206,7 @@ export class Scheduler {
       },
       worker.startCause,
     );
-    this.d.workerLogs?.write(worker.id, "container", `job ${job.id} started (attempt ${started.attempt})`);
+    this.d.workerLogs?.job(worker.id, "started", job.id, started.attempt);
     const stop = new RunStop(clock);
     const hold = new HoldSlot(clock);
     const run: Run = { jobId: job.id, endpointId: job.endpointId, lane: laneOf(job), workerId: worker.id, stop, hold };
@@ -312,7 +313,8 @@ export class Scheduler {
       } else {
         this.d.transitions.finish(job, { status: "FAILED", output: undefined, error: outcome.error }, now, `handler failed: ${outcome.error}`);
       }
-      this.d.workerLogs?.write(run.workerId, "container", outcome.ok ? `job ${run.jobId} completed in ${now - (job.startedAt ?? now)} ms` : `job ${run.jobId} failed: ${outcome.error}`);
+      if (outcome.ok) this.d.workerLogs?.job(run.workerId, "completed", run.jobId, now - (job.startedAt ?? now));
+      else this.d.workerLogs?.write(run.workerId, "container", `job ${run.jobId} failed: ${outcome.error}`);
     }
     this.poolOf(run.endpointId, run.lane)?.release(run.workerId, "idle");
     this.pump(run.endpointId);

@@ -1,4 +1,4 @@
-import { workerLog, type LogBook, type LogSource } from "./logbook.js";
+import { workerLog, type JobLine, type LogBook, type LogSource } from "./logbook.js";
 import type { WorkerEvent } from "./simulated-workers.js";
 
 /**
@@ -8,6 +8,8 @@ import type { WorkerEvent } from "./simulated-workers.js";
 export class WorkerLogs {
   /** Workers in their cold start: their first move to idle is "ready". */
   private readonly starting = new Set<string>();
+  /** Each live worker's log key, made once rather than a new string at every line. */
+  private readonly keys = new Map<string, string>();
 
   constructor(
     private readonly logs: LogBook,
@@ -17,7 +19,7 @@ export class WorkerLogs {
 
   /** The WorkerPool observer. */
   readonly onWorker = (e: WorkerEvent): void => {
-    const key = workerLog(e.workerId);
+    const key = this.keyOf(e.workerId);
     if (e.type === "started") {
       if (e.state === "initializing") {
         this.starting.add(e.workerId);
@@ -27,6 +29,7 @@ export class WorkerLogs {
       }
     } else if (e.type === "stopped") {
       this.starting.delete(e.workerId);
+      this.keys.delete(e.workerId);
       this.logs.append(key, e.at, "system", "worker stopped");
       this.logs.end(key);
     } else if (this.starting.delete(e.workerId)) {
@@ -36,12 +39,24 @@ export class WorkerLogs {
 
   /** A line about a job or from its handler (`ctx.log`), in the worker's log. */
   write(workerId: string, source: LogSource, line: string): void {
-    this.logs.append(workerLog(workerId), this.clock.now(), source, line);
+    this.logs.append(this.keyOf(workerId), this.clock.now(), source, line);
+  }
+
+  /** The job's start (`n`: its attempt) or completion (`n`: the ms it ran) in the worker's log, worded when read. */
+  job(workerId: string, kind: JobLine, jobId: string, n: number): void {
+    this.logs.appendJob(this.keyOf(workerId), this.clock.now(), kind, jobId, n);
+  }
+
+  private keyOf(workerId: string): string {
+    let key = this.keys.get(workerId);
+    if (key === undefined) this.keys.set(workerId, (key = workerLog(workerId)));
+    return key;
   }
 
   /** Forgets which workers are starting (reset, restore): their logs end with them. */
   clear(): void {
     this.starting.clear();
+    this.keys.clear();
   }
 }
 

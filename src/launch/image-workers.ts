@@ -1,4 +1,4 @@
-import type { EmulatorRuntime } from "../compose/runtime.js";
+import type { LaunchEngine } from "./engine.js";
 import { EXTERNAL_HANDLER } from "../domain/external-workers.js";
 import { workerLog } from "../domain/logbook.js";
 import type { EmulatorWorkers } from "./launched-workers.js";
@@ -37,7 +37,7 @@ export class ImageWorkers {
 
   constructor(
     private readonly d: {
-      core: Pick<EmulatorRuntime, "notifier" | "endpoints" | "clock" | "jobs" | "logs" | "workerProtocol" | "loadBalancers">;
+      core: Pick<LaunchEngine, "notifier" | "endpoints" | "clock" | "jobs" | "logs" | "workerProtocol" | "loadBalancers">;
       workers: EmulatorWorkers;
       /** What an endpoint's workers run, when its image is one of `images`; undefined otherwise. */
       launchOf(endpointId: string): ImageLaunch | undefined;

@@ -1,4 +1,4 @@
-import type { EmulatorRuntime } from "../compose/runtime.js";
+import type { LaunchEngine } from "./engine.js";
 import { EXTERNAL_HANDLER } from "../domain/external-workers.js";
 import { newWorkerId } from "../domain/ids.js";
 import { WorkerProcess, workerEnv } from "./worker-process.js";
@@ -51,7 +51,7 @@ export class EmulatorWorkers {
   private readonly scaling = new Set<string>();
 
   constructor(
-    private readonly core: Pick<EmulatorRuntime, "endpoints" | "loadBalancers" | "workerProtocol">,
+    private readonly core: Pick<LaunchEngine, "endpoints" | "loadBalancers" | "workerProtocol">,
     private readonly url: string,
     private readonly defaultOutput: (line: string) => void,
   ) {

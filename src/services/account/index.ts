@@ -1,5 +1,5 @@
 import { accountGraphQL } from "./graphql.js";
-import type { ServiceDef } from "../shared/service.js";
+import type { ServiceDef, BuildReach } from "../shared/service.js";
 import { accountRoutes } from "./v2.js";
 import { SshKeys } from "./model.js";
 
@@ -10,6 +10,6 @@ export const account: ServiceDef<"account", { sshKeys: SshKeys }, typeof collect
   name: "account",
   collections,
   graphql: accountGraphQL,
-  build: (ctx) => ({ sshKeys: new SshKeys({ store: ctx.documents("ssh-keys"), clock: ctx.engine.clock }) }),
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock" }>) => ({ sshKeys: new SshKeys({ store: ctx.documents("ssh-keys"), clock: ctx.engine.clock }) }),
   routes: (app, views) => accountRoutes(views, app),
 };

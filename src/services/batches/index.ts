@@ -1,4 +1,4 @@
-import type { ServiceDef } from "../shared/service.js";
+import type { ServiceDef, BuildReach } from "../shared/service.js";
 import { BatchService } from "./model.js";
 import type { Batch, StoredRequest } from "./record.js";
 import { batchControlRoutes } from "./control.js";
@@ -18,7 +18,7 @@ const collections = { v2: [] } as const;
 export const batches: ServiceDef<"batches", { batches: BatchService }, typeof collections> = {
   name: "batches",
   collections,
-  build: (ctx) => ({
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock" | "log" | "jobs" | "queue" | "webhooks" | "notifier" | "endpoints" }>) => ({
     batches: new BatchService({ engine: ctx.engine, batches: ctx.documents<Batch>("batch"), requests: ctx.documents<StoredRequest>("batch-request") }),
   }),
   routes: (app, views) => {

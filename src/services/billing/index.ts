@@ -1,5 +1,5 @@
 import { BILLING_CONFIG } from "./config.js";
-import type { ServiceDef } from "../shared/service.js";
+import type { ServiceDef, BuildReach } from "../shared/service.js";
 import { BillingService } from "./model.js";
 import { priceList, type PriceList } from "../shared/pricing.js";
 import { billingRoutes } from "./v1.js";
@@ -19,7 +19,7 @@ export const billing: ServiceDef<"billing", { billing: BillingService; prices: P
   name: "billing",
   config: BILLING_CONFIG,
   collections,
-  build: (ctx) => {
+  build: (ctx: BuildReach<{ storage: "usage"; config: "pricing"; engine: "clock" | "log" | "endpoints" | "onWorker"; services: "networkVolumes" | "templates" }>) => {
     const { engine, services } = ctx;
     const prices = priceList(ctx.config.pricing);
     const usageStore = ctx.usage;

@@ -1,6 +1,6 @@
 import { catalogGraphQL } from "./graphql.js";
 import { CATALOG_CONFIG, type HubListingConfig } from "./config.js";
-import type { ServiceDef } from "../shared/service.js";
+import type { ServiceDef, BuildReach } from "../shared/service.js";
 import { catalogRoutes } from "./v2.js";
 
 const collections = { v2: ["catalog"] } as const;
@@ -11,6 +11,6 @@ export const catalog: ServiceDef<"catalog", { hub: readonly HubListingConfig[] }
   config: CATALOG_CONFIG,
   collections,
   graphql: catalogGraphQL,
-  build: (ctx) => ({ hub: ctx.config.hub }),
+  build: (ctx: BuildReach<{ config: "hub" }>) => ({ hub: ctx.config.hub }),
   routes: (app, views) => catalogRoutes(views, app),
 };

@@ -1,4 +1,4 @@
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach } from "../shared/service.js";
 import { ClusterService, type Cluster } from "./model.js";
 import { resource, serveResource } from "../shared/rest.js";
 import { clusterPodRoutes, clusterV2, TAG } from "./v2.js";
@@ -10,7 +10,7 @@ const collections = { v2: ["clusters"] } as const;
 export const clusters: ServiceDef<"clusters", { clusters: ClusterService }, typeof collections> = {
   name: "clusters",
   collections,
-  build: (ctx) => ({
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock"; services: "pods" }>) => ({
     clusters: new ClusterService({ ...documentsOf<Cluster>(ctx, "cluster"), pods: ctx.services.pods }),
   }),
   routes: (app, views) => {

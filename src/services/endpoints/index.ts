@@ -6,7 +6,7 @@ import { BUILTIN_IMAGES, imageRuleFor } from "../../domain/images.js";
 import { EXTERNAL_HANDLER } from "../../domain/external-workers.js";
 import { ENDPOINT_SCALER_VALUE_DEFAULT } from "../../domain/limits.js";
 import { endpointsGraphQL } from "./graphql.js";
-import type { ServiceDef, EngineView, ViewContext } from "../shared/service.js";
+import type { ServiceDef, BuildReach, SeedReach, EngineView, ViewContext } from "../shared/service.js";
 import { EndpointManager } from "./model.js";
 import { externalWorkerReader, type ExternalWorkerReader } from "./workers.js";
 import { ReleaseLog, type Release } from "./releases.js";
@@ -39,7 +39,14 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
   config: ENDPOINTS_CONFIG,
   collections,
   graphql: endpointsGraphQL,
-  build: (ctx) => {
+  build: (
+    ctx: BuildReach<{
+      storage: "documents";
+      config: "defaultHandler" | "images";
+      engine: "clock" | "endpoints" | "scheduler" | "handlers" | "jobs" | "notifier" | "workerProtocol";
+      services: "templates" | "networkVolumes";
+    }>,
+  ) => {
     const { engine, services } = ctx;
     const releases = new ReleaseLog({ store: ctx.documents<Release>("release"), newId: newResourceId });
     const endpointManager = new EndpointManager({
@@ -63,7 +70,7 @@ export const endpoints: ServiceDef<"endpoints", { endpointManager: EndpointManag
     serveResource(views, app, resource(TAG, "endpoint", (core: Pick<ViewContext, "endpointManager">) => core.endpointManager, { views: [endpointV2, endpointV1] }));
     serverlessV2Routes(views, app);
   },
-  seed: async ({ endpointManager }, { config, atField, engine }) => {
+  seed: async ({ endpointManager }, { config, atField, engine }: SeedReach<{ storage: "atField"; config: "endpoints"; engine: "clock" | "endpoints" | "handlers" | "log" }>) => {
     const { handlers } = engine;
     const endpoints = engine.endpoints.stored;
     const now = engine.clock.now();

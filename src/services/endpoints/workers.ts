@@ -194,7 +194,7 @@ export function serverlessV2Routes(core: Pick<ViewContext, "endpointManager" | "
     const key = workerLog(workerId);
     const { logs } = core;
     const current = endpointWorkers(e.spec, endpointManager.workers(id), core.externalWorkers).some((w) => w.id === workerId);
-    if (!current && logs.lines(key).length === 0) {
+    if (!current && logs.count(key) === 0) {
       throw new EmulatorError("NOT_FOUND", `worker "${workerId}" not found on endpoint "${id}"; GET /v2/serverless/${id}/workers lists its workers`);
     }
     return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: !current && logs.hasEnded(key), subscribe: (fn) => logs.subscribe(key, fn) }, c.req.valid("query"));
@@ -207,7 +207,7 @@ export function serverlessV2Routes(core: Pick<ViewContext, "endpointManager" | "
     const lines = [...logs.lines(workerLog(podId)), ...logs.lines(podLog(podId))];
     if (lines.length === 0 && !core.externalWorkers.known(podId)) throw new EmulatorError("NOT_FOUND", `no worker or pod "${podId}" has a log`);
     if (stream === "true") {
-      const key = logs.lines(podLog(podId)).length > 0 ? podLog(podId) : workerLog(podId);
+      const key = logs.count(podLog(podId)) > 0 ? podLog(podId) : workerLog(podId);
       const query = { ...(type === "all" ? {} : { source: type }), tail, since };
       return logStream(c, core.notifier, { lines: () => logs.lines(key), ended: false, subscribe: (fn) => logs.subscribe(key, fn) }, query) as never;
     }

@@ -1,4 +1,4 @@
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach } from "../shared/service.js";
 import { flashAppsGraphQL } from "./graphql.js";
 import { FlashAppService, type FlashApp } from "./model.js";
 
@@ -12,7 +12,7 @@ export const flashApps: ServiceDef<"flash-apps", { flashApps: FlashAppService },
   name: "flash-apps",
   collections,
   graphql: flashAppsGraphQL,
-  build: (ctx) => ({
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock"; services: "flashEnvironments" | "flashBuilds" }>) => ({
     flashApps: new FlashAppService({
       ...documentsOf<FlashApp>(ctx, "flash-app"),
       // Environments and builds are built after apps: this runs on requests only.

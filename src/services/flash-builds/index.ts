@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { problem } from "../../http/schemas.js";
 import { idParams, routeHead } from "../shared/rest.js";
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach } from "../shared/service.js";
 import { flashBuildsGraphQL } from "./graphql.js";
 import { FlashBuildService, type FlashArtifact, type FlashBuild } from "./model.js";
 
@@ -69,7 +69,7 @@ export const flashBuilds: ServiceDef<"flash-builds", { flashBuilds: FlashBuildSe
   name: "flash-builds",
   collections,
   graphql: flashBuildsGraphQL,
-  build: (ctx) => ({
+  build: (ctx: BuildReach<{ storage: "documents" | "pieces"; engine: "clock"; services: "flashApps" }>) => ({
     flashBuilds: new FlashBuildService({
       ...documentsOf<FlashBuild>(ctx, "flash-build"),
       artifacts: ctx.documents<FlashArtifact>("flash-artifact"),

@@ -1,6 +1,6 @@
 import { EmulatorError } from "../../domain/errors.js";
 import { forwardedEnv } from "../../http/env.js";
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach } from "../shared/service.js";
 import { flashEnvironmentsGraphQL } from "./graphql.js";
 import { FlashEnvironmentService, type FlashEnvironment } from "./model.js";
 
@@ -28,7 +28,7 @@ export const flashEnvironments: ServiceDef<"flash-environments", { flashEnvironm
   name: "flash-environments",
   collections,
   graphql: flashEnvironmentsGraphQL,
-  build: (ctx) => ({
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock"; services: "flashApps" | "flashBuilds" | "endpointManager" }>) => ({
     flashEnvironments: new FlashEnvironmentService({
       ...documentsOf<FlashEnvironment>(ctx, "flash-environment"),
       // Apps, builds and endpoints are other services': read on requests only.

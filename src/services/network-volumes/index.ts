@@ -1,7 +1,7 @@
 import { NETWORK_VOLUMES_CONFIG } from "./config.js";
 import { configVolumeId } from "../shared/config-id.js";
 import { networkVolumesGraphQL } from "./graphql.js";
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach, type SeedReach } from "../shared/service.js";
 import { NetworkVolumeService, type NetworkVolume } from "./model.js";
 import { resource, serveResource } from "../shared/rest.js";
 import { networkVolumeV1 } from "./v1.js";
@@ -19,7 +19,7 @@ export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: Net
   config: NETWORK_VOLUMES_CONFIG,
   collections,
   graphql: networkVolumesGraphQL,
-  build: (ctx) => ({
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock"; services: "endpointManager" }>) => ({
     networkVolumes: new NetworkVolumeService({
       ...documentsOf<NetworkVolume>(ctx, "network-volume"),
       // Endpoints are built after volumes: this runs on requests only.
@@ -31,7 +31,7 @@ export const networkVolumes: ServiceDef<"network-volumes", { networkVolumes: Net
     docs: { delete: { description: "Refused with 400 while an endpoint uses the volume." } },
     views: [networkVolumeV2, networkVolumeV1],
   })),
-  seed: ({ networkVolumes }, { config }) => {
+  seed: ({ networkVolumes }, { config }: SeedReach<{ config: "networkVolumes" }>) => {
     for (const v of config.networkVolumes) networkVolumes.seed({ ...v, id: configVolumeId(v) });
   },
 };

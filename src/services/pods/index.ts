@@ -1,5 +1,5 @@
 import { podsGraphQL } from "./graphql.js";
-import type { ServiceDef } from "../shared/service.js";
+import type { ServiceDef, BuildReach, SeedReach } from "../shared/service.js";
 import { configPodId, PODS_CONFIG } from "./config.js";
 import type { Pod } from "./record.js";
 import { PodService } from "./model.js";
@@ -23,7 +23,7 @@ export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections, 
   config: PODS_CONFIG,
   collections,
   graphql: podsGraphQL,
-  build: (ctx) => {
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock" | "endpoints" | "logs"; services: "usage" | "prices" | "templates" | "networkVolumes" | "registryAuths" | "sshKeys" }>) => {
     const { engine, services } = ctx;
     const { usage, prices, templates, networkVolumes, registryAuths, sshKeys } = services;
     const pods = new PodService({
@@ -51,7 +51,7 @@ export const pods: ServiceDef<"pods", { pods: PodService }, typeof collections, 
     }));
     podActionRoutes(views, app);
   },
-  seed: ({ pods }, { config, atField }) => {
+  seed: ({ pods }, { config, atField }: SeedReach<{ storage: "atField"; config: "pods" }>) => {
     for (const [i, p] of config.pods.entries()) {
       const id = configPodId(p);
       const { id: _id, desiredStatus, ...input } = p;

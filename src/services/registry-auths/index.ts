@@ -1,7 +1,7 @@
 import { REGISTRY_AUTHS_CONFIG } from "./config.js";
 import { configRegistryAuthId } from "../shared/config-id.js";
 import { registryAuthsGraphQL } from "./graphql.js";
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach, type SeedReach } from "../shared/service.js";
 import { DelegationService, type EcrDelegation } from "./delegations.js";
 import { RegistryAuthService, type RegistryAuth } from "./model.js";
 import { resource, serveResource } from "../shared/rest.js";
@@ -22,7 +22,7 @@ export const registryAuths: ServiceDef<"registry-auths", { registryAuths: Regist
   config: REGISTRY_AUTHS_CONFIG,
   collections,
   graphql: registryAuthsGraphQL,
-  build: (ctx) => {
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock"; services: "pods" | "templates" }>) => {
     const { services, engine } = ctx;
     const registryAuths = new RegistryAuthService({
       clock: engine.clock,
@@ -45,7 +45,7 @@ export const registryAuths: ServiceDef<"registry-auths", { registryAuths: Regist
       views: [registryAuthV2, registryAuthV1],
     }));
   },
-  seed: ({ registryAuths }, { config, atField }) => {
+  seed: ({ registryAuths }, { config, atField }: SeedReach<{ storage: "atField"; config: "containerRegistryAuths" }>) => {
     for (const [i, a] of config.containerRegistryAuths.entries()) {
       const id = configRegistryAuthId(a);
       // An auth of that name made through the API since stands in for the declared one.

@@ -1,4 +1,4 @@
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach } from "../shared/service.js";
 import { secretsGraphQL } from "./graphql.js";
 import { SecretService, type Secret } from "./model.js";
 
@@ -16,5 +16,5 @@ export const secrets: ServiceDef<"secrets", { secrets: SecretService }, typeof c
   name: "secrets",
   collections,
   graphql: secretsGraphQL,
-  build: (ctx) => ({ secrets: new SecretService(documentsOf<Secret>(ctx, "secret")) }),
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock" }>) => ({ secrets: new SecretService(documentsOf<Secret>(ctx, "secret")) }),
 };

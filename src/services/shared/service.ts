@@ -106,7 +106,11 @@ export interface ServiceContext {
 }
 
 /** A model's documents of `kind`, with the engine's clock and resource ids (see `Documents`). */
-export const documentsOf = <T extends StoredDocument>(ctx: ServiceContext, kind: string): Documents<T> => ({ store: ctx.documents<T>(kind), clock: ctx.engine.clock, newId: newResourceId });
+export const documentsOf = <T extends StoredDocument>(ctx: BuildReach<{ storage: "documents"; engine: "clock" }>, kind: string): Documents<T> => ({
+  store: ctx.documents<T>(kind),
+  clock: ctx.engine.clock,
+  newId: newResourceId,
+});
 
 /** What seeding is given: the config, and how to name the config field a failure comes from. */
 export interface SeedContext {
@@ -114,6 +118,25 @@ export interface SeedContext {
   atField: AtField;
   engine: EngineView;
 }
+
+/**
+ * What a service's `build` or `seed` reads of its context, member by member, so that its
+ * signature says its reach: `storage` of the context's own (`documents`, `usage`; `atField` for
+ * a seed), and the keys it reads of the `config`, the `engine` and the registry of `services`.
+ * `build: (ctx: BuildReach<{ storage: "documents"; engine: "clock"; services: "pods" }>) => ...`
+ */
+export interface Reach {
+  storage?: "documents" | "pieces" | "usage" | "atField";
+  config?: keyof Config;
+  engine?: keyof EngineView;
+  services?: keyof Registry;
+}
+type Of<R extends Reach, K extends keyof Reach> = R extends { [k in K]: infer V extends NonNullable<Reach[K]> } ? V : never;
+type Reached<R extends Reach> = { config: Pick<Config, Of<R, "config">>; engine: Pick<EngineView, Of<R, "engine">> };
+/** The part of the service context a build reads (see `Reach`). */
+export type BuildReach<R extends Reach> = Pick<ServiceContext, Extract<Of<R, "storage">, "documents" | "pieces" | "usage">> & Reached<R> & { services: Pick<Registry, Of<R, "services">> };
+/** The part of the seed context a seed reads (see `Reach`). */
+export type SeedReach<R extends Reach> = Pick<SeedContext, Extract<Of<R, "storage">, "atField">> & Reached<R>;
 
 /** The models of every service, by key (the list's types give them; see `Services` in ../index.ts). */
 export type Registry = import("../index.js").Services;

@@ -1,6 +1,6 @@
 import { TEMPLATES_CONFIG } from "./config.js";
 import { templatesGraphQL } from "./graphql.js";
-import { documentsOf, type ServiceDef } from "../shared/service.js";
+import { documentsOf, type ServiceDef, type BuildReach, type SeedReach } from "../shared/service.js";
 import { resource, serveResource } from "../shared/rest.js";
 import { templateV1 } from "./v1.js";
 import { templateV2 } from "./v2.js";
@@ -21,7 +21,7 @@ export const templates: ServiceDef<"templates", { templates: TemplateService }, 
   config: TEMPLATES_CONFIG,
   collections,
   graphql: templatesGraphQL,
-  build: (ctx) => ({
+  build: (ctx: BuildReach<{ storage: "documents"; engine: "clock" | "handlers"; services: "endpointManager" }>) => ({
     templates: new TemplateService({
       ...documentsOf<Template>(ctx, "template"),
       handlerNames: () => ctx.engine.handlers.names(),
@@ -41,7 +41,7 @@ export const templates: ServiceDef<"templates", { templates: TemplateService }, 
     },
     views: [templateV2, templateV1],
   })),
-  seed: async ({ templates }, { config, atField, engine: { handlers } }) => {
+  seed: async ({ templates }, { config, atField, engine: { handlers } }: SeedReach<{ storage: "atField"; config: "templates" | "defaultHandler"; engine: "handlers" }>) => {
     for (const [i, t] of config.templates.entries()) {
       if (t.handler !== undefined) await atField(`templates[${i}].handler`, () => handlers.prepare(t.handler!));
       templates.seed(t);
