@@ -77,7 +77,7 @@ def handle_in(app_dir: Path, resource: str, kind: str) -> Any:
     for value in vars(module).values():
         if getattr(getattr(value, "spec", None), "name", None) == resource and getattr(value, attr, None) is not None:
             return value
-    raise RuntimeError(f"module {module_name!r} has no {what} named {resource!r} (a {kind} worker serves that kind)")
+    raise RuntimeError(f"module {module_name!r} has no {what} named {resource!r}")
 
 
 def run_init(hook: Any) -> None:
