@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
 import { flashClientEnv, flashPython } from "../support/flash-python.js";
+import { blocksOf } from "../support/readme.js";
 import { STUBS } from "../support/shared.js";
 
 // The SDK 2.x's `rp flash deploy`, unchanged, pointed at minipod: its vendoring step (pip into the
@@ -15,6 +16,10 @@ import { STUBS } from "../support/shared.js";
 // script then calls the deployed functions with .remote() and .stream() (through /v2/flash/...),
 // answered by minipod's queue runtime on the deployed path (minipod.runtimes.sdk_deployed); the
 // @app.api class is served by its api runtime from the build, its routes reached through /lb/{id}.
+// The app, the commands and the script are docs/flash.md's, run as written.
+
+const PAGE = "docs/flash.md";
+const SECTION = "Deploy an SDK 2.x app: rp flash deploy";
 
 const python = flashPython();
 /** The local wheel folder (no registry here): MINIPOD_WHEELS, else /opt/pypi/files. */
@@ -38,6 +43,15 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
   });
 }
 
+describe("docs/flash.md: rp flash deploy", () => {
+  it("its commands are: rp flash deploy with pip's variables naming a wheels folder, then the script", () => {
+    const [commands] = blocksOf(PAGE, SECTION, "sh");
+    const [deploy, call] = commands!.text.split("\n");
+    expect(deploy).toBe('PIP_NO_INDEX=1 PIP_FIND_LINKS="$HOME/wheels" rp flash deploy');
+    expect(call).toBe("python call.py");
+  });
+});
+
 describe.skipIf(!python || why)("rp flash deploy through minipod, offline; then .remote() from a plain script", { timeout: 300_000 }, () => {
   let emu: Emulator;
   const workerLines: string[] = [];
@@ -56,13 +70,14 @@ describe.skipIf(!python || why)("rp flash deploy through minipod, offline; then 
     const root = mkdtempSync(join(tmpdir(), "minipod-sdk2-deploy-"));
     const project = join(root, "shop");
     mkdirSync(project);
-    cpSync(join(FIXTURES, "deploy", "main.py"), join(project, "main.py"));
+    const [main, script] = blocksOf(PAGE, SECTION, "python").map((b) => b.text);
+    writeFileSync(join(project, "main.py"), main!);
     const standIns = join(root, "stand-in-wheels");
     const made = spawnSync(python!, [join(FIXTURES, "standin_wheels.py"), standIns, STUBS], { encoding: "utf8", timeout: 60_000 });
     expect(made.status, made.stderr).toBe(0);
     const env = flashClientEnv(emu.url);
 
-    // `rp flash deploy`, its pip step reading the local wheels and the stand-ins alone.
+    // `rp flash deploy`, its pip step reading the local wheels and the stand-ins alone (for $HOME/wheels).
     const deployed = await run(join(dirname(python!), "rp"), ["flash", "deploy"], project, { ...env, PIP_NO_INDEX: "1", PIP_FIND_LINKS: `${WHEELS} ${standIns}` });
     expect(deployed.code, deployed.output).toBe(0);
     expect(deployed.output).toContain("shop/default is live");
@@ -80,10 +95,10 @@ describe.skipIf(!python || why)("rp flash deploy through minipod, offline; then 
     const kinds = Object.fromEntries(emu.endpoints().map((e) => [e.name, `${e.type ?? "QUEUE"} ${e.handler}`]));
     expect(kinds).toEqual({ broken: "QUEUE external", countdown: "QUEUE external", greet: "QUEUE external", inventory: "LOAD_BALANCER external" });
 
-    // A plain script calls the deployed functions (outside the project, importing its module).
+    // A plain script calls the deployed functions (beside the project, importing its module).
     const caller = join(root, "caller");
     mkdirSync(caller);
-    cpSync(join(FIXTURES, "deploy_call.py"), join(caller, "call.py"));
+    writeFileSync(join(caller, "call.py"), script!);
     const called = await run(python!, [join(caller, "call.py")], project, { ...env, PYTHONPATH: project });
     expect(called.code, called.output).toBe(0);
     const said = (label: string) => called.output.split("\n").find((l) => l.startsWith(`${label}: `)) ?? `(no "${label}:" line in)\n${called.output}`;
