@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { flashClientEnv, flashPython } from "../support/flash-python.js";
+import { flashClientEnv, flashPython, PYTHON_PACKAGE } from "../support/flash-python.js";
 import { blocksOf } from "../support/readme.js";
 import { STUBS } from "../support/shared.js";
 
@@ -44,26 +44,30 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
 }
 
 describe("docs/flash.md: rp flash deploy", () => {
-  it("its commands are: rp flash deploy with pip's variables naming a wheels folder, then the script", () => {
+  it("its commands are: rp flash deploy with pip's variables naming a wheels folder, then the script under minipod.tls", () => {
     const [commands] = blocksOf(PAGE, SECTION, "sh");
     const [deploy, call] = commands!.text.split("\n");
     expect(deploy).toBe('PIP_NO_INDEX=1 PIP_FIND_LINKS="$HOME/wheels" rp flash deploy');
-    expect(call).toBe("python call.py");
+    const [setting, ...args] = call!.split(" ");
+    expect([setting!.split("=")[0], ...args]).toEqual(["SSL_CERT_FILE", "python", "-m", "minipod.tls", "--", "call.py"]);
   });
 });
 
 describe.skipIf(!python || why)("rp flash deploy through minipod, offline; then .remote() from a plain script", { timeout: 300_000 }, () => {
   let emu: Emulator;
+  let tlsDir: string;
   const workerLines: string[] = [];
   beforeAll(async () => {
+    tlsDir = mkdtempSync(join(tmpdir(), "minipod-sdk2-deploy-tls-"));
     // The workers' interpreter: the venv, whose runpod is the SDK 2.x.
     vi.stubEnv("MINIPOD_PYTHON", python!);
     vi.stubEnv("PYTHONPATH", "");
-    emu = await createEmulator({ clock: "real", config: {}, log: (line) => workerLines.push(line) });
+    emu = await createEmulator({ clock: "real", config: {}, tls: { dir: tlsDir }, log: (line) => workerLines.push(line) });
   });
   afterAll(async () => {
     await emu?.close();
     vi.unstubAllEnvs();
+    rmSync(tlsDir, { recursive: true, force: true });
   });
 
   it("deploys the app; its queue functions answer .remote() and .stream(), its api class its routes", async () => {
@@ -95,11 +99,11 @@ describe.skipIf(!python || why)("rp flash deploy through minipod, offline; then 
     const kinds = Object.fromEntries(emu.endpoints().map((e) => [e.name, `${e.type ?? "QUEUE"} ${e.handler}`]));
     expect(kinds).toEqual({ broken: "QUEUE external", countdown: "QUEUE external", greet: "QUEUE external", inventory: "LOAD_BALANCER external" });
 
-    // A plain script calls the deployed functions (beside the project, importing its module).
-    const caller = join(root, "caller");
-    mkdirSync(caller);
-    writeFileSync(join(caller, "call.py"), script!);
-    const called = await run(python!, [join(caller, "call.py")], project, { ...env, PYTHONPATH: project });
+    // A plain script calls the deployed app, in the project's folder under minipod.tls (trusting
+    // minipod's authority, minipod's package importable), as the section runs it.
+    writeFileSync(join(project, "call.py"), script!);
+    const callerEnv = { ...env, SSL_CERT_FILE: emu.tls!.caFile, PYTHONPATH: PYTHON_PACKAGE };
+    const called = await run(python!, ["-m", "minipod.tls", "--", "call.py"], project, callerEnv);
     expect(called.code, called.output).toBe(0);
     const said = (label: string) => called.output.split("\n").find((l) => l.startsWith(`${label}: `)) ?? `(no "${label}:" line in)\n${called.output}`;
     // The @init hook ran on the worker before its first job.
@@ -111,16 +115,19 @@ describe.skipIf(!python || why)("rp flash deploy through minipod, offline; then 
     expect(said("broken")).toMatch(/^broken: remote execution failed: .*no luck with 7/);
     // What the function printed is in the worker's output.
     expect(workerLines.some((l) => l.endsWith("] greeting world"))).toBe(true);
+    // The api class's routes, called by the SDK at https://flash.{host}/... with the app's names.
+    expect(said("added")).toBe("added: {'items': {'apple': 3}}");
+    expect(said("listed")).toBe("listed: {'items': {'apple': 3}}");
+    expect(emu.requests({ endpoint: endpoints.inventory }).requests.map((r) => `${r.method} ${r.path}`).sort()).toEqual(["GET /lb/flash/items", "POST /lb/flash/items"]);
 
-    // The api class, served from the build with its @init run: its routes through /lb/{id}.
+    // The same class's routes at /lb/{id}: the same instance.
     const lb = (method: string, path: string, body?: unknown) =>
       fetch(`${emu.url}/lb/${endpoints.inventory}${path}`, {
         method,
         headers: { authorization: "Bearer any-key", "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }).then(async (r) => ({ status: r.status, body: await r.json() }));
-    expect(await lb("POST", "/items", { name: "apple", count: 3 })).toEqual({ status: 200, body: { items: { apple: 3 } } });
-    expect(await lb("GET", "/items")).toEqual({ status: 200, body: { items: { apple: 3 } } });
+    expect(await lb("POST", "/items", { name: "pear", count: 2 })).toEqual({ status: 200, body: { items: { apple: 3, pear: 2 } } });
     // A deployed worker has no sync route: the module comes from the build only.
     expect((await lb("POST", "/_runpod/sync", { source: "", resource: "inventory" })).status).toBe(404);
   });
