@@ -202,6 +202,16 @@ def test_what_cannot_be_served_says_why(deployed, files: Dict[str, str], reason:
         assert "minipod installs nothing from the network" in message
 
 
+def test_a_failing_init_hook_is_every_job_s_error_and_every_request_s(deployed, monkeypatch: pytest.MonkeyPatch, api_state) -> None:
+    failing = MAIN.replace('    STATE["ready"] = True', '    raise OSError("no model file")').replace("    def setup(self):\n        self.calls = 0", "    def setup(self):\n        raise OSError('no weights')")
+    deployed("hello", {**BUILD, "main.py": failing})
+    with pytest.raises(RuntimeError, match=r"^the @init hook of the deployed resource 'hello' failed: OSError: no model file$"):
+        queue_handler()
+    deployed("inference", {**BUILD, "main.py": failing})
+    api.load_deployed()
+    assert api.dispatch_deployed("GET", "/items/1", None) == (500, {"error": "the @init hook of the deployed resource 'inference' failed: OSError: no weights"})
+
+
 def test_without_a_build_deployed_the_worker_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("FLASH_RESOURCE_NAME", "hello")
     monkeypatch.setenv("FLASH_APP_DIR", str(tmp_path / "app"))

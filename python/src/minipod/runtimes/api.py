@@ -199,7 +199,11 @@ def load_deployed() -> None:
     from .sdk_deployed import loaded
 
     try:
-        serve_class(loaded("api"))
+        handle = loaded("api")
+        try:
+            serve_class(handle)
+        except Exception as e:  # its constructor or its @init hook
+            raise RuntimeError(f"the @init hook of the deployed resource {handle.spec.name!r} failed: {type(e).__name__}: {e}") from e
     except Exception as e:  # answered on every request, so the caller reads why
         print(str(e), file=sys.stderr, flush=True)
         _UNSERVED.append(str(e))

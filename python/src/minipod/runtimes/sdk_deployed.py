@@ -81,12 +81,15 @@ def handle_in(app_dir: Path, resource: str, kind: str) -> Any:
 
 
 def run_init(hook: Any) -> None:
-    """Runs the resource's `@init` hook (a coroutine awaited) before the worker serves."""
+    """Runs the resource's `@init` hook (a coroutine awaited) before the worker serves; raises saying it failed."""
     if hook is None:
         return
-    result = hook()
-    if inspect.isawaitable(result):
-        asyncio.run(_awaited(result))
+    try:
+        result = hook()
+        if inspect.isawaitable(result):
+            asyncio.run(_awaited(result))
+    except Exception as e:
+        raise RuntimeError(f"the @init hook of the deployed resource {resource_name()!r} failed: {type(e).__name__}: {e}") from e
 
 
 async def _awaited(value: Any) -> Any:
