@@ -15,7 +15,8 @@ import { STUBS } from "../support/shared.js";
 // GraphQL, the artifact's upload and the endpoints of the environment, all to minipod. A plain
 // script then calls the deployed functions with .remote() and .stream() (through /v2/flash/...),
 // answered by minipod's queue runtime on the deployed path (minipod.runtimes.sdk_deployed); the
-// @app.api class is served by its api runtime from the build, its routes reached through /lb/{id}.
+// @app.api class is served by its api runtime from the build, its routes called by the SDK at
+// https://flash.{host}/... (under minipod.tls) and reached through /lb/{id} too.
 // The app, the commands and the script are docs/flash.md's, run as written.
 
 const PAGE = "docs/flash.md";
