@@ -60,6 +60,8 @@ const COVERED_ELSEWHERE: Record<string, string> = {
     "the SDKs' https calls to https://{id}.{host}: the recorder relays plain HTTP and cannot stand between a TLS client and minipod; the routes' answers are the worker's (sdk2-api.test.ts), the GraphQL operations those of sdk2-flash-dev",
   "test/e2e/flash-deploy.test.ts":
     "runpod-flash's flash deploy: its upload and the worker's fetch of the artifact are a binary tar.gz, which a recording (JSON and text bodies) cannot carry; its GraphQL operations are checked with the clients' texts in test/services/flash-apps/flash-deploy.test.ts",
+  "test/e2e/sdk2-deploy.test.ts":
+    "the SDK 2.x's rp flash deploy: as runpod-flash's, its upload and the workers' fetch of the artifact are a binary tar.gz, which a recording cannot carry; its GraphQL operations are checked with the clients' texts in test/services/flash-apps/flash-deploy.test.ts, and its calls through /v2/flash reach the queue routes sdk2-flash-dev records",
 };
 
 describe("the real clients' recorded exchanges, replayed against a fresh minipod", () => {

@@ -6,6 +6,13 @@
 /** The path under which minipod serves load-balancing endpoints: `/lb/{endpoint_id}/{any path}`. */
 export const LB_PATH_PREFIX = "/lb";
 
+/**
+ * The endpoint id the SDKs call a deployed Flash app's endpoints by (`/v2/flash/...`,
+ * `https://flash.{host}/...`), the `X-Flash-*` headers naming which; the flash-environments service
+ * passes such calls on to the environment's endpoint.
+ */
+export const DEPLOYED_APPS_ID = "flash";
+
 /** A worker's health as its `/ping` says it: 204 initializing, 200 ready, anything else unhealthy. */
 export type LbWorkerState = "initializing" | "ready" | "unhealthy";
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { EndpointRegistry } from "../../domain/endpoint-registry.js";
-import { LB_PATH_PREFIX } from "../../domain/load-balancer/types.js";
+import { DEPLOYED_APPS_ID, LB_PATH_PREFIX } from "../../domain/load-balancer/types.js";
 import { resolvedLbTarget } from "./worker-path.js";
 
 /**
@@ -28,12 +28,13 @@ export function lbHostPattern(bound: string, allowed: readonly string[] | "all")
 /**
  * The load-balancing endpoint a Host header names (`{endpoint_id}.{parent}[:port]`, `pattern` from
  * `lbHostPattern`), or undefined. Host names are case-insensitive; endpoint ids are matched so.
+ * `flash.{parent}` is always taken: a deployed app's call, passed on by its `X-Flash-*` headers.
  */
 export function endpointOfHost(header: string | undefined, endpoints: Pick<EndpointRegistry, "specs">, pattern: RegExp): string | undefined {
   if (header === undefined) return undefined;
   const label = pattern.exec(header)?.[1]?.toLowerCase();
   if (label === undefined) return undefined;
-  return endpoints.specs("LOAD_BALANCER").find((s) => s.id.toLowerCase() === label)?.id;
+  return endpoints.specs("LOAD_BALANCER").find((s) => s.id.toLowerCase() === label)?.id ?? (label === DEPLOYED_APPS_ID ? DEPLOYED_APPS_ID : undefined);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { EmulatorError } from "../../domain/errors.js";
+import { DEPLOYED_APPS_ID } from "../../domain/load-balancer/types.js";
 import { forwardedEnv } from "../../http/env.js";
 import { documentsOf, type ServiceDef, type BuildReach } from "../shared/service.js";
 import { flashEnvironmentsGraphQL } from "./graphql.js";
@@ -12,7 +13,7 @@ export { type FlashEnvironmentService } from "./model.js";
 const collections = { v2: [] } as const;
 
 /** The endpoint id the clients send a deployed app's calls to. */
-const SENTINEL = "flash";
+const SENTINEL = DEPLOYED_APPS_ID;
 
 /** The headers a call of a deployed app names its endpoint with (runpod-flash and the SDK 2.x). */
 const FLASH_HEADERS = ["x-flash-app", "x-flash-environment", "x-flash-endpoint"] as const;
@@ -21,7 +22,8 @@ const FLASH_HEADERS = ["x-flash-app", "x-flash-environment", "x-flash-endpoint"]
  * Flash environments (GraphQL), and the calls of deployed apps: a request to `/v2/flash/{operation}`
  * with `X-Flash-App`, `X-Flash-Environment` and `X-Flash-Endpoint` is the same request to
  * `/v2/{endpoint_id}/{operation}` of the environment's endpoint of that name, passed through the
- * app again (the gate, then the queue's route). Without any of the headers, an endpoint whose id
+ * app again (the gate, then the queue's route); `/lb/flash/{path}` (and so `flash.localhost`) the
+ * same to `/lb/{endpoint_id}/{path}`, a load-balancing endpoint's. Without any of the headers, an endpoint whose id
  * is `flash` (declared in the config) gets the request as any other endpoint would.
  */
 export const flashEnvironments: ServiceDef<"flash-environments", { flashEnvironments: FlashEnvironmentService }, typeof collections> = {
@@ -41,20 +43,24 @@ export const flashEnvironments: ServiceDef<"flash-environments", { flashEnvironm
     }),
   }),
   routes: (app, { flashEnvironments, endpoints }) => {
-    app.all(`/v2/${SENTINEL}/*`, (c, next) => {
-      const [appName, envName, endpoint] = FLASH_HEADERS.map((h) => c.req.header(h));
-      if (!appName && !envName && !endpoint && endpoints.has(SENTINEL)) return next();
-      if (!appName || !envName || !endpoint) {
-        throw new EmulatorError("BAD_REQUEST", `a call of a deployed Flash app names its endpoint with the headers ${FLASH_HEADERS.join(", ")}; missing: ${FLASH_HEADERS.filter((h) => !c.req.header(h)).join(", ")}`);
-      }
-      const id = flashEnvironments.resolve(appName, envName, endpoint);
-      const url = new URL(c.req.url);
-      url.pathname = `/v2/${encodeURIComponent(id)}/${url.pathname.slice(`/v2/${SENTINEL}/`.length)}`;
-      const raw = c.req.raw;
-      const body = raw.method === "GET" || raw.method === "HEAD" ? undefined : raw.body;
-      // Journalled once: as the request passed on (the endpoint it went to, its body, its answer), under the path the client called.
-      c.set("forwarded", true);
-      return app.fetch(new Request(url, { method: raw.method, headers: raw.headers, body, duplex: "half" } as RequestInit), forwardedEnv(c.env, c.req.path));
-    });
+    // The queue's operations, and a deployed `@app.api` class's routes (the SDK 2.x calls them at
+    // `https://flash.{host}/...`, which minipod serves as `/lb/flash/...`).
+    for (const surface of ["v2", "lb"] as const) {
+      app.all(`/${surface}/${SENTINEL}/*`, (c, next) => {
+        const [appName, envName, endpoint] = FLASH_HEADERS.map((h) => c.req.header(h));
+        if (!appName && !envName && !endpoint && endpoints.has(SENTINEL)) return next();
+        if (!appName || !envName || !endpoint) {
+          throw new EmulatorError("BAD_REQUEST", `a call of a deployed Flash app names its endpoint with the headers ${FLASH_HEADERS.join(", ")}; missing: ${FLASH_HEADERS.filter((h) => !c.req.header(h)).join(", ")}`);
+        }
+        const id = flashEnvironments.resolve(appName, envName, endpoint);
+        const url = new URL(c.req.url);
+        url.pathname = `/${surface}/${encodeURIComponent(id)}/${url.pathname.slice(`/${surface}/${SENTINEL}/`.length)}`;
+        const raw = c.req.raw;
+        const body = raw.method === "GET" || raw.method === "HEAD" ? undefined : raw.body;
+        // Journalled once: as the request passed on (the endpoint it went to, its body, its answer), under the path the client called.
+        c.set("forwarded", true);
+        return app.fetch(new Request(url, { method: raw.method, headers: raw.headers, body, duplex: "half" } as RequestInit), forwardedEnv(c.env, c.req.path));
+      });
+    }
   },
 };

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { imageLauncher } from "../../../src/compose/image-launch.js";
 import { FLASH_ARTIFACT_MAX_BYTES } from "../../../src/domain/limits.js";
+import { endpointOfHost, lbHostPattern } from "../../../src/http/load-balancer/host-route.js";
 import { inProcess, type InProcess } from "../../support/in-process.js";
 
 /**
@@ -194,6 +195,31 @@ describe("calls of a deployed app: /v2/flash with the X-Flash headers", () => {
     const bare = await e.request("POST", "/v2/flash/runsync", { input: {} });
     expect(bare.status).toBe(400);
     expect(bare.text).toMatch(/missing: x-flash-app, x-flash-environment, x-flash-endpoint/);
+  });
+
+  it("to a load-balanced resource (an @app.api class): /lb/flash/... goes to the environment's endpoint of that name", async () => {
+    const { env, build } = await deployedApp("qs");
+    await ok(DEPLOY, { input: { flashEnvironmentId: env.id, flashBuildId: build.id } });
+    const saved = (await ok(SAVE, { input: { name: "inventory", type: "LB", flashEnvironmentId: env.id, template: { name: "t", imageName: "acme/echo:1" } } })).saveEndpoint;
+    await e.request("DELETE", "/_emulator/requests");
+    const headers = { "x-flash-app": "qs", "x-flash-environment": "default", "x-flash-endpoint": "inventory" };
+    const pending = e.request("POST", "/lb/flash/items?full=1", { name: "apple" }, headers);
+    await e.advance(1000); // the endpoint's first worker's cold start
+    const added = await pending;
+    expect(added.status, added.text).toBe(200);
+    expect(added.body).toMatchObject({ method: "POST", path: "/items", body: { name: "apple" } });
+    const journal = (await e.get("/_emulator/requests")).body.requests as Array<Record<string, unknown>>;
+    expect(journal.filter((r) => String(r.path).startsWith("/lb/"))).toEqual([expect.objectContaining({ method: "POST", path: "/lb/flash/items", endpoint: saved.id, status: 200 })]);
+    expect((await e.request("GET", "/lb/flash/items", undefined, { ...headers, "x-flash-endpoint": "nope" })).status).toBe(404);
+    expect((await e.request("GET", "/lb/flash/items")).status).toBe(400);
+  });
+
+  it("by host, flash.{parent} is a deployed app's call (as the SDK 2.x sends an @app.api class's), other names only their endpoint's", () => {
+    const pattern = lbHostPattern("127.0.0.1", []);
+    const none = { specs: () => [] };
+    expect(endpointOfHost("flash.127.0.0.1:8080", none, pattern)).toBe("flash");
+    expect(endpointOfHost("FLASH.localhost:8080", none, pattern)).toBe("flash");
+    expect(endpointOfHost("other.localhost:8080", none, pattern)).toBeUndefined();
   });
 
   it("without the headers, an endpoint of the config whose id is flash is served as any other", async () => {

@@ -10,6 +10,9 @@ minipod from the contract those images follow, run in the user's own Python envi
   (`rp flash dev`'s calls of `@app.queue` functions), on the same job loop.
 - `minipod.runtimes.api`: the worker of the SDK 2.x's `runpod/api*` images in live mode, an HTTP
   server serving the `@app.api` class of the module source synced to it.
+- `minipod.runtimes.sdk_deployed`: the deployed path of the queue and api workers (`rp flash
+  deploy`'s endpoints, `FLASH_RESOURCE_NAME` set): the build unpacked as
+  `minipod.runtimes.flash_deployed` unpacks runpod-flash's, the resource's function or class served.
 - `minipod.runtimes.flash_lb`: the worker of runpod-flash's `runpod/flash-lb*` images in live
   mode, an HTTP server whose `POST /execute` runs a FunctionRequest.
 """

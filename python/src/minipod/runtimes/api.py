@@ -18,6 +18,10 @@ serves the user's class.
 
 Dependencies follow the offline rule of minipod's other runtimes: used when importable, else the
 sync fails naming them and the command that installs them. Calls run one at a time.
+
+A worker of a deployed app's endpoint (`FLASH_RESOURCE_NAME` set, by `rp flash deploy`) serves its
+build's class from the start, with no sync route (see `minipod.runtimes.sdk_deployed`): what
+cannot be served answers 500 with the reason on every path but `/ping`.
 """
 from __future__ import annotations
 
@@ -79,17 +83,22 @@ def sync(request: Dict[str, Any]) -> Dict[str, Any]:
         raise ValueError("a sync needs the module's source and the resource's name (strings)")
     namespace = _namespace(source, f"<module of {resource}>", "__runpod_live__")
     handle = next((v for v in namespace.values() if getattr(getattr(v, "spec", None), "name", None) == resource and hasattr(v, "_cls")), None)
-    cls = getattr(handle, "_cls", None)
-    if cls is None:
+    if getattr(handle, "_cls", None) is None:
         raise LookupError(f"no @app.api class named {resource!r} in the module source sent (an ASGI app factory is not served by minipod)")
-    instance = cls()
+    serve_class(handle)
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    _SERVED.hash = digest
+    return {"status": "synced", "hash": digest}
+
+
+def serve_class(handle: Any) -> None:
+    """Serves the class of an `@app.api` handle from now on: instantiated, its `@init` run, its routes answered."""
+    instance = handle._cls()
     init_name = getattr(handle, "_init_name", None)
     if init_name:
         run(getattr(instance, init_name)())
     routes = [(r.method.upper(), _pattern(r.path), r.handler_name) for r in getattr(handle.spec, "routes", [])]
-    digest = hashlib.sha256(source.encode()).hexdigest()
-    _SERVED.instance, _SERVED.routes, _SERVED.hash = instance, routes, digest
-    return {"status": "synced", "hash": digest}
+    _SERVED.instance, _SERVED.routes = instance, routes
 
 
 def call(method: str, path: str, body: Any) -> Tuple[int, Any]:
@@ -163,9 +172,14 @@ def _dispatch(method: str, path: str, body: Any) -> Tuple[int, Any]:
     return call(method, path, body)
 
 
-def serve(name: str, dispatch: Callable[[str, str, Any], Tuple[int, Any]]) -> None:
-    """Serves `/ping` and, one call at a time, `dispatch(method, path, JSON body)` on 127.0.0.1:$PORT."""
+def serve(name: str, dispatch: Callable[[str, str, Any], Tuple[int, Any]], prepare: Optional[Callable[[], None]] = None) -> None:
+    """
+    Serves `/ping` and, one call at a time, `dispatch(method, path, JSON body)` on 127.0.0.1:$PORT;
+    `prepare` first, on the runtime's event loop's side, before the port answers (so not ready before).
+    """
     threading.Thread(target=_LOOP.run_forever, name="minipod-runtime-loop", daemon=True).start()
+    if prepare is not None:
+        prepare()
     port = int(os.environ.get("PORT") or 80)
     server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
     server.dispatch = dispatch  # type: ignore[attr-defined]
@@ -176,12 +190,44 @@ def serve(name: str, dispatch: Callable[[str, str, Any], Tuple[int, Any]]) -> No
         pass
 
 
+#: Why a deployed app's worker cannot serve its build's class, once it tried (then every request's answer).
+_UNSERVED: List[str] = []
+
+
+def load_deployed() -> None:
+    """A deployed app's worker: serves its build's `@app.api` class, or keeps why it cannot."""
+    from .sdk_deployed import loaded
+
+    try:
+        handle = loaded("api")
+        try:
+            serve_class(handle)
+        except Exception as e:  # its constructor or its @init hook
+            raise RuntimeError(f"the @init hook of the deployed resource {handle.spec.name!r} failed: {type(e).__name__}: {e}") from e
+    except Exception as e:  # answered on every request, so the caller reads why
+        print(str(e), file=sys.stderr, flush=True)
+        _UNSERVED.append(str(e))
+
+
+def dispatch_deployed(method: str, path: str, body: Any) -> Tuple[int, Any]:
+    """A deployed app's worker: the class's routes (no sync route), or a 500 saying why there are none."""
+    if _UNSERVED:
+        return 500, {"error": _UNSERVED[0]}
+    return call(method, path, body)
+
+
 def main() -> None:
-    serve("api", _dispatch)
+    from .sdk_deployed import resource_name
+
+    # A deployed app's worker (FLASH_RESOURCE_NAME, from `rp flash deploy`): its build's class from the start.
+    if resource_name():
+        serve("api", dispatch_deployed, prepare=load_deployed)
+    else:
+        serve("api", _dispatch)
 
 
 if __name__ == "__main__":
     main()
 
 
-__all__ = ["call", "main", "run", "serve", "sync"]
+__all__ = ["call", "dispatch_deployed", "load_deployed", "main", "run", "serve", "serve_class", "sync"]

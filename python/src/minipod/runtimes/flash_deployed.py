@@ -1,6 +1,7 @@
 """
-The deployed path of minipod's Flash worker: a worker of an endpoint that `flash deploy` (or
-`rp flash deploy`) saved into a Flash environment, with `FLASH_RESOURCE_NAME` naming its resource.
+The deployed path of minipod's Flash worker: a worker of an endpoint that `flash deploy` saved
+into a Flash environment, with `FLASH_RESOURCE_NAME` naming its resource. (The SDK 2.x's deployed
+workers, of `rp flash deploy`, unpack the artifact the same way: `minipod.runtimes.sdk_deployed`.)
 
 The worker gets its build's artifact (the tar.gz the deploy uploaded to minipod): from the file
 `FLASH_BUILD_ARTIFACT_PATH` names when it exists, else from minipod at the path minipod gives in
@@ -113,16 +114,25 @@ def load(app_dir: Path, resource: str) -> Handler:
     return _from_file(handler_file, resource) if handler_file.is_file() else _from_functions(entry, resource)
 
 
+def unpacked_app() -> Path:
+    """
+    The build's artifact unpacked into the worker's folder (`FLASH_APP_DIR`, else a new temporary
+    one), which becomes the working directory and the first entry of `sys.path`. Shared by every
+    deployed worker minipod runs (runpod-flash's and the SDK 2.x's).
+    """
+    app_dir = Path(os.environ.get("FLASH_APP_DIR") or tempfile.mkdtemp(prefix="minipod-flash-app-"))
+    app_dir.mkdir(parents=True, exist_ok=True)
+    unpack(_artifact_bytes(), app_dir)
+    sys.path.insert(0, str(app_dir))
+    os.chdir(app_dir)
+    importlib.invalidate_caches()
+    return app_dir
+
+
 def prepare(resource: str) -> Handler:
     """Unpacks the build and loads the resource's handler; what fails becomes every job's error."""
     try:
-        app_dir = Path(os.environ.get("FLASH_APP_DIR") or tempfile.mkdtemp(prefix="minipod-flash-app-"))
-        app_dir.mkdir(parents=True, exist_ok=True)
-        unpack(_artifact_bytes(), app_dir)
-        sys.path.insert(0, str(app_dir))
-        os.chdir(app_dir)
-        importlib.invalidate_caches()
-        return load(app_dir, resource)
+        return load(unpacked_app(), resource)
     except Exception as e:  # reported on every job, so the caller reads why
         reason = f"minipod's Flash worker cannot serve the deployed resource {resource!r}: {e}"
         print(reason, file=sys.stderr, flush=True)
@@ -143,4 +153,4 @@ def handler_of(resource: Optional[str] = None) -> Callable[[Dict[str, Any]], Any
     return handler
 
 
-__all__ = ["handler_of", "load", "prepare", "unpack"]
+__all__ = ["handler_of", "load", "prepare", "unpack", "unpacked_app"]

@@ -13,6 +13,9 @@ FunctionResponse (`success`, `json_result`, `error` with the traceback, `stdout`
 generator function one `{"success": true, "__stream__": true, "json_result": chunk}` per item,
 each also sent as a stream chunk. Dependencies follow the Flash worker's offline rule: used when
 importable, else the call fails naming them and the command that installs them.
+
+A worker of a deployed app's endpoint (`FLASH_RESOURCE_NAME` set, by `rp flash deploy`) serves its
+build's function instead, taking plain JSON: see `minipod.runtimes.sdk_deployed`.
 """
 from __future__ import annotations
 
@@ -81,7 +84,11 @@ async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
 
 def main() -> None:
     from .job_loop import serve
+    from .sdk_deployed import resource_name, serve_queue
 
+    # A deployed app's worker (FLASH_RESOURCE_NAME, from `rp flash deploy`) serves its build's function.
+    if resource_name():
+        return serve_queue()
     # Minipod's job loop, as the Flash worker's: one call at a time, the next asked for at once.
     serve(handler, aggregate_stream=True)
 

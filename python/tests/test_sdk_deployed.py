@@ -1,0 +1,267 @@
+"""minipod's SDK 2.x workers on the deployed path (minipod.runtimes.sdk_deployed, and the api runtime's
+deployed mode): the build of `rp flash deploy` unpacked, its manifest read, the resource's function
+or class served with plain JSON."""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from minipod.runtimes import api, sdk_deployed
+
+# What the SDK's decorators leave in a module, as far as a worker reads it: a handle with the
+# resource's spec (its name, an api class's routes), the function or class, and its @init hook.
+HANDLES = '''
+class Spec:
+    def __init__(self, name, routes=()):
+        self.name = name
+        self.routes = list(routes)
+
+class Route:
+    def __init__(self, method, path, handler_name):
+        self.method, self.path, self.handler_name = method, path, handler_name
+
+class FunctionHandle:
+    def __init__(self, name, fn, init=None):
+        self.spec, self._fn, self._init_fn = Spec(name), fn, init
+
+class ApiHandle:
+    def __init__(self, name, cls, routes, init_name=None):
+        self.spec, self._cls, self._init_name = Spec(name, routes), cls, init_name
+'''
+
+MAIN = '''
+import os
+from handles import FunctionHandle, ApiHandle, Route
+import vendored_only
+
+STATE = {"ready": False}
+
+def _init():
+    STATE["ready"] = True
+
+def _hello(name, punctuation="!"):
+    print(f"greeting {name}")
+    return {"text": f"hello {name}{punctuation}", "ready": STATE["ready"], "cwd": os.getcwd(), "vendored": vendored_only.VALUE}
+
+def _count(n):
+    for i in range(n):
+        yield i
+
+async def _acount(n):
+    for i in range(n):
+        yield {"i": i}
+
+async def _later(x):
+    return x * 2
+
+def _nothing():
+    return "called with nothing"
+
+def _broken(x):
+    raise ValueError(f"no luck with {x}")
+
+hello = FunctionHandle("hello", _hello, init=_init)
+count = FunctionHandle("count", _count)
+acount = FunctionHandle("acount", _acount)
+later = FunctionHandle("later", _later)
+nothing = FunctionHandle("nothing", _nothing)
+broken = FunctionHandle("broken", _broken)
+
+class Inference:
+    def setup(self):
+        self.calls = 0
+    def generate(self, body):
+        self.calls += 1
+        return {"text": body["prompt"].upper(), "calls": self.calls}
+    def item(self, id):
+        return {"item": id, "calls": self.calls}
+    def fail(self, body):
+        raise ValueError(f"no luck with {body['x']}")
+
+inference = ApiHandle("inference", Inference, [Route("post", "/generate", "generate"), Route("get", "/items/{id}", "item"), Route("post", "/fail", "fail")], init_name="setup")
+'''
+
+
+def artifact(files: Dict[str, str]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def manifest(*resources: Dict[str, Any], **extra: Any) -> str:
+    return json.dumps({"version": 1, "app": "shop", "pythonVersion": "3.11", "resources": list(resources), **extra})
+
+
+def entry(name: str, kind: str = "queue", **extra: Any) -> Dict[str, Any]:
+    return {"kind": kind, "name": name, "module": "main", "qualname": name, **extra}
+
+
+RESOURCES = [entry(n) for n in ("hello", "count", "acount", "later", "nothing", "broken")] + [entry("inference", "api")]
+
+# A build as `rp flash deploy` packs it: the project's files, the vendored packages under env/, the manifest.
+BUILD = {"runpod_manifest.json": manifest(*RESOURCES), "main.py": MAIN, "handles.py": HANDLES, "env/vendored_only.py": "VALUE = 'from env'\n"}
+
+
+@pytest.fixture
+def deployed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Gives the build to a worker of `resource`: the artifact file, its own folder, a clean import state."""
+
+    def given(resource: str, files: Dict[str, str] = BUILD) -> Path:
+        path = tmp_path / "artifact.tar.gz"
+        path.write_bytes(artifact(files))
+        monkeypatch.setenv("FLASH_BUILD_ARTIFACT_PATH", str(path))
+        monkeypatch.setenv("FLASH_APP_DIR", str(tmp_path / "app"))
+        monkeypatch.setenv("FLASH_RESOURCE_NAME", resource)
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        for name in ("main", "handles", "vendored_only"):
+            monkeypatch.delitem(sys.modules, name, raising=False)
+        return tmp_path / "app"
+
+    return given
+
+
+def run(handler: Any, job_input: Any) -> Any:
+    async def go() -> Any:
+        result = handler({"id": "job-1", "input": job_input})
+        if hasattr(result, "__aiter__"):
+            return [item async for item in result]
+        return await result
+
+    return asyncio.run(go())
+
+
+def queue_handler() -> Any:
+    handle = sdk_deployed.loaded("queue")
+    sdk_deployed.run_init(getattr(handle, "_init_fn", None))
+    return sdk_deployed.queue_handler(handle)
+
+
+def test_the_function_is_called_with_the_input_as_keywords_in_the_unpacked_folder_after_its_init(deployed) -> None:
+    app = deployed("hello")
+    out = run(queue_handler(), {"name": "world"})
+    assert out == {"text": "hello world!", "ready": True, "cwd": str(app.resolve()), "vendored": "from env"}
+    # The project's folder leads the path; the vendored packages come after the interpreter's own.
+    assert sys.path[0] == str(app) and sys.path[-1] == str(app / "env")
+
+
+def test_a_call_without_arguments_sends_empty_which_is_dropped(deployed) -> None:
+    deployed("nothing")
+    assert run(queue_handler(), {"__empty": True}) == "called with nothing"
+
+
+def test_generators_stream_their_items_and_a_coroutine_is_awaited(deployed) -> None:
+    deployed("count")
+    assert run(queue_handler(), {"n": 3}) == [0, 1, 2]
+    deployed("acount")
+    assert run(queue_handler(), {"n": 2}) == [{"i": 0}, {"i": 1}]
+    deployed("later")
+    assert run(queue_handler(), {"x": 21}) == 42
+
+
+def test_the_function_s_errors_and_a_bad_input_fail_the_job(deployed) -> None:
+    deployed("broken")
+    handler = queue_handler()
+    with pytest.raises(ValueError, match="no luck with 7"):
+        run(handler, {"x": 7})
+    with pytest.raises(TypeError, match="keyword arguments, not list"):
+        run(handler, [7])
+
+
+@pytest.mark.parametrize(
+    "files, reason",
+    [
+        ({"main.py": MAIN}, "the build artifact has no runpod_manifest.json"),
+        ({**BUILD, "runpod_manifest.json": manifest(entry("other"))}, "the build's manifest has no resource 'hello' (it has: other)"),
+        ({**BUILD, "runpod_manifest.json": manifest(entry("hello", dependencies=["surely-not-installed-pkg>=1"]))}, "surely-not-installed-pkg"),
+        ({**BUILD, "runpod_manifest.json": manifest(entry("hello"), excludedPackages=["surely-not-installed-torch"])}, "surely-not-installed-torch"),
+        ({**BUILD, "main.py": "import surely_not_installed_mod\n"}, "module 'main' imports 'surely_not_installed_mod'"),
+        ({**BUILD, "main.py": MAIN.replace('FunctionHandle("hello"', 'FunctionHandle("hola"')}, "module 'main' has no @app.queue function named 'hello'"),
+    ],
+)
+def test_what_cannot_be_served_says_why(deployed, files: Dict[str, str], reason: str) -> None:
+    deployed("hello", files)
+    with pytest.raises(RuntimeError) as failed:
+        sdk_deployed.loaded("queue")
+    message = str(failed.value)
+    assert message.startswith("minipod's SDK 2.x queue worker cannot serve the deployed resource 'hello': ")
+    assert reason in message
+    if "surely" in reason:
+        assert "minipod installs nothing from the network" in message
+
+
+def test_a_failing_init_hook_is_every_job_s_error_and_every_request_s(deployed, monkeypatch: pytest.MonkeyPatch, api_state) -> None:
+    failing = MAIN.replace('    STATE["ready"] = True', '    raise OSError("no model file")').replace("    def setup(self):\n        self.calls = 0", "    def setup(self):\n        raise OSError('no weights')")
+    deployed("hello", {**BUILD, "main.py": failing})
+    with pytest.raises(RuntimeError, match=r"^the @init hook of the deployed resource 'hello' failed: OSError: no model file$"):
+        queue_handler()
+    deployed("inference", {**BUILD, "main.py": failing})
+    api.load_deployed()
+    assert api.dispatch_deployed("GET", "/items/1", None) == (500, {"error": "the @init hook of the deployed resource 'inference' failed: OSError: no weights"})
+
+
+def test_without_a_build_deployed_the_worker_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("FLASH_RESOURCE_NAME", "hello")
+    monkeypatch.setenv("FLASH_APP_DIR", str(tmp_path / "app"))
+    monkeypatch.delenv("FLASH_BUILD_ARTIFACT_PATH", raising=False)
+    monkeypatch.delenv("MINIPOD_FLASH_ARTIFACT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RuntimeError, match="has no build deployed"):
+        sdk_deployed.loaded("queue")
+
+
+@pytest.fixture
+def api_state(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(api, "_SERVED", api._Served())
+    unserved: List[str] = []
+    monkeypatch.setattr(api, "_UNSERVED", unserved)
+    return unserved
+
+
+def test_the_api_worker_serves_the_build_s_class_with_its_init_run_and_no_sync_route(deployed, api_state) -> None:
+    deployed("inference")
+    api.load_deployed()
+    assert api_state == []
+    assert api.dispatch_deployed("POST", "/generate", {"prompt": "hi"}) == (200, {"text": "HI", "calls": 1})
+    assert api.dispatch_deployed("GET", "/items/42", None) == (200, {"item": "42", "calls": 1})
+    status, failed = api.dispatch_deployed("POST", "/fail", {"x": 7})
+    assert (status, failed["error"]) == (500, "ValueError: no luck with 7")
+    assert api.dispatch_deployed("POST", "/_runpod/sync", {"source": "", "resource": "inference"}) == (404, {"error": "no route POST /_runpod/sync"})
+
+
+def test_an_api_worker_that_cannot_serve_answers_why_on_every_path(deployed, api_state) -> None:
+    deployed("hello")
+    api.load_deployed()
+    status, answer = api.dispatch_deployed("GET", "/anything", None)
+    assert status == 500
+    assert answer["error"] == "minipod's SDK 2.x api worker cannot serve the deployed resource 'hello': module 'main' has no @app.api class named 'hello'"
+
+
+def test_the_queue_worker_serves_the_deployed_function_when_a_resource_is_named(deployed, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("cloudpickle", reason="minipod.runtimes.queue needs cloudpickle (pip install cloudpickle)")
+    from minipod.runtimes import job_loop, queue
+
+    served: List[Any] = []
+    monkeypatch.setattr(job_loop, "serve", lambda handler, aggregate_stream=False: served.append((handler, aggregate_stream)))
+    deployed("count")
+    queue.main()
+    [(handler, aggregate)] = served
+    # A generator's items are gathered as the job's output, as the service's runtime does.
+    assert aggregate is True and run(handler, {"n": 2}) == [0, 1]
+    served.clear()
+    deployed("nowhere")
+    queue.main()
+    [(handler, _)] = served
+    assert handler({"id": "job-2", "input": {}}) == {"error": "minipod's SDK 2.x queue worker cannot serve the deployed resource 'nowhere': the build's manifest has no resource 'nowhere' (it has: acount, broken, count, hello, inference, later, nothing)"}
