@@ -1,11 +1,10 @@
-import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { clientsFolder, flashClientEnv, flashPython, PYTHON_PACKAGE } from "../support/flash-python.js";
+import { clientsFolder, flashClientEnv, flashPython, PYTHON_PACKAGE, runFlashPython } from "../support/flash-python.js";
 import { blocksOf, shellWords } from "../support/readme.js";
 
 // Both Python SDKs call a load-balancing endpoint at https://{endpoint_id}.{host of
@@ -19,19 +18,7 @@ const python = flashPython();
 const FIXTURES = fileURLToPath(new URL("../fixtures/https/", import.meta.url));
 
 /** Runs `args` (after `python -m minipod.tls --`) in `cwd`, killed past 150 s: its exit code and all it printed. */
-function runResolved(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(python!, ["-m", "minipod.tls", "--", ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
+const runResolved = (args: string[], cwd: string, env: Record<string, string>) => runFlashPython(["-m", "minipod.tls", "--", ...args], cwd, env);
 
 describe.skipIf(!python)("the Python SDKs' https calls to a load-balancing endpoint reach minipod", { timeout: 180_000 }, () => {
   let emu: Emulator;

@@ -1,11 +1,11 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmulator, type Emulator } from "../../src/index.js";
-import { flashClientEnv, flashPython, PYTHON_PACKAGE } from "../support/flash-python.js";
+import { flashClientEnv, flashPython, PYTHON_PACKAGE, runCommand } from "../support/flash-python.js";
 import { blocksOf } from "../support/readme.js";
 import { STUBS } from "../support/shared.js";
 
@@ -30,19 +30,7 @@ const why = !existsSync(WHEELS) ? `no local wheel folder at ${WHEELS} (MINIPOD_W
 if (python && why) console.warn(`rp flash deploy test skipped: ${why}`);
 
 /** Runs `cmd` with `args` in `cwd` and `env` (killed past 200 s): its exit code and all it printed. */
-function run(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 200_000);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
+const run = (cmd: string, args: string[], cwd: string, env: Record<string, string>) => runCommand(cmd, args, cwd, env, 200_000);
 
 describe("docs/flash.md: rp flash deploy", () => {
   it("its commands are: rp flash deploy with pip's variables naming a wheels folder, then the script under minipod.tls", () => {

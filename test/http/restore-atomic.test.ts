@@ -9,16 +9,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import { inProcess, type InProcess } from "../support/in-process.js";
+import { fillLargeJobs as fill } from "../support/large-jobs.js";
 
 const JOBS = 80;
 const config = { endpoints: [{ id: "q", handler: "echo", workersMin: 0, workersMax: 0 }], rateLimits: { enabled: false } };
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 const auth = { authorization: "Bearer k" };
-
-/** Queues `n` jobs of about 250 KB each (20 MB for 80: many slices of the copy). */
-async function fill(post: (path: string, body: unknown) => Promise<{ status: number }>, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) expect((await post("/v2/q/run", { input: { i, pad: `${i}-`.repeat(80_000) } })).status).toBe(200);
-}
 
 describe("a snapshot restore", () => {
   let e: InProcess | undefined;

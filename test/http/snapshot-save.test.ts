@@ -6,16 +6,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import type { Snapshots } from "../../src/compose/snapshots.js";
 import { API_KEY, inProcess, type InProcess } from "../support/in-process.js";
+import { fillLargeJobs as fill } from "../support/large-jobs.js";
 
 const JOBS = 80;
 const config = { endpoints: [{ id: "q", handler: "echo", workersMin: 0, workersMax: 0 }], rateLimits: { enabled: false } };
 const auth = { authorization: `Bearer ${API_KEY}` };
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-
-/** Queues `n` jobs of about 250 KB each (20 MB for 80: many turns of a copy). */
-async function fill(post: (path: string, body: unknown) => Promise<{ status: number }>, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) expect((await post("/v2/q/run", { input: { i, pad: `${i}-`.repeat(80_000) } })).status).toBe(200);
-}
 
 describe("a snapshot save", () => {
   let e: InProcess | undefined;

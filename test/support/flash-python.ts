@@ -116,19 +116,24 @@ export function relayedPython(python: string): { python: string; to(from: string
   return { python: script, to: (from, to) => writeFileSync(file, `${from} ${to}\n`) };
 }
 
-/** Runs the Flash interpreter with `args` in `cwd` and `env` (killed past 150 s): its exit code and all it printed. */
-export function runFlashPython(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const python = flashPython();
-  if (!python) throw new Error("no Flash interpreter: the test should have been skipped");
+/** Runs `cmd` with `args` in `cwd` and `env`, killed past `killAfterMs`: its exit code and all it printed. */
+export function runCommand(cmd: string, args: string[], cwd: string, env: Record<string, string>, killAfterMs = 150_000): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(python, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
     child.once("close", (code) => {
       clearTimeout(timer);
       resolve({ code, output });
     });
   });
+}
+
+/** Runs the Flash interpreter with `args` in `cwd` and `env` (killed past 150 s): its exit code and all it printed. */
+export function runFlashPython(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const python = flashPython();
+  if (!python) throw new Error("no Flash interpreter: the test should have been skipped");
+  return runCommand(python, args, cwd, env);
 }
