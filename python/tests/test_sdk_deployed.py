@@ -80,12 +80,12 @@ class Inference:
     def generate(self, body):
         self.calls += 1
         return {"text": body["prompt"].upper(), "calls": self.calls}
-    def item(self, id):
-        return {"item": id, "calls": self.calls}
+    def count(self):
+        return {"calls": self.calls}
     def fail(self, body):
         raise ValueError(f"no luck with {body['x']}")
 
-inference = ApiHandle("inference", Inference, [Route("post", "/generate", "generate"), Route("get", "/items/{id}", "item"), Route("post", "/fail", "fail")], init_name="setup")
+inference = ApiHandle("inference", Inference, [Route("post", "/generate", "generate"), Route("get", "/calls", "count"), Route("post", "/fail", "fail")], init_name="setup")
 '''
 
 
@@ -209,7 +209,7 @@ def test_a_failing_init_hook_is_every_job_s_error_and_every_request_s(deployed, 
         queue_handler()
     deployed("inference", {**BUILD, "main.py": failing})
     api.load_deployed()
-    assert api.dispatch_deployed("GET", "/items/1", None) == (500, {"error": "the @init hook of the deployed resource 'inference' failed: OSError: no weights"})
+    assert api.dispatch_deployed("GET", "/calls", None) == (500, {"error": "the @init hook of the deployed resource 'inference' failed: OSError: no weights"})
 
 
 def test_without_a_build_deployed_the_worker_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -235,7 +235,7 @@ def test_the_api_worker_serves_the_build_s_class_with_its_init_run_and_no_sync_r
     api.load_deployed()
     assert api_state == []
     assert api.dispatch_deployed("POST", "/generate", {"prompt": "hi"}) == (200, {"text": "HI", "calls": 1})
-    assert api.dispatch_deployed("GET", "/items/42", None) == (200, {"item": "42", "calls": 1})
+    assert api.dispatch_deployed("GET", "/calls", None) == (200, {"calls": 1})
     status, failed = api.dispatch_deployed("POST", "/fail", {"x": 7})
     assert (status, failed["error"]) == (500, "ValueError: no luck with 7")
     assert api.dispatch_deployed("POST", "/_runpod/sync", {"source": "", "resource": "inference"}) == (404, {"error": "no route POST /_runpod/sync"})

@@ -84,6 +84,6 @@ describe.skipIf(!python)("the Python SDKs' https calls to a load-balancing endpo
     expect(code, output).toBe(0);
     expect(said(output, "generate")).toBe("generate: {'text': 'HELLO', 'calls': 1}");
     expect(said(output, "again")).toBe("again: {'text': 'AGAIN', 'calls': 2}");
-    expect(said(output, "item")).toBe("item: {'item': '42', 'calls': 2}");
+    expect(said(output, "count")).toBe("count: {'calls': 2}");
   });
 });

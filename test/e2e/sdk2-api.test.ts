@@ -61,7 +61,9 @@ describe.skipIf(!python)("@app.api through minipod: a class served by minipod's 
     // @init ran; the instance keeps its state from call to call.
     expect(await call(id, "POST", "/generate", { prompt: "hello" })).toEqual({ status: 200, body: { text: "HELLO!", calls: 1 } });
     expect(await call(id, "POST", "/generate", { prompt: "again" })).toEqual({ status: 200, body: { text: "AGAIN!", calls: 2 } });
-    expect(await call(id, "GET", "/items/42")).toEqual({ status: 200, body: { item: "42", calls: 2 } });
+    expect(await call(id, "GET", "/calls")).toEqual({ status: 200, body: { calls: 2 } });
+    // As the service's api worker: the method gets the body alone, never a path's {item}.
+    expect(await call(id, "GET", "/items/42")).toMatchObject({ status: 500, body: { error: expect.stringMatching(/^TypeError: .*missing 1 required positional argument: 'item'/) } });
     const failed = await call(id, "POST", "/fail", { x: 7 });
     expect(failed).toMatchObject({ status: 500, body: { error: "ValueError: no luck with 7" } });
     expect(failed.body.traceback).toContain(`raise ValueError(f"no luck with {body['x']}")`);

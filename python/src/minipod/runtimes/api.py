@@ -110,20 +110,14 @@ def call(method: str, path: str, body: Any) -> Tuple[int, Any]:
         if route_method != method or not match:
             continue
         fn = getattr(_SERVED.instance, name)
-        args = [body] if method in _BODY_METHODS and _takes_argument(fn, match.groupdict()) else []
+        # As the service's api worker calls a route: the JSON body alone, for a method that carries
+        # one and only when there is one; a path's `{name}` segments are matched, never passed.
+        args = [body] if method in _BODY_METHODS and body is not None else []
         try:
-            return 200, run(fn(*args, **match.groupdict()))
+            return 200, run(fn(*args))
         except Exception as e:  # the user's code failed
             return 500, {"error": f"{type(e).__name__}: {e}", "traceback": _traceback(e, (__file__,))}
     return 404, {"error": f"no route {method} {path}"}
-
-
-def _takes_argument(fn: Any, named: Dict[str, str]) -> bool:
-    try:
-        params = [p for p in inspect.signature(fn).parameters.values() if p.name not in named and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
-    except (TypeError, ValueError):
-        return True
-    return bool(params)
 
 
 class _Handler(BaseHTTPRequestHandler):
