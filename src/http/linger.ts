@@ -18,6 +18,7 @@ type Lingering = Socket & { [CURRENT]?: IncomingMessage };
  * (node's fetch, Python's requests and urllib) often loses the answer it had not yet read.
  */
 export function endGracefully(socket: Socket, limits: { bytes?: number; ms?: number } = {}): void {
+  ending.add(socket);
   const bytes = limits.bytes ?? LINGER_BYTES;
   const from = socket.bytesRead;
   const close = () => {
@@ -42,6 +43,11 @@ export function endGracefully(socket: Socket, limits: { bytes?: number; ms?: num
   if (socket.listenerCount("data") === 0) socket.on("data", () => {});
   if (!socket.writableEnded) socket.end();
 }
+
+const ending = new WeakSet<object>();
+
+/** Whether `socket` is ending gracefully (what else it brings, a parse error included, is dropped). */
+export const isEnding = (socket: object): boolean => ending.has(socket);
 
 /** Node's own: end, then destroy once the answer is written. */
 function nodeDestroySoon(this: Socket): void {

@@ -10,7 +10,7 @@ import { crossOriginGuard } from "./cross-origin.js";
 import { HostCheck, hostGuard } from "./host-check.js";
 import { endpointOfHost, lbHostPattern, routeLoadBalancing } from "./load-balancer/host-route.js";
 import { loadBalancerUpgrade } from "./load-balancer/upgrade.js";
-import { endGracefully, lingerIfUnread } from "./linger.js";
+import { endGracefully, isEnding, lingerIfUnread } from "./linger.js";
 import { problemAnswer } from "./problem.js";
 
 export interface PipelineOptions {
@@ -210,6 +210,8 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapsh
       return false;
     },
     clientError(err, socket) {
+      // What still comes on a connection that ends gracefully (the body after a 431) is dropped with it.
+      if (isEnding(socket) && err.code !== "ECONNRESET") return;
       // A reset, or a connection whose answer to an earlier request is being written: only closed.
       const busy = (socket as { bytesWritten?: number }).bytesWritten !== 0 && (socket as { _httpMessage?: unknown })._httpMessage;
       if (err.code === "ECONNRESET" || !socket.writable || busy) return void socket.destroy();

@@ -54,6 +54,22 @@ describe("a refused upload", () => {
     });
   }
 
+  it("answers 431 to a head too large, and a body behind it does not reset the answer", async () => {
+    for (let i = 0; i < 3; i++) {
+      const got = await new Promise<string>((resolve) => {
+        const s = connect(emu.port, "127.0.0.1", () => {
+          s.write(`POST /v2/api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"a".repeat(20_000)}\r\nContent-Length: ${5 * MB}\r\n\r\n`);
+          s.write(Buffer.alloc(5 * MB, 0x20));
+        });
+        let text = "";
+        s.on("data", (d: Buffer) => (text += d.toString()));
+        s.on("error", (e: NodeJS.ErrnoException) => resolve(`${e.code} after ${JSON.stringify(text.slice(0, 40))}`));
+        s.on("close", () => resolve(text));
+      });
+      expect(got).toMatch(/^HTTP\/1\.1 431 /);
+    }
+  });
+
   it("node's fetch reads the 413 of a 5 MB body to /v1/endpoints", async () => {
     for (let i = 0; i < 3; i++) {
       const res = await fetch(`${emu.url}/v1/endpoints`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: JSON.stringify({ name: "n".repeat(5 * MB) }) });
