@@ -127,7 +127,7 @@ const upgrade = (path: string, host = "127.0.0.1", extra = auth) =>
 
 /** 100,000 small objects in one OpenAI chat body (about 3 MB of messages). */
 const manyMessages = () => JSON.stringify({ model: "minipod-llm", max_tokens: 4, messages: Array.from({ length: 100_000 }, (_, i) => ({ role: "user", content: `m${i % 10}` })) });
-/** 100,000 small objects in about 1.5 MB of a job's input. */
+/** 100,000 small objects in 1.0 MB (just under 1 MiB) of a job's input. */
 const manyObjects = () => JSON.stringify({ input: { items: Array.from({ length: 100_000 }, (_, i) => ({ r: [i % 10] })) } });
 const deep = (n: number) => `{"input":${"[".repeat(n)}${"]".repeat(n)}}`;
 /** A json_schema whose value would be huge: long property names under minItems. */
@@ -235,9 +235,10 @@ function surfaces(receiverUrl: string): Array<{ surface: string; cases: Case[] }
         r("POST /run, a JSON array", json("POST", "/v2/echo/run", "[1,2]")),
         r("POST /run, invalid UTF-8", json("POST", "/v2/echo/run", "x".repeat(14))[0], { body: Buffer.concat([Buffer.from('{"input":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]) }),
         r("POST /run, 10,000 nested arrays", json("POST", "/v2/echo/run", deep(10_000))),
-        r("POST /run, 100,000 small objects (1.5 MB, the handler parses it in minipod's process)", json("POST", "/v2/echo/run", mo)),
-        r("POST /runsync, 100,000 small objects (1.5 MB, answered whole)", json("POST", "/v2/echo/runsync", mo), {}, 2),
+        r("POST /run, 100,000 small objects (1.0 MB, the handler parses it in minipod's process)", json("POST", "/v2/echo/run", mo)),
+        r("POST /runsync, 100,000 small objects (1.0 MB, answered whole)", json("POST", "/v2/echo/runsync", mo), {}, 2),
         r("POST /run, Content-Length of 11 MB declared, 1 KB sent", `POST /v2/echo/run HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${11 * MB}\r\n\r\n`, { body: "x".repeat(1024) }),
+        r("POST /run, 11 MB sent whole (the 413 is read)", json("POST", "/v2/echo/run", `{"input":"${"z".repeat(11 * MB)}"}`), {}, 3),
         r("POST /run, Content-Length not a number", `POST /v2/echo/run HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Length: 12abc\r\n\r\n{"input":{}}`),
         r("POST /run\\x (a raw byte in the target)", `POST /v2/echo/run\x01 HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Length: 2\r\n\r\n{}`),
         r("OPTIONS * (no path)", `OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
@@ -288,7 +289,8 @@ function surfaces(receiverUrl: string): Array<{ surface: string; cases: Case[] }
         r("POST lb openai chat, 100,000 messages", json("POST", "/lb/lbo/v1/chat/completions", mm), {}, 2),
         r("POST lb openai chat, a huge json_schema", json("POST", "/lb/lbo/v1/chat/completions", hs)),
         r("POST /v2/templates, junk", json("POST", "/v2/templates", '{"name":1,"imageName":[{}]}')),
-        r("POST /v1/endpoints, 5 MB name", json("POST", "/v1/endpoints", JSON.stringify({ name: "n".repeat(5 * MB) })), {}, 1),
+        r("POST /v1/endpoints, 5 MB name (sent whole: the 413 is read)", json("POST", "/v1/endpoints", JSON.stringify({ name: "n".repeat(5 * MB) })), {}, 3),
+        r("POST /lb/api/x, 31 MB sent whole (the 413 is read)", json("POST", "/lb/api/x", " ".repeat(31 * MB)), {}, 2),
         r("GET /v1/endpoints?limit=-1e308", get("/v1/endpoints?limit=-1e308")),
         r("POST /_emulator/faults, malformed", json("POST", "/_emulator/faults", "{")),
         r("POST /_emulator/clock/advance, 1e308 ms", json("POST", "/_emulator/clock/advance", '{"ms":1e308}')),

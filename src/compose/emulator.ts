@@ -320,6 +320,8 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   // Endpoints whose image is a command (`images`) get worker processes of it.
   const imageOutput = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
   const imageWorkers = new ImageWorkers({ core, workers, launchOf: imageLauncher(core, loaded.config, loaded.baseDir, imageOutput), output: imageOutput });
+  // The GraphQL schema (50 ms and more to build) is built in a turn of its own once listening, not by the first /graphql.
+  setImmediate(() => closed === undefined && core.graphqlSchema());
   return {
     url,
     port: address.port,

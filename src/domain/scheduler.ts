@@ -261,7 +261,7 @@ export class Scheduler {
     // A large one is parsed a slice at a time (json-slices.ts), the handler called once it is whole.
     const text = jsonText(job.input);
     const input = (text.length > SLICE ? parseInSlices(text, { pause: this.pause, now: this.now }) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
-    void runHandler(handler, input, ctx, onChunk, this.pause).then((outcome) => {
+    void runHandler(handler, input, ctx, onChunk, this.pause, this.now).then((outcome) => {
       const done = (o: RunOutcome) => {
         hold.close();
         this.finish(run, o);

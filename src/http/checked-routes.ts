@@ -7,7 +7,7 @@ import { nestsDeeperThan } from "../domain/redact.js";
 import { RecentMap } from "../domain/recent-map.js";
 import { bodyHint } from "./body-hint.js";
 import { BodyHold, bodyLimitOf, bodyTextFieldsOf, readJsonBody, type BodyBudget } from "./body.js";
-import { OFF_LOOP_BYTES, parseOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
+import { parseOffLoop, parsesOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
 
 /** What a route's check hands its hook: the same shape @hono/zod-openapi's hooks receive. */
 export type CheckResult = { target: CheckTarget; success: boolean; data: unknown; error?: z.ZodError };
@@ -130,7 +130,7 @@ export class CheckedOpenAPIHono<E extends Env> extends OpenAPIHono<E> {
               try {
                 const body = await readJsonBody(c, bodyLimit, hold);
                 // A large body is parsed off the event loop (see parseOffLoop).
-                const offLoop = body.length >= OFF_LOOP_BYTES && jsonHint !== undefined ? await parseOffLoop(body, textFields, jsonHint) : undefined;
+                const offLoop = jsonHint !== undefined && parsesOffLoop(body) ? await parseOffLoop(body, textFields, jsonHint) : undefined;
                 return check(c, body, offLoop) ?? (await (handler(c, next) as Promise<Response>));
               } finally {
                 hold?.release();

@@ -7,7 +7,7 @@ import { parseJsonBody } from "./checked-routes.js";
 import type { Core } from "./core.js";
 import type { Gate } from "./gate.js";
 import type { Body } from "./large-body.js";
-import { OFF_LOOP_BYTES, parseOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
+import { parseOffLoop, parsesOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
 import { validationError } from "./problem.js";
 import { RawExchange } from "./raw-exchange.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
@@ -114,7 +114,7 @@ export class FastRoute implements FastEntry<KnownPath> {
         const text = (x.text = jsonText(read));
         // A large body is parsed off the event loop, as the app's routes do (see parseOffLoop);
         // a small one here, in this step (no promise more on every /run).
-        if (text.length >= OFF_LOOP_BYTES) return parseOffLoop(text, body.textFields, body.hint).then((offLoop) => this.check(x, params, offLoop.value, offLoop), fail);
+        if (parsesOffLoop(text)) return parseOffLoop(text, body.textFields, body.hint).then((offLoop) => this.check(x, params, offLoop.value, offLoop), fail);
         let value: unknown;
         try {
           value = parseJsonBody(text, body.hint);

@@ -1,5 +1,6 @@
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { EmulatorError } from "../domain/errors.js";
 import type { Logger } from "../domain/logger.js";
@@ -9,6 +10,7 @@ import { crossOriginGuard } from "./cross-origin.js";
 import { HostCheck, hostGuard } from "./host-check.js";
 import { endpointOfHost, lbHostPattern, routeLoadBalancing } from "./load-balancer/host-route.js";
 import { loadBalancerUpgrade } from "./load-balancer/upgrade.js";
+import { endGracefully, isEnding, lingerIfUnread } from "./linger.js";
 import { problemAnswer } from "./problem.js";
 
 export interface PipelineOptions {
@@ -41,7 +43,10 @@ function answerOnSocket(socket: Duplex, err: unknown): number {
   const { status, headers, body } = problemAnswer(err);
   const lines = Object.entries({ ...headers, "content-length": String(Buffer.byteLength(body)), connection: "close" }).map(([k, v]) => `${k}: ${v}`);
   socket.on("error", () => {});
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+  socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`);
+  // What the client still sends is read and dropped for a while: closed at once, its reset could lose the answer.
+  if (socket instanceof Socket) endGracefully(socket);
+  else socket.end(() => socket.destroy());
   return status;
 }
 
@@ -176,6 +181,8 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapsh
   const upgrade = loadBalancerUpgrade(core);
   const pipeline: Pipeline = {
     request(req, res) {
+      // An answer that ends the connection before the body is read lets the client read it first.
+      lingerIfUnread(req);
       // While a snapshot is restored, every request waits for it to end before any step reads the
       // state (the Host check and the host route read the endpoints): it sees the old state or the new.
       const held = core.snapshots.held();
@@ -203,6 +210,8 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapsh
       return false;
     },
     clientError(err, socket) {
+      // What still comes on a connection that ends gracefully (the body after a 431) is dropped with it.
+      if (isEnding(socket) && err.code !== "ECONNRESET") return;
       // A reset, or a connection whose answer to an earlier request is being written: only closed.
       const busy = (socket as { bytesWritten?: number }).bytesWritten !== 0 && (socket as { _httpMessage?: unknown })._httpMessage;
       if (err.code === "ECONNRESET" || !socket.writable || busy) return void socket.destroy();

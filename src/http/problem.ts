@@ -166,8 +166,9 @@ export function problemAnswer(err: unknown): { status: number; headers: Record<s
   const { problem, retryAfter } = toProblem(err);
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (retryAfter !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(retryAfter)));
-  // No `Connection: close` on 413: a client still sending its body would then often see a reset
-  // (EPIPE) instead of this answer. Node's server discards the unread rest without buffering it.
+  // A 413 ends the connection: the client may still be sending a body minipod will not read. The
+  // connection lingers meanwhile (linger.ts), so that the client reads this answer, not a reset.
+  if (problem.status === 413) headers.connection = "close";
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }
 

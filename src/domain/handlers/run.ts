@@ -39,6 +39,8 @@ export async function runHandler(
   onChunk: (output: unknown) => void,
   /** Waits for the next turn of the event loop, between slices of a large output. */
   pause: () => Promise<void>,
+  /** The wall's time: a large output also pauses once a turn has taken its time (json-slices.ts). */
+  now?: () => number,
 ): Promise<RunOutcome> {
   try {
     // A large input comes as it is being parsed, a slice at a time: the job may stop meanwhile.
@@ -70,7 +72,7 @@ export async function runHandler(
         // large one as its text alone, which is all the job needs of it (it is written to SQLite
         // and into answers as text), sparing the event loop a parse of it.
         // A large one is written a slice at a time (json-slices.ts).
-        const large = stringifyLarge(output, { pause });
+        const large = stringifyLarge(output, { pause, now });
         const text = typeof large === "string" || large === undefined ? large : await large;
         output = text === undefined ? undefined : text.length > LARGE ? new RawJson(text) : JSON.parse(text);
       } catch (e) {

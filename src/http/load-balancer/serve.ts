@@ -248,7 +248,10 @@ function crashTimer(clock: Core["clock"], atMs: number, upstream: AbortControlle
 
 function tooLarge(bytes: number | undefined): Response {
   const size = bytes === undefined ? "more than 30 MB" : `${(bytes / MB).toFixed(1)} MB`;
-  return refusal(413, `payload too large: the request body is ${size}; a load-balancing endpoint takes at most 30 MB`);
+  const answer = refusal(413, `payload too large: the request body is ${size}; a load-balancing endpoint takes at most 30 MB`);
+  // The connection ends after it, once the client has read it (http/linger.ts): the rest of the body is not read.
+  answer.headers.set("connection", "close");
+  return answer;
 }
 
 /** The whole body, or undefined once it passes `limit` bytes. */
