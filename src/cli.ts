@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     ...(cli.logLevel ? { logLevel: cli.logLevel } : {}),
     log: (line: string) => process.stderr.write(line + "\n"),
   });
-  let emulator = await startEmulator(options(cli.importFile, cli.port), "real");
+  let emulator = await startEmulator(options(cli.importFile, cli.port), "real", { warm: true });
   // Handlers first: a signal that arrives before they exist kills the process at once, and a
   // client that saw the banner may send one straight away.
   let stopping = false;
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
       restart: async (importFile) => {
         const port = emulator.port;
         await emulator.close({ restarting: true });
-        emulator = await startEmulator(options(importFile, port), "real");
+        emulator = await startEmulator(options(importFile, port), "real", { warm: true });
         return emulator;
       },
       log: (line) => process.stderr.write(line + "\n"),

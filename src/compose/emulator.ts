@@ -265,8 +265,13 @@ export function createEmulator(options: EmulatorOptions = {}): Promise<Emulator>
   return startEmulator(options, "auto");
 }
 
-/** `createEmulator` with another default clock: the minipod command's is `real`, a server for people to use. */
-export async function startEmulator(options: EmulatorOptions, defaultClock: ClockMode): Promise<Emulator> {
+/**
+ * `createEmulator` with another default clock: the minipod command's is `real`, a server for people
+ * to use. `warm`: build what the first request of a kind would otherwise pay for (the GraphQL
+ * schema, 50 ms and more) in a turn of its own once listening, as the command does; an emulator of
+ * a test suite builds it when first asked, so the many a suite starts do not each pay for it.
+ */
+export async function startEmulator(options: EmulatorOptions, defaultClock: ClockMode, { warm = false } = {}): Promise<Emulator> {
   const allowedHosts = mergeAllowedHosts(options.allowedHosts);
   const { core, app, loaded, log } = await buildEmulator(options, { defaultClock });
   const host = options.host ?? "127.0.0.1";
@@ -320,8 +325,7 @@ export async function startEmulator(options: EmulatorOptions, defaultClock: Cloc
   // Endpoints whose image is a command (`images`) get worker processes of it.
   const imageOutput = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
   const imageWorkers = new ImageWorkers({ core, workers, launchOf: imageLauncher(core, loaded.config, loaded.baseDir, imageOutput), output: imageOutput });
-  // The GraphQL schema (50 ms and more to build) is built in a turn of its own once listening, not by the first /graphql.
-  setImmediate(() => closed === undefined && core.graphqlSchema());
+  if (warm) setImmediate(() => closed === undefined && core.graphqlSchema());
   return {
     url,
     port: address.port,

@@ -16,11 +16,12 @@ vi.mock("../../src/services/shared/graphql.js", async (original) => {
   };
 });
 
-const { createEmulator } = await import("../../src/compose/emulator.js");
+const { createEmulator, startEmulator } = await import("../../src/compose/emulator.js");
 
 describe("the GraphQL schema", () => {
-  it("is built once the server listens, before any request asks for it", async () => {
-    const emu = await createEmulator({ port: 0, host: "127.0.0.1", clock: "manual" });
+  it("is built once the minipod command's server listens, before any request asks for it", async () => {
+    built.count = 0;
+    const emu = await startEmulator({ port: 0, host: "127.0.0.1", clock: "manual" }, "real", { warm: true });
     try {
       await new Promise((r) => setImmediate(r));
       expect(built.count).toBe(1);
@@ -28,6 +29,20 @@ describe("the GraphQL schema", () => {
       const res = await fetch(`${emu.url}/graphql`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: deep });
       expect(res.status).toBe(400);
       expect(await res.text()).toMatch(/nests 21 levels deep/);
+      expect(built.count).toBe(1);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it("is built by a test suite's emulator only when first asked for", async () => {
+    built.count = 0;
+    const emu = await createEmulator({ port: 0, host: "127.0.0.1", clock: "manual" });
+    try {
+      await new Promise((r) => setImmediate(r));
+      expect(built.count).toBe(0);
+      const res = await fetch(`${emu.url}/graphql`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: JSON.stringify({ query: "{ myself { id } }" }) });
+      expect(res.status).toBe(200);
       expect(built.count).toBe(1);
     } finally {
       await emu.close();
