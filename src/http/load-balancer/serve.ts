@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
+import type { Activity, Release } from "../../domain/activity.js";
 import { EmulatorError } from "../../domain/errors.js";
 import type { FaultType } from "../../domain/faults.js";
 import type { LbHandler } from "../../domain/load-balancer/balancer.js";
@@ -123,8 +124,12 @@ export function loadBalancerServer(
     // An answer of minipod's own (a simulated worker) is waited for on virtual time (a cold start
     // is over; the built-in openai answer paces its tokens); a function's computing is real work.
     const waiting = worker.target ? undefined : clock.activity.waiting();
+    // The body still coming from the client comes in real time: each wait for its next bytes is
+    // real work, or the clock would skip past a body on its way to the exchange's 5.5 minutes.
+    const arriving = !worker.target && body instanceof ReadableStream ? fromClient(body, clock.activity) : undefined;
     const done = () => {
       waiting?.();
+      arriving?.over();
       req.signal.removeEventListener("abort", onClientGone);
       lease.release();
       // The crash comes now if the answer ended before it.
@@ -137,7 +142,13 @@ export function loadBalancerServer(
         answer = await forward(core.workerConnections.app, new URL(worker.target.url), req.method, rest + url.search, req.headers, body, upstream.signal);
       } else {
         const fn = handlerFor(endpointId, handler, worker);
-        const inner = new Request(new URL(rest + url.search, url.origin), { method: req.method, headers: req.headers, body, signal: upstream.signal, duplex: "half" } as RequestInit);
+        const inner = new Request(new URL(rest + url.search, url.origin), {
+          method: req.method,
+          headers: req.headers,
+          body: arriving?.body ?? body,
+          signal: upstream.signal,
+          duplex: "half",
+        } as RequestInit);
         const working = handler.kind === "function" ? clock.activity.working() : undefined;
         try {
           answer = await raceAbort(Promise.resolve(fn(inner)), upstream.signal);
@@ -223,6 +234,54 @@ function relay(answer: Response, workerId: string, done: () => void, upstream: A
     },
   });
   return new Response(body, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+/**
+ * A request's body as it comes from the client, each wait for its next bytes marked as real work
+ * (see Activity): from the start (the handler's first read is a microtask away), then whenever the
+ * reader asks for more, until the body has come whole, was cut or cancelled, or `over()` (the
+ * exchange ended, read or not).
+ */
+function fromClient(source: ReadableStream<Uint8Array>, activity: Activity): { body: ReadableStream<Uint8Array>; over: () => void } {
+  const reader = source.getReader();
+  let ended = false;
+  let release: Release | undefined;
+  const rest = () => {
+    release?.();
+    release = undefined;
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start() {
+      release = activity.working();
+    },
+    async pull(controller) {
+      if (!ended) release ??= activity.working();
+      try {
+        const next = await reader.read();
+        if (next.done) {
+          ended = true;
+          controller.close();
+        } else controller.enqueue(next.value);
+      } catch (e) {
+        ended = true;
+        controller.error(e);
+      } finally {
+        rest();
+      }
+    },
+    cancel(reason) {
+      ended = true;
+      rest();
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
+  return {
+    body,
+    over: () => {
+      ended = true;
+      rest();
+    },
+  };
 }
 
 /**
