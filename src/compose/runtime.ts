@@ -276,9 +276,9 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     runUntilIdle: observed.runUntilIdle,
     waitForJob: (endpointId, jobId, status, withinMs) => waitForJob({ clock, jobs, notifier }, endpointId, jobId, status, withinMs),
     async reset() {
-      // As a request is, a reset asked of the emulator object waits for a restore or a save under way.
-      for (let held = snapshots.held(); held; held = snapshots.held()) await held;
-      await runPhases("reset", parts, { cause: "reset" });
+      // A reset (over HTTP or of the emulator object) waits for a restore or a save under way, and
+      // those asked while it runs wait for it.
+      await snapshots.resetting(() => runPhases("reset", parts, { cause: "reset" }));
       log.info("reset: jobs emptied, endpoints back to the configuration");
     },
     close() {

@@ -64,6 +64,8 @@ export class Snapshots {
   private saving: Promise<void> | undefined;
   /** The snapshot a restore under way reads. */
   private restoringName: string | undefined;
+  /** A reset under way (`resetting`): restores and saves wait for it, as it waits for them. */
+  private reset: Promise<void> | undefined;
   /** Exports copying the database: a restore waits for them. */
   private readonly copying = new Set<Promise<void>>();
 
@@ -89,6 +91,25 @@ export class Snapshots {
     return this.restoring ?? this.saving;
   }
 
+  /**
+   * Runs a reset (`run`, which takes several turns of the event loop) once no restore or save runs,
+   * and holds the restores and saves asked meanwhile until it has ended: a reset and a restore or
+   * a save never interleave, whichever was asked first. Resets run one at a time.
+   */
+  async resetting(run: () => Promise<void>): Promise<void> {
+    for (let busy = this.held() ?? this.reset; busy; busy = this.held() ?? this.reset) await busy;
+    const done = run();
+    this.reset = done.then(
+      () => {},
+      () => {},
+    );
+    try {
+      await done;
+    } finally {
+      this.reset = undefined;
+    }
+  }
+
   list(): SnapshotInfo[] {
     return [...this.images].map(([name, s]) => ({ name, at: s.at, bytes: s.bytes }));
   }
@@ -108,6 +129,7 @@ export class Snapshots {
    */
   save(name: string): SnapshotInfo {
     if (this.restoring) throw new EmulatorError("CONFLICT", `snapshot "${name}" not saved: a snapshot is being restored; save once it is`);
+    if (this.reset) throw new EmulatorError("CONFLICT", `snapshot "${name}" not saved: the emulator is being reset; save once it is`);
     this.checkCount(name);
     this.flush();
     const bytes = databaseBytes(this.db);
@@ -127,7 +149,7 @@ export class Snapshots {
    * one at a time, after a restore under way.
    */
   async saveInSteps(name: string, now?: Stopwatch): Promise<SnapshotInfo> {
-    while (this.restoring || this.saving) await (this.restoring ?? this.saving);
+    while (this.restoring || this.saving || this.reset) await (this.restoring ?? this.saving ?? this.reset);
     this.checkCount(name);
     this.flush();
     this.checkBytes(name, databaseBytes(this.db));
@@ -192,7 +214,7 @@ export class Snapshots {
    * first, and a restore waits for the copies of exports under way (each holds the state of one moment).
    */
   async restore(name: string): Promise<SnapshotInfo> {
-    while (this.restoring || this.saving || this.copying.size > 0) await (this.restoring ?? this.saving ?? Promise.all(this.copying));
+    while (this.restoring || this.saving || this.reset || this.copying.size > 0) await (this.restoring ?? this.saving ?? this.reset ?? Promise.all(this.copying));
     const snap = this.images.get(name);
     if (!snap) throw new EmulatorError("NOT_FOUND", `no snapshot named "${name}"; saved: ${[...this.images.keys()].join(", ") || "none"}`);
     const done = this.restoreWith(async () => {

@@ -128,4 +128,32 @@ describe("emulator.reset()", () => {
     await emu.restore("again");
     expect(await inQueue()).toBe(JOBS);
   });
+
+  it("asked first, holds a restore or a save asked while it runs (over HTTP or of the object) until it has ended", async () => {
+    emu = await createEmulator({ config, clock: "manual" });
+    const post = async (path: string, body?: unknown) => {
+      const r = await emu!.app.request(`http://127.0.0.1${path}`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body ?? {}) });
+      return { status: r.status };
+    };
+    const inQueue = async () => ((await (await emu!.app.request("http://127.0.0.1/v2/q/health", { headers: auth })).json()) as { jobs: { inQueue: number } }).jobs.inQueue;
+    await fill(post, JOBS);
+    await emu.saveSnapshot("full");
+
+    const order: string[] = [];
+    const reset = post("/_emulator/reset").then((r) => order.push(`reset ${r.status}`));
+    const restored = post("/_emulator/snapshots/full/restore").then((r) => order.push(`restore ${r.status}`));
+    await Promise.all([reset, restored]);
+    expect(order).toEqual(["reset 200", "restore 200"]);
+    expect(await inQueue()).toBe(JOBS);
+
+    const reset2 = emu.reset().then(() => order.push("reset"));
+    const saved = emu.saveSnapshot("after").then(() => order.push("save"));
+    const restored2 = emu.restore("full").then(() => order.push("restore"));
+    await Promise.all([reset2, saved, restored2]);
+    expect(order.slice(2)).toEqual(["reset", "save", "restore"]);
+    expect(await inQueue()).toBe(JOBS);
+    // The save held the state the reset left.
+    await emu.restore("after");
+    expect(await inQueue()).toBe(0);
+  });
 });
