@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
 /** Bytes of an unread body read and dropped after an answer that ends the connection, at most. */
@@ -59,11 +59,35 @@ function nodeDestroySoon(this: Socket): void {
  * connection after the answer (`Connection: close`) while the body of `req` is not read whole,
  * it ends gracefully (`endGracefully`) rather than at once. Costs a request two property writes.
  */
-export function lingerIfUnread(req: IncomingMessage): void {
+export function lingerIfUnread(req: IncomingMessage, res?: ServerResponse): void {
   const socket = req.socket as Lingering | null;
   if (!socket) return;
   socket[CURRENT] = req;
   if (socket.destroySoon !== lingeringDestroySoon) socket.destroySoon = lingeringDestroySoon;
+  if (res && unbounded(req)) closeIfAnsweredUnread(req, res);
+}
+
+/** A body node would read whole after an early answer on a kept connection: of unknown length, or past `LINGER_BYTES`. */
+function unbounded(req: IncomingMessage): boolean {
+  const { headers } = req;
+  if (headers["transfer-encoding"] !== undefined) return true;
+  const length = headers["content-length"];
+  return length !== undefined && Number(length) > LINGER_BYTES;
+}
+
+/**
+ * An answer begun (any status: a 401, a 404 before the body is read) while nothing has read the
+ * body of `req`, which is of unknown length or past `LINGER_BYTES`, ends the connection
+ * (`Connection: close`): node would otherwise read and drop the whole body to keep the connection,
+ * however large. The connection then lingers (`lingeringDestroySoon`), reading at most
+ * `LINGER_BYTES` of it.
+ */
+function closeIfAnsweredUnread(req: IncomingMessage, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
+    if (!req.complete && !req.readableDidRead && req.readableFlowing === null) this.shouldKeepAlive = false;
+    return writeHead.apply(this, args);
+  } as ServerResponse["writeHead"];
 }
 
 function lingeringDestroySoon(this: Lingering): void {

@@ -182,7 +182,7 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapsh
   const pipeline: Pipeline = {
     request(req, res) {
       // An answer that ends the connection before the body is read lets the client read it first.
-      lingerIfUnread(req);
+      lingerIfUnread(req, res);
       // While a snapshot is restored, every request waits for it to end before any step reads the
       // state (the Host check and the host route read the endpoints): it sees the old state or the new.
       const held = core.snapshots.held();

@@ -101,6 +101,68 @@ else:
   });
 });
 
+describe("an early answer to a large upload on a kept connection", () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await createEmulator({
+      port: 0,
+      host: "127.0.0.1",
+      clock: "manual",
+      config: { endpoints: [{ id: "api", type: "LOAD_BALANCER", handler: "echo" }, { id: "q", handler: "echo" }] },
+    });
+  });
+  afterAll(() => emu.close());
+
+  /**
+   * A keep-alive request announcing a body of `size` bytes (or chunked), its body sent by 1 MB until
+   * the server closes or `max` bytes have gone: the answer, and whether the server closed first.
+   */
+  const upload = (path: string, headers: string, size: number | "chunked", max = 48 * MB) =>
+    new Promise<{ answer: string; closed: boolean }>((resolve) => {
+      let answer = "";
+      let sent = 0;
+      let done = false;
+      const finish = (closed: boolean) => {
+        if (done) return;
+        done = true;
+        s.destroy();
+        resolve({ answer, closed });
+      };
+      const s = connect(emu.port, "127.0.0.1", () => {
+        const length = size === "chunked" ? "Transfer-Encoding: chunked" : `Content-Length: ${size}`;
+        s.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}Content-Type: application/json\r\n${length}\r\n\r\n`);
+        const pump = () => {
+          while (!done && sent < max) {
+            sent += MB;
+            const ok = size === "chunked" ? s.write(`${MB.toString(16)}\r\n${" ".repeat(MB)}\r\n`) : s.write(Buffer.alloc(MB, 0x20));
+            if (!ok) return void s.once("drain", pump);
+          }
+          // Everything was sent and the server still reads: it would read the body whole.
+          if (!done) finish(false);
+        };
+        pump();
+      });
+      s.on("data", (d: Buffer) => (answer += d.toString()));
+      s.on("error", () => finish(true));
+      s.on("close", () => finish(true));
+    });
+
+  const cases: Array<[string, string, string, number | "chunked"]> = [
+    ["401 (no key), 100 MB", "/v2/q/run", "", 100 * MB],
+    ["404 (no such route), 100 MB", "/no/such/route", "Authorization: Bearer k\r\n", 100 * MB],
+    ["401 (no key), chunked", "/v2/q/run", "", "chunked"],
+    ["401 through Hono, 100 MB", "/v1/endpoints", "", 100 * MB],
+  ];
+  for (const [what, path, headers, size] of cases) {
+    it(`ends the connection and reads at most what a refused upload lingers for: ${what}, POST ${path}`, async () => {
+      const { answer, closed } = await upload(path, headers, size);
+      expect(answer).toMatch(/^HTTP\/1\.1 4(?!13)\d\d /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(closed).toBe(true);
+    });
+  }
+});
+
 describe("endGracefully", () => {
   it("closes once the client has sent more than its bytes, whatever the time", async () => {
     const server = createServer();
