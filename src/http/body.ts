@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { IncomingMessage } from "node:http";
+import type { Activity, Release } from "../domain/activity.js";
 import { EmulatorError } from "../domain/errors.js";
 
 const tooLarge = (limit: number) =>
@@ -14,7 +15,11 @@ const tooLarge = (limit: number) =>
 export class BodyBudget {
   private held = 0;
 
-  constructor(readonly max: number) {}
+  /** `activity`: the clock's, where the wait for a body still arriving is real work (the auto clock does not skip meanwhile). */
+  constructor(
+    readonly max: number,
+    readonly activity?: Activity,
+  ) {}
 
   /** Bytes held now. */
   get inUse(): number {
@@ -55,6 +60,11 @@ export class BodyHold {
   release(): void {
     this.budget.give(this.bytes);
     this.bytes = 0;
+  }
+
+  /** Marks the wait for the rest of a body still arriving as real work, until the function returned is called. */
+  arriving(): Release | undefined {
+    return this.budget.activity?.working();
   }
 }
 
@@ -114,6 +124,7 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
   const decoder = new TextDecoder();
   let text = "";
   let size = 0;
+  const arriving = hold?.arriving();
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -126,7 +137,8 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
   } catch (e) {
     void reader.cancel().catch(() => {});
     hold?.release();
-    throw e;
+    throw e;  } finally {
+    arriving?.();
   }
   return text + decoder.decode();
 }
@@ -137,7 +149,10 @@ export function readIncoming(incoming: IncomingMessage, limit: number, hold?: Bo
     if (incoming.readableEnded) return resolve("");
     const chunks: Buffer[] = [];
     let size = 0;
+    // Waiting for bytes still to come is real work: the auto clock does not skip meanwhile.
+    const arriving = incoming.complete ? undefined : hold?.arriving();
     const done = (fn: () => void) => {
+      arriving?.();
       incoming.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       fn();
     };

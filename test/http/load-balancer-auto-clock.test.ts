@@ -117,3 +117,31 @@ describe("the auto clock and a load-balanced request's body still on its way", (
     }
   });
 });
+
+describe("the auto clock and a queue request's body still on its way", () => {
+  it.each([["/v2/q/run"], ["/v2/q/runsync"], ["/v1/endpoints"]])("POST %s: reading a chunked body held back is real work; the clock does not skip meanwhile", async (path) => {
+    emu = await createEmulator({ clock: "auto", config: { endpoints: [{ id: "q", handler: "echo", workersMin: 1, coldStartMs: 0 }] } });
+    let socket!: Socket;
+    await new Promise<void>((resolve) => (socket = connect(emu!.port, "127.0.0.1", resolve)));
+    let text = "";
+    const answer = new Promise<string>((resolve, reject) => {
+      socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${emu.port}\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n1\r\n{\r\n`);
+    const before = emu.clock.now();
+    // A request waiting on virtual time meanwhile: with no real work, the auto clock would skip for it.
+    const sleeping = fetch(`${emu.url}/_emulator/clock/sleep`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ms: 600_000 }) });
+    let clock: Record<string, unknown> = {};
+    for (let i = 0; i < 200 && !(clock.realWork === true && clock.waiting === 1); i++) clock = await json(`${emu.url}/_emulator/clock`);
+    expect(clock).toMatchObject({ waiting: 1, realWork: true });
+    expect(emu.clock.now() - before).toBeLessThan(600_000);
+    const rest = path === "/v1/endpoints" ? `"name":"n","templateId":"t"}` : `"input":{"p":1}}`;
+    socket.write(`${rest.length.toString(16)}\r\n${rest}\r\n0\r\n\r\n`);
+    const got = parseAnswer(await answer);
+    expect(got.status, got.body).toBeLessThan(500);
+    expect(text).not.toBe("");
+    await sleeping;
+  });
+});
