@@ -3,12 +3,11 @@ unpacked, its manifest read, the resource's handler serving plain JSON."""
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import sys
-import tarfile
 from pathlib import Path
 
+from artifacts import artifact
 from minipod.runtimes import flash_deployed
 
 GENERATED = '''
@@ -33,16 +32,6 @@ async def double(x):
     return x * 2
 '''
 
-
-def artifact(files: dict) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
 
 
 def manifest(**resources) -> str:

@@ -4,15 +4,14 @@ or class served with plain JSON."""
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import sys
-import tarfile
 from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
 
+from artifacts import artifact
 from minipod.runtimes import api, sdk_deployed
 
 # What the SDK's decorators leave in a module, as far as a worker reads it: a handle with the
@@ -88,16 +87,6 @@ class Inference:
 inference = ApiHandle("inference", Inference, [Route("post", "/generate", "generate"), Route("get", "/calls", "count"), Route("post", "/fail", "fail")], init_name="setup")
 '''
 
-
-def artifact(files: Dict[str, str]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
 
 
 def manifest(*resources: Dict[str, Any], **extra: Any) -> str:
