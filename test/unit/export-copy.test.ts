@@ -56,15 +56,21 @@ describe("backupInSteps of an in-memory database written every turn", () => {
   });
 });
 
+/** A table written behind: values pushed to `waiting` are inserted when the WriteBehind flushes. */
+function writtenBehind() {
+  const db = openSqlite(":memory:");
+  db.exec("CREATE TABLE t (v INTEGER)");
+  const writes = new WriteBehind(db);
+  const waiting: number[] = [];
+  const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+  writes.add({ pending: () => waiting.length > 0, write: () => void waiting.splice(0).forEach((v) => insert.run(v)) });
+  const count = () => db.prepare("SELECT count(*) FROM t").pluck(true).get() as number;
+  return { db, writes, waiting, count };
+}
+
 describe("WriteBehind.defer", () => {
   it("puts off the end-of-turn flush until released, while a flush asked for still writes", async () => {
-    const db = openSqlite(":memory:");
-    db.exec("CREATE TABLE t (v INTEGER)");
-    const writes = new WriteBehind(db);
-    const waiting: number[] = [];
-    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
-    writes.add({ pending: () => waiting.length > 0, write: () => void waiting.splice(0).forEach((v) => insert.run(v)) });
-    const count = () => db.prepare("SELECT count(*) FROM t").pluck(true).get() as number;
+    const { db, writes, waiting, count } = writtenBehind();
 
     const release = writes.defer();
     waiting.push(1);
@@ -84,19 +90,14 @@ describe("WriteBehind.defer", () => {
   });
 
   it("holds every write, a flush asked for too, until released", async () => {
-    const db = openSqlite(":memory:");
-    db.exec("CREATE TABLE t (v INTEGER)");
-    const writes = new WriteBehind(db);
-    const waiting: number[] = [];
-    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
-    writes.add({ pending: () => waiting.length > 0, write: () => void waiting.splice(0).forEach((v) => insert.run(v)) });
+    const { db, writes, waiting, count } = writtenBehind();
     const release = writes.hold();
     waiting.push(1);
     writes.flush(true);
-    expect(db.prepare("SELECT count(*) FROM t").pluck(true).get()).toBe(0);
+    expect(count()).toBe(0);
     release();
     for (let i = 0; i < 3; i++) await nextTurn();
-    expect(db.prepare("SELECT count(*) FROM t").pluck(true).get()).toBe(1);
+    expect(count()).toBe(1);
     db.close();
   });
 });
