@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,7 +47,12 @@ export async function venvWithPackage(): Promise<string> {
   const made = await run(PYTHON, ["-m", "venv", "--system-site-packages", "--without-pip", dir]);
   if (made.code !== 0) throw new Error(`python3 -m venv failed:\n${made.output}`);
   const python = join(dir, "bin", "python");
+  // pip builds in the clone's tree, and setuptools leaves its metadata there (python/src/minipod.egg-info),
+  // through which a later `PYTHONPATH=src pytest -p minipod.pytest_plugin` would register the plugin twice.
+  const metadata = join(ROOT, "python", "src", "minipod.egg-info");
+  const hadMetadata = existsSync(metadata);
   const installed = await run(PYTHON, ["-m", "pip", "--python", python, "install", "--quiet", "--no-build-isolation", "--no-deps", "--no-index", "./python"]);
+  if (!hadMetadata) rmSync(metadata, { recursive: true, force: true });
   if (installed.code !== 0) throw new Error(`pip install ./python failed:\n${installed.output}`);
   return python;
 }
