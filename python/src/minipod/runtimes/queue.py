@@ -83,13 +83,14 @@ async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
 
 
 def main() -> None:
-    from .job_loop import serve
+    from .sdk_concurrency import serve
     from .sdk_deployed import resource_name, serve_queue
 
     # A deployed app's worker (FLASH_RESOURCE_NAME, from `rp flash deploy`) serves its build's function.
     if resource_name():
         return serve_queue()
-    # Minipod's job loop, as the Flash worker's: one call at a time, the next asked for at once.
+    # Minipod's job loop, taking up to RUNPOD_MAX_CONCURRENCY jobs; a call holds the worker while it runs
+    # (the service's runtime runs a live call's function without letting the other jobs in).
     serve(handler, aggregate_stream=True)
 
 

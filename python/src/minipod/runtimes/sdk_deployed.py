@@ -143,7 +143,7 @@ def queue_handler(handle: Any) -> Callable[[Dict[str, Any]], Any]:
 
 def serve_queue() -> None:
     """Serves the deployed `@app.queue` function on minipod's job loop (what cannot be, each job's error)."""
-    from .job_loop import serve
+    from .sdk_concurrency import serve
 
     try:
         handle = loaded("queue")
