@@ -113,6 +113,9 @@ def deployed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         monkeypatch.setenv("FLASH_BUILD_ARTIFACT_PATH", str(path))
         monkeypatch.setenv("FLASH_APP_DIR", str(tmp_path / "app"))
         monkeypatch.setenv("FLASH_RESOURCE_NAME", resource)
+        for located_by in ("RUNPOD_APP_DIR", "RUNPOD_PREBUILT_APP_DIR"):  # the worker names its folder in RUNPOD_APP_DIR
+            monkeypatch.setenv(located_by, "")
+            monkeypatch.delenv(located_by)
         monkeypatch.chdir(tmp_path)
         monkeypatch.setattr(sys, "path", list(sys.path))
         for name in ("main", "handles", "vendored_only"):
@@ -254,3 +257,55 @@ def test_the_queue_worker_serves_the_deployed_function_when_a_resource_is_named(
     queue.main()
     [(handler, _)] = served
     assert handler({"id": "job-2", "input": {}}) == {"error": "minipod's SDK 2.x queue worker cannot serve the deployed resource 'nowhere': the build's manifest has no resource 'nowhere' (it has: acount, broken, count, hello, inference, later, nothing)"}
+
+
+def write_build(folder: Path, files: Dict[str, str] = BUILD) -> Path:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def located(deployed, monkeypatch: pytest.MonkeyPatch):
+    """A worker of `hello` whose build is only where the env says: no artifact, no FLASH_APP_DIR."""
+    deployed("hello")
+    for name in ("FLASH_BUILD_ARTIFACT_PATH", "FLASH_APP_DIR", "MINIPOD_FLASH_ARTIFACT", "RUNPOD_APP_DIR", "RUNPOD_PREBUILT_APP_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_a_prebuilt_app_folder_is_used_as_it_is(located, tmp_path: Path) -> None:
+    prebuilt = write_build(tmp_path / "prebuilt")
+    located.setenv("RUNPOD_PREBUILT_APP_DIR", str(prebuilt))
+    located.setenv("RUNPOD_APP_DIR", str(tmp_path / "elsewhere"))
+    out = run(queue_handler(), {"name": "world"})
+    assert out["cwd"] == str(prebuilt.resolve()) and out["vendored"] == "from env"
+    assert not (prebuilt / ".rp-unpacked").exists() and not (tmp_path / "elsewhere").exists()
+    import os
+
+    assert os.environ["RUNPOD_APP_DIR"] == str(prebuilt.resolve())
+
+
+def test_an_app_folder_unpacked_before_is_reused_else_the_build_is_unpacked_there(located, tmp_path: Path) -> None:
+    # Unpacked before (its marker there): no artifact needed.
+    before = write_build(tmp_path / "before")
+    (before / ".rp-unpacked").write_text("1")
+    located.setenv("RUNPOD_APP_DIR", str(before))
+    located.setenv("RUNPOD_PREBUILT_APP_DIR", str(tmp_path / "not-a-folder"))
+    assert run(queue_handler(), {"name": "world"})["cwd"] == str(before.resolve())
+    # A folder without the marker: the build is unpacked into it, and the marker left.
+    for name in ("main", "handles", "vendored_only"):
+        located.delitem(sys.modules, name, raising=False)
+    artifact_file = tmp_path / "artifact.tar.gz"
+    located.setenv("FLASH_BUILD_ARTIFACT_PATH", str(artifact_file))
+    fresh = tmp_path / "fresh"
+    located.setenv("RUNPOD_APP_DIR", str(fresh))
+    assert run(queue_handler(), {"name": "world"})["cwd"] == str(fresh.resolve())
+    assert (fresh / ".rp-unpacked").is_file() and (fresh / "runpod_manifest.json").is_file()
+
+
+def test_an_app_folder_without_a_build_and_no_artifact_says_so(located, tmp_path: Path) -> None:
+    located.setenv("RUNPOD_APP_DIR", str(tmp_path / "empty"))
+    with pytest.raises(RuntimeError, match="has no build deployed"):
+        sdk_deployed.loaded("queue")

@@ -4,8 +4,11 @@ saved into a Flash environment (image `runpod/queue*` or `runpod/api*`), with `F
 (or `RUNPOD_RESOURCE_NAME`) naming its resource.
 
 The build's artifact is fetched and unpacked as for runpod-flash's deployed workers
-(`minipod.runtimes.flash_deployed.unpacked_app`): the project's files at the top, the packages the
-deploy vendored under `env/`, and `runpod_manifest.json`. The unpacked folder leads `sys.path`;
+(`minipod.runtimes.flash_deployed`): the project's files at the top, the packages the deploy
+vendored under `env/`, and `runpod_manifest.json`; or, as the service's bootstrap reads them, a
+folder `RUNPOD_PREBUILT_APP_DIR` names is used as it is, and one `RUNPOD_APP_DIR` names is
+reused when a build was unpacked there before (`.rp-unpacked`), else the build is unpacked there
+(`app_dir`). The unpacked folder leads `sys.path`;
 `env/` is put after the interpreter's own paths, so the worker's Python environment (yours) is
 what runs, and the vendored packages only fill what it lacks. The manifest's entry of the resource
 names the module to import; its `@app.queue` function (or `@app.api` class) whose name is the
@@ -29,13 +32,16 @@ import inspect
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Dict
 
 from .flash import missing_dependencies, missing_error
-from .flash_deployed import unpacked_app
+from .flash_deployed import _artifact_bytes, unpack, unpacked_app
 
 MANIFEST = "runpod_manifest.json"
+#: What the service's bootstrap leaves in a folder it has unpacked a build into.
+UNPACK_MARKER = ".rp-unpacked"
 
 #: What each kind serves of the handle the SDK's decorator made: the function, or the class.
 _SERVED = {"queue": ("_fn", "@app.queue function"), "api": ("_cls", "@app.api class")}
@@ -96,11 +102,45 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
+def app_dir() -> Path:
+    """
+    The build's folder, located as the service's bootstrap locates it: `RUNPOD_PREBUILT_APP_DIR`
+    when it names a folder (used as it is, nothing unpacked); else `RUNPOD_APP_DIR` when it holds
+    `.rp-unpacked` (unpacked before: reused); else the artifact unpacked into `RUNPOD_APP_DIR`,
+    which then gets that marker. Without `RUNPOD_APP_DIR`, a folder of the worker's own
+    (`minipod.runtimes.flash_deployed.unpacked_app`) rather than the image's `/app`. The folder
+    becomes the working directory and leads `sys.path`, and `RUNPOD_APP_DIR` names it.
+    """
+    prebuilt = os.environ.get("RUNPOD_PREBUILT_APP_DIR")
+    named = os.environ.get("RUNPOD_APP_DIR")
+    if prebuilt and Path(prebuilt).is_dir():
+        root = Path(prebuilt)
+        print(f"minipod: using the unpacked app at {root} (RUNPOD_PREBUILT_APP_DIR)", file=sys.stderr, flush=True)
+    elif named:
+        root = Path(named)
+        if (root / UNPACK_MARKER).is_file():
+            print(f"minipod: the app is already unpacked at {root} (RUNPOD_APP_DIR)", file=sys.stderr, flush=True)
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            unpack(_artifact_bytes(), root)
+            (root / UNPACK_MARKER).write_text(str(time.time()))
+    else:
+        root = unpacked_app()  # its folder made the working directory and the path's first entry
+        os.environ["RUNPOD_APP_DIR"] = str(root)
+        return root
+    root = root.resolve()
+    sys.path.insert(0, str(root))
+    os.chdir(root)
+    importlib.invalidate_caches()
+    os.environ["RUNPOD_APP_DIR"] = str(root)
+    return root
+
+
 def loaded(kind: str) -> Any:
-    """The handle of this worker's resource, from the build unpacked; raises saying why it cannot be served."""
+    """The handle of this worker's resource, from the build's folder; raises saying why it cannot be served."""
     resource = resource_name()
     try:
-        return handle_in(unpacked_app(), resource, kind)
+        return handle_in(app_dir(), resource, kind)
     except Exception as e:
         raise RuntimeError(f"minipod's SDK 2.x {kind} worker cannot serve the deployed resource {resource!r}: {e}") from e
 
@@ -157,4 +197,4 @@ def serve_queue() -> None:
     serve(handler, aggregate_stream=True)
 
 
-__all__ = ["handle_in", "loaded", "queue_handler", "resource_name", "run_init", "serve_queue"]
+__all__ = ["app_dir", "handle_in", "loaded", "queue_handler", "resource_name", "run_init", "serve_queue"]
