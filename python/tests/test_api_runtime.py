@@ -79,3 +79,10 @@ def test_flash_lb_execute_runs_a_function_request() -> None:
     assert flash_lb.dispatch("POST", "/execute", {"input": request})[1]["json_result"] == 3
     assert flash_lb.dispatch("POST", "/execute", [1])[0] == 400
     assert flash_lb.dispatch("GET", "/other", None)[0] == 404
+
+
+def test_a_sync_notes_a_system_dependency_not_on_path_in_the_worker_s_log(capsys) -> None:
+    api.sync({"source": MODULE, "resource": "inference", "system_dependencies": ["surely-not-a-system-tool", "sh"]})
+    err = capsys.readouterr().err
+    assert "system dependency 'surely-not-a-system-tool' is not on PATH" in err and "sudo apt-get install -y surely-not-a-system-tool" in err
+    assert "'sh'" not in err

@@ -85,3 +85,10 @@ def test_the_worker_serves_its_handler_on_minipods_job_loop_with_the_streams_gat
     monkeypatch.setitem(sys.modules, "runpod", None)  # importing it would fail
     queue.main()
     assert served == [(queue.handler, {"aggregate_stream": True})]
+
+
+def test_a_system_dependency_not_on_path_is_noted_in_the_output_never_installed() -> None:
+    [out] = run("hello", "world", system_dependencies=["surely-not-a-system-tool", "sh"])
+    assert out["success"] is True and out["json_result"] == "hello world!"
+    note = "minipod: system dependency 'surely-not-a-system-tool' is not on PATH, and minipod installs nothing; install it on this machine, e.g. with: sudo apt-get install -y surely-not-a-system-tool\n"
+    assert out["stdout"] == note + "greeting world\n"  # sh is on PATH: nothing said of it

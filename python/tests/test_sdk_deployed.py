@@ -309,3 +309,11 @@ def test_an_app_folder_without_a_build_and_no_artifact_says_so(located, tmp_path
     located.setenv("RUNPOD_APP_DIR", str(tmp_path / "empty"))
     with pytest.raises(RuntimeError, match="has no build deployed"):
         sdk_deployed.loaded("queue")
+
+
+def test_the_resource_s_system_dependencies_are_noted_in_the_worker_s_log_never_installed(deployed, capsys) -> None:
+    deployed("hello", {**BUILD, "runpod_manifest.json": manifest(entry("hello", systemDependencies=["surely-not-a-system-tool", "sh"]))})
+    assert run(queue_handler(), {"name": "world"})["text"] == "hello world!"
+    err = capsys.readouterr().err
+    assert "minipod: system dependency 'surely-not-a-system-tool' is not on PATH, and minipod installs nothing; install it on this machine, e.g. with: sudo apt-get install -y surely-not-a-system-tool" in err
+    assert "'sh'" not in err

@@ -17,7 +17,8 @@ serves the user's class.
   a 500 `{"error": ..., "traceback": ...}`; no route, a 404.
 
 Dependencies follow the offline rule of minipod's other runtimes: used when importable, else the
-sync fails naming them and the command that installs them. Calls run one at a time.
+sync fails naming them and the command that installs them; a system dependency not on PATH is
+noted in the worker's log, never installed. Calls run one at a time.
 
 A worker of a deployed app's endpoint (`FLASH_RESOURCE_NAME` set, by `rp flash deploy`) serves its
 build's class from the start, with no sync route (see `minipod.runtimes.sdk_deployed`): what
@@ -36,7 +37,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .flash import _namespace, _traceback, missing_dependencies, missing_error
+from .flash import _namespace, _traceback, missing_dependencies, missing_error, system_notes
 
 _BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -77,6 +78,8 @@ def sync(request: Dict[str, Any]) -> Dict[str, Any]:
     missing = missing_dependencies(request.get("dependencies"))
     if missing:
         raise RuntimeError(missing_error(missing))
+    for note in system_notes(request.get("system_dependencies")):
+        print(note, file=sys.stderr, flush=True)
     source = request.get("source")
     resource = request.get("resource")
     if not isinstance(source, str) or not isinstance(resource, str):

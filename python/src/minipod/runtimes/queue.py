@@ -12,7 +12,8 @@ with the job's arguments; a coroutine is awaited. The job's output is the list t
 FunctionResponse (`success`, `json_result`, `error` with the traceback, `stdout`), or for a
 generator function one `{"success": true, "__stream__": true, "json_result": chunk}` per item,
 each also sent as a stream chunk. Dependencies follow the Flash worker's offline rule: used when
-importable, else the call fails naming them and the command that installs them.
+importable, else the call fails naming them and the command that installs them; a system
+dependency not on PATH is noted in the call's output (and the worker's log), never installed.
 
 A worker of a deployed app's endpoint (`FLASH_RESOURCE_NAME` set, by `rp flash deploy`) serves its
 build's function instead, taking plain JSON: see `minipod.runtimes.sdk_deployed`.
@@ -24,7 +25,7 @@ import io
 import json
 from typing import Any, AsyncIterator, Dict, Optional
 
-from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error
+from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error, system_notes
 
 _ONE_AT_A_TIME: Optional[Any] = None
 
@@ -76,6 +77,8 @@ async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
         capture = io.StringIO()
         try:
             with _captured(capture):
+                for note in system_notes(request.get("system_dependencies")):
+                    print(note)
                 async for out in _run(request, capture):
                     yield out
         except Exception as e:  # the user's code failed

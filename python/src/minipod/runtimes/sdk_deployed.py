@@ -21,7 +21,8 @@ resource's is served, after its `@init` hook ran:
 
 Offline: the resource's `dependencies` and the build's `excludedPackages` must be importable (from
 the interpreter or `env/`), else the worker fails each job (each request) naming them and the
-command that installs them. What cannot be served (no build deployed, no such resource) is every
+command that installs them; the resource's `systemDependencies` are never installed, each one not
+on PATH noted in the worker's log with the command that installs it. What cannot be served (no build deployed, no such resource) is every
 job's error rather than a worker that does not start.
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict
 
-from .flash import missing_dependencies, missing_error
+from .flash import missing_dependencies, missing_error, system_notes
 from .flash_deployed import _artifact_bytes, unpack, unpacked_app
 
 MANIFEST = "runpod_manifest.json"
@@ -70,6 +71,8 @@ def handle_in(app_dir: Path, resource: str, kind: str) -> Any:
     missing = missing_dependencies([*(manifest.get("excludedPackages") or []), *(entry.get("dependencies") or [])])
     if missing:
         raise RuntimeError(missing_error(missing))
+    for note in system_notes(entry.get("systemDependencies")):
+        print(note, file=sys.stderr, flush=True)
     module_name = entry.get("module")
     if not isinstance(module_name, str) or not module_name:
         raise RuntimeError(f"the manifest's resource {resource!r} names no module")
