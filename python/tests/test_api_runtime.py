@@ -2,7 +2,6 @@
 with a module source as `rp flash dev` syncs it, and the Flash load-balanced worker's /execute
 (minipod.runtimes.flash_lb)."""
 import textwrap
-import threading
 
 from minipod.runtimes import api, flash_lb
 
@@ -41,7 +40,7 @@ MODULE = textwrap.dedent(
 
 
 def setup_module() -> None:
-    threading.Thread(target=api._LOOP.run_forever, daemon=True).start()
+    api.start_loop()
 
 
 def test_sync_serves_the_class_its_init_run_its_state_kept() -> None:
@@ -65,7 +64,7 @@ def test_a_sync_naming_no_class_or_a_missing_dependency_fails_saying_so() -> Non
         api.sync({"source": MODULE, "resource": "other"})
         raise AssertionError("expected a LookupError")
     except LookupError as e:
-        assert "no @app.api class named 'other'" in str(e)
+        assert "no @app.api class or ASGI app factory named 'other'" in str(e)
     try:
         api.sync({"source": MODULE, "resource": "inference", "dependencies": ["surely-not-installed-pkg"]})
         raise AssertionError("expected a RuntimeError")

@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 import pytest
 
 from artifacts import artifact
+from api_server import api_server
 from minipod.runtimes import api, sdk_deployed
 
 # What the SDK's decorators leave in a module, as far as a worker reads it: a handle with the
@@ -33,11 +34,15 @@ class FunctionHandle:
 class ApiHandle:
     def __init__(self, name, cls, routes, init_name=None):
         self.spec, self._cls, self._init_name = Spec(name, routes), cls, init_name
+
+class AsgiHandle:  # an @app.api function: an ASGI app factory
+    def __init__(self, name, factory):
+        self.spec, self._cls, self._asgi_factory, self._init_name = Spec(name), None, factory, None
 '''
 
 MAIN = '''
 import os
-from handles import FunctionHandle, ApiHandle, Route
+from handles import FunctionHandle, ApiHandle, AsgiHandle, Route
 import vendored_only
 
 STATE = {"ready": False}
@@ -84,6 +89,16 @@ class Inference:
     def fail(self, body):
         raise ValueError(f"no luck with {body['x']}")
 
+def _web():
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            raise RuntimeError("no lifespan here")  # served without one, as uvicorn's auto mode does
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": f"{scope['method']} {scope['path']} from the build".encode()})
+    return app
+
+web = AsgiHandle("web", _web)
+
 inference = ApiHandle("inference", Inference, [Route("post", "/generate", "generate"), Route("get", "/calls", "count"), Route("post", "/fail", "fail")], init_name="setup")
 '''
 
@@ -97,7 +112,7 @@ def entry(name: str, kind: str = "queue", **extra: Any) -> Dict[str, Any]:
     return {"kind": kind, "name": name, "module": "main", "qualname": name, **extra}
 
 
-RESOURCES = [entry(n) for n in ("hello", "count", "acount", "later", "nothing", "broken")] + [entry("inference", "api")]
+RESOURCES = [entry(n) for n in ("hello", "count", "acount", "later", "nothing", "broken")] + [entry("inference", "api"), entry("web", "api")]
 
 # A build as `rp flash deploy` packs it: the project's files, the vendored packages under env/, the manifest.
 BUILD = {"runpod_manifest.json": manifest(*RESOURCES), "main.py": MAIN, "handles.py": HANDLES, "env/vendored_only.py": "VALUE = 'from env'\n"}
@@ -238,7 +253,7 @@ def test_an_api_worker_that_cannot_serve_answers_why_on_every_path(deployed, api
     api.load_deployed()
     status, answer = api.dispatch_deployed("GET", "/anything", None)
     assert status == 500
-    assert answer["error"] == "minipod's SDK 2.x api worker cannot serve the deployed resource 'hello': module 'main' has no @app.api class named 'hello'"
+    assert answer["error"] == "minipod's SDK 2.x api worker cannot serve the deployed resource 'hello': module 'main' has no @app.api class or ASGI app factory named 'hello'"
 
 
 def test_the_queue_worker_serves_the_deployed_function_when_a_resource_is_named(deployed, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -256,7 +271,7 @@ def test_the_queue_worker_serves_the_deployed_function_when_a_resource_is_named(
     deployed("nowhere")
     queue.main()
     [(handler, _)] = served
-    assert handler({"id": "job-2", "input": {}}) == {"error": "minipod's SDK 2.x queue worker cannot serve the deployed resource 'nowhere': the build's manifest has no resource 'nowhere' (it has: acount, broken, count, hello, inference, later, nothing)"}
+    assert handler({"id": "job-2", "input": {}}) == {"error": "minipod's SDK 2.x queue worker cannot serve the deployed resource 'nowhere': the build's manifest has no resource 'nowhere' (it has: acount, broken, count, hello, inference, later, nothing, web)"}
 
 
 def write_build(folder: Path, files: Dict[str, str] = BUILD) -> Path:
@@ -317,3 +332,27 @@ def test_the_resource_s_system_dependencies_are_noted_in_the_worker_s_log_never_
     err = capsys.readouterr().err
     assert "minipod: system dependency 'surely-not-a-system-tool' is not on PATH, and minipod installs nothing; install it on this machine, e.g. with: sudo apt-get install -y surely-not-a-system-tool" in err
     assert "'sh'" not in err
+
+
+def test_the_api_worker_serves_the_app_of_the_build_s_asgi_factory_on_every_path(deployed, api_state) -> None:
+    import http.client
+
+    api.start_loop()
+    deployed("web")
+    api.load_deployed()
+    assert api_state == []
+    with api_server(api.dispatch_deployed) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("DELETE", "/anything/at/all")
+        answer = conn.getresponse()
+        assert (answer.status, answer.read()) == (200, b"DELETE /anything/at/all from the build")
+        conn.request("GET", "/ping")  # the app has no /ping route of its own: the runtime's answers
+        assert json.loads(conn.getresponse().read()) == {"status": "healthy"}
+        conn.close()
+
+
+def test_a_failing_asgi_factory_is_every_request_s_error(deployed, api_state) -> None:
+    api.start_loop()
+    deployed("web", {**BUILD, "main.py": MAIN.replace("def _web():\n", "def _web():\n    raise OSError('no config')\n")})
+    api.load_deployed()
+    assert api.dispatch_deployed("GET", "/", None) == (500, {"error": "the ASGI app factory of the deployed resource 'web' failed: OSError: no config"})

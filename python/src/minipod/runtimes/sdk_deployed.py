@@ -44,8 +44,8 @@ MANIFEST = "runpod_manifest.json"
 #: What the service's bootstrap leaves in a folder it has unpacked a build into.
 UNPACK_MARKER = ".rp-unpacked"
 
-#: What each kind serves of the handle the SDK's decorator made: the function, or the class.
-_SERVED = {"queue": ("_fn", "@app.queue function"), "api": ("_cls", "@app.api class")}
+#: What each kind serves of the handle the SDK's decorator made: the function, or the class or ASGI app factory.
+_SERVED = {"queue": (("_fn",), "@app.queue function"), "api": (("_cls", "_asgi_factory"), "@app.api class or ASGI app factory")}
 
 
 def resource_name() -> str:
@@ -82,9 +82,9 @@ def handle_in(app_dir: Path, resource: str, kind: str) -> Any:
         if e.name and e.name.split(".")[0] != module_name.split(".")[0]:
             raise RuntimeError(f"module {module_name!r} imports {e.name!r}: {missing_error([e.name.split('.')[0]])}") from e
         raise
-    attr, what = _SERVED[kind]
+    attrs, what = _SERVED[kind]
     for value in vars(module).values():
-        if getattr(getattr(value, "spec", None), "name", None) == resource and getattr(value, attr, None) is not None:
+        if getattr(getattr(value, "spec", None), "name", None) == resource and any(getattr(value, a, None) is not None for a in attrs):
             return value
     raise RuntimeError(f"module {module_name!r} has no {what} named {resource!r}")
 
