@@ -47,9 +47,10 @@ def test_a_worker_pointed_at_a_built_folder_runs_two_jobs_at_once(tmp_path: Path
     (tmp_path / "runpod_manifest.json").write_text(json.dumps(MANIFEST))
     env = {"FLASH_RESOURCE_NAME": "meet", "RUNPOD_PREBUILT_APP_DIR": str(tmp_path), "RUNPOD_MAX_CONCURRENCY": "2"}
     with Emulator(clock="auto") as emu:
+        # One worker process (workersMax 1): both jobs go to it, its module's events shared.
         saved = post(f"{emu.url}/graphql", {
             "query": "mutation($input: EndpointInput) { saveEndpoint(input: $input) { id } }",
-            "variables": {"input": {"name": "meet", "instanceIds": ["cpu3c-1-2"], "template": {
+            "variables": {"input": {"name": "meet", "instanceIds": ["cpu3c-1-2"], "workersMax": 1, "template": {
                 "name": "meet", "imageName": "runpod/queue:py3.11-latest", "env": [{"key": k, "value": v} for k, v in env.items()],
             }}},
         })
