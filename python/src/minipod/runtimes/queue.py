@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import io
 import json
-from typing import Any, AsyncIterator, Dict, Optional
+from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
 
 from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error, system_notes
 
@@ -35,31 +35,24 @@ def _chunk(item: Any) -> Dict[str, Any]:
     return {"success": True, "__stream__": True, "json_result": item}
 
 
-async def _run(request: Dict[str, Any], capture: io.StringIO) -> AsyncIterator[Dict[str, Any]]:
+def _resolved(request: Dict[str, Any]) -> Tuple[Any, List[Any], Dict[str, Any]]:
+    """The function the request names, from its module executed afresh (the function, not the SDK's handle), and its arguments."""
     name = request.get("function_name")
     namespace = _namespace(request.get("function_code") or "", f"<module of {name}>", "__runpod_live__")
     fn = namespace.get(name) if isinstance(name, str) else None
     if fn is None:
         raise NameError(f"function {name!r} is not defined by the module source sent")
-    fn = getattr(fn, "_fn", fn)
     args, kwargs = _arguments(request, "args", "kwargs")
-    if inspect.isasyncgenfunction(fn):
-        async for item in fn(*args, **kwargs):
-            yield _chunk(item)
-    elif inspect.isgeneratorfunction(fn):
-        for item in fn(*args, **kwargs):
-            yield _chunk(item)
-    else:
-        result = await _call(fn, args, kwargs)
-        try:
-            json.dumps(result)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"return value must be json-serializable: {e}") from e
-        yield {"success": True, "json_result": result, "stdout": capture.getvalue()}
+    return getattr(fn, "_fn", fn), args, kwargs
 
 
 async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
-    """The worker runtime's generator handler: one FunctionResponse, or one envelope per item."""
+    """
+    The worker runtime's generator handler: one FunctionResponse, or one envelope per item. As the
+    service's runtime does, a plain function's call holds the worker (one at a time, whatever
+    RUNPOD_MAX_CONCURRENCY), while a generator's items are made on the worker's event loop beside
+    the other jobs, its prints going to the worker's output rather than a captured `stdout`.
+    """
     global _ONE_AT_A_TIME
     import asyncio
 
@@ -73,16 +66,31 @@ async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
         return
     if _ONE_AT_A_TIME is None:
         _ONE_AT_A_TIME = asyncio.Lock()
-    async with _ONE_AT_A_TIME:
-        capture = io.StringIO()
-        try:
+    capture = io.StringIO()
+    try:
+        async with _ONE_AT_A_TIME:
             with _captured(capture):
                 for note in system_notes(request.get("system_dependencies")):
                     print(note)
-                async for out in _run(request, capture):
-                    yield out
-        except Exception as e:  # the user's code failed
-            yield {"success": False, "error": _traceback(e, (__file__,)), "stdout": capture.getvalue()}
+                fn, args, kwargs = _resolved(request)
+                streams = inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn)
+                if not streams:
+                    result = await _call(fn, args, kwargs)
+                    try:
+                        json.dumps(result)
+                    except (TypeError, ValueError) as e:
+                        raise TypeError(f"return value must be json-serializable: {e}") from e
+                    response = {"success": True, "json_result": result, "stdout": capture.getvalue()}
+        if not streams:
+            yield response
+        elif inspect.isasyncgenfunction(fn):
+            async for item in fn(*args, **kwargs):
+                yield _chunk(item)
+        else:
+            for item in fn(*args, **kwargs):
+                yield _chunk(item)
+    except Exception as e:  # the user's code failed
+        yield {"success": False, "error": _traceback(e, (__file__,)), "stdout": capture.getvalue()}
 
 
 def main() -> None:
