@@ -52,6 +52,11 @@ def test_two_jobs_run_at_once_the_stop_channel_stops_one_and_the_other_runs_on(m
     # Two jobs held: the endpoint's worker shows both in progress, and a third waits in the queue.
     b, c = submit(minipod, "py-concurrent", {"wait": "b"}), submit(minipod, "py-concurrent", {"wait": "c"})
     assert held_by(minipod, "py-concurrent", 2) == sorted([b, c])
+    # The heartbeat names both (bounded: the worker beats every second here).
+    deadline = time.monotonic() + 30
+    while not any(b in (r.get("query") or "") and c in (r.get("query") or "") for r in minipod.requests(endpoint="py-concurrent", operation="ping")["requests"]):
+        assert time.monotonic() < deadline, "no heartbeat named both jobs"
+        time.sleep(0.1)  # polling minipod's journal for the next heartbeat
     third = submit(minipod, "py-concurrent", {"set": "c"})
     assert status(minipod, "py-concurrent", third) == "IN_QUEUE"
     # Cancelling one stops that job alone; the third takes its place and frees the other.
