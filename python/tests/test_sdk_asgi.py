@@ -1,6 +1,7 @@
 """ASGI app factories of the SDK 2.x's @app.api, served by minipod's api runtime (minipod.runtimes.sdk_asgi) over HTTP/1.1."""
 import http.client
 import json
+import socket
 import textwrap
 import threading
 from typing import Any, Dict
@@ -101,6 +102,12 @@ def test_a_synced_factory_s_app_answers_every_path_on_a_kept_connection(live: in
     missing = ask(conn, "GET", "/nowhere")
     assert (missing.status, json.loads(missing.read())) == (404, {"detail": "Not Found"})
     assert conn.sock is first  # one connection throughout: HTTP/1.1 keep-alive
+    # An HTTP/1.0 client gets a streamed answer ended by the end of the connection, not in chunks.
+    with socket.create_connection(("127.0.0.1", live), timeout=30) as old:
+        old.sendall(b"GET /stream HTTP/1.0\r\n\r\n")
+        answer = b"".join(iter(lambda: old.recv(65536), b""))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0].endswith(b" 200 OK") and b"chunked" not in head.lower() and body == b"part 0\npart 1\npart 2\n"
     # The runtime's /ping is its own, whatever the app answers.
     assert json.loads(ask(conn, "GET", "/ping").read()) == {"status": "healthy"}
     failed = ask(conn, "GET", "/boom")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import sys
 import traceback
 import urllib.parse
 from http.server import BaseHTTPRequestHandler
@@ -149,11 +150,14 @@ class AsgiServed:
                     for k, v in headers:
                         request.send_header(bytes(k).decode("latin-1"), bytes(v).decode("latin-1"))
                     if b"content-length" not in names and b"transfer-encoding" not in names:
-                        if more:
+                        if not more:
+                            request.send_header("Content-Length", str(len(data)))
+                        elif request.request_version == "HTTP/1.0":  # no chunks in HTTP/1.0: the end of the connection ends the body
+                            request.close_connection = True
+                            request.send_header("Connection", "close")
+                        else:
                             chunked = True
                             request.send_header("Transfer-Encoding", "chunked")
-                        else:
-                            request.send_header("Content-Length", str(len(data)))
                     request.end_headers()
                     written = True
                 if not head:
@@ -228,8 +232,6 @@ def _body(request: BaseHTTPRequestHandler) -> bytes:
 
 def _plain(request: BaseHTTPRequestHandler, status: int, text: str, log: str = "") -> None:
     if log:
-        import sys
-
         print(f"minipod api runtime: the ASGI app failed:\n{log}", file=sys.stderr, flush=True)
     data = text.encode()
     request.send_response(status)
