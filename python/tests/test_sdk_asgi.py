@@ -179,3 +179,58 @@ def test_a_fastapi_app_from_a_factory_with_its_path_parameters_and_a_streaming_r
     assert refused.status == 422 and refused.read()
     assert ask(conn, "GET", "/count").read() == b"0,1,2,3,"
     conn.close()
+
+
+DEPLOYED = '''
+class Spec:
+    name = "web"
+    routes = []
+
+class AsgiHandle:  # stands for the SDK's ApiHandle of a function
+    spec = Spec()
+    _cls = None
+
+    @staticmethod
+    def _asgi_factory():
+        async def app(scope, receive, send):
+            if scope["type"] != "http":
+                return
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": f"{scope['method']} {scope['path']}".encode()})
+        return app
+
+web = AsgiHandle()
+'''
+
+
+def test_a_deployed_factory_s_app_is_served_by_uvicorn_when_the_worker_s_interpreter_has_it(tmp_path) -> None:
+    pytest.importorskip("uvicorn", reason="this path needs uvicorn in the worker's interpreter (pip install uvicorn)")
+    import os
+    import queue
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import minipod
+
+    (tmp_path / "main.py").write_text(DEPLOYED)
+    (tmp_path / "runpod_manifest.json").write_text(json.dumps({"version": 1, "resources": [{"kind": "api", "name": "web", "module": "main"}]}))
+    env = {**os.environ, "PYTHONPATH": str(Path(minipod.__file__).parents[1]), "FLASH_RESOURCE_NAME": "web", "RUNPOD_PREBUILT_APP_DIR": str(tmp_path), "PORT": "0"}
+    process = subprocess.Popen([sys.executable, "-m", "minipod.runtimes.api"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    lines: "queue.SimpleQueue[str]" = queue.SimpleQueue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stderr], daemon=True).start()  # type: ignore[union-attr]
+    try:
+        port = None
+        while port is None:  # uvicorn says the port it was given (PORT=0: a free one)
+            found = re.search(r"Uvicorn running on http://127\.0\.0\.1:(\d+)", lines.get(timeout=30))
+            port = int(found.group(1)) if found else None
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        answer = ask(conn, "PATCH", "/some/path")
+        assert (answer.status, answer.read(), answer.getheader("server")) == (200, b"PATCH /some/path", "uvicorn")
+        ping = ask(conn, "GET", "/ping")
+        assert json.loads(ping.read()) == {"status": "healthy"}
+        conn.close()
+    finally:
+        process.terminate()
+        process.wait(30)

@@ -334,12 +334,20 @@ def test_the_resource_s_system_dependencies_are_noted_in_the_worker_s_log_never_
     assert "'sh'" not in err
 
 
-def test_the_api_worker_serves_the_app_of_the_build_s_asgi_factory_on_every_path(deployed, api_state) -> None:
+def test_without_uvicorn_the_api_worker_serves_the_app_of_the_build_s_asgi_factory_on_its_own_server(deployed, api_state, monkeypatch: pytest.MonkeyPatch) -> None:
     import http.client
 
-    api.start_loop()
+    # What the worker does when its interpreter lacks uvicorn: its own server, the app served on it.
     deployed("web")
-    api.load_deployed()
+    monkeypatch.setattr(api, "uvicorn_available", lambda: False)
+    prepared: List[Any] = []
+    monkeypatch.setattr(api, "serve", lambda name, dispatch, prepare=None: prepared.append((dispatch, prepare)))
+    api.main()
+    [(dispatch, prepare)] = prepared
+    assert dispatch is api.dispatch_deployed
+
+    api.start_loop()
+    prepare()
     assert api_state == []
     with api_server(api.dispatch_deployed) as port:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)

@@ -24,8 +24,9 @@ sync fails naming them and the command that installs them; a system dependency n
 noted in the worker's log, never installed. A class's calls run one at a time.
 
 A worker of a deployed app's endpoint (`FLASH_RESOURCE_NAME` set, by `rp flash deploy`) serves its
-build's class (or ASGI app) from the start, with no sync route (see `minipod.runtimes.sdk_deployed`): what
-cannot be served answers 500 with the reason on every path but `/ping`.
+build's class (or ASGI app: by uvicorn when the interpreter has it, as the service does) from
+the start, with no sync route (see `minipod.runtimes.sdk_deployed`): what cannot be served
+answers 500 with the reason on every path but `/ping`.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .flash import _namespace, _traceback, missing_dependencies, missing_error, system_notes
-from .sdk_asgi import AsgiServed
+from .sdk_asgi import AsgiServed, serve_with_uvicorn, uvicorn_available
 
 _BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -221,20 +222,41 @@ def serve(name: str, dispatch: Callable[[str, str, Any], Tuple[int, Any]], prepa
 _UNSERVED: List[str] = []
 
 
-def load_deployed() -> None:
-    """A deployed app's worker: serves its build's `@app.api` class, or keeps why it cannot."""
+def _failed(handle: Any, e: Exception) -> RuntimeError:
+    what = "@init hook" if getattr(handle, "_cls", None) is not None else "ASGI app factory"
+    return RuntimeError(f"the {what} of the deployed resource {handle.spec.name!r} failed: {type(e).__name__}: {e}")
+
+
+def _unserved(e: Exception) -> None:
+    print(str(e), file=sys.stderr, flush=True)  # and answered on every request, so the caller reads why
+    _UNSERVED.append(str(e))
+
+
+def load_deployed(handle: Any = None) -> None:
+    """A deployed app's worker: serves its build's `@app.api` class (or factory's app), or keeps why it cannot."""
     from .sdk_deployed import loaded
 
+    if _UNSERVED:
+        return
     try:
-        handle = loaded("api")
+        handle = handle if handle is not None else loaded("api")
         try:
             serve_handle(handle)
         except Exception as e:  # its constructor or its @init hook, its factory or its app's startup
-            what = "@init hook" if getattr(handle, "_cls", None) is not None else "ASGI app factory"
-            raise RuntimeError(f"the {what} of the deployed resource {handle.spec.name!r} failed: {type(e).__name__}: {e}") from e
-    except Exception as e:  # answered on every request, so the caller reads why
-        print(str(e), file=sys.stderr, flush=True)
-        _UNSERVED.append(str(e))
+            raise _failed(handle, e) from e
+    except Exception as e:
+        _unserved(e)
+
+
+def _deployed_handle() -> Any:
+    """The deployed resource's handle, from the build; None when it cannot be served (why kept, and answered)."""
+    from .sdk_deployed import loaded
+
+    try:
+        return loaded("api")
+    except Exception as e:
+        _unserved(e)
+        return None
 
 
 def dispatch_deployed(method: str, path: str, body: Any) -> Tuple[int, Any]:
@@ -247,9 +269,18 @@ def dispatch_deployed(method: str, path: str, body: Any) -> Tuple[int, Any]:
 def main() -> None:
     from .sdk_deployed import resource_name
 
-    # A deployed app's worker (FLASH_RESOURCE_NAME, from `rp flash deploy`): its build's class from the start.
+    # A deployed app's worker (FLASH_RESOURCE_NAME, from `rp flash deploy`): its build's class from the start;
+    # an ASGI app factory's app served by uvicorn when the interpreter has it, as on the service.
     if resource_name():
-        serve("api", dispatch_deployed, prepare=load_deployed)
+        handle = _deployed_handle()
+        if handle is not None and getattr(handle, "_cls", None) is None and uvicorn_available():
+            try:
+                app = handle._asgi_factory()
+            except Exception as e:
+                _unserved(_failed(handle, e))
+            else:
+                return serve_with_uvicorn(app, int(os.environ.get("PORT") or 80))
+        serve("api", dispatch_deployed, prepare=lambda: load_deployed(handle))
     else:
         serve("api", _dispatch)
 

@@ -1,8 +1,9 @@
 """
 ASGI app factories of the SDK 2.x's `@app.api`, served by minipod's api runtime: a zero-argument
 function returning an ASGI app (FastAPI, Starlette or any ASGI callable) is called once, the app
-it returns served on the runtime's port for every path, as the service's api worker serves it
-(with uvicorn there; here through the runtime's own HTTP/1.1 server, so nothing needs installing).
+it returns served on the runtime's port for every path, as the service's api worker serves it:
+on a deployed worker whose interpreter has uvicorn, by uvicorn as there (`serve_with_uvicorn`);
+otherwise, and for an app synced to a live worker, through the runtime's own HTTP/1.1 server.
 
     served = AsgiServed(factory(), loop)     # its lifespan started on `loop`
     served.handle(request_handler)           # one HTTP request, from the runtime's server thread
@@ -20,6 +21,7 @@ app replaced by another (a new sync) is sent `lifespan.shutdown`.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import queue
 import sys
 import traceback
@@ -42,9 +44,8 @@ class AsgiServed:
         self.app = app
         self.loop = loop
         self.state: Dict[str, Any] = {}
-        routes = getattr(app, "routes", None)
         #: A FastAPI or Starlette app with a /ping route of its own answers it (the service adds one only when missing).
-        self.own_ping = isinstance(routes, list) and any(getattr(r, "path", None) == "/ping" for r in routes)
+        self.own_ping = routes_ping(app)
 
     # --- the lifespan ---
 
@@ -176,6 +177,44 @@ class AsgiServed:
                 return
 
 
+def uvicorn_available() -> bool:
+    """Whether the worker's interpreter has uvicorn (the server the service's api worker runs)."""
+    try:
+        return importlib.util.find_spec("uvicorn") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def routes_ping(app: Any) -> bool:
+    """Whether a FastAPI or Starlette app routes `/ping` itself."""
+    routes = getattr(app, "routes", None)
+    return isinstance(routes, list) and any(getattr(r, "path", None) == "/ping" for r in routes)
+
+
+def with_ping(app: Any) -> Any:
+    """The app, `/ping` answered 200 `{"status": "healthy"}` before it unless it routes `/ping` itself, as the service's api worker makes it."""
+    if routes_ping(app):
+        return app
+    body = b'{"status": "healthy"}'
+
+    async def pinged(scope: Dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and scope.get("path") == "/ping":
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return pinged
+
+
+def serve_with_uvicorn(app: Any, port: int) -> None:
+    """Serves the app with uvicorn on 127.0.0.1:`port`, as the service's api worker serves a factory's app (its lifespan, its keep-alive)."""
+    import uvicorn
+
+    print(f"minipod api runtime: serving the ASGI app with uvicorn on 127.0.0.1:{port}", file=sys.stderr, flush=True)
+    uvicorn.run(with_ping(app), host="127.0.0.1", port=port, timeout_keep_alive=600, log_level="info")
+
+
 class _Call:
     """One request's side on the event loop: its body received once, its answer sent to the server's thread."""
 
@@ -243,4 +282,4 @@ def _plain(request: BaseHTTPRequestHandler, status: int, text: str, log: str = "
     request.wfile.write(data)
 
 
-__all__ = ["AsgiServed", "MAX_BODY"]
+__all__ = ["AsgiServed", "MAX_BODY", "routes_ping", "serve_with_uvicorn", "uvicorn_available", "with_ping"]
