@@ -85,3 +85,19 @@ def test_a_sync_notes_a_system_dependency_not_on_path_in_the_worker_s_log(capsys
     err = capsys.readouterr().err
     assert "system dependency 'surely-not-a-system-tool' is not on PATH" in err and "sudo apt-get install -y surely-not-a-system-tool" in err
     assert "'sh'" not in err
+
+
+def test_the_server_refuses_head_and_options_for_a_class_s_routes() -> None:
+    import http.client
+
+    from api_server import api_server
+
+    api.sync({"source": MODULE, "resource": "inference"})
+    with api_server(api._dispatch) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        for method in ("HEAD", "OPTIONS"):
+            conn.request(method, "/generate")
+            answer = conn.getresponse()
+            answer.read()
+            assert answer.status == 501
+        conn.close()

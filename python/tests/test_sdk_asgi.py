@@ -110,6 +110,8 @@ def test_a_synced_factory_s_app_answers_every_path_on_a_kept_connection(live: in
     assert head.split(b"\r\n")[0].endswith(b" 200 OK") and b"chunked" not in head.lower() and body == b"part 0\npart 1\npart 2\n"
     # The runtime's /ping is its own, whatever the app answers.
     assert json.loads(ask(conn, "GET", "/ping").read()) == {"status": "healthy"}
+    head = ask(conn, "HEAD", "/echo")
+    assert (head.status, head.getheader("x-method"), head.read()) == (201, "HEAD", b"")
     failed = ask(conn, "GET", "/boom")
     assert (failed.status, failed.read()) == (500, b"Internal Server Error")
     conn.close()

@@ -175,6 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
         # An ASGI app answers every path but the live runtime's own (and /ping, unless it has its own).
         if asgi is not None and not _UNSERVED and not (live and path in ("/ping", "/_runpod/sync")) and (path != "/ping" or asgi.own_ping):
             return asgi.handle(self)
+        if self.command in ("HEAD", "OPTIONS"):  # an ASGI app's methods: a class's routes have none of these
+            return self.send_error(501, f"Unsupported method ({self.command!r})")
         if path == "/ping":
             return self._answer(200, {"status": "healthy"})
         try:
