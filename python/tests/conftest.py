@@ -14,6 +14,7 @@ def minipod_config() -> Dict[str, Any]:
             {"id": "py", "handler": "external"},
             {"id": "py-stream", "handler": "external"},
             {"id": "py-kept", "handler": "external"},
+            {"id": "py-concurrent", "handler": "external"},
         ],
         "externalWorkers": {"pingIntervalMs": 1000},
     }

@@ -2,7 +2,6 @@
 with a module source as `rp flash dev` syncs it, and the Flash load-balanced worker's /execute
 (minipod.runtimes.flash_lb)."""
 import textwrap
-import threading
 
 from minipod.runtimes import api, flash_lb
 
@@ -41,7 +40,7 @@ MODULE = textwrap.dedent(
 
 
 def setup_module() -> None:
-    threading.Thread(target=api._LOOP.run_forever, daemon=True).start()
+    api.start_loop()
 
 
 def test_sync_serves_the_class_its_init_run_its_state_kept() -> None:
@@ -65,7 +64,7 @@ def test_a_sync_naming_no_class_or_a_missing_dependency_fails_saying_so() -> Non
         api.sync({"source": MODULE, "resource": "other"})
         raise AssertionError("expected a LookupError")
     except LookupError as e:
-        assert "no @app.api class named 'other'" in str(e)
+        assert "no @app.api class or ASGI app factory named 'other'" in str(e)
     try:
         api.sync({"source": MODULE, "resource": "inference", "dependencies": ["surely-not-installed-pkg"]})
         raise AssertionError("expected a RuntimeError")
@@ -79,3 +78,26 @@ def test_flash_lb_execute_runs_a_function_request() -> None:
     assert flash_lb.dispatch("POST", "/execute", {"input": request})[1]["json_result"] == 3
     assert flash_lb.dispatch("POST", "/execute", [1])[0] == 400
     assert flash_lb.dispatch("GET", "/other", None)[0] == 404
+
+
+def test_a_sync_notes_a_system_dependency_not_on_path_in_the_worker_s_log(capsys) -> None:
+    api.sync({"source": MODULE, "resource": "inference", "system_dependencies": ["surely-not-a-system-tool", "sh"]})
+    err = capsys.readouterr().err
+    assert "system dependency 'surely-not-a-system-tool' is not on PATH" in err and "sudo apt-get install -y surely-not-a-system-tool" in err
+    assert "'sh'" not in err
+
+
+def test_the_server_refuses_head_and_options_for_a_class_s_routes() -> None:
+    import http.client
+
+    from api_server import api_server
+
+    api.sync({"source": MODULE, "resource": "inference"})
+    with api_server(api._dispatch) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        for method in ("HEAD", "OPTIONS"):
+            conn.request(method, "/generate")
+            answer = conn.getresponse()
+            answer.read()
+            assert answer.status == 501
+        conn.close()

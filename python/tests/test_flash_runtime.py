@@ -175,3 +175,9 @@ def test_the_worker_serves_its_handler_on_minipods_job_loop_without_the_service_
     monkeypatch.delenv("FLASH_RESOURCE_NAME", raising=False)
     flash.main()
     assert served == [flash.handler]
+
+
+def test_a_system_dependency_not_on_path_is_noted_with_its_install_command_never_installed() -> None:
+    out = run({**fn("f", "def f():\n    return 'ran'\n"), "system_dependencies": ["surely-not-a-system-tool", "sh"]})
+    assert dec(out["result"]) == "ran"
+    assert out["stdout"] == "minipod: system dependency 'surely-not-a-system-tool' is not on PATH, and minipod installs nothing; install it on this machine, e.g. with: sudo apt-get install -y surely-not-a-system-tool\n"

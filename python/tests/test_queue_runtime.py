@@ -85,3 +85,47 @@ def test_the_worker_serves_its_handler_on_minipods_job_loop_with_the_streams_gat
     monkeypatch.setitem(sys.modules, "runpod", None)  # importing it would fail
     queue.main()
     assert served == [(queue.handler, {"aggregate_stream": True})]
+
+
+def test_a_system_dependency_not_on_path_is_noted_in_the_output_never_installed() -> None:
+    [out] = run("hello", "world", system_dependencies=["surely-not-a-system-tool", "sh"])
+    assert out["success"] is True and out["json_result"] == "hello world!"
+    note = "minipod: system dependency 'surely-not-a-system-tool' is not on PATH, and minipod installs nothing; install it on this machine, e.g. with: sudo apt-get install -y surely-not-a-system-tool\n"
+    assert out["stdout"] == note + "greeting world\n"  # sh is on PATH: nothing said of it
+
+
+def test_generators_run_beside_each_other() -> None:
+    # The module is executed afresh for each call: the two calls meet through a module both import.
+    meeting = textwrap.dedent(
+        """
+        import asyncio, sys, types
+
+        place = sys.modules.setdefault("minipod_test_meeting", types.ModuleType("minipod_test_meeting"))
+        if not hasattr(place, "event"):
+            place.event = asyncio.Event()
+
+        async def wait_then_count(n):
+            await place.event.wait()  # only the other call sets it
+            for i in range(n):
+                yield i
+
+        async def arrive():
+            place.event.set()
+            yield "arrived"
+        """
+    )
+
+    async def both() -> List[List[Dict[str, Any]]]:
+        async def collect(name: str, *args: Any) -> List[Dict[str, Any]]:
+            request = {"function_name": name, "function_code": meeting, "args": list(args), "kwargs": {}, "serialization_format": "json"}
+            return [out async for out in queue.handler({"id": name, "input": request})]
+
+        return list(await asyncio.wait_for(asyncio.gather(collect("wait_then_count", 2), collect("arrive")), timeout=10))
+
+    import sys
+
+    try:
+        waited, arrived = asyncio.run(both())
+    finally:
+        sys.modules.pop("minipod_test_meeting", None)
+    assert [o["json_result"] for o in waited] == [0, 1] and [o["json_result"] for o in arrived] == ["arrived"]

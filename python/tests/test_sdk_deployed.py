@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 import pytest
 
 from artifacts import artifact
+from api_server import api_server
 from minipod.runtimes import api, sdk_deployed
 
 # What the SDK's decorators leave in a module, as far as a worker reads it: a handle with the
@@ -33,11 +34,15 @@ class FunctionHandle:
 class ApiHandle:
     def __init__(self, name, cls, routes, init_name=None):
         self.spec, self._cls, self._init_name = Spec(name, routes), cls, init_name
+
+class AsgiHandle:  # an @app.api function: an ASGI app factory
+    def __init__(self, name, factory):
+        self.spec, self._cls, self._asgi_factory, self._init_name = Spec(name), None, factory, None
 '''
 
 MAIN = '''
 import os
-from handles import FunctionHandle, ApiHandle, Route
+from handles import FunctionHandle, ApiHandle, AsgiHandle, Route
 import vendored_only
 
 STATE = {"ready": False}
@@ -84,6 +89,16 @@ class Inference:
     def fail(self, body):
         raise ValueError(f"no luck with {body['x']}")
 
+def _web():
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            raise RuntimeError("no lifespan here")  # served without one, as uvicorn's auto mode does
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": f"{scope['method']} {scope['path']} from the build".encode()})
+    return app
+
+web = AsgiHandle("web", _web)
+
 inference = ApiHandle("inference", Inference, [Route("post", "/generate", "generate"), Route("get", "/calls", "count"), Route("post", "/fail", "fail")], init_name="setup")
 '''
 
@@ -97,7 +112,7 @@ def entry(name: str, kind: str = "queue", **extra: Any) -> Dict[str, Any]:
     return {"kind": kind, "name": name, "module": "main", "qualname": name, **extra}
 
 
-RESOURCES = [entry(n) for n in ("hello", "count", "acount", "later", "nothing", "broken")] + [entry("inference", "api")]
+RESOURCES = [entry(n) for n in ("hello", "count", "acount", "later", "nothing", "broken")] + [entry("inference", "api"), entry("web", "api")]
 
 # A build as `rp flash deploy` packs it: the project's files, the vendored packages under env/, the manifest.
 BUILD = {"runpod_manifest.json": manifest(*RESOURCES), "main.py": MAIN, "handles.py": HANDLES, "env/vendored_only.py": "VALUE = 'from env'\n"}
@@ -113,6 +128,9 @@ def deployed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         monkeypatch.setenv("FLASH_BUILD_ARTIFACT_PATH", str(path))
         monkeypatch.setenv("FLASH_APP_DIR", str(tmp_path / "app"))
         monkeypatch.setenv("FLASH_RESOURCE_NAME", resource)
+        for located_by in ("RUNPOD_APP_DIR", "RUNPOD_PREBUILT_APP_DIR"):  # the worker names its folder in RUNPOD_APP_DIR
+            monkeypatch.setenv(located_by, "")
+            monkeypatch.delenv(located_by)
         monkeypatch.chdir(tmp_path)
         monkeypatch.setattr(sys, "path", list(sys.path))
         for name in ("main", "handles", "vendored_only"):
@@ -235,7 +253,7 @@ def test_an_api_worker_that_cannot_serve_answers_why_on_every_path(deployed, api
     api.load_deployed()
     status, answer = api.dispatch_deployed("GET", "/anything", None)
     assert status == 500
-    assert answer["error"] == "minipod's SDK 2.x api worker cannot serve the deployed resource 'hello': module 'main' has no @app.api class named 'hello'"
+    assert answer["error"] == "minipod's SDK 2.x api worker cannot serve the deployed resource 'hello': module 'main' has no @app.api class or ASGI app factory named 'hello'"
 
 
 def test_the_queue_worker_serves_the_deployed_function_when_a_resource_is_named(deployed, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,4 +271,96 @@ def test_the_queue_worker_serves_the_deployed_function_when_a_resource_is_named(
     deployed("nowhere")
     queue.main()
     [(handler, _)] = served
-    assert handler({"id": "job-2", "input": {}}) == {"error": "minipod's SDK 2.x queue worker cannot serve the deployed resource 'nowhere': the build's manifest has no resource 'nowhere' (it has: acount, broken, count, hello, inference, later, nothing)"}
+    assert handler({"id": "job-2", "input": {}}) == {"error": "minipod's SDK 2.x queue worker cannot serve the deployed resource 'nowhere': the build's manifest has no resource 'nowhere' (it has: acount, broken, count, hello, inference, later, nothing, web)"}
+
+
+def write_build(folder: Path, files: Dict[str, str] = BUILD) -> Path:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def located(deployed, monkeypatch: pytest.MonkeyPatch):
+    """A worker of `hello` whose build is only where the env says: no artifact, no FLASH_APP_DIR."""
+    deployed("hello")
+    for name in ("FLASH_BUILD_ARTIFACT_PATH", "FLASH_APP_DIR", "MINIPOD_FLASH_ARTIFACT", "RUNPOD_APP_DIR", "RUNPOD_PREBUILT_APP_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_a_prebuilt_app_folder_is_used_as_it_is(located, tmp_path: Path) -> None:
+    prebuilt = write_build(tmp_path / "prebuilt")
+    located.setenv("RUNPOD_PREBUILT_APP_DIR", str(prebuilt))
+    located.setenv("RUNPOD_APP_DIR", str(tmp_path / "elsewhere"))
+    out = run(queue_handler(), {"name": "world"})
+    assert out["cwd"] == str(prebuilt.resolve()) and out["vendored"] == "from env"
+    assert not (prebuilt / ".rp-unpacked").exists() and not (tmp_path / "elsewhere").exists()
+    import os
+
+    assert os.environ["RUNPOD_APP_DIR"] == str(prebuilt.resolve())
+
+
+def test_an_app_folder_unpacked_before_is_reused_else_the_build_is_unpacked_there(located, tmp_path: Path) -> None:
+    # Unpacked before (its marker there): no artifact needed.
+    before = write_build(tmp_path / "before")
+    (before / ".rp-unpacked").write_text("1")
+    located.setenv("RUNPOD_APP_DIR", str(before))
+    located.setenv("RUNPOD_PREBUILT_APP_DIR", str(tmp_path / "not-a-folder"))
+    assert run(queue_handler(), {"name": "world"})["cwd"] == str(before.resolve())
+    # A folder without the marker: the build is unpacked into it, and the marker left.
+    for name in ("main", "handles", "vendored_only"):
+        located.delitem(sys.modules, name, raising=False)
+    artifact_file = tmp_path / "artifact.tar.gz"
+    located.setenv("FLASH_BUILD_ARTIFACT_PATH", str(artifact_file))
+    fresh = tmp_path / "fresh"
+    located.setenv("RUNPOD_APP_DIR", str(fresh))
+    assert run(queue_handler(), {"name": "world"})["cwd"] == str(fresh.resolve())
+    assert (fresh / ".rp-unpacked").is_file() and (fresh / "runpod_manifest.json").is_file()
+
+
+def test_an_app_folder_without_a_build_and_no_artifact_says_so(located, tmp_path: Path) -> None:
+    located.setenv("RUNPOD_APP_DIR", str(tmp_path / "empty"))
+    with pytest.raises(RuntimeError, match="has no build deployed"):
+        sdk_deployed.loaded("queue")
+
+
+def test_the_resource_s_system_dependencies_are_noted_in_the_worker_s_log_never_installed(deployed, capsys) -> None:
+    deployed("hello", {**BUILD, "runpod_manifest.json": manifest(entry("hello", systemDependencies=["surely-not-a-system-tool", "sh"]))})
+    assert run(queue_handler(), {"name": "world"})["text"] == "hello world!"
+    err = capsys.readouterr().err
+    assert "minipod: system dependency 'surely-not-a-system-tool' is not on PATH, and minipod installs nothing; install it on this machine, e.g. with: sudo apt-get install -y surely-not-a-system-tool" in err
+    assert "'sh'" not in err
+
+
+def test_without_uvicorn_the_api_worker_serves_the_app_of_the_build_s_asgi_factory_on_its_own_server(deployed, api_state, monkeypatch: pytest.MonkeyPatch) -> None:
+    import http.client
+
+    # What the worker does when its interpreter lacks uvicorn: its own server, the app served on it.
+    deployed("web")
+    monkeypatch.setattr(api, "uvicorn_available", lambda: False)
+    prepared: List[Any] = []
+    monkeypatch.setattr(api, "serve", lambda name, dispatch, prepare=None: prepared.append((dispatch, prepare)))
+    api.main()
+    [(dispatch, prepare)] = prepared
+    assert dispatch is api.dispatch_deployed
+
+    api.start_loop()
+    prepare()
+    assert api_state == []
+    with api_server(api.dispatch_deployed) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("DELETE", "/anything/at/all")
+        answer = conn.getresponse()
+        assert (answer.status, answer.read()) == (200, b"DELETE /anything/at/all from the build")
+        conn.request("GET", "/ping")  # the app has no /ping route of its own: the runtime's answers
+        assert json.loads(conn.getresponse().read()) == {"status": "healthy"}
+        conn.close()
+
+
+def test_a_failing_asgi_factory_is_every_request_s_error(deployed, api_state) -> None:
+    api.start_loop()
+    deployed("web", {**BUILD, "main.py": MAIN.replace("def _web():\n", "def _web():\n    raise OSError('no config')\n")})
+    api.load_deployed()
+    assert api.dispatch_deployed("GET", "/", None) == (500, {"error": "the ASGI app factory of the deployed resource 'web' failed: OSError: no config"})

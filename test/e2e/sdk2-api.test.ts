@@ -14,6 +14,7 @@ import { flashPython } from "../support/flash-python.js";
 
 const python = flashPython();
 const SOURCE = readFileSync(fileURLToPath(new URL("../fixtures/sdk2/api.py", import.meta.url)), "utf8");
+const FACTORY = readFileSync(fileURLToPath(new URL("../fixtures/sdk2/api_factory.py", import.meta.url)), "utf8");
 const KEY = { authorization: "Bearer any-key", "content-type": "application/json" };
 
 describe.skipIf(!python)("@app.api through minipod: a class served by minipod's api runtime on a load-balancing endpoint", { timeout: 120_000 }, () => {
@@ -77,6 +78,32 @@ describe.skipIf(!python)("@app.api through minipod: a class served by minipod's 
     const missing = await call(id, "POST", "/_runpod/sync", { source: SOURCE, resource: "inference", dependencies: ["surely-not-installed-pkg"] });
     expect(missing.status).toBe(500);
     expect(missing.body.error).toContain("surely-not-installed-pkg");
+  });
+
+  it("an @app.api function is an ASGI app factory: the app it returns answers every path", async () => {
+    const input = {
+      ...{ name: "dev-offline-web-abc123", workersMin: 0, workersMax: 1, idleTimeout: 60, type: "LB", scalerType: "REQUEST_COUNT", scalerValue: 4, executionTimeoutMs: 0 },
+      instanceIds: ["cpu3c-1-2"],
+      template: {
+        ...{ name: "dev-offline-web-abc123-template", imageName: "runpod/api:py3.11-latest", containerDiskInGb: 10, dockerArgs: "", ports: "80/http" },
+        env: [{ key: "PORT", value: "80" }, { key: "PORT_HEALTH", value: "80" }, { key: "RUNPOD_DEV_APP", value: "offline" }],
+      },
+    };
+    const query = "mutation saveEndpoint($input: EndpointInput!) { saveEndpoint(input: $input) { id } }";
+    const saved = (await fetch(`${emu.url}/graphql`, { method: "POST", headers: KEY, body: JSON.stringify({ query, variables: { input } }) }).then((r) => r.json())) as {
+      data: { saveEndpoint: { id: string } };
+    };
+    const { id } = saved.data.saveEndpoint;
+    const synced = await call(id, "POST", "/_runpod/sync", { source: FACTORY, resource: "web", dependencies: ["fastapi"], system_dependencies: [] });
+    expect(synced).toMatchObject({ status: 200, body: { status: "synced" } });
+    // FastAPI's own routing: path parameters converted, a query string, a JSON body, its 422.
+    expect(await call(id, "GET", "/items/7?q=red")).toEqual({ status: 200, body: { item_id: 7, q: "red" } });
+    expect(await call(id, "POST", "/items", { name: "lamp" })).toEqual({ status: 200, body: { created: "lamp", count: 1 } });
+    expect(await call(id, "POST", "/items", { name: "desk" })).toEqual({ status: 200, body: { created: "desk", count: 2 } });
+    expect((await call(id, "GET", "/items/seven")).status).toBe(422);
+    // A streamed answer comes through whole.
+    const streamed = await fetch(`${emu.url}/lb/${id}/count`, { headers: KEY });
+    expect([streamed.status, await streamed.text()]).toEqual([200, "0,1,2,3,"]);
   });
 
   it("a Flash load-balanced endpoint (runpod/flash-lb-cpu, as runpod-flash saves one live) runs a FunctionRequest posted to /execute", async () => {

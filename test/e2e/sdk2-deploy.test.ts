@@ -16,7 +16,8 @@ import { STUBS } from "../support/shared.js";
 // script then calls the deployed functions with .remote() and .stream() (through /v2/flash/...),
 // answered by minipod's queue runtime on the deployed path (minipod.runtimes.sdk_deployed); the
 // @app.api class is served by its api runtime from the build, its routes called by the SDK at
-// https://flash.{host}/... (under minipod.tls) and reached through /lb/{id} too.
+// https://flash.{host}/... (under minipod.tls) and reached through /lb/{id} too; an @app.api
+// function's FastAPI app (an app factory) is served by uvicorn, which the workers' venv has.
 // The app, the commands and the script are docs/flash.md's, run as written.
 
 const PAGE = "docs/flash.md";
@@ -84,9 +85,9 @@ describe.skipIf(!python || why)("rp flash deploy through minipod, offline; then 
     const [app] = ((await res.json()) as any).data.myself.flashApps;
     expect(app).toMatchObject({ name: "shop", flashEnvironments: [{ name: "default", state: "HEALTHY" }] });
     const endpoints = Object.fromEntries(app.flashEnvironments[0].endpoints.map((e: { id: string; name: string }) => [e.name, e.id]));
-    expect(Object.keys(endpoints).sort()).toEqual(["broken", "countdown", "greet", "inventory"]);
+    expect(Object.keys(endpoints).sort()).toEqual(["broken", "countdown", "greet", "inventory", "status"]);
     const kinds = Object.fromEntries(emu.endpoints().map((e) => [e.name, `${e.type ?? "QUEUE"} ${e.handler}`]));
-    expect(kinds).toEqual({ broken: "QUEUE external", countdown: "QUEUE external", greet: "QUEUE external", inventory: "LOAD_BALANCER external" });
+    expect(kinds).toEqual({ broken: "QUEUE external", countdown: "QUEUE external", greet: "QUEUE external", inventory: "LOAD_BALANCER external", status: "LOAD_BALANCER external" });
 
     // A plain script calls the deployed app, in the project's folder under minipod.tls (trusting
     // minipod's authority, minipod's package importable), as the section runs it.
@@ -108,6 +109,9 @@ describe.skipIf(!python || why)("rp flash deploy through minipod, offline; then 
     expect(said("added")).toBe("added: {'items': {'apple': 3}}");
     expect(said("listed")).toBe("listed: {'items': {'apple': 3}}");
     expect(emu.requests({ endpoint: endpoints.inventory }).requests.map((r) => `${r.method} ${r.path}`).sort()).toEqual(["GET /lb/flash/items", "POST /lb/flash/items"]);
+    // The app of the api factory, served by uvicorn (the venv has it) with FastAPI's routing.
+    expect(said("status")).toBe("status: {'part': 'db', 'ok': True, 'verbose': True}");
+    expect(workerLines.some((l) => l.includes("serving the ASGI app with uvicorn"))).toBe(true);
 
     // The same class's routes at /lb/{id}: the same instance.
     const lb = (method: string, path: string, body?: unknown) =>

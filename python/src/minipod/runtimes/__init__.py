@@ -11,8 +11,13 @@ minipod from the contract those images follow, run in the user's own Python envi
 - `minipod.runtimes.api`: the worker of the SDK 2.x's `runpod/api*` images in live mode, an HTTP
   server serving the `@app.api` class of the module source synced to it.
 - `minipod.runtimes.sdk_deployed`: the deployed path of the queue and api workers (`rp flash
-  deploy`'s endpoints, `FLASH_RESOURCE_NAME` set): the build unpacked as
-  `minipod.runtimes.flash_deployed` unpacks runpod-flash's, the resource's function or class served.
+  deploy`'s endpoints, `FLASH_RESOURCE_NAME` set): the build located as the service's bootstrap
+  locates it, or unpacked as `minipod.runtimes.flash_deployed` unpacks runpod-flash's, the
+  resource's function, class or ASGI app served.
+- `minipod.runtimes.sdk_concurrency`: the SDK 2.x queue workers' `RUNPOD_MAX_CONCURRENCY`, up to
+  N jobs held at once, as tasks of the worker's event loop.
+- `minipod.runtimes.sdk_asgi`: an `@app.api` ASGI app factory's app, served on the api worker's
+  own HTTP/1.1 server.
 - `minipod.runtimes.flash_lb`: the worker of runpod-flash's `runpod/flash-lb*` images in live
   mode, an HTTP server whose `POST /execute` runs a FunctionRequest.
 """

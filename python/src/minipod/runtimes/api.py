@@ -11,17 +11,22 @@ serves the user's class.
   `resource` found, instantiated and its `@init` method run; each of its routes (`@get("/x")`,
   `@post("/y")`...) is served from then on. Answers `{"status": "synced", "hash": <sha256>}`. A
   new source replaces the class and its instance (edit and call again: the new code runs).
-- Any other path: the route of that method and path (`{name}` segments as keyword arguments),
+- Any other path: the route of that method and path (`{name}` segments matched, never passed),
   called with the request's JSON body as its one argument for POST, PUT, PATCH and DELETE, and
   with none for GET; its return value is the JSON answer. A coroutine is awaited. An exception is
   a 500 `{"error": ..., "traceback": ...}`; no route, a 404.
+- An `@app.api` function instead of a class is an ASGI app factory: it is called once per sync
+  and the app it returns (FastAPI, Starlette, any ASGI callable) answers every other path, its
+  requests run concurrently on the runtime's event loop (`minipod.runtimes.sdk_asgi`).
 
 Dependencies follow the offline rule of minipod's other runtimes: used when importable, else the
-sync fails naming them and the command that installs them. Calls run one at a time.
+sync fails naming them and the command that installs them; a system dependency not on PATH is
+noted in the worker's log, never installed. A class's calls run one at a time.
 
 A worker of a deployed app's endpoint (`FLASH_RESOURCE_NAME` set, by `rp flash deploy`) serves its
-build's class from the start, with no sync route (see `minipod.runtimes.sdk_deployed`): what
-cannot be served answers 500 with the reason on every path but `/ping`.
+build's class (or ASGI app: by uvicorn when the interpreter has it, as the service does) from
+the start, with no sync route (see `minipod.runtimes.sdk_deployed`): what cannot be served
+answers 500 with the reason on every path but `/ping`.
 """
 from __future__ import annotations
 
@@ -36,17 +41,19 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .flash import _namespace, _traceback, missing_dependencies, missing_error
+from .flash import _namespace, _traceback, missing_dependencies, missing_error, system_notes
+from .sdk_asgi import AsgiServed, serve_with_uvicorn, uvicorn_available
 
 _BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
 class _Served:
-    """The class synced last: its instance and its routes, as (method, pattern, names, handler name)."""
+    """The resource synced last: a class's instance and its routes (method, pattern, handler name), or an ASGI app."""
 
     def __init__(self) -> None:
         self.instance: Any = None
         self.routes: List[Tuple[str, "re.Pattern[str]", str]] = []
+        self.asgi: Optional[AsgiServed] = None
         self.hash: Optional[str] = None
 
 
@@ -59,6 +66,15 @@ def _pattern(path: str) -> "re.Pattern[str]":
     parts = re.split(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", path)
     body = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts))
     return re.compile(f"^{body}$")
+
+
+_LOOP_STARTED = threading.Lock()
+
+
+def start_loop() -> None:
+    """Starts the runtime's event loop (the user's coroutines, an ASGI app's requests) in a thread of its own, once."""
+    if _LOOP_STARTED.acquire(blocking=False):
+        threading.Thread(target=_LOOP.run_forever, name="minipod-runtime-loop", daemon=True).start()
 
 
 def run(value: Any) -> Any:
@@ -77,28 +93,41 @@ def sync(request: Dict[str, Any]) -> Dict[str, Any]:
     missing = missing_dependencies(request.get("dependencies"))
     if missing:
         raise RuntimeError(missing_error(missing))
+    for note in system_notes(request.get("system_dependencies")):
+        print(note, file=sys.stderr, flush=True)
     source = request.get("source")
     resource = request.get("resource")
     if not isinstance(source, str) or not isinstance(resource, str):
         raise ValueError("a sync needs the module's source and the resource's name (strings)")
     namespace = _namespace(source, f"<module of {resource}>", "__runpod_live__")
     handle = next((v for v in namespace.values() if getattr(getattr(v, "spec", None), "name", None) == resource and hasattr(v, "_cls")), None)
-    if getattr(handle, "_cls", None) is None:
-        raise LookupError(f"no @app.api class named {resource!r} in the module source sent (an ASGI app factory is not served by minipod)")
-    serve_class(handle)
+    if getattr(handle, "_cls", None) is None and getattr(handle, "_asgi_factory", None) is None:
+        raise LookupError(f"no @app.api class or ASGI app factory named {resource!r} in the module source sent")
+    serve_handle(handle)
     digest = hashlib.sha256(source.encode()).hexdigest()
     _SERVED.hash = digest
     return {"status": "synced", "hash": digest}
 
 
-def serve_class(handle: Any) -> None:
-    """Serves the class of an `@app.api` handle from now on: instantiated, its `@init` run, its routes answered."""
-    instance = handle._cls()
-    init_name = getattr(handle, "_init_name", None)
-    if init_name:
-        run(getattr(instance, init_name)())
-    routes = [(r.method.upper(), _pattern(r.path), r.handler_name) for r in getattr(handle.spec, "routes", [])]
-    _SERVED.instance, _SERVED.routes = instance, routes
+def serve_handle(handle: Any) -> None:
+    """
+    Serves an `@app.api` handle from now on: its class instantiated, its `@init` run, its routes
+    answered; or the ASGI app its factory returns, its lifespan started, answering every path.
+    """
+    before = _SERVED.asgi
+    if getattr(handle, "_cls", None) is None:
+        served = AsgiServed(handle._asgi_factory(), _LOOP)
+        served.start()
+        _SERVED.instance, _SERVED.routes, _SERVED.asgi = None, [], served
+    else:
+        instance = handle._cls()
+        init_name = getattr(handle, "_init_name", None)
+        if init_name:
+            run(getattr(instance, init_name)())
+        routes = [(r.method.upper(), _pattern(r.path), r.handler_name) for r in getattr(handle.spec, "routes", [])]
+        _SERVED.instance, _SERVED.routes, _SERVED.asgi = instance, routes, None
+    if before is not None:
+        before.stop()
 
 
 def call(method: str, path: str, body: Any) -> Tuple[int, Any]:
@@ -141,6 +170,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         path = self.path.split("?", 1)[0]
+        live = self.server.dispatch is _dispatch  # type: ignore[attr-defined]
+        asgi = _SERVED.asgi
+        # An ASGI app answers every path but the live runtime's own (and /ping, unless it has its own).
+        if asgi is not None and not _UNSERVED and not (live and path in ("/ping", "/_runpod/sync")) and (path != "/ping" or asgi.own_ping):
+            return asgi.handle(self)
+        if self.command in ("HEAD", "OPTIONS"):  # an ASGI app's methods: a class's routes have none of these
+            return self.send_error(501, f"Unsupported method ({self.command!r})")
         if path == "/ping":
             return self._answer(200, {"status": "healthy"})
         try:
@@ -154,7 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (TypeError, ValueError) as e:
             self._answer(500, {"error": f"the return value is not JSON: {e}"})
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 
 
 def _dispatch(method: str, path: str, body: Any) -> Tuple[int, Any]:
@@ -171,7 +207,7 @@ def serve(name: str, dispatch: Callable[[str, str, Any], Tuple[int, Any]], prepa
     Serves `/ping` and, one call at a time, `dispatch(method, path, JSON body)` on 127.0.0.1:$PORT;
     `prepare` first, on the runtime's event loop's side, before the port answers (so not ready before).
     """
-    threading.Thread(target=_LOOP.run_forever, name="minipod-runtime-loop", daemon=True).start()
+    start_loop()
     if prepare is not None:
         prepare()
     port = int(os.environ.get("PORT") or 80)
@@ -188,19 +224,41 @@ def serve(name: str, dispatch: Callable[[str, str, Any], Tuple[int, Any]], prepa
 _UNSERVED: List[str] = []
 
 
-def load_deployed() -> None:
-    """A deployed app's worker: serves its build's `@app.api` class, or keeps why it cannot."""
+def _failed(handle: Any, e: Exception) -> RuntimeError:
+    what = "@init hook" if getattr(handle, "_cls", None) is not None else "ASGI app factory"
+    return RuntimeError(f"the {what} of the deployed resource {handle.spec.name!r} failed: {type(e).__name__}: {e}")
+
+
+def _unserved(e: Exception) -> None:
+    print(str(e), file=sys.stderr, flush=True)  # and answered on every request, so the caller reads why
+    _UNSERVED.append(str(e))
+
+
+def load_deployed(handle: Any = None) -> None:
+    """A deployed app's worker: serves its build's `@app.api` class (or factory's app), or keeps why it cannot."""
+    from .sdk_deployed import loaded
+
+    if _UNSERVED:
+        return
+    try:
+        handle = handle if handle is not None else loaded("api")
+        try:
+            serve_handle(handle)
+        except Exception as e:  # its constructor or its @init hook, its factory or its app's startup
+            raise _failed(handle, e) from e
+    except Exception as e:
+        _unserved(e)
+
+
+def _deployed_handle() -> Any:
+    """The deployed resource's handle, from the build; None when it cannot be served (why kept, and answered)."""
     from .sdk_deployed import loaded
 
     try:
-        handle = loaded("api")
-        try:
-            serve_class(handle)
-        except Exception as e:  # its constructor or its @init hook
-            raise RuntimeError(f"the @init hook of the deployed resource {handle.spec.name!r} failed: {type(e).__name__}: {e}") from e
-    except Exception as e:  # answered on every request, so the caller reads why
-        print(str(e), file=sys.stderr, flush=True)
-        _UNSERVED.append(str(e))
+        return loaded("api")
+    except Exception as e:
+        _unserved(e)
+        return None
 
 
 def dispatch_deployed(method: str, path: str, body: Any) -> Tuple[int, Any]:
@@ -213,9 +271,18 @@ def dispatch_deployed(method: str, path: str, body: Any) -> Tuple[int, Any]:
 def main() -> None:
     from .sdk_deployed import resource_name
 
-    # A deployed app's worker (FLASH_RESOURCE_NAME, from `rp flash deploy`): its build's class from the start.
+    # A deployed app's worker (FLASH_RESOURCE_NAME, from `rp flash deploy`): its build's class from the start;
+    # an ASGI app factory's app served by uvicorn when the interpreter has it, as on the service.
     if resource_name():
-        serve("api", dispatch_deployed, prepare=load_deployed)
+        handle = _deployed_handle()
+        if handle is not None and getattr(handle, "_cls", None) is None and uvicorn_available():
+            try:
+                app = handle._asgi_factory()
+            except Exception as e:
+                _unserved(_failed(handle, e))
+            else:
+                return serve_with_uvicorn(app, int(os.environ.get("PORT") or 80))
+        serve("api", dispatch_deployed, prepare=lambda: load_deployed(handle))
     else:
         serve("api", _dispatch)
 
@@ -224,4 +291,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["call", "dispatch_deployed", "load_deployed", "main", "run", "serve", "serve_class", "sync"]
+__all__ = ["call", "dispatch_deployed", "load_deployed", "main", "run", "serve", "serve_handle", "start_loop", "sync"]

@@ -85,6 +85,19 @@ def missing_error(missing: List[str]) -> str:
     )
 
 
+def system_notes(packages: Optional[List[str]]) -> List[str]:
+    """
+    A note for each system dependency not found on PATH (the service installs them with apt-get at
+    the worker's start; minipod installs nothing): its name and the command that installs it here.
+    """
+    return [
+        f"minipod: system dependency {name!r} is not on PATH, and minipod installs nothing; "
+        f"install it on this machine, e.g. with: sudo apt-get install -y {shlex.quote(name)}"
+        for name in packages or []
+        if isinstance(name, str) and shutil.which(name) is None
+    ]
+
+
 def _traceback(e: BaseException, runtime_files: Tuple[str, ...] = ()) -> str:
     """The traceback from the user's code on (the runtimes' own frames left out)."""
     tb = e.__traceback__
@@ -261,7 +274,7 @@ async def execute(request: Dict[str, Any]) -> Dict[str, Any]:
     if missing:
         return {"success": False, "error": missing_error(missing), "stdout": ""}
     capture = io.StringIO()
-    notes = [f"minipod: system dependency {d!r} is not installed by minipod and not found on PATH" for d in request.get("system_dependencies") or [] if shutil.which(d) is None]
+    notes = system_notes(request.get("system_dependencies"))
     response: Dict[str, Any] = {}
     with _captured(capture):
         for note in notes:
@@ -315,4 +328,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["execute", "handler", "is_installed", "missing_dependencies", "requirement_name", "main"]
+__all__ = ["execute", "handler", "is_installed", "missing_dependencies", "requirement_name", "main", "system_notes"]

@@ -328,13 +328,18 @@ class Worker:
 
     # --- beside the loop ---
 
+    def _held(self) -> List[Tuple[str, "asyncio.Task[Any]"]]:
+        """The jobs the worker holds, each with its task (called with `self.lock` held)."""
+        return [self.current] if self.current else []
+
     def _heartbeat(self) -> None:
         if not self.ping_url:
             return
         conn = _Connection(timeout=max(self.ping_interval * 2, 5))
         while not self.stopping.is_set():
             with self.lock:
-                held = {"job_id": self.current[0]} if self.current else {}  # no ids: the heartbeat says "no jobs"
+                ids = [job_id for job_id, _ in self._held()]
+            held = {"job_id": ",".join(ids)} if ids else {}  # no ids: the heartbeat says "no jobs"
             try:
                 conn.request("GET", _with_query(self.ping_url, **held, runpod_version=VERSION), self.headers)
             except (OSError, http.client.HTTPException):
@@ -361,9 +366,9 @@ class Worker:
             except (ValueError, AttributeError):
                 continue
             with self.lock:
-                current = self.current
-            if current is not None and current[0] in ids:
-                self.loop.call_soon_threadsafe(current[1].cancel)
+                stopped = [task for job_id, task in self._held() if job_id in ids]
+            for task in stopped:
+                self.loop.call_soon_threadsafe(task.cancel)
 
     def on_signal(self, signum: int, frame: Any) -> None:
         """SIGTERM or SIGINT: stop taking jobs; a held job-take is left at once, a running job finishes."""

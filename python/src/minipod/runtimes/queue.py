@@ -12,7 +12,8 @@ with the job's arguments; a coroutine is awaited. The job's output is the list t
 FunctionResponse (`success`, `json_result`, `error` with the traceback, `stdout`), or for a
 generator function one `{"success": true, "__stream__": true, "json_result": chunk}` per item,
 each also sent as a stream chunk. Dependencies follow the Flash worker's offline rule: used when
-importable, else the call fails naming them and the command that installs them.
+importable, else the call fails naming them and the command that installs them; a system
+dependency not on PATH is noted in the call's output (and the worker's log), never installed.
 
 A worker of a deployed app's endpoint (`FLASH_RESOURCE_NAME` set, by `rp flash deploy`) serves its
 build's function instead, taking plain JSON: see `minipod.runtimes.sdk_deployed`.
@@ -22,9 +23,9 @@ from __future__ import annotations
 import inspect
 import io
 import json
-from typing import Any, AsyncIterator, Dict, Optional
+from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
 
-from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error
+from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error, system_notes
 
 _ONE_AT_A_TIME: Optional[Any] = None
 
@@ -34,31 +35,24 @@ def _chunk(item: Any) -> Dict[str, Any]:
     return {"success": True, "__stream__": True, "json_result": item}
 
 
-async def _run(request: Dict[str, Any], capture: io.StringIO) -> AsyncIterator[Dict[str, Any]]:
+def _resolved(request: Dict[str, Any]) -> Tuple[Any, List[Any], Dict[str, Any]]:
+    """The function the request names, from its module executed afresh (the function, not the SDK's handle), and its arguments."""
     name = request.get("function_name")
     namespace = _namespace(request.get("function_code") or "", f"<module of {name}>", "__runpod_live__")
     fn = namespace.get(name) if isinstance(name, str) else None
     if fn is None:
         raise NameError(f"function {name!r} is not defined by the module source sent")
-    fn = getattr(fn, "_fn", fn)
     args, kwargs = _arguments(request, "args", "kwargs")
-    if inspect.isasyncgenfunction(fn):
-        async for item in fn(*args, **kwargs):
-            yield _chunk(item)
-    elif inspect.isgeneratorfunction(fn):
-        for item in fn(*args, **kwargs):
-            yield _chunk(item)
-    else:
-        result = await _call(fn, args, kwargs)
-        try:
-            json.dumps(result)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"return value must be json-serializable: {e}") from e
-        yield {"success": True, "json_result": result, "stdout": capture.getvalue()}
+    return getattr(fn, "_fn", fn), args, kwargs
 
 
 async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
-    """The worker runtime's generator handler: one FunctionResponse, or one envelope per item."""
+    """
+    The worker runtime's generator handler: one FunctionResponse, or one envelope per item. As the
+    service's runtime does, a plain function's call holds the worker (one at a time, whatever
+    RUNPOD_MAX_CONCURRENCY), while a generator's items are made on the worker's event loop beside
+    the other jobs, its prints going to the worker's output rather than a captured `stdout`.
+    """
     global _ONE_AT_A_TIME
     import asyncio
 
@@ -72,24 +66,42 @@ async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
         return
     if _ONE_AT_A_TIME is None:
         _ONE_AT_A_TIME = asyncio.Lock()
-    async with _ONE_AT_A_TIME:
-        capture = io.StringIO()
-        try:
+    capture = io.StringIO()
+    try:
+        async with _ONE_AT_A_TIME:
             with _captured(capture):
-                async for out in _run(request, capture):
-                    yield out
-        except Exception as e:  # the user's code failed
-            yield {"success": False, "error": _traceback(e, (__file__,)), "stdout": capture.getvalue()}
+                for note in system_notes(request.get("system_dependencies")):
+                    print(note)
+                fn, args, kwargs = _resolved(request)
+                streams = inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn)
+                if not streams:
+                    result = await _call(fn, args, kwargs)
+                    try:
+                        json.dumps(result)
+                    except (TypeError, ValueError) as e:
+                        raise TypeError(f"return value must be json-serializable: {e}") from e
+                    response = {"success": True, "json_result": result, "stdout": capture.getvalue()}
+        if not streams:
+            yield response
+        elif inspect.isasyncgenfunction(fn):
+            async for item in fn(*args, **kwargs):
+                yield _chunk(item)
+        else:
+            for item in fn(*args, **kwargs):
+                yield _chunk(item)
+    except Exception as e:  # the user's code failed
+        yield {"success": False, "error": _traceback(e, (__file__,)), "stdout": capture.getvalue()}
 
 
 def main() -> None:
-    from .job_loop import serve
+    from .sdk_concurrency import serve
     from .sdk_deployed import resource_name, serve_queue
 
     # A deployed app's worker (FLASH_RESOURCE_NAME, from `rp flash deploy`) serves its build's function.
     if resource_name():
         return serve_queue()
-    # Minipod's job loop, as the Flash worker's: one call at a time, the next asked for at once.
+    # Minipod's job loop, taking up to RUNPOD_MAX_CONCURRENCY jobs; a call holds the worker while it runs
+    # (the service's runtime runs a live call's function without letting the other jobs in).
     serve(handler, aggregate_stream=True)
 
 

@@ -4,8 +4,11 @@ saved into a Flash environment (image `runpod/queue*` or `runpod/api*`), with `F
 (or `RUNPOD_RESOURCE_NAME`) naming its resource.
 
 The build's artifact is fetched and unpacked as for runpod-flash's deployed workers
-(`minipod.runtimes.flash_deployed.unpacked_app`): the project's files at the top, the packages the
-deploy vendored under `env/`, and `runpod_manifest.json`. The unpacked folder leads `sys.path`;
+(`minipod.runtimes.flash_deployed`): the project's files at the top, the packages the deploy
+vendored under `env/`, and `runpod_manifest.json`; or, as the service's bootstrap reads them, a
+folder `RUNPOD_PREBUILT_APP_DIR` names is used as it is, and one `RUNPOD_APP_DIR` names is
+reused when a build was unpacked there before (`.rp-unpacked`), else the build is unpacked there
+(`app_dir`). The unpacked folder leads `sys.path`;
 `env/` is put after the interpreter's own paths, so the worker's Python environment (yours) is
 what runs, and the vendored packages only fill what it lacks. The manifest's entry of the resource
 names the module to import; its `@app.queue` function (or `@app.api` class) whose name is the
@@ -18,7 +21,8 @@ resource's is served, after its `@init` hook ran:
 
 Offline: the resource's `dependencies` and the build's `excludedPackages` must be importable (from
 the interpreter or `env/`), else the worker fails each job (each request) naming them and the
-command that installs them. What cannot be served (no build deployed, no such resource) is every
+command that installs them; the resource's `systemDependencies` are never installed, each one not
+on PATH noted in the worker's log with the command that installs it. What cannot be served (no build deployed, no such resource) is every
 job's error rather than a worker that does not start.
 """
 from __future__ import annotations
@@ -29,16 +33,19 @@ import inspect
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Dict
 
-from .flash import missing_dependencies, missing_error
-from .flash_deployed import unpacked_app
+from .flash import missing_dependencies, missing_error, system_notes
+from .flash_deployed import _artifact_bytes, unpack, unpacked_app
 
 MANIFEST = "runpod_manifest.json"
+#: What the service's bootstrap leaves in a folder it has unpacked a build into.
+UNPACK_MARKER = ".rp-unpacked"
 
-#: What each kind serves of the handle the SDK's decorator made: the function, or the class.
-_SERVED = {"queue": ("_fn", "@app.queue function"), "api": ("_cls", "@app.api class")}
+#: What each kind serves of the handle the SDK's decorator made: the function, or the class or ASGI app factory.
+_SERVED = {"queue": (("_fn",), "@app.queue function"), "api": (("_cls", "_asgi_factory"), "@app.api class or ASGI app factory")}
 
 
 def resource_name() -> str:
@@ -64,6 +71,8 @@ def handle_in(app_dir: Path, resource: str, kind: str) -> Any:
     missing = missing_dependencies([*(manifest.get("excludedPackages") or []), *(entry.get("dependencies") or [])])
     if missing:
         raise RuntimeError(missing_error(missing))
+    for note in system_notes(entry.get("systemDependencies")):
+        print(note, file=sys.stderr, flush=True)
     module_name = entry.get("module")
     if not isinstance(module_name, str) or not module_name:
         raise RuntimeError(f"the manifest's resource {resource!r} names no module")
@@ -73,9 +82,9 @@ def handle_in(app_dir: Path, resource: str, kind: str) -> Any:
         if e.name and e.name.split(".")[0] != module_name.split(".")[0]:
             raise RuntimeError(f"module {module_name!r} imports {e.name!r}: {missing_error([e.name.split('.')[0]])}") from e
         raise
-    attr, what = _SERVED[kind]
+    attrs, what = _SERVED[kind]
     for value in vars(module).values():
-        if getattr(getattr(value, "spec", None), "name", None) == resource and getattr(value, attr, None) is not None:
+        if getattr(getattr(value, "spec", None), "name", None) == resource and any(getattr(value, a, None) is not None for a in attrs):
             return value
     raise RuntimeError(f"module {module_name!r} has no {what} named {resource!r}")
 
@@ -96,11 +105,45 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
+def app_dir() -> Path:
+    """
+    The build's folder, located as the service's bootstrap locates it: `RUNPOD_PREBUILT_APP_DIR`
+    when it names a folder (used as it is, nothing unpacked); else `RUNPOD_APP_DIR` when it holds
+    `.rp-unpacked` (unpacked before: reused); else the artifact unpacked into `RUNPOD_APP_DIR`,
+    which then gets that marker. Without `RUNPOD_APP_DIR`, a folder of the worker's own
+    (`minipod.runtimes.flash_deployed.unpacked_app`) rather than the image's `/app`. The folder
+    becomes the working directory and leads `sys.path`, and `RUNPOD_APP_DIR` names it.
+    """
+    prebuilt = os.environ.get("RUNPOD_PREBUILT_APP_DIR")
+    named = os.environ.get("RUNPOD_APP_DIR")
+    if prebuilt and Path(prebuilt).is_dir():
+        root = Path(prebuilt)
+        print(f"minipod: using the unpacked app at {root} (RUNPOD_PREBUILT_APP_DIR)", file=sys.stderr, flush=True)
+    elif named:
+        root = Path(named)
+        if (root / UNPACK_MARKER).is_file():
+            print(f"minipod: the app is already unpacked at {root} (RUNPOD_APP_DIR)", file=sys.stderr, flush=True)
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            unpack(_artifact_bytes(), root)
+            (root / UNPACK_MARKER).write_text(str(time.time()))
+    else:
+        root = unpacked_app()  # its folder made the working directory and the path's first entry
+        os.environ["RUNPOD_APP_DIR"] = str(root)
+        return root
+    root = root.resolve()
+    sys.path.insert(0, str(root))
+    os.chdir(root)
+    importlib.invalidate_caches()
+    os.environ["RUNPOD_APP_DIR"] = str(root)
+    return root
+
+
 def loaded(kind: str) -> Any:
-    """The handle of this worker's resource, from the build unpacked; raises saying why it cannot be served."""
+    """The handle of this worker's resource, from the build's folder; raises saying why it cannot be served."""
     resource = resource_name()
     try:
-        return handle_in(unpacked_app(), resource, kind)
+        return handle_in(app_dir(), resource, kind)
     except Exception as e:
         raise RuntimeError(f"minipod's SDK 2.x {kind} worker cannot serve the deployed resource {resource!r}: {e}") from e
 
@@ -143,7 +186,7 @@ def queue_handler(handle: Any) -> Callable[[Dict[str, Any]], Any]:
 
 def serve_queue() -> None:
     """Serves the deployed `@app.queue` function on minipod's job loop (what cannot be, each job's error)."""
-    from .job_loop import serve
+    from .sdk_concurrency import serve
 
     try:
         handle = loaded("queue")
@@ -157,4 +200,4 @@ def serve_queue() -> None:
     serve(handler, aggregate_stream=True)
 
 
-__all__ = ["handle_in", "loaded", "queue_handler", "resource_name", "run_init", "serve_queue"]
+__all__ = ["app_dir", "handle_in", "loaded", "queue_handler", "resource_name", "run_init", "serve_queue"]
