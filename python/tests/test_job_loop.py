@@ -9,14 +9,9 @@ import pytest
 from minipod import MinipodError
 from minipod.runtimes.job_loop import Worker, error_of, result_of
 
+from jobs import AUTH, submit
+
 SCRIPT = Path(__file__).with_name("loop_script.py")
-AUTH = {"authorization": "Bearer test"}
-
-
-def submit(minipod: Any, endpoint: str, payload: Dict[str, Any]) -> str:
-    req = urllib.request.Request(f"{minipod.url}/v2/{endpoint}/run", data=json.dumps({"input": payload}).encode(), method="POST", headers={"content-type": "application/json", **AUTH})
-    with urllib.request.urlopen(req, timeout=30) as res:
-        return json.loads(res.read())["id"]
 
 
 def test_results_errors_and_exceptions_are_sent_as_the_worker_library_sends_them(minipod) -> None:

@@ -9,19 +9,9 @@ import pytest
 
 from minipod.runtimes.sdk_concurrency import max_concurrency
 
+from jobs import AUTH, submit, status
+
 SCRIPT = Path(__file__).with_name("concurrent_script.py")
-AUTH = {"authorization": "Bearer test"}
-
-
-def submit(minipod: Any, endpoint: str, payload: Dict[str, Any]) -> str:
-    req = urllib.request.Request(f"{minipod.url}/v2/{endpoint}/run", data=json.dumps({"input": payload}).encode(), method="POST", headers={"content-type": "application/json", **AUTH})
-    with urllib.request.urlopen(req, timeout=30) as res:
-        return json.loads(res.read())["id"]
-
-
-def status(minipod: Any, endpoint: str, job_id: str) -> str:
-    with urllib.request.urlopen(urllib.request.Request(f"{minipod.url}/v2/{endpoint}/status/{job_id}", headers=AUTH), timeout=30) as res:
-        return json.loads(res.read())["status"]
 
 
 def held_by(minipod: Any, endpoint: str, count: int) -> List[str]:
