@@ -135,7 +135,7 @@ function markBodyArriving(req: IncomingMessage, res: ServerResponse, activity: A
   req.once("resume", () => {
     if (req.complete || req.readableEnded) return;
     const release = activity.working();
-    req.once("end", release).once("close", release);
+    req.once("end", release);
     res.once("close", release);
   });
 }
