@@ -271,7 +271,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     ownAddress: observed.ownAddress,
     journalMax: config.journal.maxEntries,
     journalBodyBytes: config.journal.maxBodyBytes,
-    bodies: new BodyBudget(config.memory.requestBodyBytes, clock.activity),
+    bodies: new BodyBudget(config.memory.requestBodyBytes),
     snapshots,
     runUntilIdle: observed.runUntilIdle,
     waitForJob: (endpointId, jobId, status, withinMs) => waitForJob({ clock, jobs, notifier }, endpointId, jobId, status, withinMs),

@@ -8,7 +8,8 @@
  * for a worker or a cold start), `waitForJob`. Something runs on real time: a handler in minipod's
  * process computing (not while it sleeps on the virtual clock), a job on a worker process or a job
  * queued for one, a worker process starting, a load-balanced request at a worker process, the
- * body of a load-balanced request still coming from its client, a webhook in flight.
+ * body of a request still coming from its client while a route reads it, a piece of a streamed
+ * answer still going out to a client that reads slowly (for a bounded wall time), a webhook in flight.
  *
  * The `auto` clock applies the rule by itself (see VirtualClock); `waitForJob` and `runUntilIdle`
  * step time by it on every clock (`stepUntil`). Jumping while real work runs would fire a timeout

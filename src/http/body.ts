@@ -1,6 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { IncomingMessage } from "node:http";
-import type { Activity, Release } from "../domain/activity.js";
 import { EmulatorError } from "../domain/errors.js";
 
 const tooLarge = (limit: number) =>
@@ -15,11 +14,8 @@ const tooLarge = (limit: number) =>
 export class BodyBudget {
   private held = 0;
 
-  /** `activity`: the clock's, where the wait for a body still arriving is real work (the auto clock does not skip meanwhile). */
-  constructor(
-    readonly max: number,
-    readonly activity?: Activity,
-  ) {}
+  // The wait for a body still arriving is real work for the clock: the pipeline marks it (markBodyArriving).
+  constructor(readonly max: number) {}
 
   /** Bytes held now. */
   get inUse(): number {
@@ -60,11 +56,6 @@ export class BodyHold {
   release(): void {
     this.budget.give(this.bytes);
     this.bytes = 0;
-  }
-
-  /** Marks the wait for the rest of a body still arriving as real work, until the function returned is called. */
-  arriving(): Release | undefined {
-    return this.budget.activity?.working();
   }
 }
 
@@ -124,7 +115,6 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
   const decoder = new TextDecoder();
   let text = "";
   let size = 0;
-  const arriving = hold?.arriving();
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -137,8 +127,7 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
   } catch (e) {
     void reader.cancel().catch(() => {});
     hold?.release();
-    throw e;  } finally {
-    arriving?.();
+    throw e;
   }
   return text + decoder.decode();
 }
@@ -149,10 +138,7 @@ export function readIncoming(incoming: IncomingMessage, limit: number, hold?: Bo
     if (incoming.readableEnded) return resolve("");
     const chunks: Buffer[] = [];
     let size = 0;
-    // Waiting for bytes still to come is real work: the auto clock does not skip meanwhile.
-    const arriving = incoming.complete ? undefined : hold?.arriving();
     const done = (fn: () => void) => {
-      arriving?.();
       incoming.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       fn();
     };

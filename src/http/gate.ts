@@ -11,19 +11,22 @@ import { routeInfo, type RouteInfo } from "./route-info.js";
 /**
  * Authentication, the REST quota, the scope check and the queue limits of a service request, in
  * that order: the release of the queue slot it holds (undefined when none), or thrown, the error
- * to answer instead, with the headers that answer carries already on `answer`.
+ * to answer instead, with the headers that answer carries already on `answer`. A request a route
+ * passed on (`passedOn`), whose client was admitted already as it called, takes only the queue
+ * limits of the endpoint it goes to.
  */
-export type Admission = (method: string, path: string, authorization: string | undefined, route: ServiceRoute, answer: HeaderSink) => (() => void) | undefined;
+export type Admission = (method: string, path: string, authorization: string | undefined, route: ServiceRoute, answer: HeaderSink, passedOn?: boolean) => (() => void) | undefined;
 
 export function serviceAdmission(core: Pick<Core, "auth" | "rateLimits" | "scheduler" | "loadBalancers" | "endpoints">): Admission {
   const keys = core.auth;
   const quota = restQuota(core);
   const admission = queueAdmission(core);
-  return (method, path, authorization, route, answer) => {
+  return (method, path, authorization, route, answer, passedOn) => {
+    if (passedOn) return admission(method, route, answer);
     const caller = authenticate(authorization, answer, keys, route);
     quota(answer, caller);
     authorize(method, path, caller);
-    return admission(method, caller, answer);
+    return admission(method, route, answer);
   };
 }
 
@@ -52,6 +55,12 @@ export interface Exchange extends HeaderSink, JournalSource {
   classified?(route: ServiceRoute): void;
   /** Whether its route passed it on to another, whose entry the journal keeps instead of this one's. */
   forwarded?(): boolean;
+  /**
+   * Whether it is the request a route passed on (see `forwarded`): its client passed the gate as it
+   * called, so it passes only what depends on where it goes (its endpoint's queue limits, the
+   * journal's entry, the commit), not a second log line, fault or authentication.
+   */
+  passedOn?(): boolean;
   /** Called once the answer is made and recorded (the journal, the log line): an entry that writes it itself does so now. */
   answered?(): void;
   /**
@@ -99,9 +108,10 @@ export class Gate {
     x.classified?.(route);
     const info = x.service?.info ?? routeInfo(path, route);
     const at = journal.enabled ? journal.now() : 0;
+    const passedOn = x.passedOn?.() === true;
     let release: (() => void) | undefined;
     const admitted = () => {
-      release = this.admit(method, path, x.authorization(), route, x);
+      release = this.admit(method, path, x.authorization(), route, x, passedOn);
       if (release !== undefined && route.operation === OPENAI_OPERATION) {
         x.keepSlot?.(() => {
           const kept = release ?? (() => {});
@@ -114,13 +124,13 @@ export class Gate {
     const recorded = () => {
       release?.();
       return after(journal.enabled && x.forwarded?.() !== true ? journal.record(x, info, at, startedMs) : undefined, () => {
-        this.logLine(x, startedMs);
+        if (!passedOn) this.logLine(x, startedMs);
         x.answered?.();
       });
     };
     let outcome: unknown;
     try {
-      const fault = requestFault(x, core.faults, core.log, info, core.clock.wall);
+      const fault = passedOn ? undefined : requestFault(x, core.faults, core.log, info, core.clock.wall);
       outcome = fault ? fault.then((dropped) => (dropped ? undefined : admitted())) : admitted();
     } catch (err) {
       return after(x.fail(err), recorded);

@@ -74,6 +74,10 @@ class HonoExchange implements Exchange {
     return this.c.get("forwarded") === true;
   }
 
+  passedOn(): boolean {
+    return journalPathOf(this.c.env) !== undefined;
+  }
+
   journalPath(): string | undefined {
     return journalPathOf(this.c.env);
   }

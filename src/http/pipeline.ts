@@ -2,6 +2,7 @@ import { getRequestListener, RequestError } from "@hono/node-server";
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { Activity } from "../domain/activity.js";
 import { EmulatorError } from "../domain/errors.js";
 import type { Logger } from "../domain/logger.js";
 import type { App } from "./app.js";
@@ -120,6 +121,25 @@ function unreadableRequest(e: unknown): Response {
   return new Response(body, { status, headers });
 }
 
+/**
+ * A request's body still on its way while minipod reads it is real work (see Activity): the auto
+ * clock does not skip meanwhile, whichever route reads it (a fast entry, a Hono route's JSON body,
+ * GraphQL, an upload, a relay to a worker). Marked from the first read of a body not yet whole
+ * (node's `resume`, as a reader starts taking its bytes) until it has come whole (`end`) or the
+ * exchange is over (the answer ended, the connection closed). A body nobody reads marks nothing.
+ * A client that stalls mid-body holds it at most until node's `requestTimeout` (5 minutes) cuts
+ * the request with a 408, as it cuts any request that does not arrive whole.
+ */
+function markBodyArriving(req: IncomingMessage, res: ServerResponse, activity: Activity): void {
+  if (req.complete || (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined)) return;
+  req.once("resume", () => {
+    if (req.complete || req.readableEnded) return;
+    const release = activity.working();
+    req.once("end", release);
+    res.once("close", release);
+  });
+}
+
 /** `Upgrade: websocket`, alone or among other protocols: the one protocol minipod switches to. */
 const WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
 /** The headers of an upgrade minipod declines, left out of the request it serves instead. */
@@ -161,7 +181,8 @@ export function withoutUpgrade(req: IncomingMessage, head: Buffer): Buffer {
  * 3. a load-balancing endpoint reached by host name takes the path form (`/lb/{endpoint_id}/...`);
  * 4. the route table (route-table.ts): a route with a fast entry answers from node's request,
  *    any other through Hono (@hono/node-server); either way behind the one gate (gate.ts: the
- *    log line, the journal, faults, authentication, limits), then the route.
+ *    log line, the journal, faults, authentication, limits), then the route; its body, while it
+ *    arrives as the route reads it, is real work for the clock (`markBodyArriving`).
  *
  * An upgrade is taken only as a WebSocket to a load-balancing endpoint (load-balancer/upgrade.ts);
  * any other (Java's `HttpClient` asks every HTTP/1.1 request to become h2c) is served as the
@@ -169,7 +190,7 @@ export function withoutUpgrade(req: IncomingMessage, head: Buffer): Buffer {
  *
  * This is the only place node's requests are dispatched (test/architecture.test.ts).
  */
-export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapshots"> & Parameters<typeof loadBalancerUpgrade>[0], options: PipelineOptions): Pipeline {
+export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapshots" | "clock"> & Parameters<typeof loadBalancerUpgrade>[0], options: PipelineOptions): Pipeline {
   // `{endpoint_id}.localhost` names a load-balancing endpoint: its requests take the path form.
   const byHost = lbHostPattern(options.host, options.allowed);
   const hosts = { bound: options.host, allowed: options.allowed, dynamic: (name: string) => endpointOfHost(name, core.endpoints, byHost) !== undefined };
@@ -188,6 +209,7 @@ export function requestPipeline(app: App, core: Pick<Core, "endpoints" | "snapsh
       const held = core.snapshots.held();
       if (held) return void held.then(() => pipeline.request(req, res));
       if (refused(req, res) || foreign(req, res)) return;
+      markBodyArriving(req, res, core.clock.activity);
       routeLoadBalancing(req, core.endpoints, byHost);
       if (!app.table.take(req, res)) void hono(req, res);
     },

@@ -2,6 +2,7 @@ import { EmulatorError } from "../domain/errors.js";
 import { LOAD_BALANCER_OPERATION } from "../domain/operations.js";
 import type { Caller, HeaderSink } from "./auth.js";
 import type { Core } from "./core.js";
+import type { ServiceRoute } from "./surfaces.js";
 import { rateLimitHeader, rateLimitPolicyHeader } from "./rate-limit-headers.js";
 
 /**
@@ -34,9 +35,9 @@ export function restQuota(core: Pick<Core, "rateLimits">): (answer: HeaderSink, 
  * operation, `lb`, of the same table (the dynamic rule on its ready workers), and every answer to
  * them, the 429 too, says what is left in `RateLimit` and `RateLimit-Policy`.
  */
-export function queueAdmission(core: Pick<Core, "rateLimits" | "scheduler" | "loadBalancers" | "endpoints">): (method: string, caller: Caller, answer: HeaderSink) => (() => void) | undefined {
+export function queueAdmission(core: Pick<Core, "rateLimits" | "scheduler" | "loadBalancers" | "endpoints">): (method: string, route: ServiceRoute, answer: HeaderSink) => (() => void) | undefined {
   const { rateLimits, scheduler, loadBalancers, endpoints } = core;
-  return (method, { route }, answer) => {
+  return (method, route, answer) => {
     if (route.surface !== "queue" || route.operation === undefined || !rateLimits.enabled) return undefined;
     const endpointId = route.endpointId!;
     if (route.operation === LOAD_BALANCER_OPERATION) {

@@ -10,6 +10,7 @@ import { RecentMap } from "../domain/recent-map.js";
 import { WriteBehind } from "./write-behind.js";
 import { COLUMNS, fromArray, fromRow, jobColumns, LIST_WHERE, SUMMARY_COLUMNS, type JobRow, type PayloadRead } from "./job-rows.js";
 import { PayloadParts } from "./payload-parts.js";
+import { countsOf, StatusCounts } from "./status-counts.js";
 import { heavy } from "./job-weight.js";
 import type { RawJson } from "../domain/json-text.js";
 
@@ -46,6 +47,8 @@ export class SqliteJobStore implements JobStore {
    * endpoint id (no key made per look-up: this runs on every /run).
    */
   private readonly lanes: Record<Lane, Map<string, QueueIndex>> = { standard: new Map(), batch: new Map() };
+  /** Each endpoint's jobs by status and their retries (`/health`), once asked: kept true by every write. */
+  private readonly counts = new StatusCounts();
   private readonly s;
   private readonly dueReader: DueJobs;
   /** One transaction wrapper, made once: better-sqlite3 builds several functions per wrapper. */
@@ -67,6 +70,7 @@ export class SqliteJobStore implements JobStore {
     const columns = jobColumns((_job, _field, value) => this.parts.column(value));
     this.dueReader = new DueJobs(db, (sql) => this.rawRows(sql), this.read);
     this.behind = new JobWrites(db, writes, columns, () => {
+      this.counts.clear();
       this.recent.clear();
       this.lanes.standard.clear();
       this.lanes.batch.clear();
@@ -109,6 +113,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   insert(job: Job): void {
+    this.counts.changed(job.endpointId, undefined, job);
     this.behind.inserted(job);
     this.remember(job);
     this.track(job);
@@ -142,12 +147,15 @@ export class SqliteJobStore implements JobStore {
       for (const f of changed) merged[f] = job[f];
       next = merged as unknown as Job;
     }
+    if (this.counts.kept(job.endpointId)) this.counts.changed(job.endpointId, known ?? this.get(job.id), next);
     this.behind.saved(next, changed);
     this.remember(next);
     this.track(next);
   }
 
   delete(id: string): void {
+    const gone = this.counts.any ? this.get(id) : undefined;
+    if (gone) this.counts.changed(gone.endpointId, gone, undefined);
     this.behind.deleted(id);
     this.recent.delete(id);
     for (const q of this.lanes.standard.values()) q.remove(id);
@@ -173,6 +181,7 @@ export class SqliteJobStore implements JobStore {
 
   /** Drops every job kept in memory: the database changed under the store (a snapshot was restored). */
   forget(): void {
+    this.counts.clear();
     this.behind.clear();
     this.parts.clear();
     this.recent.clear();
@@ -245,10 +254,14 @@ export class SqliteJobStore implements JobStore {
   }
 
   countByStatus(endpointId: string): Record<JobStatus, number> {
-    this.flush();
-    const counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
-    for (const r of this.s.countByStatus.all(endpointId)) counts[r.status as JobStatus] = r.n;
-    return counts;
+    return { ...this.endpointCounts(endpointId).byStatus };
+  }
+
+  private endpointCounts(endpointId: string) {
+    return this.counts.of(endpointId, () => {
+      this.flush();
+      return countsOf(this.s.countByStatus.all(endpointId), this.s.sumRetries.get(endpointId)?.n);
+    });
   }
 
   countActive(): number {
@@ -257,8 +270,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   sumRetries(endpointId: string): number {
-    this.flush();
-    return this.s.sumRetries.get(endpointId)?.n ?? 0;
+    return this.endpointCounts(endpointId).retries;
   }
 
   purgeQueued(endpointId: string): string[] {
@@ -266,6 +278,7 @@ export class SqliteJobStore implements JobStore {
     return this.tx(() => {
       const ids = this.s.queuedIds.all(endpointId).map((r) => r.id);
       this.s.purge.run(endpointId);
+      this.counts.drop(endpointId);
       for (const id of ids) this.recent.delete(id);
       this.lanes.standard.delete(endpointId);
       return ids;
@@ -342,6 +355,7 @@ export class SqliteJobStore implements JobStore {
 
   deleteEndpointJobs(endpointId: string): void {
     this.flush();
+    this.counts.drop(endpointId);
     this.recent.clear();
     this.lanes.standard.delete(endpointId);
     this.lanes.batch.delete(endpointId);

@@ -119,7 +119,16 @@ describe("the auto clock and a load-balanced request's body still on its way", (
 });
 
 describe("the auto clock and a queue request's body still on its way", () => {
-  it.each([["/v2/q/run"], ["/v2/q/runsync"], ["/v1/endpoints"]])("POST %s: reading a chunked body held back is real work; the clock does not skip meanwhile", async (path) => {
+  /** What completes each path's body after its first byte, `{`. */
+  const RESTS: Record<string, string> = {
+    "/v1/endpoints": `"name":"n","templateId":"t"}`,
+    "/v2/templates": `"name":"t2","imageName":"acme/x:1"}`,
+    "/graphql": `"query":"{ myself { id } }"}`,
+    "/v2/q/openai/v1/chat/completions": `"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+    "/_emulator/endpoints/q/run": `"input":{"p":1}}`,
+  };
+  const PATHS = ["/v2/q/run", "/v2/q/runsync", "/v1/endpoints", "/v2/templates", "/graphql", "/v2/q/openai/v1/chat/completions", "/_emulator/endpoints/q/run"];
+  it.each(PATHS.map((p) => [p]))("POST %s: reading a chunked body held back is real work; the clock does not skip meanwhile", async (path) => {
     emu = await createEmulator({ clock: "auto", config: { endpoints: [{ id: "q", handler: "echo", workersMin: 1, coldStartMs: 0 }] } });
     let socket!: Socket;
     await new Promise<void>((resolve) => (socket = connect(emu!.port, "127.0.0.1", resolve)));
@@ -137,11 +146,25 @@ describe("the auto clock and a queue request's body still on its way", () => {
     for (let i = 0; i < 200 && !(clock.realWork === true && clock.waiting === 1); i++) clock = await json(`${emu.url}/_emulator/clock`);
     expect(clock).toMatchObject({ waiting: 1, realWork: true });
     expect(emu.clock.now() - before).toBeLessThan(600_000);
-    const rest = path === "/v1/endpoints" ? `"name":"n","templateId":"t"}` : `"input":{"p":1}}`;
+    const rest = RESTS[path] ?? `"input":{"p":1}}`;
     socket.write(`${rest.length.toString(16)}\r\n${rest}\r\n0\r\n\r\n`);
     const got = parseAnswer(await answer);
     expect(got.status, got.body).toBeLessThan(500);
     expect(text).not.toBe("");
     await sleeping;
+  });
+
+  it("a client that goes away mid-body leaves no real work behind", async () => {
+    emu = await createEmulator({ clock: "auto", config: {} });
+    let socket!: Socket;
+    await new Promise<void>((resolve) => (socket = connect(emu!.port, "127.0.0.1", resolve)));
+    socket.on("error", () => {});
+    socket.write(`POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:${emu.port}\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"query"`);
+    let clock: Record<string, unknown> = {};
+    for (let i = 0; i < 200 && clock.realWork !== true; i++) clock = await json(`${emu.url}/_emulator/clock`);
+    expect(clock).toMatchObject({ realWork: true });
+    socket.destroy();
+    for (let i = 0; i < 200 && clock.realWork !== false; i++) clock = await json(`${emu.url}/_emulator/clock`);
+    expect(clock).toMatchObject({ realWork: false });
   });
 });

@@ -8,6 +8,7 @@ import { LB_PATH_PREFIX, LbRefusal, parseAffinity, type Lease, type LbWorker } f
 import { LB_PAYLOAD_MAX_BYTES } from "../../domain/limits.js";
 import type { Core } from "../core.js";
 import type { AppEnv } from "../env.js";
+import { pendingWrites } from "../pending-writes.js";
 import { echoHandler, openAiFetchHandler, type FetchHandler } from "./in-process.js";
 import { forward, WorkerStatusError } from "./proxy.js";
 
@@ -175,7 +176,8 @@ export function loadBalancerServer(
     }
     // A function's body is written in real time too (its own timers, its own I/O).
     try {
-      return relay(answer, worker.id, done, upstream, handler.kind === "function" && !worker.target ? () => clock.activity.working() : undefined);
+      // An answer of minipod's own waits on virtual time meanwhile: a piece still going out to a slow reader is real work (see pendingWrites).
+      return relay(answer, worker.id, done, upstream, handler.kind === "function" && !worker.target ? () => clock.activity.working() : undefined, worker.target ? undefined : clock);
     } catch (e) {
       // An answer no client can be given (a status text or header the web's Response refuses): the slot is the worker's again.
       upstream.abort(e);
@@ -188,9 +190,17 @@ export function loadBalancerServer(
 
 /**
  * The worker's answer with its id, whose end (or the client's going away) frees the worker.
- * `working`, when given, marks each wait for the next part of the body as real work.
+ * `working`, when given, marks each wait for the next part of the body as real work; `pending`,
+ * each part handed to the client's socket until it has gone (see `pendingWrites`).
  */
-function relay(answer: Response, workerId: string, done: () => void, upstream: AbortController, working?: () => () => void): Response {
+function relay(
+  answer: Response,
+  workerId: string,
+  done: () => void,
+  upstream: AbortController,
+  working?: () => () => void,
+  pending?: Parameters<typeof pendingWrites>[1],
+): Response {
   const headers = new Headers(answer.headers);
   headers.set(WORKER_ID_HEADER, workerId);
   if (!answer.body) {
@@ -233,7 +243,7 @@ function relay(answer: Response, workerId: string, done: () => void, upstream: A
       return reader.cancel(reason).catch(() => {});
     },
   });
-  return new Response(body, { status: answer.status, statusText: answer.statusText, headers });
+  return new Response(pending ? pendingWrites(body, pending) : body, { status: answer.status, statusText: answer.statusText, headers });
 }
 
 /**

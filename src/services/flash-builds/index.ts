@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { problem } from "../../http/schemas.js";
 import { idParams, routeHead } from "../shared/rest.js";
 import { documentsOf, type ServiceDef, type BuildReach } from "../shared/service.js";
+import { FLASH_BUILDS_CONFIG } from "./config.js";
 import { flashBuildsGraphQL } from "./graphql.js";
 import { FlashBuildService, type FlashArtifact, type FlashBuild } from "./model.js";
 
@@ -65,16 +66,20 @@ const downloadRoute = createRoute({
  * `prepareFlashArtifactUpload` hands out (no key: the object key is the secret, as in a presigned
  * URL), and `GET` of the same, from which a deployed endpoint's workers fetch it.
  */
-export const flashBuilds: ServiceDef<"flash-builds", { flashBuilds: FlashBuildService }, typeof collections> = {
+export const flashBuilds: ServiceDef<"flash-builds", { flashBuilds: FlashBuildService }, typeof collections, typeof FLASH_BUILDS_CONFIG> = {
   name: "flash-builds",
   collections,
+  config: FLASH_BUILDS_CONFIG,
   graphql: flashBuildsGraphQL,
-  build: (ctx: BuildReach<{ storage: "documents" | "pieces"; engine: "clock"; services: "flashApps" }>) => ({
+  build: (ctx: BuildReach<{ storage: "documents" | "pieces"; config: "flashBuildsPerApp"; engine: "clock"; services: "flashApps" | "flashEnvironments" }>) => ({
     flashBuilds: new FlashBuildService({
       ...documentsOf<FlashBuild>(ctx, "flash-build"),
       artifacts: ctx.documents<FlashArtifact>("flash-artifact"),
       pieces: ctx.pieces("flash-artifact"),
       app: (appId) => void ctx.services.flashApps.get(appId),
+      perApp: ctx.config.flashBuildsPerApp,
+      // Environments are a later service's: read on requests only.
+      deployed: () => new Set(ctx.services.flashEnvironments.list().flatMap((e) => (e.activeBuildId === undefined ? [] : [e.activeBuildId]))),
     }),
   }),
   // The documents and their pieces are emptied or replaced: an upload under way writes no more.

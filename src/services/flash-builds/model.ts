@@ -53,6 +53,10 @@ export class FlashBuildService {
       clock: Now;
       /** Whether an app exists (the 404 of an unknown one). */
       app: (appId: string) => void;
+      /** Builds kept of each app (`flashBuildsPerApp`). */
+      perApp: number;
+      /** The builds some environment has deployed (its active build): never removed to make room. */
+      deployed: () => ReadonlySet<string>;
     },
   ) {}
 
@@ -178,7 +182,32 @@ export class FlashBuildService {
     if (!uploaded(artifact)) throw invalidBody([`$.objectKey: nothing was uploaded to ${objectKey}: PUT the artifact to its uploadUrl first`]);
     const build: FlashBuild = { id: this.d.newId(), appId, objectKey, manifest: manifest ?? null, createdAt: this.d.clock.now() };
     this.d.store.save(build);
+    this.prune(build);
     return build;
+  }
+
+  /**
+   * Keeps `perApp` builds of the new build's app: past it, the oldest builds that no environment
+   * has deployed (nor the new one) are removed, their artifacts freed as an app's deletion frees
+   * them. Deployed builds stay, even past the limit.
+   */
+  private prune(added: FlashBuild): void {
+    const builds = this.ofApp(added.appId);
+    let excess = builds.length - this.d.perApp;
+    if (excess <= 0) return;
+    const deployed = this.d.deployed();
+    // Oldest first; the store's order among builds of the same instant.
+    const oldest = builds.map((b, i) => ({ b, i })).sort((x, y) => x.b.createdAt - y.b.createdAt || x.i - y.i);
+    for (const { b } of oldest) {
+      if (excess === 0) return;
+      if (b.id === added.id || deployed.has(b.id)) continue;
+      this.d.store.delete(b.id);
+      excess--;
+      // Its artifact, unless another build names it too.
+      if (builds.some((o) => o.id !== b.id && o.objectKey === b.objectKey && this.d.store.get(o.id))) continue;
+      const artifact = this.d.artifacts.get(b.objectKey);
+      if (artifact && !artifact.deleting) this.drop(artifact);
+    }
   }
 
   /** Replaces a build's manifest (runpod-flash writes back the endpoints it provisioned). */
@@ -196,15 +225,17 @@ export class FlashBuildService {
    */
   forgetApp(appId: string): void {
     for (const b of this.ofApp(appId)) this.d.store.delete(b.id);
-    for (const a of this.d.artifacts.list()) {
-      if (a.appId !== appId || a.deleting) continue;
-      if ((a.pieces ?? 0) <= 1) {
-        this.d.artifacts.delete(a.id);
-        continue;
-      }
-      this.d.artifacts.save({ ...a, deleting: true });
-      void this.free(a.id, a.pieces!);
+    for (const a of this.d.artifacts.list()) if (a.appId === appId && !a.deleting) this.drop(a);
+  }
+
+  /** Deletes an artifact: gone at once for every request, its pieces freed one a turn. */
+  private drop(a: FlashArtifact): void {
+    if ((a.pieces ?? 0) <= 1) {
+      this.d.artifacts.delete(a.id);
+      return;
     }
+    this.d.artifacts.save({ ...a, deleting: true });
+    void this.free(a.id, a.pieces!);
   }
 
   /** Frees the pieces of the artifacts being deleted when minipod stopped, or when a snapshot restored was taken. */

@@ -22,7 +22,8 @@ const FLASH_HEADERS = ["x-flash-app", "x-flash-environment", "x-flash-endpoint"]
  * Flash environments (GraphQL), and the calls of deployed apps: a request to `/v2/flash/{operation}`
  * with `X-Flash-App`, `X-Flash-Environment` and `X-Flash-Endpoint` is the same request to
  * `/v2/{endpoint_id}/{operation}` of the environment's endpoint of that name, passed through the
- * app again (the gate, then the queue's route); `/lb/flash/{path}` (and so `flash.localhost`) the
+ * app again to the queue's route (the gate passed once: as the client called, its log line,
+ * faults and authentication; as passed on, the endpoint's queue limits and the journal's entry); `/lb/flash/{path}` (and so `flash.localhost`) the
  * same to `/lb/{endpoint_id}/{path}`, a load-balancing endpoint's. Without any of the headers, an endpoint whose id
  * is `flash` (declared in the config) gets the request as any other endpoint would.
  */

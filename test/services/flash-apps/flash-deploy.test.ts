@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { imageLauncher } from "../../../src/compose/image-launch.js";
 import { FLASH_ARTIFACT_MAX_BYTES } from "../../../src/domain/limits.js";
 import { endpointOfHost, lbHostPattern } from "../../../src/http/load-balancer/host-route.js";
@@ -181,6 +181,28 @@ describe("calls of a deployed app: /v2/flash with the X-Flash headers", () => {
     ]);
     // Found by the endpoint's filter, as the dashboard's journal panel asks.
     expect((await e.get(`/_emulator/requests?endpoint=${saved.id}`)).body.requests).toHaveLength(1);
+  });
+
+  it("pass the gate once: one authentication, one log line, one journal entry", async () => {
+    const lines: string[] = [];
+    e.close();
+    e = await inProcess({ config: { logLevel: "info" }, log: (l: string) => lines.push(l) });
+    const { env, build } = await deployedApp("qs");
+    await ok(DEPLOY, { input: { flashEnvironmentId: env.id, flashBuildId: build.id } });
+    await ok(SAVE, { input: { name: "greeter", flashEnvironmentId: env.id, template: { name: "t", imageName: "acme/echo:1" } } });
+    await e.request("DELETE", "/_emulator/requests");
+    const lookup = vi.spyOn(e.core.auth, "lookup");
+    const headers = { "x-flash-app": "qs", "x-flash-environment": "default", "x-flash-endpoint": "greeter" };
+    const run = await e.request("POST", "/v2/flash/run", { input: { name: "world" } }, headers);
+    expect(run.status).toBe(200);
+    expect(lookup).toHaveBeenCalledTimes(1);
+    expect(lines.filter((l) => / \/v2\//.test(l))).toEqual([expect.stringMatching(/ POST \/v2\/flash\/run 200 [\d.]+ms$/)]);
+    const journal = (await e.get("/_emulator/requests")).body.requests as Array<Record<string, unknown>>;
+    expect(journal.filter((r) => String(r.path).startsWith("/v2/"))).toHaveLength(1);
+    // Refused as the client called (no key): once, before it is passed on.
+    lines.length = 0;
+    expect((await e.request("POST", "/v2/flash/run", { input: {} }, { ...headers, authorization: "" })).status).toBe(401);
+    expect(lines.filter((l) => / \/v2\//.test(l))).toEqual([expect.stringMatching(/ POST \/v2\/flash\/run 401 /)]);
   });
 
   it("an unknown app, environment or endpoint is a 404 naming them; missing headers a 400", async () => {

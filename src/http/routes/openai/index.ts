@@ -4,6 +4,7 @@ import type { Job } from "../../../domain/job.js";
 import type { OpenAiJsonAnswer } from "../../../domain/openai/protocol.js";
 import type { Core } from "../../core.js";
 import type { AppEnv } from "../../env.js";
+import { pendingWrites } from "../../pending-writes.js";
 import { OPENAI_DOCUMENTED, openAiGetRoute, openAiPostRoute } from "./routes.js";
 
 const SSE_HEADERS = {
@@ -19,8 +20,8 @@ const SSE_HEADERS = {
  * `/v2/{endpoint_id}/openai/*`: any OpenAI request, for any method the service takes, becomes a
  * job of the endpoint, and its output the answer (see `OpenAiRequests`).
  */
-export function openAiRoutes(core: Pick<Core, "openai">, app: OpenAPIHono<AppEnv>): void {
-  const { openai } = core;
+export function openAiRoutes(core: Pick<Core, "openai" | "clock">, app: OpenAPIHono<AppEnv>): void {
+  const { openai, clock } = core;
 
   const serve = async (c: Context<AppEnv>, endpointId: string, body: Record<string, unknown>): Promise<Response> => {
     const route = c.req.path.slice(`/v2/${endpointId}/openai`.length) || "/";
@@ -34,7 +35,8 @@ export function openAiRoutes(core: Pick<Core, "openai">, app: OpenAPIHono<AppEnv
       release();
       return json(c, answer.answer);
     }
-    return new Response(eventBody(answer.events, job, release, (j) => openai.abandon(j)), { status: 200, headers: SSE_HEADERS });
+    // Written to a slow reader, a piece still going out is real work (see pendingWrites).
+    return new Response(pendingWrites(eventBody(answer.events, job, release, (j) => openai.abandon(j)), clock), { status: 200, headers: SSE_HEADERS });
   };
 
   app.openapi(openAiPostRoute, (c) => serve(c, c.req.valid("param").endpoint_id, c.req.valid("json")) as never);
