@@ -110,8 +110,7 @@ export class SqliteJobStore implements JobStore {
 
   insert(job: Job): void {
     this.behind.inserted(job);
-    this.remember(job);
-    this.track(job);
+    this.keep(job);
   }
 
   get(id: string): Job | undefined {
@@ -143,8 +142,7 @@ export class SqliteJobStore implements JobStore {
       next = merged as unknown as Job;
     }
     this.behind.saved(next, changed);
-    this.remember(next);
-    this.track(next);
+    this.keep(next);
   }
 
   delete(id: string): void {
@@ -180,16 +178,18 @@ export class SqliteJobStore implements JobStore {
     this.lanes.batch.clear();
   }
 
-  private remember(job: Job): void {
-    if (heavy(job)) this.recent.delete(job.id);
+  private remember(job: Job, isHeavy = heavy(job)): void {
+    if (isHeavy) this.recent.delete(job.id);
     else this.recent.set(job.id, job);
   }
 
-  /** Keeps the endpoint's queue in memory (if read yet) true after a write of `job`. */
-  private track(job: Job): void {
+  /** After a write of `job`: the jobs at hand, and the endpoint's queue in memory (if read yet), kept true; the job weighed once for both. */
+  private keep(job: Job): void {
+    const isHeavy = heavy(job);
+    this.remember(job, isHeavy);
     const q = this.lanes[laneOf(job)].get(job.endpointId);
     if (!q) return;
-    if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, heavy(job) ? undefined : job);
+    if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, isHeavy ? undefined : job);
     else q.remove(job.id);
   }
 
@@ -212,7 +212,8 @@ export class SqliteJobStore implements JobStore {
       if (id === undefined) return undefined;
       const job = q.jobOf(id) ?? this.get(id);
       if (job?.status === "IN_QUEUE" && job.endpointId === endpointId) {
-        this.remember(job); // it is about to start: the transition reads it again
+        // It is about to start: the transition reads it again (a job still to be written is found there).
+        if (this.behind.peek(id) === undefined) this.remember(job);
         return job;
       }
       q.remove(id); // cannot happen while every write goes through this store

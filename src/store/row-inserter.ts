@@ -37,7 +37,10 @@ export class RowInserter<T> {
     for (let size = this.most; size >= 1; size >>= 1) {
       for (; i + size <= rows.length; i += size) {
         args.length = 0;
-        for (let j = i; j < i + size; j++) for (const v of this.argsOf(rows[j]!)) args.push(v);
+        for (let j = i; j < i + size; j++) {
+          const values = this.argsOf(rows[j]!);
+          for (let k = 0; k < values.length; k++) args.push(values[k]);
+        }
         this.statement(size).run(args);
       }
     }
