@@ -103,7 +103,7 @@ export class VirtualClock {
   now(): number {
     // While auto skips, time stands between its jumps (as manual time does), so a 1500 ms sleep lasts 1500 ms exactly.
     if (this.mode === "manual" || this.skipping) return this.anchorVirtual;
-    // One wall reading per run of code, read ~15 times a /run: its time is kept (one number object, not one each time).
+    // One wall reading per run of code, read ~15 times a /run: the time made from it is kept with it.
     const wall = this.wall.now();
     if (wall === this.lastWall && this.anchorVirtual === this.lastAnchorVirtual && this.anchorWall === this.lastAnchorWall) return this.lastNow!;
     // A fast real clock left running long enough reaches the end of time, and stays there.

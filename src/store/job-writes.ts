@@ -41,7 +41,7 @@ export class JobWrites {
     private readonly onFailed: () => void = () => {},
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
-    this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.values, 8);
+    this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 8);
     this.s = {
       // An upsert changes the row in place: only the indexes whose columns changed are touched,
       // where INSERT OR REPLACE deletes and re-inserts the row in every index.
