@@ -73,7 +73,11 @@ export class JobWrites {
   /** `job` as it now is; `changed` the fields that differ from the row (all when undefined). */
   saved(job: Job, changed: readonly (keyof Job)[] | undefined): void {
     const before = this.pending.get(job.id);
-    if (before?.op === "insert") return this.later(job.id, { op: "insert", job });
+    // Still to be inserted (a job started and finished in the turn it came): its last state is the row.
+    if (before?.op === "insert") {
+      before.job = job;
+      return this.writes.schedule();
+    }
     if (changed === undefined || before?.op === "upsert" || before?.op === "delete") return this.later(job.id, { op: "upsert", job });
     // Our own array: the caller's may be a constant, and a later write of the job adds to it.
     const fields = before?.op === "update" ? before.fields : [];
