@@ -14,6 +14,7 @@ export interface SimWorker {
   since: number;
   /** Virtual time the worker was created (its cold start began). */
   createdAt: number;
+  /** Its cold start's end, or its idle timer (kept armed while it runs a job: see `armIdle`). */
   timer: TimerHandle | undefined;
   /** The cause a job's timeline records when it starts here, made once rather than per job. */
   startCause: string;
