@@ -30,9 +30,10 @@ const RECENT_JOBS = 2_000;
 export class SqliteJobStore implements JobStore {
   /**
    * The jobs written or read lately, by id, so that `/status` polls and the scheduler's reads of a
-   * running job skip SQLite and the parsing of its row. Every write of this store keeps an entry
-   * true (a partial save applies the same fields to it); `forget()` after the database was
-   * replaced under the store. Bounded: the oldest entries leave first. Entries are never handed
+   * running job skip SQLite and the parsing of its row. A job with a write waiting is read from
+   * that write (`JobWrites.peek`); once its row is written, its entry is the state written (a job
+   * submitted, started and finished in one turn is put here once); `forget()` after the database
+   * was replaced under the store. Bounded: the oldest entries leave first. Entries are never handed
    * to code that changes them: jobs are changed by copying (Transitions), and the scheduler gives
    * handlers a copy of the input.
    */
@@ -66,11 +67,19 @@ export class SqliteJobStore implements JobStore {
     this.read = (column, small) => this.parts.read(column, small);
     const columns = jobColumns((_job, _field, value) => this.parts.column(value));
     this.dueReader = new DueJobs(db, (sql) => this.rawRows(sql), this.read);
-    this.behind = new JobWrites(db, writes, columns, () => {
-      this.recent.clear();
-      this.lanes.standard.clear();
-      this.lanes.batch.clear();
-    });
+    this.behind = new JobWrites(
+      db,
+      writes,
+      columns,
+      () => {
+        this.recent.clear();
+        this.lanes.standard.clear();
+        this.lanes.batch.clear();
+      },
+      // A job is found among the writes waiting until its row is written, then among the recent
+      // jobs: put there once, in its last state, rather than at each of its moves.
+      (job) => this.remember(job),
+    );
     if (columns.WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
@@ -110,7 +119,7 @@ export class SqliteJobStore implements JobStore {
 
   insert(job: Job): void {
     this.behind.inserted(job);
-    this.keep(job);
+    this.track(job);
   }
 
   get(id: string): Job | undefined {
@@ -142,7 +151,7 @@ export class SqliteJobStore implements JobStore {
       next = merged as unknown as Job;
     }
     this.behind.saved(next, changed);
-    this.keep(next);
+    this.track(next);
   }
 
   delete(id: string): void {
@@ -178,18 +187,16 @@ export class SqliteJobStore implements JobStore {
     this.lanes.batch.clear();
   }
 
-  private remember(job: Job, isHeavy = heavy(job)): void {
-    if (isHeavy) this.recent.delete(job.id);
+  private remember(job: Job): void {
+    if (heavy(job)) this.recent.delete(job.id);
     else this.recent.set(job.id, job);
   }
 
-  /** After a write of `job`: the jobs at hand, and the endpoint's queue in memory (if read yet), kept true; the job weighed once for both. */
-  private keep(job: Job): void {
-    const isHeavy = heavy(job);
-    this.remember(job, isHeavy);
+  /** Keeps the endpoint's queue in memory (if read yet) true after a write of `job`. */
+  private track(job: Job): void {
     const q = this.lanes[laneOf(job)].get(job.endpointId);
     if (!q) return;
-    if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, isHeavy ? undefined : job);
+    if (job.status === "IN_QUEUE") q.put(job.id, job.queueSeq, job.lowPriority, heavy(job) ? undefined : job);
     else q.remove(job.id);
   }
 

@@ -33,12 +33,16 @@ export class JobWrites {
   private readonly inserts: RowInserter<Job>;
   private readonly s;
 
-  /** @param onFailed told when a turn's writes were rolled back (a full disk): what memory holds of them is no longer true. */
+  /**
+   * @param onFailed told when a turn's writes were rolled back (a full disk): what memory holds of them is no longer true.
+   * @param onWritten told of each job as its row is written (whole or in part), in its last state
+   */
   constructor(
     private readonly db: Db,
     private readonly writes: WriteBehind,
     private readonly columns: JobColumns,
     private readonly onFailed: () => void = () => {},
+    private readonly onWritten: (job: Job) => void = () => {},
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
     this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 8);
@@ -129,6 +133,7 @@ export class JobWrites {
       else this.write(id, w);
     }
     this.inserts.insert(inserts);
+    for (const w of writes.values()) if (w.op !== "delete") this.onWritten(w.job);
   }
 
   private settle(error: unknown): void {
