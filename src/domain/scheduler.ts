@@ -16,18 +16,55 @@ import type { JobStore } from "./ports.js";
 import { splitStreamOutput } from "./stream-chunks.js";
 import type { Transitions } from "./transitions.js";
 import { WorkerPool, type PoolLinks, type SimWorker, type WorkerObserver } from "./simulated-workers.js";
-import { RunContext, type WorkerLogSink } from "./run-context.js";
+import { RunContext, type RunHooks, type WorkerLogSink } from "./run-context.js";
 import type { WorkerLogs } from "./worker-logs.js";
 
-interface Run {
-  jobId: string;
-  endpointId: string;
-  lane: Lane;
-  workerId: string;
-  stop: RunStop;
-  hold: HoldSlot;
+/** What a run reads of its scheduler: the clock, the writer of job state, and whether the run is still the job's. */
+interface RunOwner {
+  clock: VirtualClock;
+  transitions: Transitions;
+  live(run: Run): boolean;
+}
+
+/**
+ * One job running on a simulated worker: what stops it, its hold on the clock, and what its
+ * handler calls back (sleep, progress, stream chunks) as methods, so a job's run makes no
+ * closures of its own (its context makes them only when a handler reads them).
+ */
+class Run implements RunHooks {
+  readonly stop: RunStop;
+  readonly hold: HoldSlot;
   /** A worker-crash fault: the rule id, and when the crash comes (a timer, or at the handler's end). */
   crash?: { ruleId: string; timer: TimerHandle | undefined };
+
+  constructor(
+    readonly jobId: string,
+    readonly endpointId: string,
+    readonly lane: Lane,
+    readonly workerId: string,
+    private readonly owner: RunOwner,
+  ) {
+    this.stop = new RunStop(owner.clock);
+    this.hold = new HoldSlot(owner.clock);
+  }
+
+  /** The handler's sleep, on the virtual clock: the clock is not held meanwhile. */
+  async sleep(ms: number): Promise<void> {
+    this.hold.drop();
+    try {
+      await this.stop.sleep(ms);
+    } finally {
+      this.hold.take();
+    }
+  }
+
+  progress(output: unknown): void {
+    if (this.owner.live(this)) this.owner.transitions.progress(this.jobId, output);
+  }
+
+  chunk(output: unknown): void {
+    if (this.owner.live(this)) this.owner.transitions.appendChunks(this.jobId, splitStreamOutput(output));
+  }
 }
 
 /** Job-level fault injection, as the scheduler sees it. */
@@ -65,6 +102,9 @@ export class Scheduler {
   /** The next turn of the event loop, between slices of a large input or output. */
   private readonly pause = () => this.d.clock.wall.turn();
   private readonly now = () => this.d.clock.wall.now();
+  /** The virtual time handlers read (`ctx.now`), one function for every run. */
+  private readonly virtualNow = () => this.d.clock.now();
+  private readonly owner: RunOwner;
 
   constructor(
     private readonly d: {
@@ -82,7 +122,9 @@ export class Scheduler {
       /** The endpoints: the scheduler tells it which queue endpoints it serves. */
       endpoints: EndpointRegistry;
     },
-  ) {}
+  ) {
+    this.owner = { clock: d.clock, transitions: d.transitions, live: (run) => this.runs.get(run.jobId) === run };
+  }
 
   /** The worker side of "external" endpoints (made after the scheduler, which it needs). */
   attachExternal(external: ExternalRuns): void {
@@ -207,9 +249,8 @@ export class Scheduler {
       worker.startCause,
     );
     this.d.workerLogs?.job(worker.id, "started", job.id, started.attempt);
-    const stop = new RunStop(clock);
-    const hold = new HoldSlot(clock);
-    const run: Run = { jobId: job.id, endpointId: job.endpointId, lane: laneOf(job), workerId: worker.id, stop, hold };
+    const run = new Run(job.id, job.endpointId, laneOf(job), worker.id, this.owner);
+    const { stop, hold } = run;
     this.runs.set(job.id, run);
 
     const rule = this.d.faults?.atStart(started);
@@ -233,27 +274,7 @@ export class Scheduler {
       this.finish(run, { ok: false, error: errorMessage(e) });
       return;
     }
-    const ctx = new RunContext(
-      started,
-      stop,
-      () => clock.now(),
-      async (ms: number) => {
-        hold.drop();
-        try {
-          await stop.sleep(ms);
-        } finally {
-          hold.take();
-        }
-      },
-      (output: unknown) => {
-        if (this.runs.get(job.id) === run) transitions.progress(job.id, output);
-      },
-      this.d.workerLogs,
-      worker.id,
-    );
-    const onChunk = (output: unknown) => {
-      if (this.runs.get(job.id) === run) transitions.appendChunks(job.id, splitStreamOutput(output));
-    };
+    const ctx = new RunContext(started, stop, this.virtualNow, run, this.d.workerLogs, worker.id);
     // The handler gets its own copy of the input: the store's copy is what a retry runs again.
     // An input is JSON (it is stored as JSON), so a JSON round trip copies it exactly, in a
     // fraction of structuredClone's time (and a large input's text is made once, for this and
@@ -261,7 +282,7 @@ export class Scheduler {
     // A large one is parsed a slice at a time (json-slices.ts), the handler called once it is whole.
     const text = jsonText(job.input);
     const input = (text.length > SLICE ? parseInSlices(text, { pause: this.pause, now: this.now }) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
-    void runHandler(handler, input, ctx, onChunk, this.pause, this.now).then((outcome) => {
+    void runHandler(handler, input, ctx, run, this.pause, this.now).then((outcome) => {
       const done = (o: RunOutcome) => {
         hold.close();
         this.finish(run, o);

@@ -14,6 +14,7 @@ export interface SimWorker {
   since: number;
   /** Virtual time the worker was created (its cold start began). */
   createdAt: number;
+  /** Its cold start's end, or its idle timer (kept armed while it runs a job: see `armIdle`). */
   timer: TimerHandle | undefined;
   /** The cause a job's timeline records when it starts here, made once rather than per job. */
   startCause: string;
@@ -190,9 +191,8 @@ export class WorkerPool {
     return Math.max(0, wanted);
   }
 
+  /** Only an idle worker starts a job: its idle timer stays armed (see `armIdle`), no timer is set or cancelled per job. */
   private markRunning(w: SimWorker, jobId: string): void {
-    this.clock.cancel(w.timer);
-    w.timer = undefined;
     w.state = "running";
     w.jobId = jobId;
     w.since = this.clock.now();
@@ -203,12 +203,13 @@ export class WorkerPool {
   private markIdle(w: SimWorker): void {
     if (!this.workers.has(w.id)) return;
     if (this.blocked) return this.remove(w);
-    this.clock.cancel(w.timer);
     w.state = "idle";
     w.jobId = undefined;
     w.since = this.clock.now();
     this.emit("state", w);
-    this.armIdle(w);
+    // A worker back from a job mostly has its idle timer still armed, due no later than this idle
+    // time ends: it looks again when it fires. One whose timer fired meanwhile (or after its cold start) gets one.
+    if (w.timer === undefined) this.armIdle(w, w.since);
   }
 
   private remove(w: SimWorker): void {
@@ -223,7 +224,9 @@ export class WorkerPool {
       if (this.workers.size <= spec.workersMax) break;
       if (w.state !== "running") this.remove(w);
     }
-    for (const w of this.workers.values()) if (w.state === "idle") this.armIdle(w);
+    // An idle worker's countdown starts again under the new setting.
+    const now = this.clock.now();
+    for (const w of this.workers.values()) if (w.state === "idle") this.armIdle(w, now);
     this.fillMinimum(false);
   }
 
@@ -243,7 +246,7 @@ export class WorkerPool {
     if (warm || this.spec.coldStartMs <= 0) w.state = "idle";
     this.emit("started", w);
     if (w.state === "idle") {
-      this.armIdle(w);
+      this.armIdle(w, now);
       return;
     }
     w.timer = this.clock.after(
@@ -257,16 +260,24 @@ export class WorkerPool {
     );
   }
 
-  private armIdle(w: SimWorker): void {
+  /**
+   * Arms the worker's idle timer for `idleTimeout` after `from` (its idle time began, or its
+   * settings changed). The timer is not cancelled when the worker takes a job: when it fires, a
+   * worker still idle since then is scaled down (above the minimum); one idle again since a later
+   * job is looked at again when that idle time ends; one running leaves it to its next idle time.
+   * So a worker's scale-down falls when it always did, with no timer set and cancelled per job.
+   */
+  private armIdle(w: SimWorker, from: number): void {
     this.clock.cancel(w.timer);
-    w.timer = this.clock.after(
-      this.spec.idleTimeout * 1000,
-      () => {
-        w.timer = undefined;
-        if (w.state === "idle" && this.workers.size > this.spec.workersMin) this.remove(w);
-      },
-      "worker-idle",
-    );
+    w.timer = this.clock.at(from + this.spec.idleTimeout * 1000, () => this.idleTimerFired(w, from), "worker-idle");
+  }
+
+  private idleTimerFired(w: SimWorker, armedFrom: number): void {
+    w.timer = undefined;
+    if (w.state !== "idle" || !this.workers.has(w.id)) return;
+    // Idle again since a later job: its idle time ends later.
+    if (w.since > armedFrom) return this.armIdle(w, w.since);
+    if (this.workers.size > this.spec.workersMin) this.remove(w);
   }
 
   private emit(type: WorkerEvent["type"], w: SimWorker): void {

@@ -132,34 +132,73 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
   return text + decoder.decode();
 }
 
-/** The body of node's request as text, refused with 413 once it passes `limit` bytes. */
+/** What reading one body keeps, on node's request itself: its listeners are shared and get the request as `this`. */
+interface Reading {
+  limit: number;
+  hold: BodyHold | undefined;
+  /** The first chunk (a small body's only one), then every chunk. */
+  first: Buffer | undefined;
+  chunks: Buffer[] | undefined;
+  size: number;
+  resolve: (text: string) => void;
+  reject: (e: unknown) => void;
+}
+const READING = Symbol("minipod body being read");
+type Read = IncomingMessage & { [READING]?: Reading | undefined };
+
+/**
+ * The body of node's request as text, refused with 413 once it passes `limit` bytes. Its four
+ * listeners are functions of this module, shared by every request (each /run made six closures).
+ */
 export function readIncoming(incoming: IncomingMessage, limit: number, hold?: BodyHold): Promise<string> {
   return new Promise((resolve, reject) => {
     if (incoming.readableEnded) return resolve("");
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (fn: () => void) => {
-      incoming.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
-      fn();
-    };
-    const fail = (e: unknown) => {
-      hold?.release();
-      reject(e);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) return done(() => fail(tooLarge(limit)));
-      try {
-        hold?.take(chunk.length);
-      } catch (e) {
-        return done(() => fail(e));
-      }
-      chunks.push(chunk);
-    };
-    // A small body arrives in one chunk: decoded as it is, without a copy into a new buffer first.
-    const onEnd = () => done(() => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString("utf8")));
-    const onError = (e: Error) => done(() => fail(new EmulatorError("BAD_REQUEST", `the request body could not be read: ${e.message}`)));
-    const onClose = () => (incoming.readableEnded ? onEnd() : done(() => fail(new EmulatorError("BAD_REQUEST", "the client closed the connection before sending the whole body"))));
+    (incoming as Read)[READING] = { limit, hold, first: undefined, chunks: undefined, size: 0, resolve, reject };
     incoming.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
   });
+}
+
+/** Stops reading: the listeners gone; the reading, if it was still going. */
+function stopReading(incoming: Read): Reading | undefined {
+  const r = incoming[READING];
+  if (r === undefined) return undefined;
+  incoming[READING] = undefined;
+  incoming.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+  return r;
+}
+
+function failReading(incoming: Read, e: unknown): void {
+  const r = stopReading(incoming);
+  if (r === undefined) return;
+  r.hold?.release();
+  r.reject(e);
+}
+
+function onData(this: Read, chunk: Buffer): void {
+  const r = this[READING];
+  if (r === undefined) return;
+  r.size += chunk.length;
+  if (r.size > r.limit) return failReading(this, tooLarge(r.limit));
+  try {
+    r.hold?.take(chunk.length);
+  } catch (e) {
+    return failReading(this, e);
+  }
+  if (r.first === undefined) r.first = chunk;
+  else (r.chunks ??= [r.first]).push(chunk);
+}
+
+function onEnd(this: Read): void {
+  const r = stopReading(this);
+  // A small body arrives in one chunk: decoded as it is, without a copy into a new buffer first.
+  if (r !== undefined) r.resolve(r.chunks !== undefined ? Buffer.concat(r.chunks, r.size).toString("utf8") : (r.first?.toString("utf8") ?? ""));
+}
+
+function onError(this: Read, e: Error): void {
+  failReading(this, new EmulatorError("BAD_REQUEST", `the request body could not be read: ${e.message}`));
+}
+
+function onClose(this: Read): void {
+  if (this.readableEnded) return onEnd.call(this);
+  failReading(this, new EmulatorError("BAD_REQUEST", "the client closed the connection before sending the whole body"));
 }

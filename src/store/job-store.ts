@@ -31,9 +31,10 @@ const RECENT_JOBS = 2_000;
 export class SqliteJobStore implements JobStore {
   /**
    * The jobs written or read lately, by id, so that `/status` polls and the scheduler's reads of a
-   * running job skip SQLite and the parsing of its row. Every write of this store keeps an entry
-   * true (a partial save applies the same fields to it); `forget()` after the database was
-   * replaced under the store. Bounded: the oldest entries leave first. Entries are never handed
+   * running job skip SQLite and the parsing of its row. A job with a write waiting is read from
+   * that write (`JobWrites.peek`); once its row is written, its entry is the state written (a job
+   * submitted, started and finished in one turn is put here once); `forget()` after the database
+   * was replaced under the store. Bounded: the oldest entries leave first. Entries are never handed
    * to code that changes them: jobs are changed by copying (Transitions), and the scheduler gives
    * handlers a copy of the input.
    */
@@ -69,12 +70,20 @@ export class SqliteJobStore implements JobStore {
     this.read = (column, small) => this.parts.read(column, small);
     const columns = jobColumns((_job, _field, value) => this.parts.column(value));
     this.dueReader = new DueJobs(db, (sql) => this.rawRows(sql), this.read);
-    this.behind = new JobWrites(db, writes, columns, () => {
-      this.counts.clear();
-      this.recent.clear();
-      this.lanes.standard.clear();
-      this.lanes.batch.clear();
-    });
+    this.behind = new JobWrites(
+      db,
+      writes,
+      columns,
+      () => {
+        this.counts.clear();
+        this.recent.clear();
+        this.lanes.standard.clear();
+        this.lanes.batch.clear();
+      },
+      // A job is found among the writes waiting until its row is written, then among the recent
+      // jobs: put there once, in its last state, rather than at each of its moves.
+      (job) => this.remember(job),
+    );
     if (columns.WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
@@ -115,7 +124,6 @@ export class SqliteJobStore implements JobStore {
   insert(job: Job): void {
     this.counts.changed(job.endpointId, undefined, job);
     this.behind.inserted(job);
-    this.remember(job);
     this.track(job);
   }
 
@@ -149,7 +157,6 @@ export class SqliteJobStore implements JobStore {
     }
     if (this.counts.kept(job.endpointId)) this.counts.changed(job.endpointId, known ?? this.get(job.id), next);
     this.behind.saved(next, changed);
-    this.remember(next);
     this.track(next);
   }
 
@@ -221,7 +228,8 @@ export class SqliteJobStore implements JobStore {
       if (id === undefined) return undefined;
       const job = q.jobOf(id) ?? this.get(id);
       if (job?.status === "IN_QUEUE" && job.endpointId === endpointId) {
-        this.remember(job); // it is about to start: the transition reads it again
+        // It is about to start: the transition reads it again (a job still to be written is found there).
+        if (this.behind.peek(id) === undefined) this.remember(job);
         return job;
       }
       q.remove(id); // cannot happen while every write goes through this store

@@ -33,15 +33,19 @@ export class JobWrites {
   private readonly inserts: RowInserter<Job>;
   private readonly s;
 
-  /** @param onFailed told when a turn's writes were rolled back (a full disk): what memory holds of them is no longer true. */
+  /**
+   * @param onFailed told when a turn's writes were rolled back (a full disk): what memory holds of them is no longer true.
+   * @param onWritten told of each job as its row is written (whole or in part), in its last state
+   */
   constructor(
     private readonly db: Db,
     private readonly writes: WriteBehind,
     private readonly columns: JobColumns,
     private readonly onFailed: () => void = () => {},
+    private readonly onWritten: (job: Job) => void = () => {},
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
-    this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.values, 8);
+    this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 8);
     this.s = {
       // An upsert changes the row in place: only the indexes whose columns changed are touched,
       // where INSERT OR REPLACE deletes and re-inserts the row in every index.
@@ -73,7 +77,11 @@ export class JobWrites {
   /** `job` as it now is; `changed` the fields that differ from the row (all when undefined). */
   saved(job: Job, changed: readonly (keyof Job)[] | undefined): void {
     const before = this.pending.get(job.id);
-    if (before?.op === "insert") return this.later(job.id, { op: "insert", job });
+    // Still to be inserted (a job started and finished in the turn it came): its last state is the row.
+    if (before?.op === "insert") {
+      before.job = job;
+      return this.writes.schedule();
+    }
     if (changed === undefined || before?.op === "upsert" || before?.op === "delete") return this.later(job.id, { op: "upsert", job });
     // Our own array: the caller's may be a constant, and a later write of the job adds to it.
     const fields = before?.op === "update" ? before.fields : [];
@@ -125,6 +133,7 @@ export class JobWrites {
       else this.write(id, w);
     }
     this.inserts.insert(inserts);
+    for (const w of writes.values()) if (w.op !== "delete") this.onWritten(w.job);
   }
 
   private settle(error: unknown): void {

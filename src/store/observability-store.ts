@@ -24,19 +24,19 @@ interface RequestRow {
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
-const requestRow = (r: RequestRecord) =>
-  [
-    r.method,
-    r.path,
-    r.query === undefined ? null : keptQuery(r.query),
-    r.endpoint ?? null,
-    r.operation ?? null,
-    r.status,
-    r.at,
-    r.durationMs,
-    r.bodyText === undefined ? null : JSON.stringify(keptRequestBody(r.bodyText)),
-    r.responseText === undefined ? null : JSON.stringify(keptResponseBody(r.responseText)),
-  ] as const;
+/** A journal row's values, in the order of its columns, into `out` from `at`. */
+const requestRow = (r: RequestRecord, out: unknown[], at: number): void => {
+  out[at] = r.method;
+  out[at + 1] = r.path;
+  out[at + 2] = r.query === undefined ? null : keptQuery(r.query);
+  out[at + 3] = r.endpoint ?? null;
+  out[at + 4] = r.operation ?? null;
+  out[at + 5] = r.status;
+  out[at + 6] = r.at;
+  out[at + 7] = r.durationMs;
+  out[at + 8] = r.bodyText === undefined ? null : JSON.stringify(keptRequestBody(r.bodyText));
+  out[at + 9] = r.responseText === undefined ? null : JSON.stringify(keptResponseBody(r.responseText));
+};
 
 /**
  * Job timelines, webhook attempts and the request journal in SQLite. Rows are written behind:
@@ -82,7 +82,11 @@ export class SqliteObservabilityStore implements ObservabilityStore {
       jobDeliveries: db.prepare<[string], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY seq`),
       trimRequests: db.prepare<[number]>(`DELETE FROM request_journal WHERE seq <= (SELECT MAX(seq) FROM request_journal) - ?`),
     };
-    const timelineRows = new RowInserter<TimelineRow>(db, "job_timeline", "job_id, endpoint_id, events", (r) => [r.jobId, r.endpointId, JSON.stringify(r.events)], 8);
+    const timelineRows = new RowInserter<TimelineRow>(db, "job_timeline", "job_id, endpoint_id, events", (r, out, at) => {
+      out[at] = r.jobId;
+      out[at + 1] = r.endpointId;
+      out[at + 2] = JSON.stringify(r.events);
+    }, 8);
     const journalRows = new RowInserter(db, "request_journal", "method, path, query, endpoint_id, operation, status, at, duration_ms, body, response", requestRow, 32);
     writes.add({
       pending: (all) => this.pendingEvents.length > 0 && (all || !this.hold),

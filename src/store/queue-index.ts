@@ -50,7 +50,10 @@ export class QueueIndex {
     const at = this.indexOf(e.seq);
     if (at === this.head) {
       this.head++;
-      if (this.head === this.seqs.length || (this.head > 1024 && this.head * 2 > this.seqs.length)) {
+      // What has left is dropped in one go once it is most of the arrays and more than 1,024
+      // entries, empty or not: a queue emptied by every job (each /run taken at once by an idle
+      // worker) makes no new arrays per job.
+      if (this.head > 1024 && this.head * 2 > this.seqs.length) {
         this.seqs = this.seqs.slice(this.head);
         this.ids = this.ids.slice(this.head);
         this.head = 0;

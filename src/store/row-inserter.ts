@@ -6,48 +6,55 @@ import type { Db } from "./db.js";
  * `most` rows, then of half as many, down to one, so that n rows take n / most statements and
  * a few more. A row in a statement of eight costs a quarter to a third less than a row on its
  * own (a job row 8.2 -> 6.2 µs, a timeline row 2.9 -> 1.8 µs). Rows keep their order.
+ *
+ * Each row's values are written straight into the statement's parameters (`fill`), an array of
+ * its size made once: no array per row, and none grown again for every statement.
  */
 export class RowInserter<T> {
-  /** By rows per statement: most, most / 2, ..., 1. Prepared when first needed. */
-  private readonly statements = new Map<number, Statement<unknown[]>>();
+  /** By rows per statement: most, most / 2, ..., 1, with its parameters. Prepared when first needed. */
+  private readonly statements = new Map<number, { statement: Statement<unknown[]>; args: unknown[] }>();
   private readonly head: string;
   private readonly placeholders: string;
-  private readonly args: unknown[] = [];
+  private readonly width: number;
 
   /**
    * @param columns the columns written, comma-separated
-   * @param argsOf a row's values, in the order of the columns
+   * @param fill writes a row's values, in the order of the columns, into `out` from `at`
    * @param most rows per statement at most (a power of two)
    */
   constructor(
     private readonly db: Db,
     table: string,
     columns: string,
-    private readonly argsOf: (row: T) => readonly unknown[],
+    private readonly fill: (row: T, out: unknown[], at: number) => void,
     private readonly most: number,
   ) {
     if (!Number.isInteger(Math.log2(most))) throw new Error(`rows per statement must be a power of two, not ${most}`);
     this.head = `INSERT INTO ${table} (${columns}) VALUES`;
-    this.placeholders = `(${columns.split(",").map(() => "?").join(", ")})`;
+    this.width = columns.split(",").length;
+    this.placeholders = `(${Array(this.width).fill("?").join(", ")})`;
   }
 
   insert(rows: readonly T[]): void {
-    const args = this.args;
     let i = 0;
     for (let size = this.most; size >= 1; size >>= 1) {
       for (; i + size <= rows.length; i += size) {
-        args.length = 0;
-        for (let j = i; j < i + size; j++) for (const v of this.argsOf(rows[j]!)) args.push(v);
-        this.statement(size).run(args);
+        const { statement, args } = this.statement(size);
+        for (let j = 0; j < size; j++) this.fill(rows[i + j]!, args, j * this.width);
+        try {
+          statement.run(args);
+        } finally {
+          // What the rows held (texts, bodies) is not kept alive by the parameters until the next statement.
+          args.fill(null);
+        }
       }
     }
-    args.length = 0;
   }
 
-  private statement(size: number): Statement<unknown[]> {
+  private statement(size: number): { statement: Statement<unknown[]>; args: unknown[] } {
     let s = this.statements.get(size);
     if (!s) {
-      s = this.db.prepare<unknown[]>(`${this.head} ${Array(size).fill(this.placeholders).join(", ")}`);
+      s = { statement: this.db.prepare<unknown[]>(`${this.head} ${Array(size).fill(this.placeholders).join(", ")}`), args: new Array<unknown>(size * this.width).fill(null) };
       this.statements.set(size, s);
     }
     return s;

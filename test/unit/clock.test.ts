@@ -187,6 +187,23 @@ describe("VirtualClock (real)", () => {
   });
 });
 
+describe("VirtualClock (real), read many times at one wall reading", () => {
+  it("gives the time of the current anchors, moved by advance or set between two readings", async () => {
+    const wall = new FakeWall();
+    const clock = new VirtualClock({ mode: "real", speed: 2, start: 0, wall });
+    expect(clock.now()).toBe(0);
+    wall.advance(10);
+    expect([clock.now(), clock.now()]).toEqual([20, 20]);
+    await clock.advance(1000);
+    expect(clock.now()).toBe(1020);
+    clock.set(500);
+    expect(clock.now()).toBe(500);
+    wall.advance(5);
+    expect(clock.now()).toBe(510);
+    clock.stop();
+  });
+});
+
 describe("VirtualClock bounds", () => {
   it("refuses a start or a speed it cannot run with", () => {
     expect(() => new VirtualClock({ mode: "manual", start: VIRTUAL_TIME_MAX_MS + 1, wall: new ProcessWall(() => {}) })).toThrow(RangeError);

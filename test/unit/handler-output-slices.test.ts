@@ -29,7 +29,7 @@ describe("runHandler's output", () => {
         () => output,
         {},
         ctx,
-        () => {},
+        { chunk: () => {} },
         async () => {
           turns.push(wall - since);
           since = wall;

@@ -13,6 +13,23 @@ import { LATER_MS, WriteBehind } from "../../src/store/write-behind.js";
 
 
 describe("job store", () => {
+  it("puts a job among the recent jobs once, in its last state, when its row is written", () => {
+    const store = new SqliteJobStore(openDb(":memory:"));
+    const recent = (store as unknown as { recent: { set(id: string, job: Job): void } }).recent;
+    const set = vi.spyOn(recent, "set");
+    const j = job("a");
+    store.insert(j);
+    const running = { ...j, status: "IN_PROGRESS" as const, startedAt: 1500, workerId: "w" };
+    store.save(running, ["status", "startedAt", "workerId"], j);
+    const done = { ...running, status: "COMPLETED" as const, output: { n: 1 }, completedAt: 2000, retainUntil: 3000 };
+    store.save(done, ["status", "output", "completedAt", "retainUntil"], running);
+    expect(store.get("a")).toBe(done); // the write waiting
+    expect(set).not.toHaveBeenCalled();
+    store.flush();
+    expect(set.mock.calls).toEqual([["a", done]]);
+    expect(store.get("a")).toBe(done);
+  });
+
   it("writes whole jobs and reads them back field for field", () => {
     const store = new SqliteJobStore(openDb(":memory:"));
     const j = job("a", { webhook: "http://hook", s3Config: { accessId: "i", accessSecret: "s", bucketName: "b", endpointUrl: "u" }, lowPriority: true });

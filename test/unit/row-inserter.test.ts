@@ -6,7 +6,7 @@ describe("RowInserter", () => {
   it("inserts any number of rows, in order, in statements of most, most / 2, ... rows", () => {
     const db = new Database(":memory:");
     db.exec("CREATE TABLE t (seq INTEGER PRIMARY KEY, a TEXT, b INTEGER)");
-    const inserter = new RowInserter<{ a: string; b: number }>(db, "t", "a, b", (r) => [r.a, r.b], 8);
+    const inserter = new RowInserter<{ a: string; b: number }>(db, "t", "a, b", (r, out, at) => void ((out[at] = r.a), (out[at + 1] = r.b)), 8);
     const statements: number[] = [];
     const prepare = db.prepare.bind(db);
     db.prepare = ((sql: string) => {
@@ -29,6 +29,21 @@ describe("RowInserter", () => {
     }
     const all = db.prepare("SELECT a, b FROM t ORDER BY seq").all() as Array<{ a: string; b: number }>;
     expect(all.map((r) => r.b)).toEqual(Array.from({ length: n }, (_, i) => i));
-    expect(() => new RowInserter(db, "t", "a, b", (r: [string, number]) => r, 6)).toThrow(/power of two/);
+    expect(() => new RowInserter(db, "t", "a, b", () => {}, 6)).toThrow(/power of two/);
+  });
+
+  it("writes rows into one parameter array per statement size, which keeps nothing of them afterwards", () => {
+    const db = new Database(":memory:");
+    db.exec("CREATE TABLE t (seq INTEGER PRIMARY KEY, a TEXT, b INTEGER)");
+    const inserter = new RowInserter<{ a: string; b: number }>(db, "t", "a, b", (r, out, at) => void ((out[at] = r.a), (out[at + 1] = r.b)), 4);
+    const params = () => [...(inserter as unknown as { statements: Map<number, { args: unknown[] }> }).statements.values()].map((s) => s.args);
+    inserter.insert(Array.from({ length: 7 }, (_, i) => ({ a: "x".repeat(1000) + i, b: i })));
+    const first = params();
+    expect(first.map((a) => a.length).sort()).toEqual([2, 4, 8]);
+    inserter.insert(Array.from({ length: 7 }, (_, i) => ({ a: `y${i}`, b: i })));
+    expect(params()).toEqual(first);
+    params().forEach((a, i) => expect(a).toBe(first[i]));
+    for (const a of params()) expect(a.every((v) => v === null)).toBe(true);
+    expect((db.prepare("SELECT COUNT(*) AS n FROM t").get() as { n: number }).n).toBe(14);
   });
 });

@@ -86,3 +86,58 @@ describe("WorkerPool dispatch", () => {
     expect(pool.list().map((w) => [w.id, w.state, w.jobId])).toEqual([["w1", "idle", undefined]]);
   });
 });
+
+describe("WorkerPool idle timeout", () => {
+  it("keeps a worker's idle timer through its jobs: no timer set or cancelled per job", async () => {
+    const { clock, pool, waiting, started } = setup({ coldStartMs: 0 });
+    waiting.push("job-0");
+    pool.dispatch(false);
+    pool.release("w1", "idle");
+    let set = 0;
+    let cancelled = 0;
+    const at = clock.at.bind(clock);
+    const cancel = clock.cancel.bind(clock);
+    clock.at = (...args: Parameters<typeof clock.at>) => (set++, at(...args));
+    clock.cancel = (handle) => (cancelled++, cancel(handle));
+    for (let i = 1; i <= 100; i++) {
+      waiting.push(`job-${i}`);
+      pool.dispatch(false);
+      await clock.advance(10);
+      pool.release("w1", "idle");
+    }
+    expect(started).toHaveLength(101);
+    expect({ set, cancelled }).toEqual({ set: 0, cancelled: 0 });
+  });
+
+  it("scales a worker down idleTimeout after its last job, its timer having fired while it ran", async () => {
+    const { clock, events, pool, waiting } = setup({ coldStartMs: 0 });
+    waiting.push("job-1");
+    pool.dispatch(false); // w1 idle at 0, its timer due at 5000, then running
+    await clock.advance(6000); // the timer fires while the job runs
+    pool.release("w1", "idle"); // idle at 6000
+    await clock.advance(4999);
+    expect(pool.list().map((w) => w.id)).toEqual(["w1"]);
+    waiting.push("job-2");
+    pool.dispatch(false);
+    await clock.advance(1);
+    pool.release("w1", "idle"); // idle again at 11000: its timer, due at 11000, looks again
+    await clock.advance(4999);
+    expect(pool.list().map((w) => w.id)).toEqual(["w1"]);
+    await clock.advance(1);
+    expect(pool.list()).toEqual([]);
+    expect(events.at(-1)).toBe("stopped:ep/w1:idle@16000");
+  });
+
+  it("counts the idle time again from a settings update, as before", async () => {
+    const { clock, events, pool, waiting } = setup({ coldStartMs: 0 });
+    waiting.push("job-1");
+    pool.dispatch(false);
+    pool.release("w1", "idle"); // idle at 0
+    await clock.advance(3000);
+    pool.update(spec({ coldStartMs: 0, idleTimeout: 4 }));
+    await clock.advance(3999);
+    expect(pool.list().map((w) => w.id)).toEqual(["w1"]);
+    await clock.advance(1);
+    expect(events.at(-1)).toBe("stopped:ep/w1:idle@7000");
+  });
+});

@@ -29,14 +29,15 @@ export function outputTooLarge(output: unknown): string | undefined {
 }
 
 /**
- * Runs one handler call to its end. A generator's yields go to `onChunk` as they come; its output
+ * Runs one handler call to its end. A generator's yields go to `chunks` as they come; its output
  * is its return value or, when it returns nothing, the list of what it yielded. Never throws.
  */
 export async function runHandler(
   fn: Handler,
   input: Record<string, unknown> | Promise<Record<string, unknown>>,
   ctx: HandlerContext,
-  onChunk: (output: unknown) => void,
+  /** Where a generator's yields go as they come. */
+  chunks: { chunk(output: unknown): void },
   /** Waits for the next turn of the event loop, between slices of a large output. */
   pause: () => Promise<void>,
   /** The wall's time: a large output also pauses once a turn has taken its time (json-slices.ts). */
@@ -63,7 +64,7 @@ export async function runHandler(
         }
         if (ctx.signal.aborted) break;
         yielded.push(step.value);
-        onChunk(step.value);
+        chunks.chunk(step.value);
       }
     }
     if (output !== undefined) {
