@@ -192,7 +192,7 @@ try {
     row("one HTTP round trip (GET /health)", tripInLoop),
     "",
     `Ratio of the warm call to the in-process call plus one round trip: **${ratio(warm, trip).toFixed(2)}×** with the caller in a thread of its own, ` +
-      `${ratio(warmInLoop, tripInLoop).toFixed(2)}× with the caller on minipod's event loop (the issue's target: within 2×); ` +
+      `${ratio(warmInLoop, tripInLoop).toFixed(2)}× with the caller on minipod's event loop (minipod's target: within 2×); ` +
       `under the service's worker runtime, ${ratio(before, trip).toFixed(1)}×.`,
     `The first call (starting the worker process: Python, the job loop, cloudpickle) took ${coldMs.toFixed(0)} ms of wall time; ` +
       `${coldBeforeMs.toFixed(0)} ms under the service's worker runtime.`,
