@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildEmulator, createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import type { JournalEntry } from "../../src/domain/observability.js";
 import { onTake, send as sendWith, type Got } from "../support/raw-http.js";
-import { WORKER_ERROR_DELAY_MS } from "../../src/domain/limits.js";
+import { WORKER_ERROR_DELAY_MS, WORKER_POLL_HOLD_DEFAULT_MS as POLL_HOLD_MS } from "../../src/domain/limits.js";
 import { FakeWall } from "../support/fake-wall.js";
 
 // POST /runsync and the worker routes on a warm call's path (job-take, job-done, job-stream) are
@@ -19,6 +19,7 @@ const CONFIG = {
   endpoints: [
     { id: "echo", handler: "echo" as const, workersMin: 1, workersMax: 1, coldStartMs: 0 },
     { id: "ext", handler: "external" as const },
+    { id: "idle-ext", handler: "external" as const },
   ],
 };
 const NOWHERE = { endpoint: "elsewhere", fault: { type: "latency" as const, ms: 1 } };
@@ -59,6 +60,8 @@ describe("POST /runsync and the worker routes answered before the app", () => {
     for (let turns = 0; !answered && turns < 100_000; turns++) {
       await new Promise((r) => setImmediate(r));
       if (/\/(nope|echo)\/job-take\//.test(s.path) && wall.pending > 0) wall.advance(WORKER_ERROR_DELAY_MS);
+      // An empty queue's job-take is held for pollHoldMs of wall time.
+      if (s.path.startsWith("/v2/idle-ext/job-take/") && wall.pending > 0) wall.advance(POLL_HOLD_MS);
     }
     return got;
   };
@@ -133,6 +136,15 @@ describe("POST /runsync and the worker routes answered before the app", () => {
     expectSame(done);
     const stream = JSON.parse((await send({ path: `/v2/ext/stream/${ids[0]}` })).text) as { status: string; stream: unknown[] };
     expect(stream).toEqual({ status: "COMPLETED", stream: [{ output: "a" }] });
+  });
+
+  it("ends an empty job-take's hold with 204, without a body, as the app does", async () => {
+    const r = await both({ path: "/v2/idle-ext/job-take/w6?gpu=x&job_in_progress=0" });
+    expect(r.directTaken).toBe(true);
+    expectSame(r);
+    expect(r.direct).toMatchObject({ status: 204, text: "" });
+    expect(r.direct.headers["content-type"]).toBeUndefined();
+    expect(r.entries[0]).toMatchObject({ path: "/v2/idle-ext/job-take/w6", operation: "job-take", status: 204 });
   });
 
   it("answers the errors of the worker routes and /runsync as the app does", async () => {
