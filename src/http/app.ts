@@ -105,8 +105,7 @@ export function createApp(core: AppCore, info: AppInfo): App {
 
   // The REST resources before the queue: /v2/templates/{id} is not an endpoint's operation.
   core.mountServices(app);
-  workerRoutes(core, app);
-  for (const route of queueRoutes(core, app)) table.add(route.config.method, route.config.path, new FastRoute(core, gate, route));
+  for (const route of [...workerRoutes(core, app), ...queueRoutes(core, app)]) table.add(route.config.method, route.config.path, new FastRoute(core, gate, route));
   requestsRoutes(core, app);
   openAiRoutes(core, app);
   const relay = new LoadBalancerRelay(core, gate);

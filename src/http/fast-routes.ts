@@ -9,20 +9,36 @@ import type { Gate } from "./gate.js";
 import type { Body } from "./large-body.js";
 import { parseOffLoop, parsesOffLoop, withTexts, type OffLoopBody } from "./json-offload.js";
 import { validationError } from "./problem.js";
+import { RecentMap } from "../domain/recent-map.js";
 import { RawExchange } from "./raw-exchange.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
 import type { ServiceRoute } from "./surfaces.js";
 import type { FastEntry } from "./route-table.js";
 
+/** What a fast route's answer may read of its request beside its params and body, and add to its answer. */
+export interface FastRequest {
+  /** The checked query (what the route's query schema makes of none when there is none). */
+  readonly query: Record<string, unknown>;
+  /** Aborted when the client leaves before its answer is written (Hono's `c.req.raw.signal`); made when first asked for. */
+  signal(): AbortSignal;
+  /** A header of the answer. */
+  header(name: string, value: string): void;
+  /**
+   * Its answer is written after those the current microtasks write: a worker's job-done waits
+   * for the answer of the `/runsync` its result completes, which a caller waits on.
+   */
+  answerLast(): void;
+}
+
 /**
  * A route of the table also answered from node's request (a fast entry): its declaration, whose
- * params and body are checked as the app checks them, and its answer, the same function the
- * app's route calls.
+ * params, query and body are checked as the app checks them, and its answer, the same function
+ * the app's route calls.
  */
 export interface FastRouteDecl {
   config: RouteConfig;
-  /** The JSON text of its 200 answer, from the checked params and body; throws what to answer instead. */
-  answer(params: Record<string, string>, body: unknown): Body | Promise<Body>;
+  /** The JSON text of its 200 answer (null: 204, no body), from the checked params and body; throws what to answer instead. */
+  answer(params: Record<string, string>, body: unknown, request: FastRequest): Body | null | Promise<Body | null>;
 }
 
 /**
@@ -31,6 +47,13 @@ export interface FastRouteDecl {
  */
 const PLAIN_PATH = /^\/[A-Za-z0-9._~/-]*$/;
 const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
+/**
+ * A query Hono reads as it is (nothing to decode): `name=value` pairs of unreserved characters
+ * (and commas, which lists use), joined by `&`; a name without `=` has the value "".
+ */
+const PLAIN_QUERY = /^[A-Za-z0-9._~,=&-]*$/;
+/** How many query strings a route keeps checked (a worker sends the same few again and again). */
+const QUERIES_KEPT = 200;
 /** A Host header @hono/node-server takes as it is, without parsing a URL (its own test). */
 const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 
@@ -38,12 +61,14 @@ const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 interface Checks {
   route: FastRouteDecl;
   params: z.ZodType | undefined;
+  query: z.ZodType | undefined;
   body: { schema: z.ZodType; limit: number; hint: string; textFields: readonly string[] } | undefined;
 }
 
 /**
- * The busiest queue routes (`POST /run`, `GET /status`) as fast entries of the route table:
- * answered from node's request and response, behind the same gate as every route.
+ * The busiest queue routes (`POST /run`, `GET /status`, `POST /runsync`) and the worker routes
+ * on a warm call's path (job-take, job-done) as fast entries of the route table: answered from
+ * node's request and response, behind the same gate as every route.
  *
  * Through Hono most of their cost is the framework's rather than the job's: @hono/node-server's
  * Request, Hono's Context and Response, the route's chain. Here the gate (`Gate.pass`) runs as
@@ -53,10 +78,11 @@ interface Checks {
  * `test/e2e/direct-routes.test.ts` sends the same requests both ways and compares status,
  * headers, body and journal.
  *
- * Only what Hono would read so, untouched, is taken: a path with no query, no percent-encoding or
- * dot segment, of the queue's surface, whose params pass the route's schema; a Host node-server
- * takes as it is; no declared body over the limit. Anything else is left to Hono before a byte
- * is read or anything counted.
+ * Only what Hono would read so, untouched, is taken: a path with no percent-encoding or dot
+ * segment, of the queue's or the worker's surface, whose params pass the route's schema; no query,
+ * or one with nothing to decode that passes the route's query schema (a route that declares none
+ * takes none); a Host node-server takes as it is; no declared body over the limit. Anything else
+ * is left to Hono before a byte is read or anything counted.
  */
 /** A path a fast route takes: its checked params, and what the gate makes of it. */
 interface KnownPath {
@@ -67,6 +93,8 @@ interface KnownPath {
 export class FastRoute implements FastEntry<KnownPath> {
   private readonly checks: Checks;
   readonly method: string;
+  /** Checked queries by their text ("" for none); null for one left to Hono. */
+  private readonly queries = new RecentMap<string, Record<string, unknown> | null>(QUERIES_KEPT);
 
   constructor(
     private readonly core: Pick<Core, "failures" | "paths" | "bodies">,
@@ -82,7 +110,7 @@ export class FastRoute implements FastEntry<KnownPath> {
     // HEAD is Hono's (it answers it from the GET route, without the body).
     if (method !== this.method || !PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return null;
     const route = this.core.paths.classify(method, path);
-    if (route.surface !== "queue") return null;
+    if (route.surface === "rest") return null;
     const service = { route, info: routeInfo(path, route) };
     if (!this.checks.params) return { params, service };
     const result = this.checks.params.safeParse(params);
@@ -90,7 +118,8 @@ export class FastRoute implements FastEntry<KnownPath> {
   }
 
   take(req: IncomingMessage, res: ServerResponse, { params, service }: KnownPath, path: string, query: string | undefined): boolean {
-    if (query !== undefined) return false;
+    const checkedQuery = this.query(query);
+    if (checkedQuery === null) return false;
     const host = req.headers.host;
     if (host === undefined || !PLAIN_HOST.test(host)) return false;
     const body = this.checks.body;
@@ -98,11 +127,12 @@ export class FastRoute implements FastEntry<KnownPath> {
       const declared = Number(req.headers["content-length"]);
       if (Number.isFinite(declared) && declared > body.limit) return false;
     }
-    const x = new RawExchange(req, res, this.method, path, undefined, this.core.failures, service);
+    const x = new RawExchange(req, res, this.method, path, query, this.core.failures, service);
+    const request = new ExchangeRequest(x, checkedQuery);
     if (body === undefined) {
       // A GET: nothing to read; an answer holding a large stored payload is read first, a part a
       // turn (a promise then).
-      x.next = () => this.fill(x, () => this.checks.route.answer(params, undefined));
+      x.next = () => this.fill(x, () => this.checks.route.answer(params, undefined, request));
       x.answerThrough(this.gate);
       return true;
     }
@@ -114,31 +144,53 @@ export class FastRoute implements FastEntry<KnownPath> {
         const text = (x.text = jsonText(read));
         // A large body is parsed off the event loop, as the app's routes do (see parseOffLoop);
         // a small one here, in this step (no promise more on every /run).
-        if (parsesOffLoop(text)) return parseOffLoop(text, body.textFields, body.hint).then((offLoop) => this.check(x, params, offLoop.value, offLoop), fail);
+        if (parsesOffLoop(text)) return parseOffLoop(text, body.textFields, body.hint).then((offLoop) => this.check(x, params, offLoop.value, offLoop, request), fail);
         let value: unknown;
         try {
           value = parseJsonBody(text, body.hint);
         } catch (err) {
           return fail(err);
         }
-        return this.check(x, params, value, undefined);
+        return this.check(x, params, value, undefined, request);
       }, fail);
     x.answerThrough(this.gate, () => hold.release());
     return true;
   }
 
+  /**
+   * The query checked as the app checks it: the route's schema's value for it (kept by its text),
+   * or null when Hono is to read it (it has something to decode, or fails the schema: Hono then
+   * answers the problem, after the body as it does).
+   */
+  private query(text: string | undefined): Record<string, unknown> | null {
+    const schema = this.checks.query;
+    // `?` alone is Hono's (the journal keeps the query as Hono reads it).
+    if (schema === undefined || text === "") return text === undefined ? EMPTY_QUERY : null;
+    const key = text ?? "";
+    let checked = this.queries.get(key);
+    if (checked === undefined) {
+      checked = null;
+      if (PLAIN_QUERY.test(key)) {
+        const result = schema.safeParse(plainQuery(key));
+        if (result.success) checked = Object.freeze(result.data as Record<string, unknown>);
+      }
+      this.queries.set(key, checked);
+    }
+    return checked;
+  }
+
   /** Checks a parsed body against the route's schema and answers it (or the problem): a promise while a large input is staged. */
-  private check(x: RawExchange, params: Record<string, string>, value: unknown, offLoop: OffLoopBody | undefined): Promise<void> | undefined {
+  private check(x: RawExchange, params: Record<string, string>, value: unknown, offLoop: OffLoopBody | undefined, request: FastRequest): Promise<void> | undefined {
     return this.fill(x, () => {
       const checked = this.checks.body!.schema.safeParse(value);
       if (!checked.success) throw validationError(checked.error, "body");
-      return this.checks.route.answer(params, offLoop ? withTexts(checked.data, offLoop) : checked.data);
+      return this.checks.route.answer(params, offLoop ? withTexts(checked.data, offLoop) : checked.data, request);
     });
   }
 
   /** `x` answers what `make` gives, or the problem it throws or rejects with: at once for a text, once settled for a promise. */
-  private fill(x: RawExchange, make: () => Body | Promise<Body>): Promise<void> | undefined {
-    let text: Body | Promise<Body>;
+  private fill(x: RawExchange, make: () => Body | null | Promise<Body | null>): Promise<void> | undefined {
+    let text: Body | null | Promise<Body | null>;
     try {
       text = make();
     } catch (err) {
@@ -146,13 +198,54 @@ export class FastRoute implements FastEntry<KnownPath> {
       return undefined;
     }
     if (!(text instanceof Promise)) {
-      x.json(text);
+      answerWith(x, text);
       return undefined;
     }
     return text.then(
-      (t) => x.json(t),
+      (t) => answerWith(x, t),
       (err: unknown) => x.fail(err),
     );
+  }
+}
+
+const EMPTY_QUERY: Record<string, unknown> = Object.freeze({});
+
+const answerWith = (x: RawExchange, text: Body | null): void => (text === null ? x.noContent() : x.json(text));
+
+/** A plain query (see PLAIN_QUERY) as Hono's `queries()` reads it: each name's values, one value alone (see `queryOf`). */
+function plainQuery(text: string): Record<string, string | string[]> {
+  const values = new Map<string, string[]>();
+  for (const pair of text.split("&")) {
+    const eq = pair.indexOf("=");
+    const name = eq === -1 ? pair : pair.slice(0, eq);
+    if (name === "") continue;
+    const value = eq === -1 ? "" : pair.slice(eq + 1);
+    const got = values.get(name);
+    if (got) got.push(value);
+    else values.set(name, [value]);
+  }
+  return Object.fromEntries([...values].map(([k, v]) => [k, v.length === 1 ? v[0]! : v]));
+}
+
+/** What an answer reads of `x` beyond its params and body. */
+class ExchangeRequest implements FastRequest {
+  private leaving: AbortSignal | undefined;
+
+  constructor(
+    private readonly x: RawExchange,
+    readonly query: Record<string, unknown>,
+  ) {}
+
+  signal(): AbortSignal {
+    return (this.leaving ??= this.x.leaveSignal());
+  }
+
+  header(name: string, value: string): void {
+    this.x.header(name, value);
+  }
+
+  answerLast(): void {
+    this.x.answerLast();
   }
 }
 
@@ -162,8 +255,6 @@ function checksOf(route: FastRouteDecl): Checks {
   const where = `${config.method.toUpperCase()} ${config.path}`;
   const request = config.request;
   if (request?.headers || request?.cookies) throw new Error(`${where}: header and cookie parameters are not checked directly`);
-  // Only requests without a query are taken: an absent query must pass as the app would pass it.
-  if (request?.query && !(request.query as z.ZodType).safeParse({}).success) throw new Error(`${where}: an absent query fails its schema`);
   let body: Checks["body"];
   const content = request?.body?.content;
   if (content) {
@@ -177,5 +268,5 @@ function checksOf(route: FastRouteDecl): Checks {
   } else if (config.middleware !== undefined && (!Array.isArray(config.middleware) || config.middleware.length > 0)) {
     throw new Error(`${where}: middleware would be skipped`);
   }
-  return { route, params: request?.params as z.ZodType | undefined, body };
+  return { route, params: request?.params as z.ZodType | undefined, query: request?.query as z.ZodType | undefined, body };
 }

@@ -24,6 +24,8 @@ export class RawExchange implements Exchange {
   private problem: string | undefined;
   private cut = false;
   private written = false;
+  /** Written after what the current microtasks write (`answerLast`). */
+  private last = false;
 
   constructor(
     readonly req: IncomingMessage,
@@ -46,6 +48,26 @@ export class RawExchange implements Exchange {
   json(text: Body): void {
     this.headers["Content-Type"] = "application/json";
     this.body = text;
+  }
+
+  /** A 204 answer, without a body. */
+  noContent(): void {
+    this.statusCode = 204;
+    this.body = "";
+  }
+
+  /** Its answer is written once the microtasks queued when it is ready have run (their answers first). */
+  answerLast(): void {
+    this.last = true;
+  }
+
+  /** Aborted when the connection closes before the answer is written, as @hono/node-server aborts `c.req.raw.signal`. */
+  leaveSignal(): AbortSignal {
+    const leaving = new AbortController();
+    this.res.once("close", () => {
+      if (!this.res.writableFinished) leaving.abort(new Error("Client connection prematurely closed."));
+    });
+    return leaving.signal;
   }
 
   fail(err: unknown): void {
@@ -91,7 +113,17 @@ export class RawExchange implements Exchange {
   /** Writes the answer made, unless the route wrote its own or the connection was cut. */
   send(): void {
     if (this.written) return;
+    if (this.last) {
+      // process.nextTick runs once the microtask queue is empty: the answers it writes go first.
+      this.last = false;
+      return void process.nextTick(() => this.send());
+    }
     this.written = true;
+    if (this.statusCode === 204) {
+      this.res.writeHead(204, this.headers);
+      this.res.end();
+      return;
+    }
     endWith(this.res, this.statusCode, this.headers, this.body);
   }
 

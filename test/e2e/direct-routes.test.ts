@@ -199,8 +199,8 @@ describe("POST /run and GET /status answered before the app", () => {
   it("leaves to the app the status requests it would read differently", async () => {
     const id = (JSON.parse((await send({ body: '{"input":{}}' })).text) as { id: string }).id;
     const cases: Array<[Sent, number]> = [
-      [{ method: "GET", path: `/v2/echo/status/${id}?ttl=3600000` }, 200],
       [{ method: "GET", path: `/v2/echo/status/${id}?ttl=1` }, 400],
+      [{ method: "GET", path: `/v2/echo/status/${id}?ttl=36%300000` }, 200],
       [{ method: "GET", path: `/v2/echo/status/${id.replace("-", "%2D")}` }, 200],
       [{ method: "HEAD", path: `/v2/echo/status/${id}` }, 200],
       [{ method: "GET", path: `/v2/echo/status/${id}/` }, 405],
@@ -211,6 +211,18 @@ describe("POST /run and GET /status answered before the app", () => {
       expect(r.direct.status, s.path).toBe(status);
       expect(r.direct.text).toBe(r.app.text);
     }
+  });
+
+  it("answers a status with a query it reads as it is (a ttl set) as the app does", async () => {
+    const id = (JSON.parse((await send({ body: '{"input":{}}' })).text) as { id: string }).id;
+    for (const path of [`/v2/echo/status/${id}?ttl=3600000`, `/v2/echo/status/${id}?other=1&ttl=7200000`]) {
+      const r = await both({ method: "GET", path });
+      expect(r.directTaken, path).toBe(true);
+      expectSame(r);
+      expect(r.direct.status).toBe(200);
+      expect(r.entries[0].query).toBe(path.split("?")[1]);
+    }
+    expect(JSON.stringify(emu.events(id))).toContain("ttl set to 7200000 ms");
   });
 
   it("answers a status as the app does whatever the ids and key", async () => {

@@ -99,7 +99,7 @@ export function queueCases(t: QueueTransport): void {
     it("answers /runsync with a sync- id and the output", async () => {
       const res = await e.post("/v2/echo/runsync", { input: { n: 1 } });
       expect(res.status).toBe(200);
-      expect(res.answeredBy).toBe("app");
+      expect(res.answeredBy).toBe(fast);
       expect(res.body.id).toMatch(/^sync-[A-Za-z0-9_-]+$/);
       expect(res.body).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
     });

@@ -55,13 +55,17 @@ export function queueRoutes(core: Pick<Core, "jobs" | "clock" | "loadBalancers" 
     return text instanceof Promise ? text.then(answer) : answer(text);
   });
 
-  router.openapi(runsyncRoute, async (c) => {
-    const endpointId = c.req.valid("param").endpoint_id;
-    const wait = c.req.valid("query").wait ?? RUNSYNC_WAIT_DEFAULT_MS;
-    const job = await jobs.submitStaged(endpointId, c.req.valid("json"), "runsync");
-    const done = await jobs.waitUntilFinal(endpointId, job.id, wait, c.req.raw.signal);
+  // The job as it is once final or when the wait ends, as JSON text.
+  const runsync = async (endpointId: string, submission: Submission, wait: number | undefined, signal: AbortSignal): Promise<Body> => {
+    const staged = jobs.submitStaged(endpointId, submission, "runsync");
+    const job = staged instanceof Promise ? await staged : staged;
+    const done = await jobs.waitUntilFinal(endpointId, job.id, wait ?? RUNSYNC_WAIT_DEFAULT_MS, signal);
     await preloaded(done.output);
-    return jsonAnswer(c, toView(done, clock.now()));
+    return stringifyBody(toView(done, clock.now()));
+  };
+  router.openapi(runsyncRoute, async (c) => {
+    const text = await runsync(c.req.valid("param").endpoint_id, c.req.valid("json"), c.req.valid("query").wait, c.req.raw.signal);
+    return c.body(textBody(text), 200, JSON_TYPE) as never;
   });
 
   // What c.json(toView(job)) answers, byte for byte.
@@ -133,6 +137,7 @@ export function queueRoutes(core: Pick<Core, "jobs" | "clock" | "loadBalancers" 
 
   return [
     { config: runRoute, answer: (p, body) => runText(p.endpoint_id!, body as Submission) },
-    { config: statusRoute, answer: (p) => status(p.endpoint_id!, p.job_id!, undefined) },
+    { config: statusRoute, answer: (p, _body, request) => status(p.endpoint_id!, p.job_id!, (request.query as { ttl?: number }).ttl) },
+    { config: runsyncRoute, answer: (p, body, request) => runsync(p.endpoint_id!, body as Submission, (request.query as { wait?: number }).wait, request.signal()) },
   ];
 }

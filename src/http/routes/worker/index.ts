@@ -2,9 +2,11 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { EmulatorError } from "../../../domain/errors.js";
 import type { Job, Lane } from "../../../domain/job.js";
+import type { WorkerResult } from "../../../domain/worker-protocol.js";
 import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import type { Core } from "../../core.js";
-import { textBody } from "../../large-body.js";
+import type { FastRequest, FastRouteDecl } from "../../fast-routes.js";
+import { textBody, type Body } from "../../large-body.js";
 import type { AppEnv } from "../../env.js";
 import { doneQueryRoute, doneRoute, pingRoute, stopRoute, streamQueryRoute, streamRoute, takeBatchRoute, takeRoute } from "./routes.js";
 
@@ -21,55 +23,60 @@ function resultJobId(inPath: string | undefined, inQuery: string | undefined): s
   return (inPath ?? inQuery)!;
 }
 
-/** The routes real worker processes call to fetch jobs, hand back results, hear stops and beat. */
-export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPIHono<AppEnv>): void {
+/**
+ * The routes real worker processes call to fetch jobs, hand back results, hear stops and beat;
+ * returns the ones that also have a fast entry in the route table (see `FastRoute`), with the same
+ * answers: those on a warm call's path (job-take, job-done) and job-stream.
+ */
+export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPIHono<AppEnv>): FastRouteDecl[] {
   const w = core.workerProtocol;
   // Once minipod is stopping, polls answer at once and their connection closes, so a worker that
   // asks again does not keep minipod waiting.
-  const polled = (c: Context) => {
-    if (w.isClosing) c.header("connection", "close");
+  const polled = (header: (name: string, value: string) => void) => {
+    if (w.isClosing) header("connection", "close");
+  };
+  const polledAnswer = (c: Context, text: Body | null): Response => {
+    polled((name, value) => c.header(name, value));
+    return text === null ? c.body(null, 204) : c.body(textBody(text), 200, JSON_TYPE);
   };
 
-  router.openapi(takeRoute, async (c) => {
-    const { endpoint_id, worker_id } = c.req.valid("param");
-    const q = c.req.valid("query");
-    const [job] = await w.take(endpoint_id, worker_id, 1, flag(q.job_in_progress), c.req.raw.signal, laneOfPool(q.pool));
+  // `stringify`: a large input goes out as the text it came in, never parsed here.
+  const take = async (p: Record<string, string>, q: { job_in_progress?: string | undefined; pool?: string | undefined }, signal: AbortSignal): Promise<Body | null> => {
+    const [job] = await w.take(p.endpoint_id!, p.worker_id!, 1, flag(q.job_in_progress), signal, laneOfPool(q.pool));
     await preloaded(job?.input);
-    polled(c);
-    // `stringify`: a large input goes out as the text it came in, never parsed here.
-    return job ? (c.body(textBody(stringifyBody(shape(job))), 200, JSON_TYPE) as never) : c.body(null, 204);
-  });
+    return job ? stringifyBody(shape(job)) : null;
+  };
+  router.openapi(takeRoute, async (c) => polledAnswer(c, await take(c.req.valid("param"), c.req.valid("query"), c.req.raw.signal)) as never);
   router.openapi(takeBatchRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
     const q = c.req.valid("query");
     const jobs = await w.take(endpoint_id, worker_id, q.batch_size ?? 1, flag(q.job_in_progress), c.req.raw.signal, laneOfPool(q.pool));
     await preloaded(...jobs.map((j) => j.input));
-    polled(c);
-    return jobs.length ? (c.body(textBody(stringifyBody(jobs.map(shape))), 200, JSON_TYPE) as never) : c.body(null, 204);
+    return polledAnswer(c, jobs.length ? stringifyBody(jobs.map(shape)) : null) as never;
   });
   router.openapi(stopRoute, async (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
     const ids = await w.stops(endpoint_id, worker_id, c.req.raw.signal);
-    polled(c);
+    polled((name, value) => c.header(name, value));
     return ids.length ? c.json({ jobsToStop: ids }, 200) : c.body(null, 204);
   });
 
+  type ResultQuery = { jobId?: string | undefined; isStream?: string | undefined };
+  const ack = (job: Job) => JSON.stringify({ id: job.id, status: job.status });
+  const done = (p: Record<string, string>, q: ResultQuery, result: unknown): string | Promise<string> => {
+    const job = w.doneStaged(p.endpoint_id!, p.worker_id!, resultJobId(p.job_id, q.jobId), result as WorkerResult, flag(q.isStream) === true);
+    return job instanceof Promise ? job.then(ack) : ack(job);
+  };
+  const chunk = (p: Record<string, string>, q: ResultQuery, result: unknown): string =>
+    ack(w.chunk(p.endpoint_id!, p.worker_id!, resultJobId(p.job_id, q.jobId), result as WorkerResult));
+  const answerOf = (c: Context) => (text: string) => c.body(text, 200, JSON_TYPE) as never;
   for (const route of [doneRoute, doneQueryRoute]) {
     router.openapi(route, (c) => {
-      const p = c.req.valid("param") as { endpoint_id: string; worker_id: string; job_id?: string };
-      const q = c.req.valid("query");
-      const done = w.doneStaged(p.endpoint_id, p.worker_id, resultJobId(p.job_id, q.jobId), c.req.valid("json"), flag(q.isStream) === true);
-      const answer = (job: Job) => c.json({ id: job.id, status: job.status }, 200);
-      return done instanceof Promise ? done.then(answer) : answer(done);
+      const text = done(c.req.valid("param"), c.req.valid("query"), c.req.valid("json"));
+      return text instanceof Promise ? text.then(answerOf(c)) : answerOf(c)(text);
     });
   }
-  for (const route of [streamRoute, streamQueryRoute]) {
-    router.openapi(route, (c) => {
-      const p = c.req.valid("param") as { endpoint_id: string; worker_id: string; job_id?: string };
-      const job = w.chunk(p.endpoint_id, p.worker_id, resultJobId(p.job_id, c.req.valid("query").jobId), c.req.valid("json"));
-      return c.json({ id: job.id, status: job.status }, 200);
-    });
-  }
+  for (const route of [streamRoute, streamQueryRoute]) router.openapi(route, (c) => answerOf(c)(chunk(c.req.valid("param"), c.req.valid("query"), c.req.valid("json"))));
 
   router.openapi(pingRoute, (c) => {
     const { endpoint_id, worker_id } = c.req.valid("param");
@@ -81,4 +88,17 @@ export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPI
     w.ping(endpoint_id, worker_id, { jobIds, version: q.runpod_version, unhealthy });
     return c.json({ status: "ok" as const }, 200);
   });
+
+  return [
+    {
+      config: takeRoute,
+      answer: (p, _body, request) => {
+        const answered = (text: Body | null) => (polled(request.header), text);
+        return take(p, request.query, request.signal()).then(answered);
+      },
+    },
+    // A job-done's answer goes after the answer of the /runsync its result completes (on a caller's path).
+    ...[doneRoute, doneQueryRoute].map((config) => ({ config, answer: (p: Record<string, string>, body: unknown, request: FastRequest) => (request.answerLast(), done(p, request.query, body)) })),
+    ...[streamRoute, streamQueryRoute].map((config) => ({ config, answer: (p: Record<string, string>, body: unknown, request: FastRequest) => chunk(p, request.query, body) })),
+  ];
 }
