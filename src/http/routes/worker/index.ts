@@ -93,7 +93,7 @@ export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPI
     {
       config: takeRoute,
       answer: (p, _body, request) => {
-        const answered = (text: Body | null) => (polled(request.header), text);
+        const answered = (text: Body | null) => (polled((name, value) => request.header(name, value)), text);
         return take(p, request.query, request.signal()).then(answered);
       },
     },
