@@ -46,6 +46,8 @@ const WRITES = (): Array<[string, string, string, string?]> => [
   ["POST", "/v2/echo/run", '{"input":{"planted":true}}'],
   ["POST", "/v2/echo/runsync", '{"input":{"planted":true}}'],
   ["POST", `/v2/echo/cancel/${jobId}`, ""],
+  ["POST", `/v2/echo/job-done/w-evil/${jobId}`, '{"output":"planted"}'],
+  ["POST", `/v2/echo/job-stream/w-evil/${jobId}`, '{"output":"planted"}'],
   ["POST", "/v2/echo/purge-queue", ""],
   ["POST", "/v2/echo/batch", "[]"],
   ["POST", "/v2/llm/openai/v1/chat/completions", '{"model":"m","messages":[{"role":"user","content":"hi"}]}'],
