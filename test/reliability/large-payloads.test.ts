@@ -253,6 +253,37 @@ describe("request bodies in flight are bounded (memory.requestBodyBytes)", () =>
     }
   });
 
+  it("a GraphQL body counts against the same budget: past what is left it gets the answer a REST body gets", async () => {
+    e = await inProcess({ config: { memory: { requestBodyBytes: BUDGET }, endpoints: [{ id: "img", handler: "echo", workersMin: 0, workersMax: 0 }] } });
+    const headers = { authorization: "Bearer k", "content-type": "application/json" };
+    const post = (path: string, body: string | ReadableStream<Uint8Array>) => e!.app.request(`http://minipod.test${path}`, { method: "POST", body, headers, duplex: "half" } as RequestInit);
+    // Four unfinished REST bodies hold 31.5 MB of the 32: half a megabyte is left.
+    const open = [slowBody(), slowBody(), slowBody(), slowBody()];
+    const answers = open.map((b) => post("/v2/img/run", b.stream));
+    const prefix = '{"input":{"image":"';
+    for (const b of open) b.send(prefix + "A".repeat(MB / 2 - prefix.length));
+    for (let i = 1; i < 18; i++) for (const b of open.slice(0, 3)) b.send("A".repeat(MB / 2));
+    for (let i = 1; i < 9; i++) open[3]!.send("A".repeat(MB / 2));
+    for (let i = 0; i < 100 && e.core.bodies.inUse < 31.5 * MB; i++) await new Promise((r) => setImmediate(r));
+    expect(e.core.bodies.inUse).toBe(31.5 * MB);
+    // A 900 KB body, under GraphQL's own 1 MiB limit, on each surface.
+    const pad = "A".repeat(900 * 1024);
+    const rest = await post("/v2/img/run", JSON.stringify({ input: { pad } }));
+    const graphql = await post("/graphql", JSON.stringify({ query: "{ myself { id } }", variables: { pad } }));
+    expect([rest.status, graphql.status]).toEqual([503, 503]);
+    expect(graphql.headers.get("retry-after")).toBe(rest.headers.get("retry-after"));
+    expect(graphql.headers.get("content-type")).toBe(rest.headers.get("content-type"));
+    const detail = async (r: Response) => ((await r.json()) as { detail: string }).detail;
+    expect(await detail(graphql)).toBe(await detail(rest));
+    expect(e.core.bodies.inUse).toBe(31.5 * MB);
+    for (const b of open) b.end();
+    expect((await Promise.all(answers)).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    // With the budget free again, the same GraphQL body is answered, and gives its bytes back.
+    const again = await post("/graphql", JSON.stringify({ query: "{ myself { id } }", variables: { pad } }));
+    expect(again.status).toBe(200);
+    expect(e.core.bodies.inUse).toBe(0);
+  });
+
   it("the budget is checked when the config is read", async () => {
     await expect(inProcess({ config: { memory: { requestBodyBytes: 1024 } } })).rejects.toThrow(/memory\.requestBodyBytes/);
   });
