@@ -54,7 +54,7 @@ async function pausedStream(port: number, path: string, body = JSON.stringify({ 
   return {
     resume: () =>
       new Promise<string>((resolve, reject) => {
-        // The answer keeps its connection: its chunked body ends with an empty chunk.
+        // Its chunked body ends with an empty chunk; the connection closes then, as the request asked.
         const parts: Buffer[] = [];
         const whole = () => Buffer.concat(parts).toString("latin1");
         let tail = "";

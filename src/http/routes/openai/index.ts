@@ -10,7 +10,7 @@ import { OPENAI_DOCUMENTED, openAiGetRoute, openAiPostRoute } from "./routes.js"
 const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
-  connection: "keep-alive",
+  // No Connection header: node's own keeps the connection, or closes it after the stream when the request asked to.
   // Sent as it is written: node's chunked encoding, no proxy buffering.
   "transfer-encoding": "chunked",
   "x-accel-buffering": "no",
