@@ -86,7 +86,28 @@ export class FlashBuildService {
     const now = this.d.clock.now();
     const artifact: FlashArtifact = { id: `artifact-${randomBytes(16).toString("hex")}`, appId, size, expiresAt: now + FLASH_UPLOAD_TTL_MS, createdAt: now };
     this.d.artifacts.save(artifact);
+    this.pruneUnbuilt(artifact);
     return artifact;
+  }
+
+  /**
+   * Keeps `perApp` artifacts of the new one's app that no build names (prepared, uploaded or not),
+   * as `prune` keeps builds: past it, the oldest are removed, their pieces freed as a build's
+   * are. One being uploaded now stays until its upload ends.
+   */
+  private pruneUnbuilt(added: FlashArtifact): void {
+    const built = new Set(this.ofApp(added.appId).map((b) => b.objectKey));
+    const unbuilt = this.d.artifacts.list().filter((a) => a.appId === added.appId && !a.deleting && !built.has(a.id));
+    let excess = unbuilt.length - this.d.perApp;
+    if (excess <= 0) return;
+    // Oldest first; the store's order among artifacts of the same instant.
+    const oldest = unbuilt.map((a, i) => ({ a, i })).sort((x, y) => x.a.createdAt - y.a.createdAt || x.i - y.i);
+    for (const { a } of oldest) {
+      if (excess === 0) return;
+      if (a.id === added.id || this.uploading.has(a.id)) continue;
+      this.drop(a);
+      excess--;
+    }
   }
 
   /**

@@ -33,15 +33,20 @@ async function app(name: string) {
   return { appId: created.id as string, envId: env.id as string };
 }
 
+/** An artifact prepared and uploaded (unless `put` is false), never built: its upload URL and object key. */
+async function upload(appId: string, put = true): Promise<{ uploadUrl: string; objectKey: string }> {
+  const prepared = (await ok(`mutation { prepareFlashArtifactUpload(input: { flashAppId: "${appId}", tarballSize: ${SIZE} }) { uploadUrl objectKey } }`)).prepareFlashArtifactUpload;
+  if (put) expect((await e.app.request(prepared.uploadUrl, { method: "PUT", body: Buffer.alloc(SIZE, 7) })).status).toBe(200);
+  return prepared;
+}
+
 /** An artifact uploaded and its build finalized: the build's id and object key. */
 async function build(appId: string) {
-  const upload = (await ok(`mutation { prepareFlashArtifactUpload(input: { flashAppId: "${appId}", tarballSize: ${SIZE} }) { uploadUrl objectKey } }`)).prepareFlashArtifactUpload;
-  const put = await e.app.request(upload.uploadUrl, { method: "PUT", body: Buffer.alloc(SIZE, 7) });
-  expect(put.status).toBe(200);
+  const uploaded = await upload(appId);
   const made = (await ok(`mutation F($input: FinalizeFlashArtifactUploadInput!) { finalizeFlashArtifactUpload(input: $input) { id } }`, {
-    input: { flashAppId: appId, objectKey: upload.objectKey, manifest: { version: "1.0", resources: {} } },
+    input: { flashAppId: appId, objectKey: uploaded.objectKey, manifest: { version: "1.0", resources: {} } },
   })).finalizeFlashArtifactUpload;
-  return { id: made.id as string, key: upload.objectKey as string };
+  return { id: made.id as string, key: uploaded.objectKey };
 }
 
 const deploy = (envId: string, buildId: string) =>
@@ -96,5 +101,40 @@ describe("the builds of a Flash app, bounded by flashBuildsPerApp", () => {
     const made = [];
     for (let i = 0; i < 11; i++) made.push((await build(c.appId)).id);
     expect(await buildIds(c.appId)).toEqual(made.slice(1).sort());
+  });
+});
+
+describe("artifacts no build names, bounded by flashBuildsPerApp too", () => {
+  const download = (key: string) => e.app.request(`http://minipod.test/flash/artifacts/${key}`);
+
+  it("an app that uploads again and again without building keeps the newest, prepared or uploaded; its builds' artifacts are not counted", async () => {
+    e = await inProcess({ config: { flashBuildsPerApp: 2 } });
+    const { appId } = await app("uploader");
+    const built = await build(appId);
+    const uploads = [];
+    for (let i = 0; i < 5; i++) uploads.push(await upload(appId));
+    // The build's artifact and the two newest uploads stay; the older three go, their pieces over turns.
+    await turnsUntil(() => artifacts() === 3 && pieces() === 9);
+    for (const u of uploads.slice(0, 3)) expect((await download(u.objectKey)).status).toBe(404);
+    for (const u of uploads.slice(3)) expect((await download(u.objectKey)).status).toBe(200);
+    expect((await download(built.key)).status).toBe(200);
+    // An old one removed can no longer be built; a kept one can.
+    const finalize = (objectKey: string) =>
+      e.request("POST", "/graphql", {
+        query: `mutation F($input: FinalizeFlashArtifactUploadInput!) { finalizeFlashArtifactUpload(input: $input) { id } }`,
+        variables: { input: { flashAppId: appId, objectKey, manifest: { version: "1.0", resources: {} } } },
+      });
+    expect((await finalize(uploads[0]!.objectKey)).body.errors?.[0]?.message).toMatch(/not found/);
+    expect((await finalize(uploads[4]!.objectKey)).body.errors).toBeUndefined();
+
+    // Prepared and never sent counts the same: two more leave one uploaded unbuilt artifact of the two before.
+    const prepared = [await upload(appId, false), await upload(appId, false)];
+    await turnsUntil(() => artifacts() === 4);
+    expect((await download(uploads[3]!.objectKey)).status).toBe(404);
+    for (const p of prepared) expect((await e.app.request(p.uploadUrl, { method: "PUT", body: Buffer.alloc(SIZE, 7) })).status).toBe(200);
+    // Another app's artifacts are its own.
+    const other = await app("other");
+    await upload(other.appId);
+    await turnsUntil(() => artifacts() === 5);
   });
 });
