@@ -66,6 +66,11 @@ export interface ExternalWorker {
   readonly jobs: Set<string>;
   /** Jobs ended by minipod while it ran them, until it shows it let go of them (see `stopping`). */
   readonly stopping: Set<string>;
+  /**
+   * Jobs it may hold at once, as its last job-take told: those it held then and the batch it
+   * asked for (a worker running several jobs at once asks for its free places); 1 before it asked.
+   */
+  places: number;
   startedAt: number;
   lastSeenAt: number;
   lastHeartbeatAt: number | undefined;
@@ -114,6 +119,7 @@ export class ExternalWorkers {
         lane: "standard",
         jobs: new Set(),
         stopping: new Set(),
+        places: 1,
         startedAt: now,
         lastSeenAt: now,
         lastHeartbeatAt: undefined,
@@ -227,6 +233,16 @@ export class ExternalWorkers {
 
   get(endpointId: string, workerId: string): ExternalWorker | undefined {
     return this.byEndpoint.get(endpointId)?.get(workerId);
+  }
+
+  /** The worker asks for `n` more jobs (a job-take): it may hold those it holds and `n` at once. */
+  asked(w: ExternalWorker, n: number): void {
+    w.places = w.jobs.size + w.stopping.size + n;
+  }
+
+  /** Jobs a live worker may take now beside those it holds: its places (see `places`) not taken. */
+  freePlaces(w: ExternalWorker): number {
+    return w.status === "live" ? Math.max(0, w.places - w.jobs.size - w.stopping.size) : 0;
   }
 
   /** Workers of an endpoint as /health counts them: lost and stopped ones are gone. */

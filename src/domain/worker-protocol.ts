@@ -113,6 +113,8 @@ export class WorkerProtocol {
     if (w.status === "lost") return [];
     if (jobInProgress === false) w.stopping.clear();
     if (jobInProgress === false && w.jobs.size > 0) this.dropHeldJobs(w);
+    // What it holds and what it asks for: the jobs it may run at once (the scaler counts its free places).
+    this.workers.asked(w, n);
     const now = this.takeNow(w, n);
     if (now.length > 0 || this.closing) return now;
     return this.held(w, this.takes.wait(endpointId, { worker: w, n }, this.d.settings.pollHoldMs, signal));

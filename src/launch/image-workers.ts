@@ -16,7 +16,8 @@ const SWEEP_MS = 1000;
 
 /**
  * Worker processes for the queue endpoints whose image is a command (`images`): none until a job
- * is queued, then one more for each job waiting beyond the processes there are, up to workersMax
+ * is queued, then one more for each job waiting beyond the free places of the processes there are
+ * (a process running several jobs at once may have some), up to workersMax
  * (at least one), each taking its first job after the endpoint's cold start on the virtual clock
  * (see WorkerWaits); a process whose endpoint has had no job in its queue or in progress for
  * idleTimeout (virtual seconds) is stopped down to workersMin; all of an endpoint's go with it, or
@@ -81,10 +82,24 @@ export class ImageWorkers {
     // All the processes it may have are there: nothing to count (a warm call queues a job a call).
     if (entry.set.size >= most) return;
     const { jobs } = this.d.core.jobs.health(endpointId);
-    const wanted = Math.min(most, jobs.inQueue + jobs.inProgress);
+    // Jobs waiting beyond the free places of the processes there are: one more process each.
+    const wanted = Math.min(most, entry.set.size + jobs.inQueue - this.freePlaces(endpointId, entry.set));
     // The cold start counts from the job's coming (the process is started a moment later).
     const coldStartMs = Math.max(0, queuedAt + spec.coldStartMs - this.d.core.clock.now());
     while (entry.set.size < wanted) this.startOne(endpointId, launch, entry.set, coldStartMs);
+  }
+
+  /**
+   * Jobs the endpoint's workers may take now: each live worker's free places (a worker running
+   * several jobs at once asks for as many as it has room for), and one for each process of the set
+   * that is not calling (starting, or being replaced).
+   */
+  private freePlaces(endpointId: string, set: Set<WorkerProcess>): number {
+    const registry = this.d.core.workerProtocol.workers;
+    let free = 0;
+    for (const w of registry.records(endpointId)) free += registry.freePlaces(w);
+    for (const proc of set) if (registry.get(endpointId, proc.workerId)?.status !== "live") free++;
+    return free;
   }
 
   private startOne(endpointId: string, launch: ImageLaunch, set: Set<WorkerProcess>, coldStartMs: number): void {

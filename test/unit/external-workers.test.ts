@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ExternalWorkers, type ExternalWorker } from "../../src/domain/external-workers.js";
 import { WORKER_FORGET_AFTER_MS } from "../../src/domain/limits.js";
 import { FakeWall } from "../support/fake-wall.js";
+import { inProcess } from "../support/in-process.js";
 
 const setup = (lostAfterMs = 3000) => {
   const wall = new FakeWall();
@@ -88,5 +89,44 @@ describe("external workers: liveness on the wall clock", () => {
     expect(wall.pending).toBe(1);
     workers.forget();
     expect(workers.list()).toEqual([]);
+  });
+});
+
+describe("external workers: the places of a worker that runs several jobs at once", () => {
+  it("a worker's places are what it held and what it asked for at its last job-take; its free places those not taken", () => {
+    const { wall, workers } = setup();
+    const w = workers.touch("ep", "w1", 0, "take");
+    // Before it asks: one place.
+    expect(workers.freePlaces(w)).toBe(1);
+    workers.asked(w, 4);
+    workers.hold(w, "job-1");
+    workers.hold(w, "job-2");
+    expect(workers.freePlaces(w)).toBe(2);
+    // Asking again with one held (the other done): places are the one held and those it asks for.
+    workers.release("job-1");
+    workers.asked(w, 3);
+    expect(workers.freePlaces(w)).toBe(3);
+    // A job it is told to stop holds its place until it lets go.
+    w.stopping.add("job-2");
+    workers.release("job-2");
+    expect(workers.freePlaces(w)).toBe(3);
+    w.stopping.clear();
+    expect(workers.freePlaces(w)).toBe(4);
+    // A lost worker has none.
+    wall.advance(3000);
+    expect(workers.freePlaces(w)).toBe(0);
+  });
+
+  it("a job-take-batch tells them: batch_size 3 with one job waiting leaves two free", async () => {
+    const e = await inProcess({ config: { endpoints: [{ id: "ext", handler: "external" }] } });
+    try {
+      expect((await e.post("/v2/ext/run", { input: {} })).status).toBe(200);
+      const taken = await e.get("/v2/ext/job-take-batch/w1?gpu=x&job_in_progress=0&batch_size=3");
+      expect(taken.body).toHaveLength(1);
+      const registry = e.core.workerProtocol.workers;
+      expect(registry.freePlaces(registry.get("ext", "w1")!)).toBe(2);
+    } finally {
+      await e.close();
+    }
   });
 });

@@ -1,14 +1,18 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ExternalWorkers } from "../../src/domain/external-workers.js";
 import { ImageWorkers } from "../../src/launch/image-workers.js";
+import { FakeWall } from "../support/fake-wall.js";
 
 // How ImageWorkers decides to start a worker process when a job is queued: it counts the
 // endpoint's jobs only while it may start more processes, not on every job of a warm endpoint.
 
 type Change = { endpointId: string; job?: { status: string; queuedAt: number } };
 
-function harness(workersMax: number, queued: () => number) {
+function harness(workersMax: number, queued: () => number, inProgress = () => 0) {
   let listener: (change: Change) => void = () => {};
-  const health = vi.fn(() => ({ jobs: { inQueue: queued(), inProgress: 0 } }));
+  const health = vi.fn(() => ({ jobs: { inQueue: queued(), inProgress: inProgress() } }));
+  // The registry of worker processes as they call (the worker protocol's own).
+  const registry = new ExternalWorkers(new FakeWall(), { pingIntervalMs: 10_000, lostAfterMs: 60_000, pollHoldMs: 20_000 }, () => {});
   const started: string[] = [];
   const core = {
     notifier: { onAny: (f: (change: Change) => void) => ((listener = f), () => {}) },
@@ -16,7 +20,7 @@ function harness(workersMax: number, queued: () => number) {
     clock: { now: () => 0 },
     jobs: { health },
     logs: { append: () => {} },
-    workerProtocol: { workers: { list: () => [] } },
+    workerProtocol: { workers: registry },
     loadBalancers: { launcherOf: () => undefined },
   };
   const workers = {
@@ -27,7 +31,7 @@ function harness(workersMax: number, queued: () => number) {
   };
   const images = new ImageWorkers({ core, workers, launchOf: () => ({ command: ["python3"], env: {} }), output: () => {} } as unknown as ConstructorParameters<typeof ImageWorkers>[0]);
   const queue = () => listener({ endpointId: "ep", job: { status: "IN_QUEUE", queuedAt: 0 } });
-  return { images, health, started, queue };
+  return { images, health, started, queue, registry };
 }
 
 let close: (() => void) | undefined;
@@ -57,5 +61,50 @@ describe("ImageWorkers: a process for each job waiting, up to workersMax", () =>
     waiting = 5;
     h.queue();
     expect(h.started).toHaveLength(3);
+  });
+});
+
+describe("ImageWorkers: the free places of processes that run several jobs at once", () => {
+  it("a job that fits in a running process's free places starts no process; past them, one more for each job", () => {
+    let waiting = 1;
+    let running = 0;
+    const h = harness(3, () => waiting, () => running);
+    close = () => h.images.close();
+    h.queue();
+    expect(h.started).toHaveLength(1);
+    // The process calls: it asks for four jobs at once (its concurrency), and takes the one queued.
+    const w1 = h.registry.touch("ep", "w1", 0, "take");
+    h.registry.asked(w1, 4);
+    h.registry.hold(w1, "j1");
+    [waiting, running] = [0, 1];
+    // Three more queued, one by one: each fits in its free places.
+    for (let i = 2; i <= 4; i++) {
+      waiting = 1;
+      h.queue();
+      expect(h.started).toHaveLength(1);
+      h.registry.hold(w1, `j${i}`);
+      [waiting, running] = [0, i];
+    }
+    // Full: a fifth starts a second process, and a sixth, while that one has not called, a third.
+    waiting = 1;
+    h.queue();
+    expect(h.started).toHaveLength(2);
+    waiting = 2;
+    h.queue();
+    expect(h.started).toHaveLength(3);
+  });
+
+  it("one job at a time (a process that asks for one), each job waiting beyond the idle processes starts one", () => {
+    let waiting = 1;
+    let running = 0;
+    const h = harness(3, () => waiting, () => running);
+    close = () => h.images.close();
+    h.queue();
+    const w1 = h.registry.touch("ep", "w1", 0, "take");
+    h.registry.asked(w1, 1);
+    h.registry.hold(w1, "j1");
+    [waiting, running] = [1, 1];
+    h.queue();
+    expect(h.started).toHaveLength(2);
   });
 });
