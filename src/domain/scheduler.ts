@@ -148,6 +148,13 @@ export class Scheduler {
     return this.batchPools.get(endpointId);
   }
 
+  /** Idle timers of running workers, kept armed through their jobs (see `WorkerPool.keptIdleTimers`): inert while they run. */
+  keptIdleTimers(): number {
+    let n = 0;
+    for (const pools of [this.pools, this.batchPools]) for (const pool of pools.values()) n += pool.keptIdleTimers();
+    return n;
+  }
+
   private poolOf(endpointId: string, lane: Lane): WorkerPool | undefined {
     return (lane === "batch" ? this.batchPools : this.pools).get(endpointId);
   }

@@ -131,6 +131,18 @@ export class WorkerPool {
     return c;
   }
 
+  /**
+   * Running workers whose idle timer is still armed: kept through the job so none is set per job
+   * (see `armIdle`), it does nothing when it fires while the worker runs, and a worker idle again
+   * before then is looked at when its new idle time ends. The clock's timers, less these, are those
+   * that will act (`pendingTimers`).
+   */
+  keptIdleTimers(): number {
+    let n = 0;
+    for (const w of this.workers.values()) if (w.state === "running" && w.timer !== undefined) n++;
+    return n;
+  }
+
   list(): SimWorker[] {
     return [...this.workers.values()];
   }

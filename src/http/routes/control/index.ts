@@ -28,7 +28,10 @@ const ClockSchema = z
           "real: follows the wall; manual: moves only when advanced; auto: follows the wall, and skips to the next timer whenever something waits on virtual time and nothing runs on real time",
       }),
     speed: z.number().openapi({ description: "Real and auto modes: virtual ms per wall ms while time follows the wall" }),
-    pendingTimers: z.int(),
+    pendingTimers: z.int().openapi({
+      description:
+        "Timers on the virtual clock that will act when due (job deadlines, held requests, handler sleeps, cold starts, idle scale-downs, webhook retries...); a running worker's idle timer, kept armed through its job but inert while it runs, is not counted",
+    }),
     waiting: z.int().openapi({ description: "Requests and waits held on virtual time now (a /runsync, an OpenAI stream, waitForJob...)" }),
     realWork: z.boolean().openapi({ description: "Whether something runs on real time now (a handler computing, a job on a worker process...): the auto clock does not skip meanwhile" }),
   })
@@ -106,7 +109,11 @@ const reset = createRoute({
 
 /** The emulator's own control API under `/_emulator`. */
 export function controlRoutes(
-  core: Pick<Core, "clock" | "log" | "reset"> & Parameters<typeof faultRoutes>[0] & Parameters<typeof observeRoutes>[0] & Parameters<typeof snapshotRoutes>[0] & Parameters<typeof waitRoutes>[0],
+  core: Pick<Core, "clock" | "log" | "reset" | "scheduler"> &
+    Parameters<typeof faultRoutes>[0] &
+    Parameters<typeof observeRoutes>[0] &
+    Parameters<typeof snapshotRoutes>[0] &
+    Parameters<typeof waitRoutes>[0],
   router: OpenAPIHono<AppEnv>,
 ): void {
   const { clock } = core;
@@ -115,7 +122,7 @@ export function controlRoutes(
     iso: new Date(clock.now()).toISOString(),
     mode: clock.mode,
     speed: clock.speed,
-    pendingTimers: clock.pending(),
+    pendingTimers: clock.pending() - core.scheduler.keptIdleTimers(),
     waiting: clock.activity.waiterCount,
     realWork: clock.activity.busy(),
   });
