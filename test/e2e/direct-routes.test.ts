@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { request, Agent } from "node:http";
 import { connect } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Readable } from "node:stream";
 import { buildEmulator, createEmulator, type Emulator } from "../../src/compose/emulator.js";
 import type { JournalEntry } from "../../src/domain/observability.js";
 import { authorization, body as bodies, contentType, segment } from "../support/arbitraries.js";
-import { comparable, onTake, send as sendWith, type Got } from "../support/raw-http.js";
+import { comparable, lastEntry, send as sendWith, sentTwiceEmulator, type Got } from "../support/raw-http.js";
 
 // POST /run and GET /status are answered by their fast entries when they can be (src/http/fast-routes.ts).
 // Every request here is sent twice over HTTP: once as it is, once with a fault rule armed that
@@ -34,23 +34,9 @@ interface Sent {
 
 describe("POST /run and GET /status answered before the app", () => {
   let emu: Emulator;
-  let taken: boolean[];
-  let logs: string[];
-  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
-
-  beforeAll(async () => {
-    logs = [];
-    emu = await createEmulator({ port: 0, clock: "manual", config: CONFIG, log: (line) => logs.push(line) });
-    // What the route table decided for each request: a fast entry, or Hono.
-    onTake(emu, (t) => taken.push(t));
-  });
-  afterEach(() => {
-    emu.faults.clear();
-  });
-  afterAll(async () => {
-    agent.destroy();
-    await emu.close();
-  });
+  let taken: boolean[] = [];
+  const logs: string[] = [];
+  const agent = sentTwiceEmulator({ port: 0, clock: "manual", config: CONFIG, log: (line) => logs.push(line) }, (made) => (emu = made), (t) => taken.push(t));
 
   const send = (s: Sent): Promise<Got> => sendWith(`${emu.url}${s.path ?? "/v2/echo/run"}`, s.method ?? "POST", s.headers ?? { authorization: "Bearer test-key" }, agent, s.body);
 
@@ -58,11 +44,11 @@ describe("POST /run and GET /status answered before the app", () => {
   async function both(s: Sent): Promise<{ direct: Got; app: Got; directTaken: boolean; appTaken: boolean; entries: [JournalEntry, JournalEntry] }> {
     taken = [];
     const direct = await send(s);
-    const first = last(emu);
+    const first = lastEntry(emu);
     emu.faults.add(NOWHERE);
     const app = await send(s);
     emu.faults.clear();
-    const second = last(emu);
+    const second = lastEntry(emu);
     expect(taken).toHaveLength(2);
     return { direct, app, directTaken: taken[0]!, appTaken: taken[1]!, entries: [first, second] };
   }
@@ -166,7 +152,7 @@ describe("POST /run and GET /status answered before the app", () => {
       socket.on("close", () => resolve());
     });
     await expect.poll(() => emu.requests().count).toBe(before + 1);
-    expect(last(emu)).toMatchObject({ method: "POST", path: "/v2/echo/run", status: 400 });
+    expect(lastEntry(emu)).toMatchObject({ method: "POST", path: "/v2/echo/run", status: 400 });
     expect((await send({ body: '{"input":{}}' })).status).toBe(200);
   });
 
@@ -332,10 +318,6 @@ describe("POST /run answered before the app, and the commit", () => {
 });
 
 /** The newest journal entry. */
-function last(emu: Emulator): JournalEntry {
-  return emu.requests({ limit: 1 }).requests[0]!;
-}
-
 /** The text with job ids replaced by a placeholder of the same length. */
 function jobIdsOut(text: string): string {
   return text.replace(/"id":"[^"]+"/g, (m) => `"id":"${"*".repeat(m.length - 7)}"`);

@@ -1,10 +1,9 @@
 import { EventEmitter } from "node:events";
-import { Agent } from "node:http";
 import { Readable } from "node:stream";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { buildEmulator, createEmulator, type Emulator } from "../../src/compose/emulator.js";
+import { describe, expect, it } from "vitest";
+import { buildEmulator, type Emulator } from "../../src/compose/emulator.js";
 import type { JournalEntry } from "../../src/domain/observability.js";
-import { onTake, send as sendWith, type Got } from "../support/raw-http.js";
+import { lastEntry, send as sendWith, sentTwiceEmulator, type Got } from "../support/raw-http.js";
 import { WORKER_ERROR_DELAY_MS, WORKER_POLL_HOLD_DEFAULT_MS as POLL_HOLD_MS } from "../../src/domain/limits.js";
 import { FakeWall } from "../support/fake-wall.js";
 
@@ -36,19 +35,7 @@ describe("POST /runsync and the worker routes answered before the app", () => {
   let emu: Emulator;
   const wall = new FakeWall();
   let taken: boolean[] = [];
-  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
-
-  beforeAll(async () => {
-    emu = await createEmulator({ port: 0, clock: { mode: "manual", wall }, config: CONFIG, log: () => {} });
-    onTake(emu, (t) => taken.push(t));
-  });
-  afterEach(() => {
-    emu.faults.clear();
-  });
-  afterAll(async () => {
-    agent.destroy();
-    await emu.close();
-  });
+  const agent = sentTwiceEmulator({ port: 0, clock: { mode: "manual", wall }, config: CONFIG, log: () => {} }, (made) => (emu = made), (t) => taken.push(t));
 
   /**
    * A request and its answer. A worker's request to an endpoint that serves none is refused after
@@ -71,11 +58,11 @@ describe("POST /runsync and the worker routes answered before the app", () => {
   async function both(s: Sent, second: Sent = s) {
     taken = [];
     const direct = await send(s);
-    const first = last(emu);
+    const first = lastEntry(emu);
     emu.faults.add(NOWHERE);
     const app = await send(second);
     emu.faults.clear();
-    const entries: [JournalEntry, JournalEntry] = [first, last(emu)];
+    const entries: [JournalEntry, JournalEntry] = [first, lastEntry(emu)];
     expect(taken).toHaveLength(2);
     return { direct, app, directTaken: taken[0]!, appTaken: taken[1]!, entries };
   }
@@ -250,10 +237,6 @@ describe("a job-done whose result completes a /runsync", () => {
 });
 
 /** The newest journal entry. */
-function last(emu: Emulator): JournalEntry {
-  return emu.requests({ limit: 1 }).requests[0]!;
-}
-
 /** The text with job ids (in JSON and in paths) and the two workers' ids replaced by placeholders of the same length. */
 function idsOut(text: string): string {
   return text

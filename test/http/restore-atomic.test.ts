@@ -7,27 +7,18 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
-import { inProcess, type InProcess } from "../support/in-process.js";
+import { inProcess } from "../support/in-process.js";
 import { fillLargeJobs as fill } from "../support/large-jobs.js";
+import { SNAPSHOT_CONFIG as config, SNAPSHOT_JOBS as JOBS, snapshotEmulators } from "../support/snapshot-scene.js";
 
-const JOBS = 80;
-const config = { endpoints: [{ id: "q", handler: "echo", workersMin: 0, workersMax: 0 }], rateLimits: { enabled: false } };
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 const auth = { authorization: "Bearer k" };
 
 describe("a snapshot restore", () => {
-  let e: InProcess | undefined;
-  let emu: Emulator | undefined;
-  afterEach(async () => {
-    e?.close();
-    await emu?.close();
-    e = emu = undefined;
-  });
+  const made = snapshotEmulators();
 
   it("takes many turns, and every request made meanwhile waits for it and sees the state restored", async () => {
-    e = await inProcess({ config });
-    await fill(e.post, JOBS);
+    const e = await made.inProcess(JOBS);
     expect((await e.post("/_emulator/snapshots/before", {})).status).toBe(200);
     // The state after the snapshot: twice as many jobs.
     await fill(e.post, JOBS);
@@ -42,7 +33,7 @@ describe("a snapshot restore", () => {
     for (; !ended && turns < 100_000; turns++) {
       {
         const during = e.core.snapshots.held() !== undefined;
-        health.push(e.get("/v2/q/health").then((r) => void seen.push({ during, inQueue: r.body.jobs.inQueue, afterEnd: e!.core.snapshots.held() === undefined })));
+        health.push(e.get("/v2/q/health").then((r) => void seen.push({ during, inQueue: r.body.jobs.inQueue, afterEnd: e.core.snapshots.held() === undefined })));
       }
       await nextTurn();
     }
@@ -59,8 +50,7 @@ describe("a snapshot restore", () => {
     const dir = mkdtempSync(join(tmpdir(), "restore-db-"));
     try {
       const db = join(dir, "state.db");
-      e = await inProcess({ config, db });
-      await fill(e.post, JOBS);
+      let e = await made.inProcess(JOBS, { db });
       expect((await e.post("/_emulator/snapshots/before", {})).status).toBe(200);
       await fill(e.post, JOBS);
       let ended = false;
@@ -78,24 +68,22 @@ describe("a snapshot restore", () => {
       expect(seen.every((n) => n === JOBS || n === 2 * JOBS)).toBe(true);
       expect(seen.at(-1)).toBe(JOBS);
       e.close();
-      e = await inProcess({ config, db });
+      e = await made.inProcess(0, { db });
       expect((await e.get("/v2/q/health")).body.jobs.inQueue).toBe(JOBS);
+      e.close();
     } finally {
-      e?.close();
-      e = undefined;
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it("waits for a restore under way before another, and refuses a save meanwhile, and the deletion of the snapshot it reads", async () => {
-    e = await inProcess({ config });
-    await fill(e.post, 8);
+    const e = await made.inProcess(8);
     expect((await e.post("/_emulator/snapshots/eight", {})).status).toBe(200);
     await fill(e.post, 8);
     expect((await e.post("/_emulator/snapshots/sixteen", {})).status).toBe(200);
     const first = e.core.snapshots.restore("eight");
-    expect(() => e!.core.snapshots.save("during")).toThrow(/being restored/);
-    expect(() => e!.core.snapshots.delete("eight")).toThrow(/it is being restored/);
+    expect(() => e.core.snapshots.save("during")).toThrow(/being restored/);
+    expect(() => e.core.snapshots.delete("eight")).toThrow(/it is being restored/);
     const second = e.core.snapshots.restore("sixteen");
     await first;
     await second;
@@ -107,8 +95,7 @@ describe("a snapshot restore", () => {
     const dir = mkdtempSync(join(tmpdir(), "restore-export-"));
     process.env.TMPDIR = dir;
     try {
-      e = await inProcess({ config });
-      await fill(e.post, JOBS / 2);
+      const e = await made.inProcess(JOBS / 2);
       expect((await e.post("/_emulator/snapshots/before", {})).status).toBe(200);
       await fill(e.post, JOBS / 2);
       const exported = Promise.resolve(e.app.request("http://minipod.test/_emulator/export")).then(async (r) => Buffer.from(await r.arrayBuffer()));
@@ -135,8 +122,8 @@ describe("a snapshot restore", () => {
   });
 
   it("on minipod's socket, holds requests and WebSocket upgrades until it ends", async () => {
-    emu = await createEmulator({ port: 0, clock: "manual", config });
-    const post = async (path: string, body: unknown) => fetch(`${emu!.url}${path}`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const emu = await made.emulator({ port: 0 });
+    const post = async (path: string, body: unknown) => fetch(`${emu.url}${path}`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
     await fill(post, JOBS);
     expect((await post("/_emulator/snapshots/before", {})).status).toBe(200);
     await fill(post, JOBS);
@@ -146,7 +133,7 @@ describe("a snapshot restore", () => {
     const health = fetch(`${emu.url}/v2/q/health`, { headers: auth }).then(async (r) => ({ ended, body: (await r.json()) as { jobs: { inQueue: number } } }));
     // An upgrade to WebSocket outside a load-balancing endpoint: held, then served as the plain request it also is.
     const upgraded = new Promise<{ ended: boolean; head: string }>((resolve, reject) => {
-      const socket = connect(Number(new URL(emu!.url).port), "127.0.0.1");
+      const socket = connect(Number(new URL(emu.url).port), "127.0.0.1");
       let text = "";
       socket.on("data", (d) => {
         text += d.toString("latin1");
@@ -171,22 +158,18 @@ describe("a snapshot restore", () => {
 describe("--import of a state file", () => {
   let dir: string;
   let tmp: string | undefined;
-  const opened: InProcess[] = [];
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), "import-test-"));
     tmp = process.env.TMPDIR;
   });
   afterEach(() => {
-    for (const o of opened.splice(0)) o.close();
     if (tmp === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = tmp;
     rmSync(dir, { recursive: true, force: true });
   });
-  const open = async (options: Parameters<typeof inProcess>[0]) => {
-    const o = await inProcess({ config, ...options });
-    opened.push(o);
-    return o;
-  };
+  // Registered last, its emulators are closed first (after hooks run in reverse).
+  const made = snapshotEmulators();
+  const open = (options: Parameters<typeof inProcess>[0]) => made.inProcess(0, options);
 
   /** A state file of `n` queued jobs, exported. */
   async function exported(n: number): Promise<string> {
@@ -203,7 +186,6 @@ describe("--import of a state file", () => {
     const kept = await open({ db });
     await fill(kept.post, 3);
     kept.close();
-    opened.pop();
     const garbage = join(dir, "garbage.db");
     writeFileSync(garbage, "this is not a database at all, only some text long enough to have a header".repeat(100));
     await expect(inProcess({ config, db, importFile: garbage })).rejects.toMatchObject({ code: "BAD_REQUEST", message: expect.stringMatching(/not a minipod state file/) });

@@ -2,29 +2,20 @@
 // of the moment it began: requests made meanwhile wait for it, and none of their writes is in it.
 // A save that fails leaves the snapshot of that name as it was. A reset asked of the emulator
 // object while a restore or a save runs waits for it, as a request does.
-import { afterEach, describe, expect, it } from "vitest";
-import { createEmulator, type Emulator } from "../../src/compose/emulator.js";
+import { describe, expect, it } from "vitest";
 import type { Snapshots } from "../../src/compose/snapshots.js";
-import { API_KEY, inProcess, type InProcess } from "../support/in-process.js";
+import { API_KEY } from "../support/in-process.js";
 import { fillLargeJobs as fill } from "../support/large-jobs.js";
+import { SNAPSHOT_JOBS as JOBS, snapshotEmulators } from "../support/snapshot-scene.js";
 
-const JOBS = 80;
-const config = { endpoints: [{ id: "q", handler: "echo", workersMin: 0, workersMax: 0 }], rateLimits: { enabled: false } };
 const auth = { authorization: `Bearer ${API_KEY}` };
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("a snapshot save", () => {
-  let e: InProcess | undefined;
-  let emu: Emulator | undefined;
-  afterEach(async () => {
-    e?.close();
-    await emu?.close();
-    e = emu = undefined;
-  });
+  const made = snapshotEmulators();
 
   it("takes many turns through the control API; requests made meanwhile wait for it, and their writes are not in it", async () => {
-    e = await inProcess({ config });
-    await fill(e.post, JOBS);
+    const e = await made.inProcess(JOBS);
     let ended = false;
     const saved = e.post("/_emulator/snapshots/s", {}).then((r) => ((ended = true), r));
     const runs: Promise<{ status: number; body: { id: string } }>[] = [];
@@ -35,7 +26,7 @@ describe("a snapshot save", () => {
         runs.push(e.post("/v2/q/run", { input: { during: turns } }));
         seen.push({ inQueue: -1, afterEnd: false });
         const at = seen.length - 1;
-        void e.get("/v2/q/health").then((r) => (seen[at] = { inQueue: r.body.jobs.inQueue as number, afterEnd: e!.core.snapshots.held() === undefined }));
+        void e.get("/v2/q/health").then((r) => (seen[at] = { inQueue: r.body.jobs.inQueue as number, afterEnd: e.core.snapshots.held() === undefined }));
       }
       await nextTurn();
     }
@@ -57,7 +48,7 @@ describe("a snapshot save", () => {
   });
 
   it("that fails midway leaves the snapshot of that name as it was, and lets requests and writes go on", async () => {
-    e = await inProcess({ config });
+    const e = await made.inProcess();
     await fill(e.post, 8);
     const first = await e.post("/_emulator/snapshots/s", {});
     expect(first.status).toBe(200);
@@ -79,7 +70,7 @@ describe("a snapshot save", () => {
   });
 
   it("waits for a restore under way, and a restore asked meanwhile waits for it", async () => {
-    e = await inProcess({ config });
+    const e = await made.inProcess();
     await fill(e.post, 8);
     expect((await e.post("/_emulator/snapshots/eight", {})).status).toBe(200);
     await fill(e.post, 8);
@@ -94,19 +85,15 @@ describe("a snapshot save", () => {
 });
 
 describe("emulator.reset()", () => {
-  let emu: Emulator | undefined;
-  afterEach(async () => {
-    await emu?.close();
-    emu = undefined;
-  });
+  const made = snapshotEmulators();
 
   it("asked while a restore or a save runs waits for it to end, then resets", async () => {
-    emu = await createEmulator({ config, clock: "manual" });
+    const emu = await made.emulator();
     const post = async (path: string, body: unknown) => {
-      const r = await emu!.app.request(`http://127.0.0.1${path}`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body) });
+      const r = await emu.app.request(`http://127.0.0.1${path}`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body) });
       return { status: r.status };
     };
-    const inQueue = async () => ((await (await emu!.app.request("http://127.0.0.1/v2/q/health", { headers: auth })).json()) as { jobs: { inQueue: number } }).jobs.inQueue;
+    const inQueue = async () => ((await (await emu.app.request("http://127.0.0.1/v2/q/health", { headers: auth })).json()) as { jobs: { inQueue: number } }).jobs.inQueue;
     await fill(post, JOBS);
     await emu.saveSnapshot("full");
     expect(await emu.reset()).toBeUndefined();
@@ -130,12 +117,12 @@ describe("emulator.reset()", () => {
   });
 
   it("asked first, holds a restore or a save asked while it runs (over HTTP or of the object) until it has ended", async () => {
-    emu = await createEmulator({ config, clock: "manual" });
+    const emu = await made.emulator();
     const post = async (path: string, body?: unknown) => {
-      const r = await emu!.app.request(`http://127.0.0.1${path}`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body ?? {}) });
+      const r = await emu.app.request(`http://127.0.0.1${path}`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body ?? {}) });
       return { status: r.status };
     };
-    const inQueue = async () => ((await (await emu!.app.request("http://127.0.0.1/v2/q/health", { headers: auth })).json()) as { jobs: { inQueue: number } }).jobs.inQueue;
+    const inQueue = async () => ((await (await emu.app.request("http://127.0.0.1/v2/q/health", { headers: auth })).json()) as { jobs: { inQueue: number } }).jobs.inQueue;
     await fill(post, JOBS);
     await emu.saveSnapshot("full");
 

@@ -1,5 +1,7 @@
-import { request, type Agent, type IncomingHttpHeaders } from "node:http";
-import type { Emulator } from "../../src/compose/emulator.js";
+import { Agent, request, type IncomingHttpHeaders } from "node:http";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { createEmulator, type Emulator, type EmulatorOptions } from "../../src/compose/emulator.js";
+import type { JournalEntry } from "../../src/domain/observability.js";
 import type { App } from "../../src/http/app.js";
 import { connect } from "node:net";
 
@@ -71,6 +73,36 @@ export function parseAnswer(text: string): { status: number; headers: Record<str
 }
 
 /** Calls `seen` with what the route table decided for each request: answered by a fast entry (true) or left to Hono. */
+/**
+ * The emulator of a describe whose requests are each sent twice, to a route's fast entry and to
+ * the app (with a fault rule armed that matches nothing): made with `options` before its tests
+ * and handed to `made`, its fault rules cleared after each test, closed after all with the agent
+ * (keep-alive) the requests go through, which it answers. `taken` hears what the route table
+ * decided for each request: a fast entry (true), or Hono.
+ */
+export function sentTwiceEmulator(options: EmulatorOptions, made: (emu: Emulator) => void, taken: (fast: boolean) => void): Agent {
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  let emu: Emulator | undefined;
+  beforeAll(async () => {
+    emu = await createEmulator(options);
+    made(emu);
+    onTake(emu, taken);
+  });
+  afterEach(() => {
+    emu?.faults.clear();
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await emu?.close();
+  });
+  return agent;
+}
+
+/** The journal's newest entry. */
+export function lastEntry(emu: Emulator): JournalEntry {
+  return emu.requests({ limit: 1 }).requests[0]!;
+}
+
 export function onTake(emu: Emulator, seen: (taken: boolean) => void): void {
   const table = (emu.app as unknown as App).table;
   const take = table.take.bind(table);

@@ -65,45 +65,43 @@ describe("ImageWorkers: a process for each job waiting, up to workersMax", () =>
 });
 
 describe("ImageWorkers: the free places of processes that run several jobs at once", () => {
-  it("a job that fits in a running process's free places starts no process; past them, one more for each job", () => {
-    let waiting = 1;
-    let running = 0;
-    const h = harness(3, () => waiting, () => running);
+  /** One job queued starts a process, which calls asking for `places` jobs at once and takes it. */
+  function firstProcessTakes(places: number) {
+    const jobs = { waiting: 1, running: 0 };
+    const h = harness(3, () => jobs.waiting, () => jobs.running);
     close = () => h.images.close();
     h.queue();
     expect(h.started).toHaveLength(1);
-    // The process calls: it asks for four jobs at once (its concurrency), and takes the one queued.
     const w1 = h.registry.touch("ep", "w1", 0, "take");
-    h.registry.asked(w1, 4);
+    h.registry.asked(w1, places);
     h.registry.hold(w1, "j1");
-    [waiting, running] = [0, 1];
+    Object.assign(jobs, { waiting: 0, running: 1 });
+    return { h, jobs, w1 };
+  }
+
+  it("a job that fits in a running process's free places starts no process; past them, one more for each job", () => {
+    // Its concurrency is four.
+    const { h, jobs, w1 } = firstProcessTakes(4);
     // Three more queued, one by one: each fits in its free places.
     for (let i = 2; i <= 4; i++) {
-      waiting = 1;
+      jobs.waiting = 1;
       h.queue();
       expect(h.started).toHaveLength(1);
       h.registry.hold(w1, `j${i}`);
-      [waiting, running] = [0, i];
+      Object.assign(jobs, { waiting: 0, running: i });
     }
     // Full: a fifth starts a second process, and a sixth, while that one has not called, a third.
-    waiting = 1;
+    jobs.waiting = 1;
     h.queue();
     expect(h.started).toHaveLength(2);
-    waiting = 2;
+    jobs.waiting = 2;
     h.queue();
     expect(h.started).toHaveLength(3);
   });
 
   it("one job at a time (a process that asks for one), each job waiting beyond the idle processes starts one", () => {
-    let waiting = 1;
-    let running = 0;
-    const h = harness(3, () => waiting, () => running);
-    close = () => h.images.close();
-    h.queue();
-    const w1 = h.registry.touch("ep", "w1", 0, "take");
-    h.registry.asked(w1, 1);
-    h.registry.hold(w1, "j1");
-    [waiting, running] = [1, 1];
+    const { h, jobs } = firstProcessTakes(1);
+    jobs.waiting = 1;
     h.queue();
     expect(h.started).toHaveLength(2);
   });
