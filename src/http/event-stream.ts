@@ -1,4 +1,16 @@
-import type { SSEMessage, SSEStreamingApi } from "hono/streaming";
+import type { Context } from "hono";
+import { streamSSE, type SSEMessage, type SSEStreamingApi } from "hono/streaming";
+
+/**
+ * An event stream answer (Hono's `streamSSE`) less the `Connection: keep-alive` header it sets:
+ * node's own then keeps the connection, or closes it once the stream ends when the request said
+ * `Connection: close`, as it does for every other answer.
+ */
+export function eventStream(c: Context, write: (stream: SSEStreamingApi) => Promise<void>): Response {
+  const res = streamSSE(c, write);
+  res.headers.delete("connection");
+  return res;
+}
 
 /** What feeds an event stream of the control API (the live feed, a load-balancing launcher). */
 export interface EventSource {

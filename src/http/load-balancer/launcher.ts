@@ -1,10 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
 import { EmulatorError } from "../../domain/errors.js";
 import { CLOSING_CAUSE, RESTARTING_CAUSE } from "../../domain/notifier.js";
 import type { LbLauncher } from "../../domain/load-balancer/types.js";
 import type { Core } from "../core.js";
-import { pumpEvents } from "../event-stream.js";
+import { eventStream, pumpEvents } from "../event-stream.js";
 import type { AppEnv } from "../env.js";
 import { ERROR_RESPONSES, problem } from "../schemas.js";
 
@@ -58,7 +57,7 @@ export function loadBalancerLauncherRoute(core: Pick<Core, "loadBalancers" | "no
         `the worker processes of endpoint "${endpointId}" are started and stopped by another launcher already (a minipod worker, or emulator.scaleWorkers); stop it first`,
       );
     const events: LauncherEvent[] = [];
-    return streamSSE(c, (stream) => {
+    return eventStream(c, (stream) => {
       let launcher: LbLauncher | undefined;
       return pumpEvents(stream, {
         listen(wake, end) {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { streamSSE } from "hono/streaming";
+import { eventStream } from "../../http/event-stream.js";
 import { LOG_LINES_KEPT, type LogLine } from "../../domain/logbook.js";
 import type { JobNotifier } from "../../domain/notifier.js";
 import { intQuery } from "../../http/schemas.js";
@@ -58,7 +58,7 @@ export function logStream(
   q: LogQuery,
 ): Response {
   c.header("X-Accel-Buffering", "no");
-  return streamSSE(c, async (stream) => {
+  return eventStream(c, async (stream) => {
     const pending: LogLine[] = [];
     let done = log.ended;
     let wake: (() => void) | undefined;

@@ -1,9 +1,9 @@
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
-import { streamSSE, type SSEMessage } from "hono/streaming";
+import type { SSEMessage } from "hono/streaming";
 import { CLOSING_CAUSE, RESTARTING_CAUSE, type JobChange } from "../../../domain/notifier.js";
 import type { WorkerStopped } from "../../../domain/worker-protocol.js";
 import type { Core } from "../../core.js";
-import { pumpEvents } from "../../event-stream.js";
+import { eventStream, pumpEvents } from "../../event-stream.js";
 import type { AppEnv } from "../../env.js";
 import { jobSummary } from "../../job-summary.js";
 import { boolQuery } from "../../query-params.js";
@@ -71,7 +71,7 @@ export function feedControlRoutes(core: Pick<Core, "clock" | "notifier" | "worke
     const pending = new Map<string, JobChange>();
     const workerEvents: WorkerStopped[] = [];
     let overflow = false;
-    return streamSSE(c, (stream) =>
+    return eventStream(c, (stream) =>
       pumpEvents(stream, {
         listen(wake, end) {
           const onChange = (change: JobChange) => {

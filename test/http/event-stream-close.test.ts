@@ -1,6 +1,7 @@
-// An OpenAI event stream honours the request's `Connection: close` as every other answer does: it
-// says so in its head and the connection is closed once the stream has ended. Without it, the
-// connection is kept for the next request. Raw sockets, so nothing between hides the headers.
+// An event stream (OpenAI's, the control feed's) honours the request's `Connection: close` as every
+// other answer does: it says so in its head and the connection is closed once the stream has ended.
+// Without it, the connection is kept for the next request. Raw sockets, so nothing between hides
+// the headers.
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEmulator, type Emulator, type Handler } from "../../src/index.js";
@@ -85,5 +86,27 @@ describe("an OpenAI event stream and Connection: close", () => {
     expect(headOf(text)).toContain("content-type: text/event-stream");
     expect(headOf(text)).toContain("connection: close");
     expect(closed).toBe(true);
+  });
+});
+
+describe("the control API's event streams and Connection: close", () => {
+  it("the live feed, asked to close, says Connection: close", async () => {
+    emu = await createEmulator({ port: 0, clock: "manual" });
+    const s = await new Promise<Socket>((resolve) => {
+      const made: Socket = connect(emu!.port, "127.0.0.1", () => resolve(made));
+    });
+    sockets.push(s);
+    s.write(`GET /_emulator/feed HTTP/1.1\r\nHost: 127.0.0.1:${emu.port}\r\nConnection: close\r\n\r\n`);
+    let text = "";
+    await new Promise<void>((resolve, reject) => {
+      s.on("data", (d: Buffer) => {
+        text += d.toString("latin1");
+        if (text.includes("\r\n\r\n")) resolve();
+      });
+      s.on("error", reject);
+    });
+    expect(headOf(text)).toContain("content-type: text/event-stream");
+    expect(headOf(text)).toContain("connection: close");
+    expect(headOf(text)).not.toContain("keep-alive");
   });
 });
