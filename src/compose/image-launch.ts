@@ -44,7 +44,9 @@ export function imageLauncher(
     // `{{ RUNPOD_SECRET_<name> }}` in the template's env: the secret's value, in the process's env only.
     const { env: templateEnv, missing } = core.services.secrets.substitute(template.env);
     if (missing.length) warnMissing(endpointId, missing, output);
-    const env: Record<string, string> = { ...templateEnv, ...rule.env };
+    // minipod's job loop (minipod.runtimes.job_loop) sends a result and its next job-take in one
+    // write when it runs in a process of minipod's (see docs/workers.md); an entry may say "0".
+    const env: Record<string, string> = { ...templateEnv, MINIPOD_WORKER_PIPELINING: "1", ...rule.env };
     // A deployed Flash app's endpoint: its workers fetch the environment's active build from minipod
     // (a new build deployed is a new launch, so its workers start afresh).
     const artifact = core.services.flashEnvironments.artifactOf(endpoint.fields.flashEnvironmentId);

@@ -92,6 +92,8 @@ export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPI
   return [
     {
       config: takeRoute,
+      // A job-take pipelined behind the worker's job-done is handled once that result is.
+      inTurn: true,
       answer: (p, _body, request) => {
         const answered = (text: Body | null) => (polled((name, value) => request.header(name, value)), text);
         return take(p, request.query, request.signal()).then(answered);
