@@ -46,6 +46,8 @@ export interface FastRouteDecl {
    * One whose connection closes before its turn is not handled at all (no answer could be read).
    */
   inTurn?: boolean;
+  /** Its paths are each used about once (a job's own): see `FastEntry.oneOff`. */
+  oneOff?: boolean;
 }
 
 /**
@@ -100,6 +102,7 @@ interface KnownPath {
 export class FastRoute implements FastEntry<KnownPath> {
   private readonly checks: Checks;
   readonly method: string;
+  readonly oneOff: boolean;
   /** Checked queries by their text ("" for none); null for one left to Hono. */
   private readonly queries = new RecentMap<string, Record<string, unknown> | null>(QUERIES_KEPT);
 
@@ -111,6 +114,7 @@ export class FastRoute implements FastEntry<KnownPath> {
     this.method = route.config.method.toUpperCase();
     if (this.method !== "GET" && this.method !== "POST") throw new Error(`${this.method} ${route.config.path}: only GET and POST routes have a fast entry`);
     this.checks = checksOf(route);
+    this.oneOff = route.oneOff === true;
   }
 
   accepts(method: string, path: string, params: Record<string, string>): KnownPath | null {

@@ -100,7 +100,12 @@ export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPI
       },
     },
     // A job-done's answer goes after the answer of the /runsync its result completes (on a caller's path).
-    ...[doneRoute, doneQueryRoute].map((config) => ({ config, answer: (p: Record<string, string>, body: unknown, request: FastRequest) => (request.answerLast(), done(p, request.query, body)) })),
-    ...[streamRoute, streamQueryRoute].map((config) => ({ config, answer: (p: Record<string, string>, body: unknown, request: FastRequest) => chunk(p, request.query, body) })),
+    // The path forms name the job: a path per job, kept apart in the route table.
+    ...[doneRoute, doneQueryRoute].map((config) => ({
+      config,
+      oneOff: config === doneRoute,
+      answer: (p: Record<string, string>, body: unknown, request: FastRequest) => (request.answerLast(), done(p, request.query, body)),
+    })),
+    ...[streamRoute, streamQueryRoute].map((config) => ({ config, oneOff: config === streamRoute, answer: (p: Record<string, string>, body: unknown, request: FastRequest) => chunk(p, request.query, body) })),
   ];
 }
