@@ -100,21 +100,22 @@ def timed(n, send):
         times.append((time.perf_counter() - t) * 1000)
     return times[10:]
 
-n = int(sys.argv[1])
-cold, times = asyncio.run(calls(int(sys.argv[2])))
+n = int(sys.argv[2])
+if sys.argv[1] == "flash":
+    cold, times = asyncio.run(calls(n))
+    print(json.dumps({"cold": cold, "times": times}))
+    sys.exit(0)
 session = requests.Session()
 base = os.environ["RUNPOD_ENDPOINT_BASE_URL"]
 headers = {"Authorization": "Bearer " + os.environ["RUNPOD_API_KEY"], "Content-Type": "application/json"}
 trips = timed(n, lambda i: session.get(base + "/echo/health", headers=headers, timeout=10).json())
 # The same call without runpod-flash's own work: the FunctionRequest it sends, posted with the same library.
-endpoint = next(e["id"] for e in session.get(base.rsplit("/", 1)[0] + "/v1/endpoints", headers=headers, timeout=10).json() if "bench-flash-client" in e["name"])
-code = "def add(a, b):\n    return {'sum': a + b}\n"
+code = "def add(a, b):\\n    return {'sum': a + b}\\n"
 def post(i):
     body = {"input": {"function_name": "add", "function_code": code, "args": [i, 1], "kwargs": {}, "serialization_format": "json", "execution_type": "function"}}
-    answer = session.post(base + "/" + endpoint + "/runsync", json=body, headers=headers, timeout=10).json()
+    answer = session.post(base + "/" + sys.argv[3] + "/runsync", json=body, headers=headers, timeout=10).json()
     assert answer["status"] == "COMPLETED", answer
-plain = timed(n, post)
-print(json.dumps({"cold": cold, "times": times, "trips": trips, "plain": plain}))
+print(json.dumps({"trips": trips, "plain": timed(n, post)}))
 `;
 /** At most this many calls with the Flash client, each a few hundred ms (see RESULTS-flash.md). */
 const FLASH_CALLS = 50;
@@ -137,10 +138,20 @@ async function flashClient(url: string, n: number): Promise<{ cold: number; time
       RUNPOD_HAPI_URL: url,
       RUNPOD_CONSOLE_URL: url,
     };
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(python!, ["calls.py", String(n), String(Math.min(n, FLASH_CALLS))], { cwd: dir, env, timeout: 300_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
-    );
-    return JSON.parse(out.trim().split("\n").pop()!) as { cold: number; times: number[]; trips: number[]; plain: number[] };
+    const run = async <T>(...args: string[]) => {
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(python!, ["calls.py", ...args], { cwd: dir, env, timeout: 300_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+      );
+      return JSON.parse(out.trim().split("\n").pop()!) as T;
+    };
+    const flash = await run<{ cold: number; times: number[] }>("flash", String(Math.min(n, FLASH_CALLS)));
+    // The endpoint runpod-flash saved (its name is the function's, with its prefix).
+    const listed = (await fetch(`${url}/graphql`, { method: "POST", headers, body: JSON.stringify({ query: "{ myself { endpoints { id name } } }" }) }).then((r) => r.json())) as {
+      data: { myself: { endpoints: Array<{ id: string; name: string }> } };
+    };
+    const saved = listed.data.myself.endpoints.find((e) => e.name.includes("bench-flash-client"));
+    if (!saved) throw new Error("runpod-flash saved no endpoint named bench-flash-client");
+    return { ...flash, ...(await run<{ trips: number[]; plain: number[] }>("http", String(n), saved.id)) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -256,7 +267,7 @@ try {
   const tripInLoop = await measure(inLoop, healthUrl, "GET", Array<undefined>(calls).fill(undefined), false);
 
   // The service's Flash client as the caller, last: its endpoint's worker process is another.
-  const flash = await flashClient(emu.url, calls);
+  const flash = await flashClient(emu.url, calls).catch((e: unknown) => `failed: ${String(e).split("\n").slice(-3).join(" ")}`);
 
   const inProcess = spawnSync(python, ["-c", `import timeit\n${CODE}\nn=100000\nprint(timeit.timeit(lambda: add(2, 1), number=n) / n * 1000)`], { encoding: "utf8" });
   const fnMs = Number(inProcess.stdout.trim());

@@ -11,7 +11,11 @@ It reads what minipod (or the service) gives a worker process in its environment
 heartbeat) every `RUNPOD_PING_INTERVAL` ms, `RUNPOD_POD_ID` and `RUNPOD_AI_API_KEY` (sent as
 `Authorization`). Jobs run one at a time, each the moment it is taken: the job-take is asked again
 as soon as the previous result is posted, and held by minipod while its queue is empty, so no sleep
-of the loop's own sits between a job being queued and its handler running.
+of the loop's own sits between a job being queued and its handler running. In the processes minipod
+starts (`MINIPOD_WORKER_PIPELINING=1` in their environment), a result and the next job-take go in one
+write on the kept connection (HTTP/1.1 pipelining; the job-take says `job_in_progress=1`, since
+minipod may read it before the result); elsewhere (the service, a proxy) each request waits for the
+answer before it.
 
 A result is sent as the worker library sends it: a handler's dict is the job's `output`, with its
 `error` field (if true) lifted out to fail the job and `refresh_worker` to `stopPod`; an exception
