@@ -147,7 +147,15 @@ export class FastRoute implements FastEntry<KnownPath> {
     return true;
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse, params: Record<string, string>, service: KnownPath["service"], path: string, query: string | undefined, checkedQuery: Record<string, unknown>): void {
+  private handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    params: Record<string, string>,
+    service: KnownPath["service"],
+    path: string,
+    query: string | undefined,
+    checkedQuery: Record<string, unknown>,
+  ): void {
     const body = this.checks.body;
     const x = new RawExchange(req, res, this.method, path, query, this.core.failures, service);
     const request = new ExchangeRequest(x, checkedQuery);

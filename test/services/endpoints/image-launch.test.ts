@@ -19,7 +19,7 @@ const gql = async (query: string, variables: Record<string, unknown> = {}) => {
 };
 const SAVE = "mutation($input: EndpointInput) { saveEndpoint(input: $input) { id templateId } }";
 const TEMPLATE = "mutation($input: SaveTemplateInput) { saveTemplate(input: $input) { id } }";
-const IMAGES = { images: [{ image: "acme/worker:*", command: ["python3", "handler.py"] }] };
+const IMAGES = { images: [{ image: "acme/worker:*", command: ["python3", "handler.py"], env: {} }] };
 
 describe("an endpoint's launch", () => {
   it("is kept while nothing changes, and read again after the template, a secret, the endpoint or a restore changed", async () => {

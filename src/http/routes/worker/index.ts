@@ -106,6 +106,10 @@ export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPI
       oneOff: config === doneRoute,
       answer: (p: Record<string, string>, body: unknown, request: FastRequest) => (request.answerLast(), done(p, request.query, body)),
     })),
-    ...[streamRoute, streamQueryRoute].map((config) => ({ config, oneOff: config === streamRoute, answer: (p: Record<string, string>, body: unknown, request: FastRequest) => chunk(p, request.query, body) })),
+    ...[streamRoute, streamQueryRoute].map((config) => ({
+      config,
+      oneOff: config === streamRoute,
+      answer: (p: Record<string, string>, body: unknown, request: FastRequest) => chunk(p, request.query, body),
+    })),
   ];
 }
