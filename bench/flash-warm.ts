@@ -146,11 +146,10 @@ async function flashClient(url: string, n: number): Promise<{ cold: number; time
     };
     const flash = await run<{ cold: number; times: number[] }>("flash", String(Math.min(n, FLASH_CALLS)));
     // The endpoint runpod-flash saved (its name is the function's, with its prefix).
-    const listed = (await fetch(`${url}/graphql`, { method: "POST", headers, body: JSON.stringify({ query: "{ myself { endpoints { id name } } }" }) }).then((r) => r.json())) as {
-      data: { myself: { endpoints: Array<{ id: string; name: string }> } };
-    };
-    const saved = listed.data.myself.endpoints.find((e) => e.name.includes("bench-flash-client"));
-    if (!saved) throw new Error("runpod-flash saved no endpoint named bench-flash-client");
+    const text = await fetch(`${url}/v1/endpoints`, { headers }).then((r) => r.text());
+    const listed = JSON.parse(text) as unknown;
+    const saved = Array.isArray(listed) ? (listed as Array<{ id: string; name: string }>).find((e) => e.name.includes("bench-flash-client")) : undefined;
+    if (!saved) throw new Error(`runpod-flash saved no endpoint named bench-flash-client: ${text.slice(0, 300)}`);
     return { ...flash, ...(await run<{ trips: number[]; plain: number[] }>("http", String(n), saved.id)) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
