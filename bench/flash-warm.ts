@@ -302,8 +302,8 @@ try {
       : [
           "| the service's Flash client as the caller (runpod-flash, a process of its own) | median | p90 |",
           "|---|---|---|",
-          `| warm call of an \`@Endpoint\` function, awaited in a loop (runpod-flash: cloudpickle, \`/runsync\` with runpod's \`requests\` session in a thread) | ${ms(median(flash.times))} | ${ms(p90(flash.times))} |`,
-          `| the same FunctionRequest posted to \`/runsync\` with that library (\`requests\` session), without runpod-flash's own work | ${ms(median(flash.plain))} | ${ms(p90(flash.plain))} |`,
+          `| warm call of an \`@Endpoint\` function, awaited in a loop (runpod-flash: cloudpickle, \`POST /run\`, then its polls of \`/status\`, \`/metrics\` and the worker's log until the job has ended) | ${ms(median(flash.times))} | ${ms(p90(flash.times))} |`,
+          `| the same FunctionRequest posted to \`/runsync\` with a \`requests\` session (the library runpod-flash sends \`/run\` with), without runpod-flash's own work | ${ms(median(flash.plain))} | ${ms(p90(flash.plain))} |`,
           `| one HTTP round trip from Python with that library (\`requests\` session, GET /health) | ${ms(median(flash.trips))} | ${ms(p90(flash.trips))} |`,
           "",
           `Ratio to the in-process call plus that round trip: **${(median(flash.times) / (median(flash.trips) + fnMs)).toFixed(2)}×** for the Flash client's warm call, ` +
