@@ -12,6 +12,10 @@
  * made from minipod's own event loop (as this bench made them before) are measured too. On Linux,
  * the CPU time of minipod's main thread and of the worker process per call is read from /proc:
  * unlike wall time, it hardly moves when other processes load the machine.
+ * Last, what a Flash user sees: the service's own Flash client (runpod-flash, when the
+ * interpreter can import it; one line says why not otherwise) awaiting an `@Endpoint` function in a
+ * loop, in a process of its own, beside one round trip from Python with the HTTP library it sends
+ * with (`requests`) and the same request posted to /runsync with that library alone.
  * Prints a table and writes it to bench/RESULTS-flash.md (what follows the KEPT line there stays).
  *
  *   MINIPOD_PYTHON=/path/to/venv/bin/python PYTHONPATH=$MINIPOD_CLIENTS/runpod-python npx tsx bench/flash-warm.ts [--calls 200]
@@ -19,9 +23,10 @@
  * The interpreter must have cloudpickle, and runpod for the comparison (scripts/python-venv.sh
  * makes one). Keep --calls under 1,500: /runsync allows 2,000 requests per 10 s on an endpoint.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
@@ -56,6 +61,98 @@ const images = [
     env: { PYTHONPATH: [packageDir, process.env.PYTHONPATH].filter(Boolean).join(":"), RUNPOD_LOG_LEVEL: "INFO" },
   },
 ];
+
+/**
+ * What a Flash user sees: the service's own client (runpod-flash, `FLASH_IS_LIVE_PROVISIONING`,
+ * pointed at minipod by its URL variables) awaiting an `@Endpoint` function in a loop, in a
+ * process of its own; beside it, one round trip from Python with the HTTP library that client
+ * sends its calls with (runpod's `RunPodClient`: a `requests` session), `GET /health`. Prints
+ * one JSON line: the first call, the warm calls and the round trips (ms).
+ */
+const FLASH_CLIENT = `
+import asyncio, json, os, sys, time
+import requests
+from runpod_flash import CpuInstanceType, Endpoint
+
+@Endpoint(name="bench-flash-client", cpu=CpuInstanceType.CPU3C_1_2)
+def add(a, b):
+    return {"sum": a + b}
+
+async def calls(n):
+    t = time.perf_counter()
+    assert await add(0, 1) == {"sum": 1}
+    cold = (time.perf_counter() - t) * 1000
+    for i in range(10):
+        await add(i, 1)
+    times = []
+    for i in range(n):
+        t = time.perf_counter()
+        result = await add(i, 1)
+        times.append((time.perf_counter() - t) * 1000)
+        assert result == {"sum": i + 1}, result
+    return cold, times
+
+def timed(n, send):
+    times = []
+    for i in range(n + 10):
+        t = time.perf_counter()
+        send(i)
+        times.append((time.perf_counter() - t) * 1000)
+    return times[10:]
+
+n = int(sys.argv[2])
+if sys.argv[1] == "flash":
+    cold, times = asyncio.run(calls(n))
+    from runpod_flash.core.resources.resource_manager import ResourceManager
+    saved = [r.id for r in ResourceManager().list_all_resources().values() if "bench-flash-client" in (r.name or "")]
+    print(json.dumps({"cold": cold, "times": times, "endpoint": saved[0]}))
+    sys.exit(0)
+session = requests.Session()
+base = os.environ["RUNPOD_ENDPOINT_BASE_URL"]
+headers = {"Authorization": "Bearer " + os.environ["RUNPOD_API_KEY"], "Content-Type": "application/json"}
+trips = timed(n, lambda i: session.get(base + "/echo/health", headers=headers, timeout=10).json())
+# The same call without runpod-flash's own work: the FunctionRequest it sends, posted with the same library.
+code = "def add(a, b):\\n    return {'sum': a + b}\\n"
+def post(i):
+    body = {"input": {"function_name": "add", "function_code": code, "args": [i, 1], "kwargs": {}, "serialization_format": "json", "execution_type": "function"}}
+    answer = session.post(base + "/" + sys.argv[3] + "/runsync", json=body, headers=headers, timeout=10).json()
+    assert answer["status"] == "COMPLETED", answer
+print(json.dumps({"trips": trips, "plain": timed(n, post)}))
+`;
+/** At most this many calls with the Flash client, each a few hundred ms (see RESULTS-flash.md). */
+const FLASH_CALLS = 50;
+/** The Flash client's calls and round trips, or why they were not measured (one line). */
+async function flashClient(url: string, n: number): Promise<{ cold: number; times: number[]; trips: number[]; plain: number[] } | string> {
+  const check = spawnSync(python!, ["-c", "import runpod_flash, requests"], { encoding: "utf8" });
+  if (check.status !== 0) return `skipped: ${python} cannot import runpod_flash (${(check.stderr || String(check.error)).trim().split("\n").slice(-1)[0]})`;
+  const dir = mkdtempSync(join(tmpdir(), "minipod-bench-flash-"));
+  try {
+    writeFileSync(join(dir, "calls.py"), FLASH_CLIENT);
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: dir,
+      PYTHONDONTWRITEBYTECODE: "1",
+      RUNPOD_API_KEY: "bench",
+      FLASH_IS_LIVE_PROVISIONING: "true",
+      RUNPOD_API_BASE_URL: url,
+      RUNPOD_ENDPOINT_BASE_URL: `${url}/v2`,
+      RUNPOD_REST_API_URL: `${url}/v1`,
+      RUNPOD_HAPI_URL: url,
+      RUNPOD_CONSOLE_URL: url,
+    };
+    const run = async <T>(...args: string[]) => {
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(python!, ["calls.py", ...args], { cwd: dir, env, timeout: 300_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+      );
+      return JSON.parse(out.trim().split("\n").pop()!) as T;
+    };
+    // With the id of the endpoint runpod-flash saved, as its resource manager keeps it.
+    const { endpoint, ...flash } = await run<{ cold: number; times: number[]; endpoint: string }>("flash", String(Math.min(n, FLASH_CALLS)));
+    return { ...flash, ...(await run<{ trips: number[]; plain: number[] }>("http", String(n), endpoint)) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The caller: a worker thread making the calls it is sent one after another, answering their wall times (ms). */
 const CALLER = `
@@ -166,6 +263,9 @@ try {
   const echoInLoop = await measure(inLoop, echoUrl, "POST", Array<string>(calls).fill(echoBody), true);
   const tripInLoop = await measure(inLoop, healthUrl, "GET", Array<undefined>(calls).fill(undefined), false);
 
+  // The service's Flash client as the caller, last: its endpoint's worker process is another.
+  const flash = await flashClient(emu.url, calls).catch((e: unknown) => `failed: ${String(e).split("\n").slice(-3).join(" ")}`);
+
   const inProcess = spawnSync(python, ["-c", `import timeit\n${CODE}\nn=100000\nprint(timeit.timeit(lambda: add(2, 1), number=n) / n * 1000)`], { encoding: "utf8" });
   const fnMs = Number(inProcess.stdout.trim());
   const ms = (x: number | undefined, digits = 2) => (x === undefined ? "" : x.toFixed(digits));
@@ -196,6 +296,20 @@ try {
       `under the service's worker runtime, ${ratio(before, trip).toFixed(1)}×.`,
     `The first call (starting the worker process: Python, the job loop, cloudpickle) took ${coldMs.toFixed(0)} ms of wall time; ` +
       `${coldBeforeMs.toFixed(0)} ms under the service's worker runtime.`,
+    "",
+    ...(typeof flash === "string"
+      ? [`The service's Flash client as the caller: ${flash}.`]
+      : [
+          "| the service's Flash client as the caller (runpod-flash, a process of its own) | median | p90 |",
+          "|---|---|---|",
+          `| warm call of an \`@Endpoint\` function, awaited in a loop (runpod-flash: cloudpickle, \`POST /run\`, then its polls of \`/status\`, \`/metrics\` and the worker's log until the job has ended) | ${ms(median(flash.times))} | ${ms(p90(flash.times))} |`,
+          `| the same FunctionRequest posted to \`/runsync\` with a \`requests\` session (the library runpod-flash sends \`/run\` with), without runpod-flash's own work | ${ms(median(flash.plain))} | ${ms(p90(flash.plain))} |`,
+          `| one HTTP round trip from Python with that library (\`requests\` session, GET /health) | ${ms(median(flash.trips))} | ${ms(p90(flash.trips))} |`,
+          "",
+          `Ratio to the in-process call plus that round trip: **${(median(flash.times) / (median(flash.trips) + fnMs)).toFixed(2)}×** for the Flash client's warm call, ` +
+            `${(median(flash.plain) / (median(flash.trips) + fnMs)).toFixed(2)}× for its request posted by \`requests\` alone; ` +
+            `its first call (the endpoint saved, the worker process started) took ${flash.cold.toFixed(0)} ms.`,
+        ]),
     "",
   ].join("\n");
   process.stdout.write(report);

@@ -1,7 +1,7 @@
 /**
  * Where the time of a warm call goes, seen from minipod's process (the bench runs minipod in its
  * own process): the moment node hands over each request, the end of its body, and the `writev`
- * of each answer, labelled by the operation of the last request on its connection (`runsync`,
+ * of each answer, labelled by the operation of its request (`runsync`,
  * `job-take`, `job-done`). Node's server and sockets are wrapped for the whole process, so this
  * is for a bench run of its own (`bench/flash-warm.ts --steps`); the wrapping adds its own cost.
  */
@@ -31,8 +31,11 @@ export class StepMarks {
     } as typeof emit;
     for (const method of ["_writev", "_write"] as const) {
       const write = (net.Socket.prototype as any)[method] as (...a: unknown[]) => unknown;
-      (net.Socket.prototype as any)[method] = function (this: { stepOp?: string }, ...a: unknown[]) {
-        if (state.recording) marks.push([performance.now(), `answer ${this.stepOp}`]);
+      (net.Socket.prototype as any)[method] = function (this: { stepOp?: string; _httpMessage?: { req?: { url?: string } } }, ...a: unknown[]) {
+        // The answer being written is the socket's current one: with pipelined requests, not
+        // necessarily that of the last request read.
+        const url = this._httpMessage?.req?.url;
+        if (state.recording) marks.push([performance.now(), `answer ${url === undefined ? this.stepOp : (url.split("?")[0]!.split("/")[3] ?? "")}`]);
         return write.apply(this, a);
       };
     }

@@ -183,3 +183,135 @@ def test_a_generator_handler_streams_each_item_then_ends_the_job_with_their_list
     ]
     assert posted[3] == ("job-stream/w1/b?gpu=x&isStream=false", {"output": {"i": 0}})
     assert posted[4][0] == "job-done/w1/b?gpu=x&isStream=true" and "no luck" in posted[4][1]["error"]
+
+
+PIPELINED_ENV = {
+    "RUNPOD_WEBHOOK_GET_JOB": "http://m/v2/e/job-take/$ID?gpu=x",
+    "RUNPOD_WEBHOOK_POST_OUTPUT": "http://m/v2/e/job-done/$RUNPOD_POD_ID/$ID?gpu=x",
+    "RUNPOD_POD_ID": "w1",
+    "MINIPOD_WORKER_PIPELINING": "1",
+}
+
+
+class Pipelined:
+    """Stands for the connection in a process of minipod's: answers from a script, records every request as it is sent."""
+
+    def __init__(self, worker: Worker, script: List[Any]) -> None:
+        self.worker, self.script, self.sent, self.closed = worker, script, [], 0  # type: ignore[var-annotated]
+
+    @staticmethod
+    def _name(url: str, body: Optional[bytes]) -> str:
+        path, _, query = url.partition("?")
+        kind = path.split("/")[5]
+        if kind == "job-take":
+            return f"job-take {query.split('&')[-1]}"
+        return f"{kind} {path.rsplit('/', 1)[-1]} {json.loads(body or b'null')}"
+
+    def _next(self) -> Tuple[int, bytes]:
+        if not self.script:
+            self.worker.stopping.set()
+            return 204, b""
+        step = self.script.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        status, job = step
+        return status, json.dumps(job).encode() if job is not None else b""
+
+    def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> Tuple[int, bytes]:
+        self.sent.append([self._name(url, body)])
+        return self._next()
+
+    def pipelined(self, first: Tuple[str, str, Dict[str, str], Optional[bytes]], then: Tuple[str, str, Dict[str, str], Optional[bytes]]) -> Tuple[int, bytes]:
+        self.sent.append([self._name(first[1], first[3]), self._name(then[1], then[3])])
+        return self._next()
+
+    def answer(self) -> Tuple[int, bytes]:
+        return self._next()
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def job(name: str, n: int) -> Tuple[int, Dict[str, Any]]:
+    return 200, {"id": name, "input": {"n": n}}
+
+
+def test_in_a_process_of_minipods_a_result_and_the_next_job_take_go_in_one_write() -> None:
+    worker = Worker(lambda job: {"n": job["input"]["n"]}, PIPELINED_ENV)
+    conn = Pipelined(worker, [job("a", 1), (200, {"id": "a", "status": "COMPLETED"}), job("b", 2), (200, {"id": "b", "status": "COMPLETED"})])
+    worker.serve(conn)  # type: ignore[arg-type]
+    assert conn.sent == [
+        ["job-take job_in_progress=0"],
+        ["job-done a {'output': {'n': 1}}", "job-take job_in_progress=1"],
+        ["job-done b {'output': {'n': 2}}", "job-take job_in_progress=1"],
+    ]
+
+
+def test_a_result_refused_is_not_sent_again_and_the_job_take_behind_it_is_left_for_one_saying_no_job_is_held() -> None:
+    worker = Worker(lambda job: {"n": job["input"]["n"]}, PIPELINED_ENV)
+    # job-done answered 500 (a fault rule): the job-take sent behind it is never read.
+    conn = Pipelined(worker, [job("a", 1), (500, {"error": "injected"}), job("b", 2), (200, {"id": "b", "status": "COMPLETED"})])
+    worker.serve(conn)  # type: ignore[arg-type]
+    assert conn.sent == [
+        ["job-take job_in_progress=0"],
+        ["job-done a {'output': {'n': 1}}", "job-take job_in_progress=1"],
+        ["job-take job_in_progress=0"],
+        ["job-done b {'output': {'n': 2}}", "job-take job_in_progress=1"],
+    ]
+    assert conn.closed >= 2  # the connection left after the refusal (and at the end)
+
+
+def test_a_connection_closed_before_the_result_was_acknowledged_sends_it_again_alone() -> None:
+    from minipod.runtimes.job_loop import _Closed
+
+    worker = Worker(lambda job: {"n": job["input"]["n"]}, PIPELINED_ENV)
+    conn = Pipelined(worker, [job("a", 1), _Closed(), (200, {"id": "a", "status": "COMPLETED"})])
+    worker.serve(conn)  # type: ignore[arg-type]
+    assert conn.sent == [
+        ["job-take job_in_progress=0"],
+        ["job-done a {'output': {'n': 1}}", "job-take job_in_progress=1"],
+        ["job-done a {'output': {'n': 1}}"],
+        ["job-take job_in_progress=0"],
+    ]
+
+
+def test_outside_minipods_processes_each_request_waits_for_the_answer_before_it() -> None:
+    env = {k: v for k, v in PIPELINED_ENV.items() if k != "MINIPOD_WORKER_PIPELINING"}
+    worker = Worker(lambda job: {"n": job["input"]["n"]}, env)
+    conn = Pipelined(worker, [job("a", 1), (200, {"id": "a", "status": "COMPLETED"})])
+    worker.serve(conn)  # type: ignore[arg-type]
+    assert conn.sent == [["job-take job_in_progress=0"], ["job-done a {'output': {'n': 1}}"], ["job-take job_in_progress=0"]]
+
+
+def test_the_connection_sends_two_requests_in_one_write_and_reads_their_answers_in_order() -> None:
+    import socket
+    import threading
+
+    from minipod.runtimes.job_loop import _Connection
+
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(10)
+    port = server.getsockname()[1]
+    heads: List[bytes] = []
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        conn.settimeout(10)
+        data = b""
+        # Both requests arrive before anything is answered: a client waiting for the first answer would hang here.
+        while data.count(b"\r\n\r\n") < 2 or not data.endswith(b"\r\n\r\n"):
+            data += conn.recv(65536)
+        heads.extend(line.replace(b"{}", b"") for line in data.split(b"\r\n") if b"HTTP/1.1" in line)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ndoneHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntake")
+        conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    client = _Connection(timeout=10)
+    base = f"http://127.0.0.1:{port}"
+    assert client.pipelined(("POST", f"{base}/done", {}, b"{}"), ("GET", f"{base}/take?job_in_progress=1", {}, None)) == (200, b"done")
+    assert client.answer() == (200, b"take")
+    thread.join(10)
+    server.close()
+    client.close()
+    assert heads == [b"POST /done HTTP/1.1", b"GET /take?job_in_progress=1 HTTP/1.1"]

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { Config } from "../services/index.js";
 import { BUILTIN_IMAGES, imageCommand, imageRuleFor } from "../domain/images.js";
 import { artifactPath } from "../services/flash-builds/index.js";
+import { documentsVersion } from "../store/document-store.js";
 import type { ImageLaunch } from "../launch/image-workers.js";
 import type { EmulatorRuntime } from "./runtime.js";
 
@@ -35,7 +36,21 @@ export function imageLauncher(
 ): (endpointId: string) => ImageLaunch | undefined {
   const rules = [...config.images, ...BUILTIN_IMAGES];
   const packageDir = pythonPackageDir();
+  // A queued job asks for its endpoint's launch: kept per endpoint while no document (endpoint,
+  // template, secret, Flash environment...) has changed, nor the variables it reads.
+  const kept = new Map<string, { version: number; python: string | undefined; pythonPath: string | undefined; launch: ImageLaunch | undefined }>();
   return (endpointId) => {
+    const version = documentsVersion(core.db);
+    const { MINIPOD_PYTHON: python, PYTHONPATH: pythonPath } = process.env;
+    const hit = kept.get(endpointId);
+    if (hit !== undefined && hit.version === version && hit.python === python && hit.pythonPath === pythonPath) return hit.launch;
+    if (hit !== undefined && hit.version !== version) kept.clear();
+    const launch = launchOf(endpointId);
+    kept.set(endpointId, { version, python, pythonPath, launch });
+    return launch;
+  };
+
+  function launchOf(endpointId: string): ImageLaunch | undefined {
     const manager = core.services.endpointManager;
     const endpoint = manager.find(endpointId);
     const template = endpoint && manager.template(endpoint);
@@ -44,14 +59,16 @@ export function imageLauncher(
     // `{{ RUNPOD_SECRET_<name> }}` in the template's env: the secret's value, in the process's env only.
     const { env: templateEnv, missing } = core.services.secrets.substitute(template.env);
     if (missing.length) warnMissing(endpointId, missing, output);
-    const env: Record<string, string> = { ...templateEnv, ...rule.env };
+    // minipod's job loop (minipod.runtimes.job_loop) sends a result and its next job-take in one
+    // write when it runs in a process of minipod's (see docs/workers.md); an entry may say "0".
+    const env: Record<string, string> = { ...templateEnv, MINIPOD_WORKER_PIPELINING: "1", ...rule.env };
     // A deployed Flash app's endpoint: its workers fetch the environment's active build from minipod
     // (a new build deployed is a new launch, so its workers start afresh).
     const artifact = core.services.flashEnvironments.artifactOf(endpoint.fields.flashEnvironmentId);
     if (artifact !== undefined) env.MINIPOD_FLASH_ARTIFACT = artifactPath(artifact);
     if (rule.builtin && packageDir) env.PYTHONPATH = [packageDir, env.PYTHONPATH ?? process.env.PYTHONPATH].filter(Boolean).join(":");
     return { command: imageCommand(rule, process.env.MINIPOD_PYTHON || "python3"), env, cwd: rule.cwd === undefined ? undefined : resolve(baseDir, rule.cwd) };
-  };
+  }
 }
 
 const warned = new WeakMap<(line: string) => void, Set<string>>();

@@ -36,7 +36,7 @@ import { waitForJob } from "./wait-for-job.js";
 import type { EngineView, ServiceDef, ViewContext } from "../services/shared/service.js";
 import type { DocumentStore, StoredDocument } from "../services/shared/storage.js";
 import { boundMemoryDb, openDb, type Db } from "../store/db.js";
-import { SqliteDocumentStore } from "../store/document-store.js";
+import { documentsChanged, SqliteDocumentStore } from "../store/document-store.js";
 import { SqliteJobStore } from "../store/job-store.js";
 import { SqliteUsageStore } from "../store/usage-store.js";
 import { SqlitePieceStore } from "../store/document-pieces.js";
@@ -229,7 +229,18 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   const snapshots = new Snapshots(
     db,
     clock,
-    (load, at) => runPhases("restore", parts, { cause: "snapshot restored", at, afterQuiesce: load }),
+    (load, at) =>
+      runPhases("restore", parts, {
+        cause: "snapshot restored",
+        at,
+        afterQuiesce: async () => {
+          try {
+            await load();
+          } finally {
+            documentsChanged(db);
+          }
+        },
+      }),
     () => writes.flush(true),
     config.snapshots,
     () => writes.hold(),

@@ -39,6 +39,15 @@ export interface FastRouteDecl {
   config: RouteConfig;
   /** The JSON text of its 200 answer (null: 204, no body), from the checked params and body; throws what to answer instead. */
   answer(params: Record<string, string>, body: unknown, request: FastRequest): Body | null | Promise<Body | null>;
+  /**
+   * A request sent behind another on its connection (HTTP/1.1 pipelining), whose answer node
+   * writes after that one's, is handled only then: a worker's job-take sent in one write with its
+   * job-done waits for the result to be handled and answered (the `/runsync` it completes first).
+   * One whose connection closes before its turn is not handled at all (no answer could be read).
+   */
+  inTurn?: boolean;
+  /** Its paths are each used about once (a job's own): see `FastEntry.oneOff`. */
+  oneOff?: boolean;
 }
 
 /**
@@ -93,6 +102,7 @@ interface KnownPath {
 export class FastRoute implements FastEntry<KnownPath> {
   private readonly checks: Checks;
   readonly method: string;
+  readonly oneOff: boolean;
   /** Checked queries by their text ("" for none); null for one left to Hono. */
   private readonly queries = new RecentMap<string, Record<string, unknown> | null>(QUERIES_KEPT);
 
@@ -104,6 +114,7 @@ export class FastRoute implements FastEntry<KnownPath> {
     this.method = route.config.method.toUpperCase();
     if (this.method !== "GET" && this.method !== "POST") throw new Error(`${this.method} ${route.config.path}: only GET and POST routes have a fast entry`);
     this.checks = checksOf(route);
+    this.oneOff = route.oneOff === true;
   }
 
   accepts(method: string, path: string, params: Record<string, string>): KnownPath | null {
@@ -127,6 +138,25 @@ export class FastRoute implements FastEntry<KnownPath> {
       const declared = Number(req.headers["content-length"]);
       if (Number.isFinite(declared) && declared > body.limit) return false;
     }
+    // Pipelined behind an answer not yet written: node gives this answer the socket in its turn.
+    if (this.checks.route.inTurn === true && res.socket === null) {
+      res.once("socket", () => this.handle(req, res, params, service, path, query, checkedQuery));
+      return true;
+    }
+    this.handle(req, res, params, service, path, query, checkedQuery);
+    return true;
+  }
+
+  private handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    params: Record<string, string>,
+    service: KnownPath["service"],
+    path: string,
+    query: string | undefined,
+    checkedQuery: Record<string, unknown>,
+  ): void {
+    const body = this.checks.body;
     const x = new RawExchange(req, res, this.method, path, query, this.core.failures, service);
     const request = new ExchangeRequest(x, checkedQuery);
     if (body === undefined) {
@@ -134,7 +164,7 @@ export class FastRoute implements FastEntry<KnownPath> {
       // turn (a promise then).
       x.next = () => this.fill(x, () => this.checks.route.answer(params, undefined, request));
       x.answerThrough(this.gate);
-      return true;
+      return;
     }
     // The body's bytes count against memory.requestBodyBytes until the answer is sent.
     const hold = new BodyHold(this.core.bodies);
@@ -154,7 +184,6 @@ export class FastRoute implements FastEntry<KnownPath> {
         return this.check(x, params, value, undefined, request);
       }, fail);
     x.answerThrough(this.gate, () => hold.release());
-    return true;
   }
 
   /**

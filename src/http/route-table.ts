@@ -7,6 +7,8 @@ import { honoPath } from "./checked-routes.js";
 
 /** How many paths of a method keep which entry answers them (clients poll /status of many jobs). */
 const PATHS_KEPT = 2_000;
+/** How many of the paths used about once each (see `FastEntry.oneOff`) are kept, apart. */
+const ONE_OFF_PATHS_KEPT = 64;
 
 /**
  * A route of the table answered from node's request and response rather than through Hono: its
@@ -14,6 +16,11 @@ const PATHS_KEPT = 2_000;
  * same gate. `A` is what it knows of a path once, kept with the path.
  */
 export interface FastEntry<A = unknown> {
+  /**
+   * Its paths are each used about once (a job's own, as a worker's job-done): kept apart from the
+   * others, so that a path per job does not push out those used again and again.
+   */
+  readonly oneOff?: boolean;
   /** What is known of a path this route matched, or null when the path is left to Hono (kept per path). */
   accepts(method: string, path: string, params: Record<string, string>): A | null;
   /**
@@ -45,6 +52,8 @@ export class RouteTable {
   private readonly entries = new Map<string, Map<string, FastEntry>>();
   /** By method, then path: the entry and what it knows of the path, null for one left to Hono. */
   private readonly paths = new Map<string, RecentMap<string, Known | null>>();
+  /** The same for the paths of entries whose paths are used about once (`FastEntry.oneOff`). */
+  private readonly oneOffPaths = new Map<string, RecentMap<string, Known>>();
 
   constructor(
     private readonly faults: Pick<FaultRules, "armed">,
@@ -74,9 +83,23 @@ export class RouteTable {
       this.paths.set(method, (paths = new RecentMap(PATHS_KEPT)));
     }
     let known = paths.get(path);
-    if (known === undefined) paths.set(path, (known = this.known(method, path)));
+    if (known === undefined) known = this.learn(method, path, paths);
     if (known === null) return false;
     return known.entry.take(req, res, known.known, path, mark === -1 ? undefined : url.slice(mark + 1));
+  }
+
+  /** What answers a path not in `paths`: from the one-off paths, or matched and kept in the map it belongs to. */
+  private learn(method: string, path: string, paths: RecentMap<string, Known | null>): Known | null {
+    let oneOff = this.oneOffPaths.get(method);
+    const kept = oneOff?.get(path);
+    if (kept !== undefined) return kept;
+    const known = this.known(method, path);
+    if (known?.entry.oneOff !== true) paths.set(path, known);
+    else {
+      if (oneOff === undefined) this.oneOffPaths.set(method, (oneOff = new RecentMap(ONE_OFF_PATHS_KEPT)));
+      oneOff.set(path, known);
+    }
+    return known;
   }
 
   private known(method: string, path: string): Known | null {

@@ -25,7 +25,8 @@ const SWEEP_MS = 1000;
  * start and stop (`sweepLoadBalancers`). Each line a process writes is the worker's log.
  */
 export class ImageWorkers {
-  private readonly procs = new Map<string, { launch: string; set: Set<WorkerProcess> }>();
+  /** By endpoint: the launch its processes run (`launch` its text; `of`, the object it was read from), and the processes. */
+  private readonly procs = new Map<string, { launch: string; of: ImageLaunch; set: Set<WorkerProcess> }>();
   /** When each endpoint last had work (virtual ms). */
   private readonly busyAt = new Map<string, number>();
   private readonly unsubscribe: () => void;
@@ -70,13 +71,15 @@ export class ImageWorkers {
     if (!spec || spec.handler !== EXTERNAL_HANDLER) return;
     const launch = this.d.launchOf(endpointId);
     if (!launch) return;
-    const key = JSON.stringify(launch);
     let entry = this.procs.get(endpointId);
+    // The same launch object (launchOf keeps it while nothing changed): nothing to compare.
+    const key = entry?.of === launch ? entry.launch : JSON.stringify(launch);
     if (entry && entry.launch !== key) {
       this.stopAllOf(endpointId);
       entry = undefined;
     }
-    if (!entry) this.procs.set(endpointId, (entry = { launch: key, set: new Set() }));
+    if (!entry) this.procs.set(endpointId, (entry = { launch: key, of: launch, set: new Set() }));
+    entry.of = launch;
     this.busyAt.set(endpointId, this.d.core.clock.now());
     const most = Math.max(spec.workersMax, 1);
     // All the processes it may have are there: nothing to count (a warm call queues a job a call).

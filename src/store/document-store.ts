@@ -5,6 +5,25 @@ interface DocumentRow {
   data: string;
 }
 
+/** The writes to each database's documents, of any kind (see `documentsVersion`). */
+const versions = new WeakMap<Db, { n: number }>();
+
+/**
+ * A number that moves with every write to the database's documents (any kind, through any
+ * store, and a snapshot restored: `documentsChanged`): what was read of them still holds while
+ * it has not moved.
+ */
+export function documentsVersion(db: Db): number {
+  return versions.get(db)?.n ?? 0;
+}
+
+/** The documents of `db` changed other than through a store (a snapshot restored into it). */
+export function documentsChanged(db: Db): void {
+  const v = versions.get(db);
+  if (v) v.n++;
+  else versions.set(db, { n: 1 });
+}
+
 /** Documents of one kind in the `documents` table: each a JSON object, listed in creation order. */
 export class SqliteDocumentStore<T extends { id: string; createdAt: number }> implements DocumentStore<T> {
   private readonly s;
@@ -38,18 +57,22 @@ export class SqliteDocumentStore<T extends { id: string; createdAt: number }> im
   }
 
   save(doc: T, owner?: string): void {
+    documentsChanged(this.db);
     this.s.save.run({ kind: this.kind, id: doc.id, owner: owner ?? null, created_at: doc.createdAt, data: JSON.stringify(doc) });
   }
 
   delete(id: string): boolean {
+    documentsChanged(this.db);
     return this.s.delete.run(this.kind, id).changes > 0;
   }
 
   deleteOwned(owner: string): void {
+    documentsChanged(this.db);
     this.s.deleteOwned.run(this.kind, owner);
   }
 
   deleteAll(): void {
+    documentsChanged(this.db);
     this.s.deleteAll.run(this.kind);
   }
 }

@@ -11,7 +11,11 @@ It reads what minipod (or the service) gives a worker process in its environment
 heartbeat) every `RUNPOD_PING_INTERVAL` ms, `RUNPOD_POD_ID` and `RUNPOD_AI_API_KEY` (sent as
 `Authorization`). Jobs run one at a time, each the moment it is taken: the job-take is asked again
 as soon as the previous result is posted, and held by minipod while its queue is empty, so no sleep
-of the loop's own sits between a job being queued and its handler running.
+of the loop's own sits between a job being queued and its handler running. In the processes minipod
+starts (`MINIPOD_WORKER_PIPELINING=1` in their environment), a result and the next job-take go in one
+write on the kept connection (HTTP/1.1 pipelining; the job-take says `job_in_progress=1`, since
+minipod may read it before the result); elsewhere (the service, a proxy) each request waits for the
+answer before it.
 
 A result is sent as the worker library sends it: a handler's dict is the job's `output`, with its
 `error` field (if true) lifted out to fail the job and `refresh_worker` to `stopPod`; an exception
@@ -69,13 +73,17 @@ class _Connection:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock, self.reader, self.netloc = sock, sock.makefile("rb"), parts.netloc
 
-    def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> Tuple[int, bytes]:
-        parts = urllib.parse.urlsplit(url)
+    @staticmethod
+    def _bytes(method: str, parts: urllib.parse.SplitResult, headers: Dict[str, str], body: Optional[bytes]) -> bytes:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         head = [f"{method} {target} HTTP/1.1", f"Host: {parts.netloc}", *(f"{k}: {v}" for k, v in headers.items())]
         if body is not None or method == "POST":
             head.append(f"Content-Length: {len(body or b'')}")
-        data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")
+        return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")
+
+    def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> Tuple[int, bytes]:
+        parts = urllib.parse.urlsplit(url)
+        data = self._bytes(method, parts, headers, body)
         for attempt in (0, 1):
             reused = self.sock is not None and self.netloc == parts.netloc
             if not reused:
@@ -151,6 +159,40 @@ class _Connection:
             parts.append(self._exactly(size))
             self._line()
 
+    def pipelined(self, first: Tuple[str, str, Dict[str, str], Optional[bytes]], then: Tuple[str, str, Dict[str, str], Optional[bytes]]) -> Tuple[int, bytes]:
+        """
+        Sends two requests to the same host in one write (HTTP/1.1 pipelining on the kept
+        connection) and reads the first's answer: the second's follows, read with `answer()`.
+        Raises `_Closed` when the connection was closed before the first answer (it may or may
+        not have been received), ConnectionError when it could not be opened.
+        """
+        parts, then_parts = urllib.parse.urlsplit(first[1]), urllib.parse.urlsplit(then[1])
+        if then_parts.netloc != parts.netloc:
+            raise ValueError("pipelined requests go to one host")
+        data = self._bytes(first[0], parts, first[2], first[3]) + self._bytes(then[0], then_parts, then[2], then[3])
+        if self.sock is None or self.netloc != parts.netloc:
+            self._open(parts)
+        try:
+            assert self.sock is not None
+            self.sock.sendall(data)
+            return self._answer()
+        except (_Closed, OSError):
+            self.close()
+            raise _Closed() from None
+        except BaseException:
+            self.close()
+            raise
+
+    def answer(self) -> Tuple[int, bytes]:
+        """The answer of a request sent before (the second of `pipelined`)."""
+        if self.sock is None:
+            raise _Closed()
+        try:
+            return self._answer()
+        except BaseException:
+            self.close()
+            raise
+
     def close(self) -> None:
         if self.sock is not None:
             with contextlib.suppress(OSError):
@@ -221,6 +263,8 @@ class Worker:
         self.ping_url = ping.replace("$RUNPOD_POD_ID", self.worker_id) if ping else None
         self.ping_interval = max(int(env.get("RUNPOD_PING_INTERVAL") or 10000), 100) / 1000
         self.headers = {"Authorization": env.get("RUNPOD_AI_API_KEY", ""), "User-Agent": f"minipod-worker/{__version__}"}
+        # minipod's own worker processes: the result and the next job-take go in one write.
+        self.pipelining = env.get("MINIPOD_WORKER_PIPELINING") == "1"
         self.stopping = threading.Event()
         self.loop = asyncio.new_event_loop()
         self.current: Optional[Tuple[str, "asyncio.Task[Any]"]] = None
@@ -232,6 +276,10 @@ class Worker:
     def take(self, conn: _Connection) -> Optional[Dict[str, Any]]:
         """One job-take (held by minipod while its queue is empty); the job, or None."""
         status, body = conn.request("GET", _with_query(self.take_url, job_in_progress="0"), self.headers)
+        return self._job_of(status, body)
+
+    def _job_of(self, status: int, body: bytes) -> Optional[Dict[str, Any]]:
+        """The job a job-take's answer gives, or None."""
         if status == 200 and body:
             job = json.loads(body)
             if isinstance(job, list):  # the batch form: this worker asks for one
@@ -279,12 +327,16 @@ class Worker:
             return {"error": f"handler: {e} \ntraceback: {traceback.format_exc()}"}
         return {"output": gathered}
 
-    def send(self, conn: _Connection, job: Dict[str, Any], result: Dict[str, Any], to: Optional[str] = None) -> None:
-        """Posts a result to job-done (or a chunk to job-stream, `to`)."""
+    def _post(self, job: Dict[str, Any], result: Dict[str, Any], to: Optional[str] = None) -> Tuple[str, str, Dict[str, str], bytes]:
+        """The request posting a result to job-done (or a chunk to job-stream, `to`)."""
         done = to is None and self.streams
         url = _with_query((to or self.done_url).replace("$ID", job["id"]), isStream="true" if done else "false")
         body = json.dumps(result, ensure_ascii=False).encode("utf-8")
-        headers = {**self.headers, "Content-Type": "application/json"}
+        return "POST", url, {**self.headers, "Content-Type": "application/json"}, body
+
+    def send(self, conn: _Connection, job: Dict[str, Any], result: Dict[str, Any], to: Optional[str] = None) -> None:
+        """Posts a result to job-done (or a chunk to job-stream, `to`)."""
+        _, url, headers, body = self._post(job, result, to)
         for attempt in range(3):
             try:
                 status, answer = conn.request("POST", url, headers, body)
@@ -297,27 +349,70 @@ class Worker:
                 else:
                     self.stopping.wait(0.2 * (attempt + 1))
 
+    def send_and_take(self, conn: _Connection, job: Dict[str, Any], result: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """
+        Posts a result and asks for the next job in one write (pipelined on the kept connection);
+        the next job, or None when the loop is to ask again itself. The job-take says
+        `job_in_progress=1`: minipod may read it before it has handled the result, and a worker
+        saying it holds no job gets the jobs minipod still counts on it sent back to the queue.
+
+        The result is acknowledged (2xx): the job-take's answer is the next job (held while there
+        is none). It is refused or failed (any other status, a fault rule's too): it is not sent
+        again (as `send`), and the connection is left with the job-take behind it, so that the next
+        job-take, on a new connection, says `job_in_progress=0` as it did after a lone job-done
+        (a job minipod had handed to the job-take meanwhile goes back to the queue, never run).
+        The connection closed before the acknowledgement: the result is sent again alone (`send`).
+        """
+        take = ("GET", _with_query(self.take_url, job_in_progress="1"), self.headers, None)
+        try:
+            status, answer = conn.pipelined(self._post(job, result), take)
+        except (_Closed, OSError, http.client.HTTPException, ValueError):
+            self.send(conn, job, result)
+            return None
+        if not 200 <= status < 300:
+            print(f"minipod worker: the result of job {job['id']} was refused ({status}): {answer[:500]!r}", file=sys.stderr, flush=True)
+            conn.close()
+            return None
+        self.idle = True
+        try:
+            if self.stopping.is_set():  # SIGTERM while the result was sent: the held job-take is left
+                conn.close()
+                return None
+            status, body = conn.answer()
+        except (OSError, http.client.HTTPException, ValueError, _Closed):
+            return None
+        finally:
+            self.idle = False
+        return self._job_of(status, body)
+
     def serve(self, conn: Optional[_Connection] = None) -> None:
         """Takes and runs jobs until stopped; with the heartbeat and the stop channel beside it, unless given its connection."""
         if conn is None:
             conn = _Connection(timeout=120)
             for side in (self._heartbeat, self._stops):
                 threading.Thread(target=side, daemon=True).start()
+        job: Optional[Dict[str, Any]] = None
         try:
             while not self.stopping.is_set():
-                try:
-                    self.idle = True
-                    job = self.take(conn)
-                except (OSError, http.client.HTTPException, ValueError):
-                    self.stopping.wait(1)
-                    continue
-                finally:
-                    self.idle = False
                 if job is None:
-                    continue
+                    try:
+                        self.idle = True
+                        job = self.take(conn)
+                    except (OSError, http.client.HTTPException, ValueError):
+                        self.stopping.wait(1)
+                        continue
+                    finally:
+                        self.idle = False
+                    if job is None:
+                        continue
                 result = self.run(job)
-                if result is not None:
+                if result is None:
+                    job = None
+                elif self.pipelining and not result.get("stopPod") and not self.stopping.is_set():
+                    job = self.send_and_take(conn, job, result)
+                else:
                     self.send(conn, job, result)
+                    job = None
                     if result.get("stopPod"):
                         break
         except KeyboardInterrupt:

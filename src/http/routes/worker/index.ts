@@ -92,13 +92,24 @@ export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPI
   return [
     {
       config: takeRoute,
+      // A job-take pipelined behind the worker's job-done is handled once that result is.
+      inTurn: true,
       answer: (p, _body, request) => {
         const answered = (text: Body | null) => (polled((name, value) => request.header(name, value)), text);
         return take(p, request.query, request.signal()).then(answered);
       },
     },
     // A job-done's answer goes after the answer of the /runsync its result completes (on a caller's path).
-    ...[doneRoute, doneQueryRoute].map((config) => ({ config, answer: (p: Record<string, string>, body: unknown, request: FastRequest) => (request.answerLast(), done(p, request.query, body)) })),
-    ...[streamRoute, streamQueryRoute].map((config) => ({ config, answer: (p: Record<string, string>, body: unknown, request: FastRequest) => chunk(p, request.query, body) })),
+    // The path forms name the job: a path per job, kept apart in the route table.
+    ...[doneRoute, doneQueryRoute].map((config) => ({
+      config,
+      oneOff: config === doneRoute,
+      answer: (p: Record<string, string>, body: unknown, request: FastRequest) => (request.answerLast(), done(p, request.query, body)),
+    })),
+    ...[streamRoute, streamQueryRoute].map((config) => ({
+      config,
+      oneOff: config === streamRoute,
+      answer: (p: Record<string, string>, body: unknown, request: FastRequest) => chunk(p, request.query, body),
+    })),
   ];
 }
