@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { Job } from "../domain/job.js";
 import type { Db } from "./db.js";
-import { COLUMNS, PARAMS, UPDATES, type JobColumns } from "./job-rows.js";
+import { COLUMNS, DEADLINE_AT, fromArray, PARAMS, UPDATES, type JobColumns, type PayloadRead } from "./job-rows.js";
 import { RowInserter } from "./row-inserter.js";
 import type { WriteBehind } from "./write-behind.js";
 
@@ -16,6 +16,25 @@ type PendingWrite =
   | { op: "delete" };
 
 /**
+ * How many rows of jobs never written may wait in memory, and their bytes (`memory.heldJobRows`,
+ * `memory.heldJobBytes`): past either, the end of the turn writes them all.
+ */
+export interface Holding {
+  rows: number;
+  bytes: number;
+}
+
+/** Real ms without a job write after which the rows held are written (the emulator is idle). */
+export const IDLE_MS = 50;
+
+/** The bytes a held row takes, about: its texts, and the slots of its array. */
+function rowBytes(values: unknown[]): number {
+  let n = 64 + 8 * values.length;
+  for (const v of values) if (typeof v === "string") n += v.length;
+  return n;
+}
+
+/**
  * The job writes of the current turn, one per job: each new write of a job folds into the one
  * waiting (an insert then two updates stay one INSERT of the last state; an insert then a delete
  * never reaches the database). `WriteBehind` writes them at the end of the turn, in its
@@ -24,6 +43,25 @@ type PendingWrite =
 export class JobWrites {
   /** By job id, in the order jobs were first written. */
   private pending = new Map<string, PendingWrite>();
+  /**
+   * With `holding` (a database in memory): the rows of jobs not in the database yet, each the
+   * values its row would have (not the job's objects), by job id. A job's first write lands here at
+   * the end of its turn instead of in SQLite; it is written when a reader asks (`needAll`), past
+   * the bound, when the emulator is idle, or never (its retention ended first). A row held is never
+   * also in the database: a job changed again leaves it for a pending write of its whole row.
+   */
+  private held = new Map<string, unknown[]>();
+  private heldBytes = 0;
+  /** No more than the least deadline of the rows held (it may be lower: then the deadline timer looks early). */
+  private heldMin = Infinity;
+  /** The flush under way writes the rows held: a reader asked, a snapshot, an export, the idle timer. */
+  private writeHeld = false;
+  /** The held rows being written, and the jobs of the turn among them, until committed (restored if it fails). */
+  private writing: { rows: Map<string, unknown[]>; turn: ReadonlyMap<string, PendingWrite> } | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** A job was written since the idle timer was armed. */
+  private active = false;
+  private readonly heldInserts: RowInserter<unknown[]>;
   /** Written into a transaction that is not known to be committed yet. */
   private unconfirmed = false;
   /** Settled when what was written so far is committed; made only when someone asks. */
@@ -43,9 +81,19 @@ export class JobWrites {
     private readonly columns: JobColumns,
     private readonly onFailed: () => void = () => {},
     private readonly onWritten: (job: Job) => void = () => {},
+    private readonly holding?: Holding,
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
     this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 8);
+    this.heldInserts = new RowInserter<unknown[]>(
+      db,
+      "jobs",
+      COLUMNS,
+      (row, out, at) => {
+        for (let i = 0; i < row.length; i++) out[at + i] = row[i];
+      },
+      32,
+    );
     this.s = {
       // An upsert changes the row in place: only the indexes whose columns changed are touched,
       // where INSERT OR REPLACE deletes and re-inserts the row in every index.
@@ -53,10 +101,17 @@ export class JobWrites {
       delete: db.prepare<[string]>(`DELETE FROM jobs WHERE id = ?`),
     };
     writes.add({
-      pending: () => this.pending.size > 0,
+      pending: (all) => {
+        if (all) this.needAll();
+        return this.pending.size > 0 || (this.writeHeld && this.held.size > 0);
+      },
       write: () => this.writeAll(),
-      committed: () => this.settle(undefined),
+      committed: () => {
+        this.writing = undefined;
+        this.settle(undefined);
+      },
       failed: (e) => {
+        this.restoreHeld();
         this.onFailed();
         this.settle(e);
       },
@@ -69,7 +124,43 @@ export class JobWrites {
     return w === undefined ? undefined : w.op === "delete" ? null : w.job;
   }
 
+  /** The job of a row held, read from its values; undefined when it has none. */
+  heldJob(id: string, read: PayloadRead): Job | undefined {
+    const values = this.held.get(id);
+    return values === undefined ? undefined : fromArray(values, read);
+  }
+
+  /** The next flush writes the rows held too (a reader of the jobs table with SQL is about to read). */
+  needAll(): void {
+    if (this.held.size > 0 || this.pending.size > 0) this.writeHeld = true;
+  }
+
+  /** How many rows are held (not in the database yet). */
+  get heldRows(): number {
+    return this.held.size;
+  }
+
+  /**
+   * The held rows whose deadline has come, earliest first, and the least deadline of the others
+   * (Infinity when none): the deadline timer reads them without writing them, so a job whose
+   * retention ends before its row was written is never written.
+   */
+  heldDue(now: number): { ids: string[]; next: number } {
+    if (this.heldMin > now) return { ids: [], next: this.heldMin };
+    const due: Array<[string, number]> = [];
+    let next = Infinity;
+    for (const [id, values] of this.held) {
+      const at = values[DEADLINE_AT] as number;
+      if (at <= now) due.push([id, at]);
+      else if (at < next) next = at;
+    }
+    this.heldMin = due.length > 0 ? Math.min(next, ...due.map(([, at]) => at)) : next;
+    due.sort((a, b) => a[1] - b[1]);
+    return { ids: due.map(([id]) => id), next };
+  }
+
   inserted(job: Job): void {
+    this.dropHeld(job.id);
     // A row deleted earlier in this turn is still in the database until the turn's end.
     this.later(job.id, this.pending.get(job.id)?.op === "delete" ? { op: "upsert", job } : { op: "insert", job });
   }
@@ -77,6 +168,8 @@ export class JobWrites {
   /** `job` as it now is; `changed` the fields that differ from the row (all when undefined). */
   saved(job: Job, changed: readonly (keyof Job)[] | undefined): void {
     const before = this.pending.get(job.id);
+    // Held, never written: its whole row is written (or held) again, in its new state.
+    if (before === undefined && this.dropHeld(job.id)) return this.later(job.id, { op: "insert", job });
     // Still to be inserted (a job started and finished in the turn it came): its last state is the row.
     if (before?.op === "insert") {
       before.job = job;
@@ -92,12 +185,14 @@ export class JobWrites {
   deleted(id: string): void {
     // A job inserted in this turn never reaches the database.
     if (this.pending.get(id)?.op === "insert") this.pending.delete(id);
-    else this.later(id, { op: "delete" });
+    else if (!this.dropHeld(id)) this.later(id, { op: "delete" });
   }
 
   /** Settles once every write made so far is committed; undefined when none waits. A failed commit rejects it. */
   whenDurable(): Promise<void> | undefined {
     if (this.pending.size === 0 && !this.unconfirmed) return undefined;
+    // Held rows: a turn that only adds jobs writes nothing, and a reader sees them at once.
+    if (!this.unconfirmed && this.holding && !this.turnWrites(this.holding)) return undefined;
     if (!this.durable) {
       let resolve!: () => void;
       let reject!: (e: unknown) => void;
@@ -113,27 +208,110 @@ export class JobWrites {
   /** Drops what waits: the database was replaced under the store (a snapshot restored, a reset). */
   clear(): void {
     this.pending.clear();
+    this.held.clear();
+    this.heldBytes = 0;
+    this.heldMin = Infinity;
+    this.writing = undefined;
     this.settle(undefined);
+  }
+
+  /** Whether the end of this turn writes to SQLite (so its answers wait for the commit). */
+  private turnWrites(holding: Holding): boolean {
+    if (this.writeHeld || this.held.size + this.pending.size > holding.rows || this.heldBytes > holding.bytes) return true;
+    for (const w of this.pending.values()) if (w.op !== "insert") return true;
+    return false;
   }
 
   private later(id: string, write: PendingWrite): void {
     this.pending.set(id, write);
+    this.active = true;
     this.writes.schedule();
+  }
+
+  /** Forgets a held row; whether there was one. */
+  private dropHeld(id: string): boolean {
+    const values = this.held.get(id);
+    if (values === undefined) return false;
+    this.held.delete(id);
+    this.heldBytes -= rowBytes(values);
+    return true;
+  }
+
+  private hold(job: Job): void {
+    const values = this.columns.values(job);
+    this.held.set(job.id, values);
+    this.heldBytes += rowBytes(values);
+    const at = values[DEADLINE_AT] as number;
+    if (at < this.heldMin) this.heldMin = at;
   }
 
   private writeAll(): void {
     const writes = this.pending;
     this.pending = new Map();
-    this.unconfirmed = true;
+    let wrote = false;
     // New jobs go in together, several to a statement; each write concerns another job, so the
     // order between the new jobs and the other writes does not matter.
     const inserts: Job[] = [];
     for (const [id, w] of writes) {
-      if (w.op === "insert") inserts.push(w.job);
-      else this.write(id, w);
+      if (w.op !== "insert") {
+        this.write(id, w);
+        wrote = true;
+      } else if (this.holding) this.hold(w.job);
+      else inserts.push(w.job);
     }
-    this.inserts.insert(inserts);
+    if (inserts.length > 0) {
+      this.inserts.insert(inserts);
+      wrote = true;
+    }
+    const h = this.holding;
+    if (h && this.held.size > 0 && (this.writeHeld || this.held.size > h.rows || this.heldBytes > h.bytes)) {
+      const rows = this.held;
+      this.held = new Map();
+      this.heldBytes = 0;
+      this.heldMin = Infinity;
+      this.writing = { rows, turn: writes };
+      this.heldInserts.insert([...rows.values()]);
+      wrote = true;
+    }
+    this.writeHeld = false;
+    if (wrote) this.unconfirmed = true;
     for (const w of writes.values()) if (w.op !== "delete") this.onWritten(w.job);
+    if (this.held.size > 0) this.armIdle();
+  }
+
+  /**
+   * The held rows a failed commit rolled back are held again (their jobs were acknowledged), but
+   * for those of the failed turn itself when its answers waited for it (they are refused: their
+   * jobs must neither show nor run).
+   */
+  private restoreHeld(): void {
+    const w = this.writing;
+    this.writing = undefined;
+    if (!w) return;
+    const refused = this.durable !== undefined;
+    for (const [id, values] of w.rows) {
+      if (this.held.has(id) || this.pending.has(id) || (refused && w.turn.has(id))) continue;
+      this.held.set(id, values);
+      this.heldBytes += rowBytes(values);
+      this.heldMin = Math.min(this.heldMin, values[DEADLINE_AT] as number);
+    }
+  }
+
+  /**
+   * Writes the held rows once the emulator is idle: a timer that finds jobs written since it was
+   * armed looks again later; one that finds none asks for a flush of them all.
+   */
+  private armIdle(): void {
+    if (this.idleTimer !== undefined) return;
+    this.active = false;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.held.size === 0) return;
+      if (this.active) return this.armIdle();
+      this.writeHeld = true;
+      this.writes.schedule();
+    }, IDLE_MS);
+    this.idleTimer.unref();
   }
 
   private settle(error: unknown): void {
