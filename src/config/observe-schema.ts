@@ -2,6 +2,8 @@ import { z } from "zod";
 import {
   HELD_JOB_BYTES_DEFAULT,
   HELD_JOB_BYTES_LIMIT,
+  HELD_JOB_IDLE_MS_DEFAULT,
+  HELD_JOB_IDLE_MS_LIMIT,
   HELD_JOB_ROWS_DEFAULT,
   HELD_JOB_ROWS_LIMIT,
   JOURNAL_BODY_BYTES_DEFAULT,
@@ -67,12 +69,19 @@ export const OBSERVE_CONFIG = {
         .max(HELD_JOB_BYTES_LIMIT)
         .default(HELD_JOB_BYTES_DEFAULT)
         .describe("Bytes of the rows heldJobRows keeps in memory (their payloads' text included); past it, they are written to SQLite"),
+      heldJobIdleMs: z
+        .int()
+        .min(1)
+        .max(HELD_JOB_IDLE_MS_LIMIT)
+        .default(HELD_JOB_IDLE_MS_DEFAULT)
+        .describe("Real milliseconds without a new job written after which the rows heldJobRows keeps are written to SQLite (minipod is idle)"),
     })
     .default({
       databaseBytes: MEMORY_DATABASE_BYTES_DEFAULT,
       requestBodyBytes: REQUEST_BODY_BYTES_DEFAULT,
       heldJobRows: HELD_JOB_ROWS_DEFAULT,
       heldJobBytes: HELD_JOB_BYTES_DEFAULT,
+      heldJobIdleMs: HELD_JOB_IDLE_MS_DEFAULT,
     })
     .describe("minipod's own memory bounds (see the README's Memory bounds)"),
 } as const;

@@ -71,6 +71,9 @@ export const HELD_JOB_ROWS_DEFAULT = 50_000;
 export const HELD_JOB_ROWS_LIMIT = 10_000_000;
 export const HELD_JOB_BYTES_DEFAULT = 64 * 1024 * 1024;
 export const HELD_JOB_BYTES_LIMIT = 16 * 1024 * 1024 * 1024;
+/** Real ms without a job written after which the rows held are written, by default and at most (`memory.heldJobIdleMs`). */
+export const HELD_JOB_IDLE_MS_DEFAULT = 50;
+export const HELD_JOB_IDLE_MS_LIMIT = 3_600_000;
 
 /**
  * Bytes of request bodies read and not yet handled, of all requests at once, by default, at least

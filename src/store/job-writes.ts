@@ -22,10 +22,9 @@ type PendingWrite =
 export interface Holding {
   rows: number;
   bytes: number;
+  /** Real ms without a job write after which the rows held are written (the emulator is idle): `memory.heldJobIdleMs`. */
+  idleMs: number;
 }
-
-/** Real ms without a job write after which the rows held are written (the emulator is idle). */
-export const IDLE_MS = 50;
 
 /** The bytes a held row takes, about: its texts, and the slots of its array. */
 function rowBytes(values: unknown[]): number {
@@ -310,7 +309,7 @@ export class JobWrites {
       if (this.active) return this.armIdle();
       this.writeHeld = true;
       this.writes.schedule();
-    }, IDLE_MS);
+    }, this.holding?.idleMs);
     this.idleTimer.unref();
   }
 
