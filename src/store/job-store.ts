@@ -26,7 +26,8 @@ const RECENT_JOBS = 2_000;
  * queued job and the scaling demand are answered from memory; every other read writes what waits
  * first, so SQL always sees every change. `whenDurable()` tells when what was written so far is
  * committed: the HTTP layer sends no answer to a write before that, so an acknowledged job is in
- * the database even if the process is killed the next moment.
+ * the database even if the process is killed the next moment. In memory (`holding`), a new job's
+ * row waits as its values instead (job-writes.ts): read by id from there, written by `flush()`.
  */
 export class SqliteJobStore implements JobStore {
   /**

@@ -15,7 +15,11 @@ const rowsInSqlite = (x: InProcess) => (x.core.db.prepare("SELECT COUNT(*) AS n 
 /** An emulator with one job completed and one queued, neither of them written to SQLite yet. */
 async function twoHeldJobs(): Promise<{ x: InProcess; done: string; queued: string }> {
   // Written once idle only after a minute of real time: what each test sees is the readers' doing.
-  const x = await inProcess({ config: { memory: { heldJobIdleMs: 60_000 }, endpoints: [{ id: "ep", handler: "echo", workersMin: 1, workersMax: 1 }, { id: "idle", handler: "echo", workersMin: 0, workersMax: 0 }] } });
+  const endpoints = [
+    { id: "ep", handler: "echo" as const, workersMin: 1, workersMax: 1 },
+    { id: "idle", handler: "echo" as const, workersMin: 0, workersMax: 0 },
+  ];
+  const x = await inProcess({ config: { memory: { heldJobIdleMs: 60_000 }, endpoints } });
   e = x;
   await x.advance(0);
   const done = (await x.post("/v2/ep/run", { input: { n: 1 } })).body.id as string;
