@@ -102,6 +102,13 @@ export class JobWrites {
     writes.add({
       pending: (all) => {
         if (all) this.needAll();
+        // A turn that only added jobs, within the bound, nobody waiting: their rows join those held
+        // here, and the turn opens no transaction for them.
+        if (this.holding && this.pending.size > 0 && !this.unconfirmed && this.durable === undefined && !this.writeHeld && this.onlyInserts()) {
+          this.holdTurn();
+          if (!this.overBound(this.holding)) return false;
+          this.writeHeld = true; // past the bound: every row held is written now
+        }
         return this.pending.size > 0 || (this.writeHeld && this.held.size > 0);
       },
       write: () => this.writeAll(),
@@ -216,9 +223,16 @@ export class JobWrites {
 
   /** Whether the end of this turn writes to SQLite (so its answers wait for the commit). */
   private turnWrites(holding: Holding): boolean {
-    if (this.writeHeld || this.held.size + this.pending.size > holding.rows || this.heldBytes > holding.bytes) return true;
-    for (const w of this.pending.values()) if (w.op !== "insert") return true;
-    return false;
+    return this.writeHeld || this.held.size + this.pending.size > holding.rows || this.heldBytes > holding.bytes || !this.onlyInserts();
+  }
+
+  private onlyInserts(): boolean {
+    for (const w of this.pending.values()) if (w.op !== "insert") return false;
+    return true;
+  }
+
+  private overBound(holding: Holding): boolean {
+    return this.held.size > holding.rows || this.heldBytes > holding.bytes;
   }
 
   private later(id: string, write: PendingWrite): void {
@@ -244,6 +258,15 @@ export class JobWrites {
     if (at < this.heldMin) this.heldMin = at;
   }
 
+  /** Holds the rows of the turn's new jobs (every write waiting is an insert). */
+  private holdTurn(): void {
+    const writes = this.pending;
+    this.pending = new Map();
+    for (const w of writes.values()) if (w.op === "insert") this.hold(w.job);
+    for (const w of writes.values()) if (w.op === "insert") this.onWritten(w.job);
+    this.armIdle();
+  }
+
   private writeAll(): void {
     const writes = this.pending;
     this.pending = new Map();
@@ -263,7 +286,7 @@ export class JobWrites {
       wrote = true;
     }
     const h = this.holding;
-    if (h && this.held.size > 0 && (this.writeHeld || this.held.size > h.rows || this.heldBytes > h.bytes)) {
+    if (h && this.held.size > 0 && (this.writeHeld || this.overBound(h))) {
       const rows = this.held;
       this.held = new Map();
       this.heldBytes = 0;
