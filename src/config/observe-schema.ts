@@ -68,7 +68,7 @@ export const OBSERVE_CONFIG = {
         .min(0)
         .max(HELD_JOB_BYTES_LIMIT)
         .default(HELD_JOB_BYTES_DEFAULT)
-        .describe("Bytes of the rows heldJobRows keeps in memory (their payloads' text included); past it, they are written to SQLite"),
+        .describe("Bytes of the jobs heldJobRows keeps in memory, their payloads counted; past it, they are written to SQLite"),
       heldJobIdleMs: z
         .int()
         .min(1)

@@ -67,9 +67,9 @@ export const MEMORY_DATABASE_BYTES_LIMIT = 64 * 1024 * 1024 * 1024;
  * a job's row is written when something reads jobs with SQL, past either bound, or once the
  * emulator is idle. 0 rows writes every job at the end of its turn, as a `--db` file does.
  */
-export const HELD_JOB_ROWS_DEFAULT = 50_000;
+export const HELD_JOB_ROWS_DEFAULT = 5_000;
 export const HELD_JOB_ROWS_LIMIT = 10_000_000;
-export const HELD_JOB_BYTES_DEFAULT = 64 * 1024 * 1024;
+export const HELD_JOB_BYTES_DEFAULT = 16 * 1024 * 1024;
 export const HELD_JOB_BYTES_LIMIT = 16 * 1024 * 1024 * 1024;
 /** Real ms without a job written after which the rows held are written, by default and at most (`memory.heldJobIdleMs`). */
 export const HELD_JOB_IDLE_MS_DEFAULT = 50;

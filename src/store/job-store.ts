@@ -143,7 +143,7 @@ export class SqliteJobStore implements JobStore {
         if (queued) return queued;
       }
     }
-    const held = this.behind.heldJob(id, this.read);
+    const held = this.behind.heldJob(id);
     if (held) {
       this.remember(held);
       return held;
@@ -311,7 +311,8 @@ export class SqliteJobStore implements JobStore {
     // What this turn changed is written; the rows held stay held: a job whose deadline has come is
     // read from memory (a job whose retention ends before its row was written is never written).
     this.writes.flush();
-    return this.dueReader.dueAll(now, Math.max(1, Math.floor(limit)), this.behind.heldDue(now), (id) => this.get(id), (job) => this.remember(job));
+    const n = Math.max(1, Math.floor(limit));
+    return this.dueReader.dueAll(now, n, this.behind.heldDue(now, n), (id) => this.get(id), (job) => this.remember(job));
   }
 
   nextDeadline(): number | undefined {

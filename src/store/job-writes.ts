@@ -1,7 +1,9 @@
 import type { Statement } from "better-sqlite3";
 import type { Job } from "../domain/job.js";
 import type { Db } from "./db.js";
-import { COLUMNS, DEADLINE_AT, fromArray, PARAMS, UPDATES, type JobColumns, type PayloadRead } from "./job-rows.js";
+import { nextDeadline } from "../domain/job.js";
+import { COLUMNS, PARAMS, UPDATES, type JobColumns } from "./job-rows.js";
+import { payloadBytes } from "./job-weight.js";
 import { RowInserter } from "./row-inserter.js";
 import type { WriteBehind } from "./write-behind.js";
 
@@ -26,12 +28,8 @@ export interface Holding {
   idleMs: number;
 }
 
-/** The bytes a held row takes, about: its texts, and the slots of its array. */
-function rowBytes(values: unknown[]): number {
-  let n = 64 + 8 * values.length;
-  for (const v of values) if (typeof v === "string") n += v.length;
-  return n;
-}
+/** The bytes a held job takes, about: its payloads, and its fields. */
+const rowBytes = (job: Job): number => 512 + payloadBytes(job);
 
 /**
  * The job writes of the current turn, one per job: each new write of a job folds into the one
@@ -43,24 +41,26 @@ export class JobWrites {
   /** By job id, in the order jobs were first written. */
   private pending = new Map<string, PendingWrite>();
   /**
-   * With `holding` (a database in memory): the rows of jobs not in the database yet, each the
-   * values its row would have (not the job's objects), by job id. A job's first write lands here at
+   * With `holding` (a database in memory): the jobs not in the database yet, by id, each the job
+   * object the store keeps at hand anyway (jobs are changed by copying, never in place): a copy of
+   * its row's values made each job's texts outlive the young generation, which cost more CPU and
+   * memory than the row's INSERT it put off (bench/RESULTS-pipeline.md). A job's first write lands here at
    * the end of its turn instead of in SQLite; it is written when a reader asks (`needAll`), past
    * the bound, when the emulator is idle, or never (its retention ended first). A row held is never
    * also in the database: a job changed again leaves it for a pending write of its whole row.
    */
-  private held = new Map<string, unknown[]>();
+  private held = new Map<string, Job>();
   private heldBytes = 0;
   /** No more than the least deadline of the rows held (it may be lower: then the deadline timer looks early). */
   private heldMin = Infinity;
   /** The flush under way writes the rows held: a reader asked, a snapshot, an export, the idle timer. */
   private writeHeld = false;
   /** The held rows being written, and the jobs of the turn among them, until committed (restored if it fails). */
-  private writing: { rows: Map<string, unknown[]>; turn: ReadonlyMap<string, PendingWrite> } | undefined;
+  private writing: { rows: Map<string, Job>; turn: ReadonlyMap<string, PendingWrite> } | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   /** A job was written since the idle timer was armed. */
   private active = false;
-  private readonly heldInserts: RowInserter<unknown[]>;
+  private readonly heldInserts: RowInserter<Job>;
   /** Written into a transaction that is not known to be committed yet. */
   private unconfirmed = false;
   /** Settled when what was written so far is committed; made only when someone asks. */
@@ -84,15 +84,7 @@ export class JobWrites {
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
     this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 8);
-    this.heldInserts = new RowInserter<unknown[]>(
-      db,
-      "jobs",
-      COLUMNS,
-      (row, out, at) => {
-        for (let i = 0; i < row.length; i++) out[at + i] = row[i];
-      },
-      32,
-    );
+    this.heldInserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 32);
     this.s = {
       // An upsert changes the row in place: only the indexes whose columns changed are touched,
       // where INSERT OR REPLACE deletes and re-inserts the row in every index.
@@ -130,10 +122,9 @@ export class JobWrites {
     return w === undefined ? undefined : w.op === "delete" ? null : w.job;
   }
 
-  /** The job of a row held, read from its values; undefined when it has none. */
-  heldJob(id: string, read: PayloadRead): Job | undefined {
-    const values = this.held.get(id);
-    return values === undefined ? undefined : fromArray(values, read);
+  /** The job of a row held; undefined when it has none. */
+  heldJob(id: string): Job | undefined {
+    return this.held.get(id);
   }
 
   /** The next flush writes the rows held too (a reader of the jobs table with SQL is about to read). */
@@ -147,20 +138,29 @@ export class JobWrites {
   }
 
   /**
-   * The held rows whose deadline has come, earliest first, and the least deadline of the others
-   * (Infinity when none): the deadline timer reads them without writing them, so a job whose
-   * retention ends before its row was written is never written.
+   * At most `n` held rows whose deadline has come, and the least deadline of the others (Infinity
+   * when none; `now` when more are due than it gives): the deadline timer reads them without
+   * writing them, so a job whose retention ends before its row was written is never written. A
+   * scan stops at the `n`th due row, so a day of retention ending at once costs each batch of the
+   * timer its own rows, not a scan of every row held.
    */
-  heldDue(now: number): { ids: string[]; next: number } {
+  heldDue(now: number, n: number): { ids: string[]; next: number } {
     if (this.heldMin > now) return { ids: [], next: this.heldMin };
     const due: Array<[string, number]> = [];
     let next = Infinity;
-    for (const [id, values] of this.held) {
-      const at = values[DEADLINE_AT] as number;
-      if (at <= now) due.push([id, at]);
-      else if (at < next) next = at;
+    let least = Infinity;
+    for (const [id, job] of this.held) {
+      const at = nextDeadline(job);
+      if (at < least) least = at;
+      if (at > now) {
+        if (at < next) next = at;
+      } else if (due.push([id, at]) === n) {
+        next = now;
+        break;
+      }
     }
-    this.heldMin = due.length > 0 ? Math.min(next, ...due.map(([, at]) => at)) : next;
+    // A scan cut short leaves the least deadline as it was: no higher than the truth.
+    if (next !== now) this.heldMin = least;
     due.sort((a, b) => a[1] - b[1]);
     return { ids: due.map(([id]) => id), next };
   }
@@ -243,18 +243,17 @@ export class JobWrites {
 
   /** Forgets a held row; whether there was one. */
   private dropHeld(id: string): boolean {
-    const values = this.held.get(id);
-    if (values === undefined) return false;
+    const job = this.held.get(id);
+    if (job === undefined) return false;
     this.held.delete(id);
-    this.heldBytes -= rowBytes(values);
+    this.heldBytes -= rowBytes(job);
     return true;
   }
 
   private hold(job: Job): void {
-    const values = this.columns.values(job);
-    this.held.set(job.id, values);
-    this.heldBytes += rowBytes(values);
-    const at = values[DEADLINE_AT] as number;
+    this.held.set(job.id, job);
+    this.heldBytes += rowBytes(job);
+    const at = nextDeadline(job);
     if (at < this.heldMin) this.heldMin = at;
   }
 
@@ -311,11 +310,11 @@ export class JobWrites {
     this.writing = undefined;
     if (!w) return;
     const refused = this.durable !== undefined;
-    for (const [id, values] of w.rows) {
+    for (const [id, job] of w.rows) {
       if (this.held.has(id) || this.pending.has(id) || (refused && w.turn.has(id))) continue;
-      this.held.set(id, values);
-      this.heldBytes += rowBytes(values);
-      this.heldMin = Math.min(this.heldMin, values[DEADLINE_AT] as number);
+      this.held.set(id, job);
+      this.heldBytes += rowBytes(job);
+      this.heldMin = Math.min(this.heldMin, nextDeadline(job));
     }
   }
 

@@ -117,6 +117,29 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
     expect((db.prepare("SELECT id FROM jobs").all() as { id: string }[]).map((r) => r.id)).toEqual(["b"]);
   });
 
+  it("when many are due at once, give the deadline timer a batch at a time, each without a scan of every row held", () => {
+    const { db, store, endOfTurn } = heldStore();
+    for (let i = 0; i < 5; i++) {
+      const j = job(`j${i}`, { queueSeq: i + 1 });
+      store.insert(j);
+      store.save({ ...j, status: "COMPLETED", output: i, completedAt: 2000, retainUntil: 3000 + i }, ["status", "output", "completedAt", "retainUntil"], j);
+    }
+    endOfTurn();
+    const seen: string[] = [];
+    for (;;) {
+      const batch = store.due(9000, 2);
+      expect(batch.jobs.length).toBeLessThanOrEqual(2);
+      for (const j of batch.jobs) {
+        seen.push(j.id);
+        store.delete(j.id);
+      }
+      if (batch.next === undefined || batch.next > 9000) break;
+    }
+    expect(seen.sort()).toEqual(["j0", "j1", "j2", "j3", "j4"]);
+    store.flush();
+    expect(rowsIn(db)).toBe(0);
+  });
+
   it("orders due jobs held and written by their deadlines", () => {
     const { store, endOfTurn } = heldStore();
     const written = job("w");
