@@ -132,11 +132,6 @@ export class JobWrites {
     if (this.held.size > 0 || this.pending.size > 0) this.writeHeld = true;
   }
 
-  /** How many rows are held (not in the database yet). */
-  get heldRows(): number {
-    return this.held.size;
-  }
-
   /**
    * At most `n` held rows whose deadline has come, and the least deadline of the others (Infinity
    * when none; `now` when more are due than it gives): the deadline timer reads them without
