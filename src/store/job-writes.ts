@@ -96,9 +96,13 @@ export class JobWrites {
         if (all) this.needAll();
         // A turn that only added jobs, within the bound, nobody waiting: their rows join those held
         // here, and the turn opens no transaction for them.
-        if (this.holding && this.pending.size > 0 && !this.unconfirmed && this.durable === undefined && !this.writeHeld && this.onlyInserts()) {
+        if (this.holding && this.pending.size > 0 && !this.unconfirmed && !this.writeHeld && this.onlyInserts()) {
           this.holdTurn();
-          if (!this.overBound(this.holding)) return false;
+          if (!this.overBound(this.holding)) {
+            // The answers that waited for the end of the turn leave now, together.
+            this.settle(undefined);
+            return false;
+          }
           this.writeHeld = true; // past the bound: every row held is written now
         }
         return this.pending.size > 0 || (this.writeHeld && this.held.size > 0);
@@ -192,8 +196,6 @@ export class JobWrites {
   /** Settles once every write made so far is committed; undefined when none waits. A failed commit rejects it. */
   whenDurable(): Promise<void> | undefined {
     if (this.pending.size === 0 && !this.unconfirmed) return undefined;
-    // Held rows: a turn that only adds jobs writes nothing, and a reader sees them at once.
-    if (!this.unconfirmed && this.holding && !this.turnWrites(this.holding)) return undefined;
     if (!this.durable) {
       let resolve!: () => void;
       let reject!: (e: unknown) => void;
@@ -214,11 +216,6 @@ export class JobWrites {
     this.heldMin = Infinity;
     this.writing = undefined;
     this.settle(undefined);
-  }
-
-  /** Whether the end of this turn writes to SQLite (so its answers wait for the commit). */
-  private turnWrites(holding: Holding): boolean {
-    return this.writeHeld || this.held.size + this.pending.size > holding.rows || this.heldBytes > holding.bytes || !this.onlyInserts();
   }
 
   private onlyInserts(): boolean {

@@ -225,7 +225,7 @@ describe("answers to writes", () => {
     await answeredAfterCommit({ config: { ...slow, memory: { heldJobRows: 0 } } });
   });
 
-  it("in memory, leave at once while new jobs' rows wait in memory, which every reader sees", async () => {
+  it("in memory, leave at the end of their turn with no commit while new jobs' rows wait in memory, which every reader sees", async () => {
     const e = await inProcess({ config: slow });
     try {
       const inDb = () => (e.core.db.prepare("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n;

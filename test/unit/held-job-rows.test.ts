@@ -21,14 +21,17 @@ afterEach(() => {
 });
 
 describe("rows of new jobs held in memory (a database in memory)", () => {
-  it("are not written at the end of their turn, yet read by id at once, and by every SQL reader after writing them", () => {
+  it("are not written at the end of their turn, yet read by id at once, and by every SQL reader after writing them", async () => {
     const { db, store, endOfTurn } = heldStore();
     store.insert(job("a"));
     const b = job("b", { queueSeq: 2 });
     store.insert(b);
     const done = { ...b, status: "COMPLETED" as const, output: { n: 1 }, completedAt: 2000, retainUntil: 9000, workerId: "w" };
     store.save(done, ["status", "output", "completedAt", "retainUntil", "workerId"], b);
+    // The turn's answers wait for its end, which writes nothing: they leave together, without a commit.
+    const answers = store.whenDurable();
     endOfTurn();
+    await answers;
     expect(rowsIn(db)).toBe(0);
     expect(store.whenDurable()).toBeUndefined();
     expect(store.get("b")).toEqual(done);
