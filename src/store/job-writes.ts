@@ -193,7 +193,12 @@ export class JobWrites {
     else if (!this.dropHeld(id)) this.later(id, { op: "delete" });
   }
 
-  /** Settles once every write made so far is committed; undefined when none waits. A failed commit rejects it. */
+  /**
+   * Settles once every write made so far is committed (at the end of a turn that only added jobs
+   * whose rows are held, once they are); undefined when none waits. A failed commit rejects it.
+   * Answering before the end of the turn cost more than it saved: the answers of a turn leave
+   * together (bench/RESULTS-pipeline.md).
+   */
   whenDurable(): Promise<void> | undefined {
     if (this.pending.size === 0 && !this.unconfirmed) return undefined;
     if (!this.durable) {
