@@ -102,7 +102,9 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
   const writes = new WriteBehind(db, (e) =>
     isStorageFull(e) ? failures.failed("(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
   );
-  const jobStore = new SqliteJobStore(db, writes);
+  // In memory, a new job's row waits there until something reads jobs with SQL (store/job-writes.ts).
+  const held = o.db === ":memory:" && config.memory.heldJobRows > 0 ? { rows: config.memory.heldJobRows, bytes: config.memory.heldJobBytes, idleMs: config.memory.heldJobIdleMs } : undefined;
+  const jobStore = new SqliteJobStore(db, writes, held);
   // The endpoints are documents like every resource: measured against their former table (1,000
   // endpoints), listing them all at start-up, a get and a save took no longer as documents.
   const endpoints = new EndpointRegistry(new SqliteDocumentStore<EndpointSpec>(db, "endpoint"));

@@ -1,5 +1,11 @@
 import { z } from "zod";
 import {
+  HELD_JOB_BYTES_DEFAULT,
+  HELD_JOB_BYTES_LIMIT,
+  HELD_JOB_IDLE_MS_DEFAULT,
+  HELD_JOB_IDLE_MS_LIMIT,
+  HELD_JOB_ROWS_DEFAULT,
+  HELD_JOB_ROWS_LIMIT,
   JOURNAL_BODY_BYTES_DEFAULT,
   JOURNAL_BODY_BYTES_LIMIT,
   JOURNAL_MAX_ENTRIES_LIMIT,
@@ -49,7 +55,33 @@ export const OBSERVE_CONFIG = {
         .describe(
           "Bytes of request bodies being read and handled at once, all requests together (each is also bounded by its route's limit, 20 MB at most); past it, a body is refused with 503 and Retry-After while it arrives",
         ),
+      heldJobRows: z
+        .int()
+        .min(0)
+        .max(HELD_JOB_ROWS_LIMIT)
+        .default(HELD_JOB_ROWS_DEFAULT)
+        .describe(
+          "Rows of new jobs the in-memory database (no --db) keeps in memory before writing them to SQLite: a job's row is written when something reads jobs with SQL (lists, GraphQL, metrics, snapshots, exports), past this or heldJobBytes, or once minipod is idle; a job whose retention ends first is never written. 0 writes each job at the end of its turn, as with --db",
+        ),
+      heldJobBytes: z
+        .int()
+        .min(0)
+        .max(HELD_JOB_BYTES_LIMIT)
+        .default(HELD_JOB_BYTES_DEFAULT)
+        .describe("Bytes of the jobs heldJobRows keeps in memory, their payloads counted; past it, they are written to SQLite"),
+      heldJobIdleMs: z
+        .int()
+        .min(1)
+        .max(HELD_JOB_IDLE_MS_LIMIT)
+        .default(HELD_JOB_IDLE_MS_DEFAULT)
+        .describe("Real milliseconds without a new job written after which the rows heldJobRows keeps are written to SQLite (minipod is idle)"),
     })
-    .default({ databaseBytes: MEMORY_DATABASE_BYTES_DEFAULT, requestBodyBytes: REQUEST_BODY_BYTES_DEFAULT })
+    .default({
+      databaseBytes: MEMORY_DATABASE_BYTES_DEFAULT,
+      requestBodyBytes: REQUEST_BODY_BYTES_DEFAULT,
+      heldJobRows: HELD_JOB_ROWS_DEFAULT,
+      heldJobBytes: HELD_JOB_BYTES_DEFAULT,
+      heldJobIdleMs: HELD_JOB_IDLE_MS_DEFAULT,
+    })
     .describe("minipod's own memory bounds (see the README's Memory bounds)"),
 } as const;

@@ -62,6 +62,20 @@ export const MEMORY_DATABASE_BYTES_MIN = 16 * 1024 * 1024;
 export const MEMORY_DATABASE_BYTES_LIMIT = 64 * 1024 * 1024 * 1024;
 
 /**
+ * Rows of new jobs an in-memory database (no `--db`) keeps in memory before writing them to
+ * SQLite, and their bytes, by default and at most (`memory.heldJobRows`, `memory.heldJobBytes`):
+ * a job's row is written when something reads jobs with SQL, past either bound, or once the
+ * emulator is idle. 0 rows writes every job at the end of its turn, as a `--db` file does.
+ */
+export const HELD_JOB_ROWS_DEFAULT = 5_000;
+export const HELD_JOB_ROWS_LIMIT = 10_000_000;
+export const HELD_JOB_BYTES_DEFAULT = 16 * 1024 * 1024;
+export const HELD_JOB_BYTES_LIMIT = 16 * 1024 * 1024 * 1024;
+/** Real ms without a job written after which the rows held are written, by default and at most (`memory.heldJobIdleMs`). */
+export const HELD_JOB_IDLE_MS_DEFAULT = 50;
+export const HELD_JOB_IDLE_MS_LIMIT = 3_600_000;
+
+/**
  * Bytes of request bodies read and not yet handled, of all requests at once, by default, at least
  * and at most (`memory.requestBodyBytes`). Each body is bounded by its route's limit (20 MB at
  * most); this bounds how many arrive together. Past it a body is refused with 503 and Retry-After

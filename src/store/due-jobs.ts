@@ -1,5 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import type { Job } from "../domain/job.js";
+import { nextDeadline } from "../domain/job.js";
 import type { Db } from "./db.js";
 import { COLUMNS, DEADLINE_AT, fromArray, type PayloadRead } from "./job-rows.js";
 
@@ -20,13 +21,50 @@ const DUE_BYTES_MAX = 32 * 1024 * 1024;
 export class DueJobs {
   private readonly sized = new Map<number, Statement<[], unknown[]>>();
   private readonly whole = new Map<number, Statement<[], unknown[]>>();
+  private readonly nextTwo: Statement<[], [string, number]>;
 
   constructor(
     private readonly db: Db,
     /** A statement returning rows as arrays in COLUMNS order. */
     private readonly rawRows: (sql: string) => Statement<unknown[], unknown[]>,
     private readonly read: PayloadRead,
-  ) {}
+  ) {
+    this.nextTwo = db.prepare<[], [string, number]>(`SELECT id, deadline_at FROM jobs ORDER BY deadline_at LIMIT 2`).raw(true);
+  }
+
+  /**
+   * At most `n` due jobs, of the rows written and of the rows held in memory (`held`: those due,
+   * earliest first, and the least deadline of the others), in deadline order, and the deadline
+   * after them; `get` reads a job by id, `remember` keeps one at hand.
+   */
+  dueAll(now: number, n: number, held: { ids: string[]; next: number }, get: (id: string) => Job | undefined, remember: (job: Job) => void): { jobs: Job[]; next: number | undefined } {
+    const stored = this.dueStored(now, n, get, remember);
+    if (held.ids.length === 0) return { jobs: stored.jobs, next: earliest(stored.next, held.next) };
+    const jobs = stored.jobs;
+    for (const id of held.ids) {
+      const job = get(id);
+      if (job) jobs.push(job);
+    }
+    jobs.sort((a, b) => nextDeadline(a) - nextDeadline(b));
+    const left = jobs.splice(n);
+    return { jobs, next: earliest(left[0] === undefined ? undefined : nextDeadline(left[0]), earliest(stored.next, held.next)) };
+  }
+
+  /** The due jobs of the rows written. */
+  private dueStored(now: number, n: number, get: (id: string) => Job | undefined, remember: (job: Job) => void): { jobs: Job[]; next: number | undefined } {
+    if (n === 1) {
+      // Mostly one job is due at a time, and it is one the store has at hand (running, queued or
+      // just finished): its id and the next deadline are enough, without reading and parsing rows.
+      const rows = this.nextTwo.all();
+      const first = rows[0];
+      if (!first || first[1] > now) return { jobs: [], next: first?.[1] };
+      const job = get(first[0]);
+      if (job) return { jobs: [job], next: rows[1]?.[1] };
+    }
+    const due = this.due(now, n, get);
+    for (const job of due.jobs) remember(job); // the deadline timer's transitions read them again
+    return due;
+  }
 
   /** At most `n` due jobs and the deadline after them (undefined when none is left); `get` reads a job by id. */
   due(now: number, n: number, get: (id: string) => Job | undefined): { jobs: Job[]; next: number | undefined } {
@@ -75,4 +113,10 @@ export class DueJobs {
     }
     return { jobs, next };
   }
+}
+
+/** The earlier of two deadlines, either possibly unknown or Infinity (undefined when neither is known). */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  const at = Math.min(a ?? Infinity, b ?? Infinity);
+  return at === Infinity ? undefined : at;
 }

@@ -4,7 +4,7 @@ import type { JobFilter, JobStore, JobSummary } from "../domain/ports.js";
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db.js";
 import { DueJobs } from "./due-jobs.js";
-import { JobWrites } from "./job-writes.js";
+import { JobWrites, type Holding } from "./job-writes.js";
 import { QueueIndex } from "./queue-index.js";
 import { RecentMap } from "../domain/recent-map.js";
 import { WriteBehind } from "./write-behind.js";
@@ -26,7 +26,8 @@ const RECENT_JOBS = 2_000;
  * queued job and the scaling demand are answered from memory; every other read writes what waits
  * first, so SQL always sees every change. `whenDurable()` tells when what was written so far is
  * committed: the HTTP layer sends no answer to a write before that, so an acknowledged job is in
- * the database even if the process is killed the next moment.
+ * the database even if the process is killed the next moment. In memory (`holding`), a new job's
+ * row waits as its values instead (job-writes.ts): read by id from there, written by `flush()`.
  */
 export class SqliteJobStore implements JobStore {
   /**
@@ -58,10 +59,14 @@ export class SqliteJobStore implements JobStore {
   private readonly parts: PayloadParts;
   private readonly read: PayloadRead;
 
-  /** @param writes commits this store's writes at the end of each turn (with the other stores' of the database). */
+  /**
+   * @param writes commits this store's writes at the end of each turn (with the other stores' of the database).
+   * @param holding a database in memory: new jobs' rows wait in memory, up to this bound, until read with SQL (job-writes.ts)
+   */
   constructor(
     private readonly db: Db,
     private readonly writes: WriteBehind = new WriteBehind(db),
+    holding?: Holding,
   ) {
     // A rolled-back turn (a full disk): the jobs it held in memory are read again from SQLite,
     // so a job refused with 507 neither shows nor runs.
@@ -83,6 +88,7 @@ export class SqliteJobStore implements JobStore {
       // A job is found among the writes waiting until its row is written, then among the recent
       // jobs: put there once, in its last state, rather than at each of its moves.
       (job) => this.remember(job),
+      holding,
     );
     if (columns.WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());
@@ -106,7 +112,6 @@ export class SqliteJobStore implements JobStore {
       queuedIds: p<{ id: string }>(`SELECT id FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND batch_id IS NULL`),
       purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND batch_id IS NULL`),
       nextDeadline: p<{ at: number | null }>(`SELECT MIN(deadline_at) AS at FROM jobs`),
-      nextTwoDeadlines: db.prepare<[], [string, number]>(`SELECT id, deadline_at FROM jobs ORDER BY deadline_at LIMIT 2`).raw(true),
       list: p<JobRow>(`SELECT ${SUMMARY_COLUMNS} FROM jobs WHERE ${LIST_WHERE} ORDER BY created_at DESC, queue_seq DESC LIMIT @limit OFFSET @offset`),
       listCount: p<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE ${LIST_WHERE}`),
       byStatus: rows(`SELECT ${COLUMNS} FROM jobs WHERE status = ? ORDER BY queue_seq`),
@@ -137,6 +142,11 @@ export class SqliteJobStore implements JobStore {
         const queued = q.jobOf(id);
         if (queued) return queued;
       }
+    }
+    const held = this.behind.heldJob(id);
+    if (held) {
+      this.remember(held);
+      return held;
     }
     const r = this.s.get.get(id);
     if (!r) return undefined;
@@ -181,8 +191,12 @@ export class SqliteJobStore implements JobStore {
     this.parts.release(value);
   }
 
-  /** Writes every change still waiting for the end of the turn (with the other stores' of the database). */
+  /**
+   * Writes every change still waiting for the end of the turn (with the other stores' of the
+   * database), and the rows held in memory: every read of the jobs table with SQL comes after it.
+   */
   flush(): void {
+    this.behind.needAll();
     this.writes.flush();
   }
 
@@ -294,22 +308,12 @@ export class SqliteJobStore implements JobStore {
   }
 
   due(now: number, limit: number): { jobs: Job[]; next: number | undefined } {
-    this.flush();
+    // What this turn changed is written; the rows held stay held: a job whose deadline has come is
+    // read from memory (a job whose retention ends before its row was written is never written).
+    this.writes.flush();
     const n = Math.max(1, Math.floor(limit));
-    if (n === 1) {
-      // Mostly one job is due at a time, and it is one the store has at hand (running, queued or
-      // just finished): its id and the next deadline are enough, without reading and parsing rows.
-      const rows = this.s.nextTwoDeadlines.all();
-      const first = rows[0];
-      if (!first || first[1] > now) return { jobs: [], next: first?.[1] };
-      const job = this.get(first[0]);
-      if (job) return { jobs: [job], next: rows[1]?.[1] };
-    }
-    const due = this.dueReader.due(now, n, (id) => this.get(id));
-    for (const job of due.jobs) this.remember(job); // the deadline timer's transitions read them again
-    return due;
+    return this.dueReader.dueAll(now, n, this.behind.heldDue(now, n), (id) => this.get(id), (job) => this.remember(job));
   }
-
 
   nextDeadline(): number | undefined {
     this.flush();
@@ -383,11 +387,11 @@ export class SqliteJobStore implements JobStore {
     return st;
   }
 
-  /** Runs `fn` and writes what it changed, in one transaction. */
+  /** Runs `fn` and writes what it changed, in one transaction (the rows held stay held). */
   tx<T>(fn: () => T): T {
     return this.inTx(() => {
       const result = fn();
-      this.flush();
+      this.writes.flush();
       return result;
     }) as T;
   }

@@ -10,7 +10,10 @@ import { weighs } from "../domain/payload-size.js";
 export const JOB_KEPT_BYTES_MAX = 64 * 1024;
 
 /** Whether a job is too large to keep at hand (see `JOB_KEPT_BYTES_MAX`). */
-export const heavy = (job: Job) => weight(job.input) + (job.output === undefined ? 0 : weight(job.output)) > JOB_KEPT_BYTES_MAX;
+export const heavy = (job: Job) => payloadBytes(job) > JOB_KEPT_BYTES_MAX;
+
+/** What a job's input and output weigh (a payload over `JOB_KEPT_BYTES_MAX` counted as that much). */
+export const payloadBytes = (job: Job): number => weight(job.input) + (job.output === undefined ? 0 : weight(job.output));
 
 /**
  * Weights of large inputs and outputs, by object: a job is saved at each move, and weighing a

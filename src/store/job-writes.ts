@@ -1,7 +1,9 @@
 import type { Statement } from "better-sqlite3";
 import type { Job } from "../domain/job.js";
 import type { Db } from "./db.js";
+import { nextDeadline } from "../domain/job.js";
 import { COLUMNS, PARAMS, UPDATES, type JobColumns } from "./job-rows.js";
+import { payloadBytes } from "./job-weight.js";
 import { RowInserter } from "./row-inserter.js";
 import type { WriteBehind } from "./write-behind.js";
 
@@ -16,6 +18,20 @@ type PendingWrite =
   | { op: "delete" };
 
 /**
+ * How many rows of jobs never written may wait in memory, and their bytes (`memory.heldJobRows`,
+ * `memory.heldJobBytes`): past either, the end of the turn writes them all.
+ */
+export interface Holding {
+  rows: number;
+  bytes: number;
+  /** Real ms without a job write after which the rows held are written (the emulator is idle): `memory.heldJobIdleMs`. */
+  idleMs: number;
+}
+
+/** The bytes a held job takes, about: its payloads, and its fields. */
+const rowBytes = (job: Job): number => 512 + payloadBytes(job);
+
+/**
  * The job writes of the current turn, one per job: each new write of a job folds into the one
  * waiting (an insert then two updates stay one INSERT of the last state; an insert then a delete
  * never reaches the database). `WriteBehind` writes them at the end of the turn, in its
@@ -24,6 +40,27 @@ type PendingWrite =
 export class JobWrites {
   /** By job id, in the order jobs were first written. */
   private pending = new Map<string, PendingWrite>();
+  /**
+   * With `holding` (a database in memory): the jobs not in the database yet, by id, each the job
+   * object the store keeps at hand anyway (jobs are changed by copying, never in place): a copy of
+   * its row's values made each job's texts outlive the young generation, which cost more CPU and
+   * memory than the row's INSERT it put off (bench/RESULTS-pipeline.md). A job's first write lands here at
+   * the end of its turn instead of in SQLite; it is written when a reader asks (`needAll`), past
+   * the bound, when the emulator is idle, or never (its retention ended first). A row held is never
+   * also in the database: a job changed again leaves it for a pending write of its whole row.
+   */
+  private held = new Map<string, Job>();
+  private heldBytes = 0;
+  /** No more than the least deadline of the rows held (it may be lower: then the deadline timer looks early). */
+  private heldMin = Infinity;
+  /** The flush under way writes the rows held: a reader asked, a snapshot, an export, the idle timer. */
+  private writeHeld = false;
+  /** The held rows being written, and the jobs of the turn among them, until committed (restored if it fails). */
+  private writing: { rows: Map<string, Job>; turn: ReadonlyMap<string, PendingWrite> } | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** A job was written since the idle timer was armed. */
+  private active = false;
+  private readonly heldInserts: RowInserter<Job>;
   /** Written into a transaction that is not known to be committed yet. */
   private unconfirmed = false;
   /** Settled when what was written so far is committed; made only when someone asks. */
@@ -43,9 +80,11 @@ export class JobWrites {
     private readonly columns: JobColumns,
     private readonly onFailed: () => void = () => {},
     private readonly onWritten: (job: Job) => void = () => {},
+    private readonly holding?: Holding,
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
     this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 8);
+    this.heldInserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 32);
     this.s = {
       // An upsert changes the row in place: only the indexes whose columns changed are touched,
       // where INSERT OR REPLACE deletes and re-inserts the row in every index.
@@ -53,10 +92,28 @@ export class JobWrites {
       delete: db.prepare<[string]>(`DELETE FROM jobs WHERE id = ?`),
     };
     writes.add({
-      pending: () => this.pending.size > 0,
+      pending: (all) => {
+        if (all) this.needAll();
+        // A turn that only added jobs, within the bound, nobody waiting: their rows join those held
+        // here, and the turn opens no transaction for them.
+        if (this.holding && this.pending.size > 0 && !this.unconfirmed && !this.writeHeld && this.onlyInserts()) {
+          this.holdTurn();
+          if (!this.overBound(this.holding)) {
+            // The answers that waited for the end of the turn leave now, together.
+            this.settle(undefined);
+            return false;
+          }
+          this.writeHeld = true; // past the bound: every row held is written now
+        }
+        return this.pending.size > 0 || (this.writeHeld && this.held.size > 0);
+      },
       write: () => this.writeAll(),
-      committed: () => this.settle(undefined),
+      committed: () => {
+        this.writing = undefined;
+        this.settle(undefined);
+      },
       failed: (e) => {
+        this.restoreHeld();
         this.onFailed();
         this.settle(e);
       },
@@ -69,7 +126,46 @@ export class JobWrites {
     return w === undefined ? undefined : w.op === "delete" ? null : w.job;
   }
 
+  /** The job of a row held; undefined when it has none. */
+  heldJob(id: string): Job | undefined {
+    return this.held.get(id);
+  }
+
+  /** The next flush writes the rows held too (a reader of the jobs table with SQL is about to read). */
+  needAll(): void {
+    if (this.held.size > 0 || this.pending.size > 0) this.writeHeld = true;
+  }
+
+  /**
+   * At most `n` held rows whose deadline has come, and the least deadline of the others (Infinity
+   * when none; `now` when more are due than it gives): the deadline timer reads them without
+   * writing them, so a job whose retention ends before its row was written is never written. A
+   * scan stops at the `n`th due row, so a day of retention ending at once costs each batch of the
+   * timer its own rows, not a scan of every row held.
+   */
+  heldDue(now: number, n: number): { ids: string[]; next: number } {
+    if (this.heldMin > now) return { ids: [], next: this.heldMin };
+    const due: Array<[string, number]> = [];
+    let next = Infinity;
+    let least = Infinity;
+    for (const [id, job] of this.held) {
+      const at = nextDeadline(job);
+      if (at < least) least = at;
+      if (at > now) {
+        if (at < next) next = at;
+      } else if (due.push([id, at]) === n) {
+        next = now;
+        break;
+      }
+    }
+    // A scan cut short leaves the least deadline as it was: no higher than the truth.
+    if (next !== now) this.heldMin = least;
+    due.sort((a, b) => a[1] - b[1]);
+    return { ids: due.map(([id]) => id), next };
+  }
+
   inserted(job: Job): void {
+    this.dropHeld(job.id);
     // A row deleted earlier in this turn is still in the database until the turn's end.
     this.later(job.id, this.pending.get(job.id)?.op === "delete" ? { op: "upsert", job } : { op: "insert", job });
   }
@@ -77,6 +173,8 @@ export class JobWrites {
   /** `job` as it now is; `changed` the fields that differ from the row (all when undefined). */
   saved(job: Job, changed: readonly (keyof Job)[] | undefined): void {
     const before = this.pending.get(job.id);
+    // Held, never written: its whole row is written (or held) again, in its new state.
+    if (before === undefined && this.dropHeld(job.id)) return this.later(job.id, { op: "insert", job });
     // Still to be inserted (a job started and finished in the turn it came): its last state is the row.
     if (before?.op === "insert") {
       before.job = job;
@@ -92,10 +190,15 @@ export class JobWrites {
   deleted(id: string): void {
     // A job inserted in this turn never reaches the database.
     if (this.pending.get(id)?.op === "insert") this.pending.delete(id);
-    else this.later(id, { op: "delete" });
+    else if (!this.dropHeld(id)) this.later(id, { op: "delete" });
   }
 
-  /** Settles once every write made so far is committed; undefined when none waits. A failed commit rejects it. */
+  /**
+   * Settles once every write made so far is committed (at the end of a turn that only added jobs
+   * whose rows are held, once they are); undefined when none waits. A failed commit rejects it.
+   * Answering before the end of the turn cost more than it saved: the answers of a turn leave
+   * together (bench/RESULTS-pipeline.md).
+   */
   whenDurable(): Promise<void> | undefined {
     if (this.pending.size === 0 && !this.unconfirmed) return undefined;
     if (!this.durable) {
@@ -113,27 +216,120 @@ export class JobWrites {
   /** Drops what waits: the database was replaced under the store (a snapshot restored, a reset). */
   clear(): void {
     this.pending.clear();
+    this.held.clear();
+    this.heldBytes = 0;
+    this.heldMin = Infinity;
+    this.writing = undefined;
     this.settle(undefined);
+  }
+
+  private onlyInserts(): boolean {
+    for (const w of this.pending.values()) if (w.op !== "insert") return false;
+    return true;
+  }
+
+  private overBound(holding: Holding): boolean {
+    return this.held.size > holding.rows || this.heldBytes > holding.bytes;
   }
 
   private later(id: string, write: PendingWrite): void {
     this.pending.set(id, write);
+    this.active = true;
     this.writes.schedule();
+  }
+
+  /** Forgets a held row; whether there was one. */
+  private dropHeld(id: string): boolean {
+    const job = this.held.get(id);
+    if (job === undefined) return false;
+    this.held.delete(id);
+    this.heldBytes -= rowBytes(job);
+    return true;
+  }
+
+  private hold(job: Job): void {
+    this.held.set(job.id, job);
+    this.heldBytes += rowBytes(job);
+    const at = nextDeadline(job);
+    if (at < this.heldMin) this.heldMin = at;
+  }
+
+  /** Holds the rows of the turn's new jobs (every write waiting is an insert). */
+  private holdTurn(): void {
+    const writes = this.pending;
+    this.pending = new Map();
+    for (const w of writes.values()) if (w.op === "insert") this.hold(w.job);
+    for (const w of writes.values()) if (w.op === "insert") this.onWritten(w.job);
+    this.armIdle();
   }
 
   private writeAll(): void {
     const writes = this.pending;
     this.pending = new Map();
-    this.unconfirmed = true;
+    let wrote = false;
     // New jobs go in together, several to a statement; each write concerns another job, so the
     // order between the new jobs and the other writes does not matter.
     const inserts: Job[] = [];
     for (const [id, w] of writes) {
-      if (w.op === "insert") inserts.push(w.job);
-      else this.write(id, w);
+      if (w.op !== "insert") {
+        this.write(id, w);
+        wrote = true;
+      } else if (this.holding) this.hold(w.job);
+      else inserts.push(w.job);
     }
-    this.inserts.insert(inserts);
+    if (inserts.length > 0) {
+      this.inserts.insert(inserts);
+      wrote = true;
+    }
+    const h = this.holding;
+    if (h && this.held.size > 0 && (this.writeHeld || this.overBound(h))) {
+      const rows = this.held;
+      this.held = new Map();
+      this.heldBytes = 0;
+      this.heldMin = Infinity;
+      this.writing = { rows, turn: writes };
+      this.heldInserts.insert([...rows.values()]);
+      wrote = true;
+    }
+    this.writeHeld = false;
+    if (wrote) this.unconfirmed = true;
     for (const w of writes.values()) if (w.op !== "delete") this.onWritten(w.job);
+    if (this.held.size > 0) this.armIdle();
+  }
+
+  /**
+   * The held rows a failed commit rolled back are held again (their jobs were acknowledged), but
+   * for those of the failed turn itself when its answers waited for it (they are refused: their
+   * jobs must neither show nor run).
+   */
+  private restoreHeld(): void {
+    const w = this.writing;
+    this.writing = undefined;
+    if (!w) return;
+    const refused = this.durable !== undefined;
+    for (const [id, job] of w.rows) {
+      if (this.held.has(id) || this.pending.has(id) || (refused && w.turn.has(id))) continue;
+      this.held.set(id, job);
+      this.heldBytes += rowBytes(job);
+      this.heldMin = Math.min(this.heldMin, nextDeadline(job));
+    }
+  }
+
+  /**
+   * Writes the held rows once the emulator is idle: a timer that finds jobs written since it was
+   * armed looks again later; one that finds none asks for a flush of them all.
+   */
+  private armIdle(): void {
+    if (this.idleTimer !== undefined) return;
+    this.active = false;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.held.size === 0) return;
+      if (this.active) return this.armIdle();
+      this.writeHeld = true;
+      this.writes.schedule();
+    }, this.holding?.idleMs);
+    this.idleTimer.unref();
   }
 
   private settle(error: unknown): void {

@@ -192,8 +192,8 @@ describe("durability on a file database", () => {
 });
 
 describe("answers to writes", () => {
-  it("leave only once the jobs they wrote are committed (job writes wait for the end of the turn)", async () => {
-    const e = await inProcess({ config: { endpoints: [{ id: "slow", handler: "scripted", workersMin: 1, workersMax: 1 }] } });
+  const answeredAfterCommit = async (options: Parameters<typeof inProcess>[0]) => {
+    const e = await inProcess(options);
     try {
       const inDb = (id: string) => e.core.db.prepare<[string], { status: string }>("SELECT status FROM jobs WHERE id = ?").get(id)?.status;
       const a = (await e.post("/v2/slow/run", { input: { sleepMs: 60_000 } })).body.id as string;
@@ -206,6 +206,39 @@ describe("answers to writes", () => {
       expect(inDb(c)).toBe("IN_QUEUE");
       await e.post("/v2/slow/purge-queue");
       expect(inDb(c)).toBeUndefined();
+    } finally {
+      e.close();
+    }
+  };
+  const slow = { endpoints: [{ id: "slow", handler: "scripted" as const, workersMin: 1, workersMax: 1 }] };
+
+  it("leave only once the jobs they wrote are committed, on a file database (job writes wait for the end of the turn)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "minipod-answers-"));
+    try {
+      await answeredAfterCommit({ db: join(dir, "state.db"), config: slow });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("leave only once the jobs they wrote are committed, in memory with memory.heldJobRows 0", async () => {
+    await answeredAfterCommit({ config: { ...slow, memory: { heldJobRows: 0 } } });
+  });
+
+  it("in memory, leave at the end of their turn with no commit while new jobs' rows wait in memory, which every reader sees", async () => {
+    const e = await inProcess({ config: slow });
+    try {
+      const inDb = () => (e.core.db.prepare("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n;
+      const a = (await e.post("/v2/slow/run", { input: { sleepMs: 60_000 } })).body.id as string;
+      const b = (await e.post("/v2/slow/run", { input: {} })).body.id as string;
+      await new Promise((done) => setImmediate(done)); // the end of the turn writes nothing
+      expect(inDb()).toBe(0);
+      expect((await e.get(`/v2/slow/status/${a}`)).body.status).toBe("IN_PROGRESS");
+      expect((await e.get(`/v2/slow/status/${b}`)).body.status).toBe("IN_QUEUE");
+      // A reader with SQL (the control API's list) writes them first.
+      const listed = (await e.get("/_emulator/jobs?endpoint=slow")).body as { count: number; jobs: Array<{ id: string; status: string }> };
+      expect(listed.count).toBe(2);
+      expect(inDb()).toBe(2);
     } finally {
       e.close();
     }

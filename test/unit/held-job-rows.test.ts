@@ -1,0 +1,206 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { queuedJob as job } from "../support/jobs.js";
+import { openDb, type Db } from "../../src/store/db.js";
+import { SqliteJobStore } from "../../src/store/job-store.js";
+import { WriteBehind } from "../../src/store/write-behind.js";
+
+/** The rows in SQLite itself, read past the store (which would write what it holds first). */
+const rowsIn = (db: Db) => (db.prepare("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n;
+
+/** A store on a database in memory holding new jobs' rows, and its end of a turn (`writes.flush()`, as `setImmediate` runs it). */
+const IDLE_MS = 50;
+function heldStore(rows = 1_000, bytes = 1024 * 1024) {
+  const db = openDb(":memory:");
+  const writes = new WriteBehind(db);
+  const store = new SqliteJobStore(db, writes, { rows, bytes, idleMs: IDLE_MS });
+  return { db, writes, store, endOfTurn: () => writes.flush() };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("rows of new jobs held in memory (a database in memory)", () => {
+  it("are not written at the end of their turn, yet read by id at once, and by every SQL reader after writing them", async () => {
+    const { db, store, endOfTurn } = heldStore();
+    store.insert(job("a"));
+    const b = job("b", { queueSeq: 2 });
+    store.insert(b);
+    const done = { ...b, status: "COMPLETED" as const, output: { n: 1 }, completedAt: 2000, retainUntil: 9000, workerId: "w" };
+    store.save(done, ["status", "output", "completedAt", "retainUntil", "workerId"], b);
+    // The turn's answers wait for its end, which writes nothing: they leave together, without a commit.
+    const answers = store.whenDurable();
+    endOfTurn();
+    await answers;
+    expect(rowsIn(db)).toBe(0);
+    expect(store.whenDurable()).toBeUndefined();
+    expect(store.get("b")).toEqual(done);
+    // Read by id once its copy in memory is gone: from the values held.
+    (store as unknown as { recent: { clear(): void } }).recent.clear();
+    expect(store.get("b")).toEqual(done);
+    expect(store.list({ limit: 10, offset: 0 }).total).toBe(2);
+    expect(rowsIn(db)).toBe(2);
+  });
+
+  it("are written before each reader of the jobs table reads it", () => {
+    const readers: Array<[string, (s: SqliteJobStore) => unknown]> = [
+      ["list", (s) => s.list({ limit: 1, offset: 0 })],
+      ["counts by status", (s) => s.countByStatus("ep")],
+      ["active", (s) => s.countActive()],
+      ["by status", (s) => s.listByStatus("IN_QUEUE")],
+      ["next deadline", (s) => s.nextDeadline()],
+      ["queue sequence", (s) => s.maxQueueSeq()],
+      ["stream chunks", (s) => s.chunkCount("a")],
+      ["purge", (s) => s.purgeQueued("other")],
+    ];
+    for (const [name, read] of readers) {
+      const { db, store, endOfTurn } = heldStore();
+      store.insert(job("a"));
+      endOfTurn();
+      expect(rowsIn(db), name).toBe(0);
+      read(store);
+      expect(rowsIn(db), name).toBe(1);
+    }
+  });
+
+  it("are written, several to a statement, at the end of the turn that passes the bound of rows or of bytes", () => {
+    const { db, store, endOfTurn } = heldStore(3);
+    for (const id of ["a", "b", "c"]) store.insert(job(id));
+    endOfTurn();
+    expect(rowsIn(db)).toBe(0);
+    store.insert(job("d"));
+    // The turn that passes the bound writes, so its answers wait for the commit.
+    expect(store.whenDurable()).toBeInstanceOf(Promise);
+    endOfTurn();
+    expect(rowsIn(db)).toBe(4);
+
+    const bytes = heldStore(1_000, 4_000);
+    bytes.store.insert(job("small"));
+    bytes.endOfTurn();
+    expect(rowsIn(bytes.db)).toBe(0);
+    bytes.store.insert(job("large", { input: { text: "x".repeat(5_000) } }));
+    bytes.endOfTurn();
+    expect(rowsIn(bytes.db)).toBe(2);
+  });
+
+  it("are written once no job was written for a while (the emulator is idle), not while jobs keep coming", () => {
+    vi.useFakeTimers();
+    const { db, store, endOfTurn } = heldStore();
+    store.insert(job("a"));
+    endOfTurn();
+    vi.advanceTimersByTime(IDLE_MS - 10);
+    store.insert(job("b"));
+    endOfTurn();
+    vi.advanceTimersByTime(10);
+    expect(rowsIn(db)).toBe(0); // a job came since: it looks again later
+    vi.advanceTimersByTime(IDLE_MS);
+    vi.advanceTimersByTime(1); // the flush it asked for, at the end of that turn
+    expect(rowsIn(db)).toBe(2);
+  });
+
+  it("of a job whose retention ends before they were written are dropped: the deadline timer reads them from memory", () => {
+    const { db, store, endOfTurn } = heldStore();
+    const a = job("a");
+    store.insert(a);
+    store.save({ ...a, status: "COMPLETED", output: 1, completedAt: 2000, retainUntil: 3000 }, ["status", "output", "completedAt", "retainUntil"], a);
+    const b = job("b", { queueSeq: 2 });
+    store.insert(b);
+    store.save({ ...b, status: "COMPLETED", output: 2, completedAt: 2000, retainUntil: 5000 }, ["status", "output", "completedAt", "retainUntil"], b);
+    endOfTurn();
+    expect(store.due(2999, 10)).toEqual({ jobs: [], next: 3000 });
+    const due = store.tx(() => store.due(3000, 10));
+    expect(due.jobs.map((j) => j.id)).toEqual(["a"]);
+    expect(due.next).toBe(5000);
+    expect(rowsIn(db)).toBe(0);
+    store.delete("a");
+    endOfTurn();
+    expect(rowsIn(db)).toBe(0);
+    expect(store.get("a")).toBeUndefined();
+    store.flush();
+    expect((db.prepare("SELECT id FROM jobs").all() as { id: string }[]).map((r) => r.id)).toEqual(["b"]);
+  });
+
+  it("when many are due at once, give the deadline timer a batch at a time, each without a scan of every row held", () => {
+    const { db, store, endOfTurn } = heldStore();
+    for (let i = 0; i < 5; i++) {
+      const j = job(`j${i}`, { queueSeq: i + 1 });
+      store.insert(j);
+      store.save({ ...j, status: "COMPLETED", output: i, completedAt: 2000, retainUntil: 3000 + i }, ["status", "output", "completedAt", "retainUntil"], j);
+    }
+    endOfTurn();
+    const seen: string[] = [];
+    for (;;) {
+      const batch = store.due(9000, 2);
+      expect(batch.jobs.length).toBeLessThanOrEqual(2);
+      for (const j of batch.jobs) {
+        seen.push(j.id);
+        store.delete(j.id);
+      }
+      if (batch.next === undefined || batch.next > 9000) break;
+    }
+    expect(seen.sort()).toEqual(["j0", "j1", "j2", "j3", "j4"]);
+    store.flush();
+    expect(rowsIn(db)).toBe(0);
+  });
+
+  it("orders due jobs held and written by their deadlines", () => {
+    const { store, endOfTurn } = heldStore();
+    const written = job("w");
+    store.insert(written);
+    store.save({ ...written, status: "COMPLETED", output: 1, completedAt: 2000, retainUntil: 4000 }, ["status", "output", "completedAt", "retainUntil"], written);
+    store.flush();
+    const held = job("h", { queueSeq: 2 });
+    store.insert(held);
+    store.save({ ...held, status: "COMPLETED", output: 1, completedAt: 2000, retainUntil: 3000 }, ["status", "output", "completedAt", "retainUntil"], held);
+    endOfTurn();
+    expect(store.due(5000, 10).jobs.map((j) => j.id)).toEqual(["h", "w"]);
+    const first = store.due(5000, 1);
+    expect(first.jobs.map((j) => j.id)).toEqual(["h"]);
+    expect(first.next).toBe(4000);
+  });
+
+  it("of a job changed again are written whole once, never beside a stale row", () => {
+    const { db, store, endOfTurn } = heldStore();
+    const a = job("a");
+    store.insert(a);
+    endOfTurn();
+    const running = { ...a, status: "IN_PROGRESS" as const, startedAt: 1500, workerId: "w" };
+    store.save(running, ["status", "startedAt", "workerId"], a);
+    endOfTurn();
+    expect(rowsIn(db)).toBe(0);
+    expect(store.get("a")).toEqual(running);
+    store.flush();
+    expect(db.prepare("SELECT status, worker_id FROM jobs").all()).toEqual([{ status: "IN_PROGRESS", worker_id: "w" }]);
+  });
+
+  it("are dropped with the database they were never written to (a snapshot restored, a reset)", () => {
+    const { db, store, endOfTurn } = heldStore();
+    store.insert(job("a"));
+    endOfTurn();
+    store.forget();
+    expect(store.get("a")).toBeUndefined();
+    store.flush();
+    expect(rowsIn(db)).toBe(0);
+  });
+
+  it("are written for a snapshot or an export (a flush of everything), with the rows other stores hold", () => {
+    const { db, writes, store, endOfTurn } = heldStore();
+    store.insert(job("a"));
+    endOfTurn();
+    writes.flush(true);
+    expect(rowsIn(db)).toBe(1);
+  });
+});
+
+describe("without holding (a file database, or memory.heldJobRows 0)", () => {
+  it("writes each job at the end of its turn, and its answers wait for that commit", () => {
+    const db = openDb(":memory:");
+    const writes = new WriteBehind(db);
+    const store = new SqliteJobStore(db, writes);
+    store.insert(job("a"));
+    const durable = store.whenDurable();
+    expect(durable).toBeInstanceOf(Promise);
+    writes.flush();
+    expect(rowsIn(db)).toBe(1);
+  });
+});
