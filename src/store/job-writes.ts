@@ -173,8 +173,9 @@ export class JobWrites {
   /** `job` as it now is; `changed` the fields that differ from the row (all when undefined). */
   saved(job: Job, changed: readonly (keyof Job)[] | undefined): void {
     const before = this.pending.get(job.id);
-    // Held, never written: its whole row is written (or held) again, in its new state.
-    if (before === undefined && this.dropHeld(job.id)) return this.later(job.id, { op: "insert", job });
+    // Held, never written: its whole row is written (or held) again, in its new state, keeping its
+    // place among the rows held (they are written in the order they came: a batch's rows are listed so).
+    if (before === undefined && this.held.has(job.id)) return this.later(job.id, { op: "insert", job });
     // Still to be inserted (a job started and finished in the turn it came): its last state is the row.
     if (before?.op === "insert") {
       before.job = job;
@@ -189,8 +190,10 @@ export class JobWrites {
 
   deleted(id: string): void {
     // A job inserted in this turn never reaches the database.
-    if (this.pending.get(id)?.op === "insert") this.pending.delete(id);
-    else if (!this.dropHeld(id)) this.later(id, { op: "delete" });
+    if (this.pending.get(id)?.op === "insert") {
+      this.pending.delete(id);
+      this.dropHeld(id);
+    } else if (!this.dropHeld(id)) this.later(id, { op: "delete" });
   }
 
   /**
@@ -248,6 +251,9 @@ export class JobWrites {
   }
 
   private hold(job: Job): void {
+    // A job held again in its new state keeps its place (a Map keeps the order keys came in).
+    const before = this.held.get(job.id);
+    if (before !== undefined) this.heldBytes -= rowBytes(before);
     this.held.set(job.id, job);
     this.heldBytes += rowBytes(job);
     const at = nextDeadline(job);

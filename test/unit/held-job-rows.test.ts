@@ -42,6 +42,28 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
     expect(rowsIn(db)).toBe(2);
   });
 
+  it("keep their order when a job held changes in a later turn, and one deleted in the turn it changed is never written", () => {
+    const { db, store, endOfTurn } = heldStore();
+    for (const id of ["a", "b", "c", "d"]) store.insert(job(id));
+    endOfTurn();
+    // "a" changes (taken by a worker) a turn later: written, it still comes first.
+    const a = store.get("a")!;
+    store.save({ ...a, status: "IN_PROGRESS", startedAt: 1500, workerId: "w" }, ["status", "startedAt", "workerId"], a);
+    const c = store.get("c")!;
+    store.save({ ...c, status: "IN_PROGRESS", startedAt: 1500, workerId: "w" }, ["status", "startedAt", "workerId"], c);
+    store.delete("c");
+    endOfTurn();
+    expect(rowsIn(db)).toBe(0);
+    expect(store.get("c")).toBeUndefined();
+    expect(store.list({ limit: 10, offset: 0 }).total).toBe(3);
+    const order = (db.prepare("SELECT id, status FROM jobs ORDER BY rowid").all() as { id: string; status: string }[]);
+    expect(order).toEqual([
+      { id: "a", status: "IN_PROGRESS" },
+      { id: "b", status: "IN_QUEUE" },
+      { id: "d", status: "IN_QUEUE" },
+    ]);
+  });
+
   it("are written before each reader of the jobs table reads it", () => {
     const readers: Array<[string, (s: SqliteJobStore) => unknown]> = [
       ["list", (s) => s.list({ limit: 1, offset: 0 })],
