@@ -121,11 +121,18 @@ export class Gate {
       }
       return after(x.next(), () => this.durable(x));
     };
+    // An entry that writes its own answer (`answered`) writes it before the journal's entry and the
+    // log line are made, in the same turn: no request can read the journal in between, and the
+    // client, woken by the answer, no longer waits for minipod's bookkeeping. One whose body is
+    // still being read for the journal is answered once it is recorded, as through Hono.
     const recorded = () => {
       release?.();
-      return after(journal.enabled && x.forwarded?.() !== true ? journal.record(x, info, at, startedMs) : undefined, () => {
+      const journaled = journal.enabled && x.forwarded?.() !== true;
+      const first = x.answered !== undefined && !(x.bodyText() instanceof Promise);
+      if (first) x.answered!();
+      return after(journaled ? journal.record(x, info, at, startedMs) : undefined, () => {
         if (!passedOn) this.logLine(x, startedMs);
-        x.answered?.();
+        if (!first) x.answered?.();
       });
     };
     let outcome: unknown;
