@@ -1,7 +1,7 @@
 import type { LaunchEngine } from "./engine.js";
 import { EXTERNAL_HANDLER } from "../domain/external-workers.js";
 import { newWorkerId } from "../domain/ids.js";
-import { WorkerProcess, workerEnv } from "./worker-process.js";
+import { inheritedEnv, WorkerProcess, workerEnv } from "./worker-process.js";
 import { freePort, healthPathOf, lbWorkerEnv } from "./lb-worker.js";
 
 /**
@@ -72,7 +72,7 @@ export class EmulatorWorkers {
     const proc = new WorkerProcess({
       command: spec.command,
       workerId,
-      env: { ...process.env, ...env, ...spec.env },
+      env: { ...inheritedEnv(), ...env, ...spec.env },
       cwd: spec.cwd,
       restart: spec.restart,
       output: (line) => output(line),
@@ -106,7 +106,7 @@ export class EmulatorWorkers {
     if (!external) throw new Error(`startWorker: load-balancing endpoint "${spec.endpoint}" is served in minipod's process; give it "handler": "external" to serve it with worker processes`);
     const lb = this.core.loadBalancers;
     const workerId = spec.workerId ?? newWorkerId();
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    const env: NodeJS.ProcessEnv = inheritedEnv();
     const output = spec.output ?? this.defaultOutput;
     const proc = new WorkerProcess({
       command: spec.command,

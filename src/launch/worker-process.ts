@@ -57,6 +57,25 @@ export function workerEnv(o: WorkerEnvOptions): Record<string, string> {
   };
 }
 
+/**
+ * Variables of minipod's own environment that say a process is a developer's own, which a worker
+ * on the service never has: `FLASH_IS_LIVE_PROVISIONING` (what `flash dev` sets, and a user
+ * exports to run a Flash script against minipod). In a worker process it would make runpod-flash,
+ * imported by a function or by its unpickled arguments, take the worker for local development:
+ * log to `.flash/logs/` of its working directory, and provision the endpoints of nested calls live.
+ */
+const DEVELOPERS_ONLY = ["FLASH_IS_LIVE_PROVISIONING"];
+
+/**
+ * What a worker process inherits of minipod's environment: all of it (PATH, the interpreter's
+ * variables, the user's own) but `DEVELOPERS_ONLY`. An `images` entry's `env` may still set those.
+ */
+export function inheritedEnv(from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = { ...from };
+  for (const name of DEVELOPERS_ONLY) delete env[name];
+  return env;
+}
+
 export interface WorkerProcessOptions {
   /** The command and its arguments, e.g. ["python3", "handler.py"]. */
   command: string[];

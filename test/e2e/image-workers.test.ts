@@ -67,6 +67,32 @@ describe("images: an endpoint's image is a command", { timeout: 60_000 }, () => 
     expect(logs.container).toContainEqual(expect.stringMatching(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+ job ${job} on ${worker}$`)));
   });
 
+  it("a worker process inherits minipod's environment but FLASH_IS_LIVE_PROVISIONING, which an entry's env may still set", async () => {
+    const before = process.env.FLASH_IS_LIVE_PROVISIONING;
+    process.env.FLASH_IS_LIVE_PROVISIONING = "true";
+    process.env.MINIPOD_TEST_INHERITED = "yes";
+    try {
+      emu = await createEmulator({
+        log: () => {},
+        config: {
+          images: [
+            { image: "acme/plain", command: [process.execPath, WORKER] },
+            { image: "acme/live", command: [process.execPath, WORKER], env: { FLASH_IS_LIVE_PROVISIONING: "true" } },
+          ],
+        },
+      });
+      const plain = await saveEndpoint(emu, "acme/plain:1");
+      const done = await emu.waitForJob(plain, await run(emu, plain, {}), "COMPLETED", 600_000);
+      expect(done.output).toMatchObject({ liveProvisioning: null, inherited: "yes" });
+      const live = await saveEndpoint(emu, "acme/live:1");
+      expect((await emu.waitForJob(live, await run(emu, live, {}), "COMPLETED", 600_000)).output).toMatchObject({ liveProvisioning: "true" });
+    } finally {
+      if (before === undefined) delete process.env.FLASH_IS_LIVE_PROVISIONING;
+      else process.env.FLASH_IS_LIVE_PROVISIONING = before;
+      delete process.env.MINIPOD_TEST_INHERITED;
+    }
+  });
+
   it("an entry's own env wins over the template's; an image of no entry keeps the default handler", async () => {
     emu = await createEmulator({ log: () => {}, config: { images: [{ image: "acme/*", command: [process.execPath, WORKER], env: { GREETING: "from the config" } }] } });
     const id = await saveEndpoint(emu, "acme/other:latest");
