@@ -21,11 +21,11 @@
  * has one endpoint a caller, each called 600 times to warm up, then --calls times a round).
  */
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Worker } from "node:worker_threads";
+import { fetchCaller, writeKeeping } from "./lib/flash-bench.js";
 import { startWorkerFloor } from "./servers/worker-floor.js";
 import { createEmulator } from "../src/index.js";
 
@@ -41,30 +41,8 @@ const headers = { authorization: "Bearer bench", "content-type": "application/js
 const CODE = "def add(a, b):\n    return {'sum': a + b}\n";
 const request = (i: number) => ({ input: { function_name: "add", function_code: CODE, args: [i, 1], kwargs: {}, serialization_format: "json", execution_type: "function" } });
 
-/** node's fetch in a worker thread: the calls it is sent, one after another; their wall times (ms). */
-const NODE_CALLER = `
-const { parentPort } = require("node:worker_threads");
-parentPort.on("message", async ({ url, method, headers, bodies }) => {
-  const times = [];
-  try {
-    for (const body of bodies) {
-      const t = performance.now();
-      const res = await fetch(url, { method, headers, body });
-      const text = await res.text();
-      times.push(performance.now() - t);
-      if (res.status !== 200 || (method === "POST" && !text.includes('"COMPLETED"'))) throw new Error(res.status + " " + text);
-    }
-    parentPort.postMessage({ times });
-  } catch (e) {
-    parentPort.postMessage({ error: String(e) });
-  }
-});`;
-const nodeCaller = new Worker(NODE_CALLER, { eval: true });
-const viaNode = (url: string, method: string, bodies: (string | undefined)[]) =>
-  new Promise<number[]>((resolve, reject) => {
-    nodeCaller.once("message", (m: { times?: number[]; error?: string }) => (m.error ? reject(new Error(m.error)) : resolve(m.times!)));
-    nodeCaller.postMessage({ url, method, headers, bodies });
-  });
+const nodeCaller = fetchCaller(headers);
+const viaNode = (url: string, method: string, bodies: (string | undefined)[]) => nodeCaller.call(url, method, bodies, method === "POST");
 
 /** A `requests` session in a process of its own: 20 calls to warm up, then `n` warm calls and `n` round trips (ms). */
 const PYTHON_CALLER = `
@@ -222,9 +200,7 @@ try {
     "",
   ].join("\n");
   process.stdout.write(report);
-  const previous = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "";
-  const kept = previous.includes(KEPT) ? previous.slice(previous.indexOf(KEPT)) : `${KEPT}\n`;
-  writeFileSync(RESULTS, `${report}\n${kept}`);
+  writeKeeping(RESULTS, KEPT, report);
 } finally {
   await nodeCaller.terminate();
   await floor.close();

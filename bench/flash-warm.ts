@@ -29,7 +29,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Worker } from "node:worker_threads";
+import { fetchCaller, writeKeeping } from "./lib/flash-bench.js";
 import { createEmulator } from "../src/index.js";
 
 const { values } = parseArgs({ options: { calls: { type: "string" } } });
@@ -156,30 +156,8 @@ async function flashClient(url: string, n: number): Promise<{ cold: number; time
   }
 }
 
-/** The caller: a worker thread making the calls it is sent one after another, answering their wall times (ms). */
-const CALLER = `
-const { parentPort } = require("node:worker_threads");
-parentPort.on("message", async ({ url, method, headers, bodies, check }) => {
-  const times = [];
-  try {
-    for (const body of bodies) {
-      const t = performance.now();
-      const res = await fetch(url, { method, headers, body });
-      const text = await res.text();
-      times.push(performance.now() - t);
-      if (res.status !== 200 || (check && !text.includes('"COMPLETED"'))) throw new Error(res.status + " " + text);
-    }
-    parentPort.postMessage({ times });
-  } catch (e) {
-    parentPort.postMessage({ error: String(e) });
-  }
-});`;
-const caller = new Worker(CALLER, { eval: true });
-const viaCaller = (url: string, method: string, bodies: (string | undefined)[], check: boolean) =>
-  new Promise<number[]>((resolve, reject) => {
-    caller.once("message", (m: { times?: number[]; error?: string }) => (m.error ? reject(new Error(m.error)) : resolve(m.times!)));
-    caller.postMessage({ url, method, headers, bodies, check });
-  });
+const caller = fetchCaller(headers);
+const viaCaller = caller.call;
 /** The same calls from minipod's own event loop. */
 const inLoop = async (url: string, method: string, bodies: (string | undefined)[], check: boolean) => {
   const times: number[] = [];
@@ -317,9 +295,7 @@ try {
     "",
   ].join("\n");
   process.stdout.write(report);
-  const previous = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "";
-  const kept = previous.includes(KEPT) ? previous.slice(previous.indexOf(KEPT)) : `${KEPT}\n`;
-  writeFileSync(RESULTS, `${report}\n${kept}`);
+  writeKeeping(RESULTS, KEPT, report);
 } finally {
   await caller.terminate();
   await emu.close();
