@@ -63,8 +63,13 @@ const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
 const PLAIN_QUERY = /^[A-Za-z0-9._~,=&-]*$/;
 /** How many query strings a route keeps checked (a worker sends the same few again and again). */
 const QUERIES_KEPT = 200;
-/** A Host header @hono/node-server takes as it is, without parsing a URL (its own test). */
-const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
+/**
+ * A Host header whose URL @hono/node-server makes as it is: those of its own test, which takes
+ * ports 1000–59999 as they are, and ports 60000–65535, which it parses with `new URL` into the
+ * same text (only a scheme's default port, under 1000, would be dropped). A port of 0 gives
+ * minipod one of the kernel's, up to 60999 on Linux.
+ */
+const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]))?$/;
 
 /** A route's checks as the app runs them (see `CheckedOpenAPIHono`). */
 interface Checks {

@@ -88,6 +88,9 @@ describe("POST /run and GET /status answered before the app", () => {
     ["wrong types", { body: '{"input":1,"policy":{"ttl":"soon"},"webhook":"not a url"}' }, 400],
     ["an unknown endpoint", { path: "/v2/nope/run", body: '{"input":{}}' }, 404],
     ["secrets in the body", { body: '{"input":{},"s3Config":{"accessId":"a","accessSecret":"s3-secret-value","bucketName":"b","endpointUrl":"u"}}' }, 200],
+    // A port of 0 may give minipod one of 60000-60999; the URL is the same text.
+    ["a Host of a port over 59999", { headers: { authorization: "Bearer test-key", host: "127.0.0.1:60999" }, body: '{"input":{}}' }, 200],
+    ["a Host of the highest port", { headers: { authorization: "Bearer test-key", host: "localhost:65535" }, body: '{"input":{}}' }, 200],
   ] as const)("answers %s as the app does", async (_what, s, status) => {
     const r = await both(s as Sent);
     expect(r.directTaken).toBe(true);
