@@ -289,7 +289,8 @@ export class Scheduler {
     // the stored one itself, unless that is kept as its text (RawJson).
     const shared = readsInputOnly(handler) && !(job.input instanceof RawJson);
     const text = shared ? "" : jsonText(job.input);
-    const input = (shared ? job.input : text.length > SLICE ? parseInSlices(text, { pause: this.pause, now: this.now }) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
+    const sliced = text.length > SLICE ? parseInSlices(text, { pause: this.pause, now: this.now }) : undefined;
+    const input = (shared ? job.input : (sliced ?? JSON.parse(text))) as Record<string, unknown> | Promise<Record<string, unknown>>;
     void runHandler(handler, input, ctx, run, this.pause, this.now, shared).then((outcome) => {
       const done = (o: RunOutcome) => {
         hold.close();
