@@ -1,5 +1,5 @@
 import type { TimerHandle, VirtualClock } from "./clock.js";
-import { jsonText } from "./json-text.js";
+import { jsonText, RawJson } from "./json-text.js";
 import { parseInSlices, SLICE } from "./json-slices.js";
 import { withStaged } from "./payload-staging.js";
 import { RunStop } from "./run-stop.js";
@@ -7,6 +7,7 @@ import { batchSpecOf, isLoadBalancer, type EndpointSpec } from "./endpoint.js";
 import type { EndpointRegistry } from "./endpoint-registry.js";
 import type { LoadBalancers } from "./load-balancer/balancer.js";
 import type { HandlerRegistry } from "./handlers/registry.js";
+import { readsInputOnly } from "./handlers/types.js";
 import { errorMessage, runHandler, type RunOutcome } from "./handlers/run.js";
 import type { Fault } from "./faults.js";
 import { laneOf, type Job, type Lane } from "./job.js";
@@ -282,14 +283,15 @@ export class Scheduler {
       return;
     }
     const ctx = new RunContext(started, stop, this.virtualNow, run, this.d.workerLogs, worker.id);
-    // The handler gets its own copy of the input: the store's copy is what a retry runs again.
-    // An input is JSON (it is stored as JSON), so a JSON round trip copies it exactly, in a
-    // fraction of structuredClone's time (and a large input's text is made once, for this and
-    // for its row).
-    // A large one is parsed a slice at a time (json-slices.ts), the handler called once it is whole.
-    const text = jsonText(job.input);
-    const input = (text.length > SLICE ? parseInSlices(text, { pause: this.pause, now: this.now }) : JSON.parse(text)) as Record<string, unknown> | Promise<Record<string, unknown>>;
-    void runHandler(handler, input, ctx, run, this.pause, this.now).then((outcome) => {
+    // The handler gets its own copy of the input (the store's is what a retry runs again): a JSON
+    // round trip, a fraction of structuredClone's time (a large input's text is made once, for this
+    // and its row; parsed a slice at a time, json-slices.ts). One that only reads it (echo) gets
+    // the stored one itself, unless that is kept as its text (RawJson).
+    const shared = readsInputOnly(handler) && !(job.input instanceof RawJson);
+    const text = shared ? "" : jsonText(job.input);
+    const sliced = text.length > SLICE ? parseInSlices(text, { pause: this.pause, now: this.now }) : undefined;
+    const input = (shared ? job.input : (sliced ?? JSON.parse(text))) as Record<string, unknown> | Promise<Record<string, unknown>>;
+    void runHandler(handler, input, ctx, run, this.pause, this.now, shared).then((outcome) => {
       const done = (o: RunOutcome) => {
         hold.close();
         this.finish(run, o);

@@ -137,8 +137,11 @@ export function jobColumns(payload: PayloadColumn = inlinePayload): JobColumns {
   // A row's values by a plain loop: `WRITES.map` with a destructuring callback cost every job's
   // row an array, a closure call and a destructuring per column.
   const writes = WRITES.map(([, , write]) => write);
+  // An output that is the input itself (the echo handler's) takes the input's text, made once.
+  const inputAt = WRITES.findIndex(([column]) => column === "input");
+  const outputAt = WRITES.findIndex(([column]) => column === "output");
   const fill = (j: Job, out: unknown[], at: number): void => {
-    for (let i = 0; i < writes.length; i++) out[at + i] = writes[i]!(j);
+    for (let i = 0; i < writes.length; i++) out[at + i] = i === outputAt && j.output === j.input ? out[at + inputAt] : writes[i]!(j);
   };
   return {
     WRITES,

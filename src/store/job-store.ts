@@ -89,6 +89,7 @@ export class SqliteJobStore implements JobStore {
       // jobs: put there once, in its last state, rather than at each of its moves.
       (job) => this.remember(job),
       holding,
+      RECENT_JOBS,
     );
     if (columns.WRITES.map(([c]) => c).join(", ") !== COLUMNS) throw new Error("job-store: WRITES does not follow COLUMNS");
     this.inTx = db.transaction((fn: () => unknown) => fn());

@@ -72,7 +72,8 @@ export class JobWrites {
 
   /**
    * @param onFailed told when a turn's writes were rolled back (a full disk): what memory holds of them is no longer true.
-   * @param onWritten told of each job as its row is written (whole or in part), in its last state
+   * @param onWritten told of each job as its row is written (whole or in part), in its last state;
+   *   of held rows written together, only of the newest `toldMax` (the store keeps no more at hand)
    */
   constructor(
     private readonly db: Db,
@@ -81,6 +82,7 @@ export class JobWrites {
     private readonly onFailed: () => void = () => {},
     private readonly onWritten: (job: Job) => void = () => {},
     private readonly holding?: Holding,
+    private readonly toldMax = Infinity,
   ) {
     // Positional parameters: binding 25 named ones from an object costs more than the write.
     this.inserts = new RowInserter(db, "jobs", COLUMNS, columns.fill, 8);
@@ -250,7 +252,8 @@ export class JobWrites {
     return true;
   }
 
-  private hold(job: Job): void {
+  /** Holds a job's row; whether it held one of the job before (then the job was changed: see `holdTurn`). */
+  private hold(job: Job): boolean {
     // A job held again in its new state keeps its place (a Map keeps the order keys came in).
     const before = this.held.get(job.id);
     if (before !== undefined) this.heldBytes -= rowBytes(before);
@@ -258,14 +261,16 @@ export class JobWrites {
     this.heldBytes += rowBytes(job);
     const at = nextDeadline(job);
     if (at < this.heldMin) this.heldMin = at;
+    return before !== undefined;
   }
 
   /** Holds the rows of the turn's new jobs (every write waiting is an insert). */
   private holdTurn(): void {
     const writes = this.pending;
     this.pending = new Map();
-    for (const w of writes.values()) if (w.op === "insert") this.hold(w.job);
-    for (const w of writes.values()) if (w.op === "insert") this.onWritten(w.job);
+    // A new job is not told yet: it is found among the rows held (`heldJob`), and told once its
+    // row is written. One held again in a new state is told now: the store may keep it at hand.
+    for (const w of writes.values()) if (w.op === "insert" && this.hold(w.job)) this.onWritten(w.job);
     this.armIdle();
   }
 
@@ -280,8 +285,9 @@ export class JobWrites {
       if (w.op !== "insert") {
         this.write(id, w);
         wrote = true;
-      } else if (this.holding) this.hold(w.job);
-      else inserts.push(w.job);
+      } else if (this.holding) {
+        if (this.hold(w.job)) this.onWritten(w.job);
+      } else inserts.push(w.job);
     }
     if (inserts.length > 0) {
       this.inserts.insert(inserts);
@@ -294,12 +300,14 @@ export class JobWrites {
       this.heldBytes = 0;
       this.heldMin = Infinity;
       this.writing = { rows, turn: writes };
-      this.heldInserts.insert([...rows.values()]);
+      const all = [...rows.values()];
+      this.heldInserts.insert(all);
+      for (let i = Math.max(0, all.length - this.toldMax); i < all.length; i++) this.onWritten(all[i]!);
       wrote = true;
     }
     this.writeHeld = false;
     if (wrote) this.unconfirmed = true;
-    for (const w of writes.values()) if (w.op !== "delete") this.onWritten(w.job);
+    for (const w of writes.values()) if (w.op === "update" || w.op === "upsert" || (w.op === "insert" && !this.holding)) this.onWritten(w.job);
     if (this.held.size > 0) this.armIdle();
   }
 

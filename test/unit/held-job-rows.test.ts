@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Job } from "../../src/domain/job.js";
 import { queuedJob as job } from "../support/jobs.js";
 import { openDb, type Db } from "../../src/store/db.js";
 import { SqliteJobStore } from "../../src/store/job-store.js";
@@ -62,6 +63,30 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
       { id: "b", status: "IN_QUEUE" },
       { id: "d", status: "IN_QUEUE" },
     ]);
+  });
+
+  it("are put among the recent jobs when read or written, not when held (of rows written together, the newest the store keeps), and read in their last state", () => {
+    const { store, endOfTurn } = heldStore(5_000, 16 * 1024 * 1024);
+    const recent = (store as unknown as { recent: { size: number; has(id: string): boolean; get(id: string): Job | undefined } }).recent;
+    const id = (i: number) => `j${String(i).padStart(4, "0")}`;
+    for (let i = 0; i < 2_100; i++) store.insert(job(id(i), { queueSeq: i + 1 }));
+    endOfTurn();
+    expect(recent.size).toBe(0);
+    // Read by id from the rows held, then kept at hand.
+    const first = store.get(id(0))!;
+    expect(recent.has(id(0))).toBe(true);
+    // Changed in a later turn: read in its new state, from memory too.
+    store.save({ ...first, status: "IN_PROGRESS", startedAt: 1500, workerId: "w" }, ["status", "startedAt", "workerId"], first);
+    endOfTurn();
+    expect(store.get(id(0))!.status).toBe("IN_PROGRESS");
+    expect(recent.get(id(0))!.status).toBe("IN_PROGRESS");
+    // Written (a reader of the table asks): the newest 2,000 are kept at hand, the others read from SQLite.
+    store.list({ limit: 1, offset: 0 });
+    expect(recent.size).toBe(2_000);
+    expect([id(2_099), id(100)].map((j) => recent.has(j))).toEqual([true, true]);
+    expect([id(99), id(0)].map((j) => recent.has(j))).toEqual([false, false]);
+    expect(store.get(id(50))!.status).toBe("IN_QUEUE");
+    expect(store.get(id(0))!.status).toBe("IN_PROGRESS");
   });
 
   it("are written before each reader of the jobs table reads it", () => {

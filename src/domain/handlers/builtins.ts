@@ -3,16 +3,15 @@ import { pause } from "../openai/common.js";
 import { isOpenAiInput, isRecord } from "../openai/protocol.js";
 import { OPENAI_DEFAULTS, type OpenAiSettingsOf } from "../openai/settings.js";
 import { answerOpenAi, openAiHandler } from "./openai.js";
-import type { Handler, HandlerContext } from "./types.js";
+import { readingInputOnly, type Handler, type HandlerContext } from "./types.js";
 
 /**
  * `echo`: the output is the input. An OpenAI request (`{openai_route, openai_input}`) is answered
- * as `openai` answers it, with the prompt (the last user message) as the reply.
+ * as `openai` answers it, with the prompt (the last user message) as the reply. It only reads its
+ * input (`readingInputOnly`): it is given the stored input itself, and keeps no copy of it.
  */
-export const echo =
-  (settingsOf: OpenAiSettingsOf, time: LoopTime): Handler =>
-  (input, ctx) =>
-    isOpenAiInput(input) ? answerOpenAi(input, ctx, settingsOf, time, true) : input;
+export const echo = (settingsOf: OpenAiSettingsOf, time: LoopTime): Handler =>
+  readingInputOnly((input, ctx) => (isOpenAiInput(input) ? answerOpenAi(input, ctx, settingsOf, time, true) : input));
 
 /**
  * `scripted`: the input says what happens. `sleepMs` (virtual ms of work), `fail` (the job ends

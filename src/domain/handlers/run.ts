@@ -42,6 +42,11 @@ export async function runHandler(
   pause: () => Promise<void>,
   /** The wall's time: a large output also pauses once a turn has taken its time (json-slices.ts). */
   now?: () => number,
+  /**
+   * `input` is the job's stored input itself (the handler only reads it: see `readingInputOnly`):
+   * an output that is that very value needs no copy.
+   */
+  sharedInput = false,
 ): Promise<RunOutcome> {
   try {
     // A large input comes as it is being parsed, a slice at a time: the job may stop meanwhile.
@@ -67,7 +72,7 @@ export async function runHandler(
         chunks.chunk(step.value);
       }
     }
-    if (output !== undefined) {
+    if (output !== undefined && !(sharedInput && output === value)) {
       try {
         // The job keeps a copy, never the handler's own value (which it may change later): a
         // large one as its text alone, which is all the job needs of it (it is written to SQLite

@@ -35,5 +35,22 @@ export type Handler<I = Record<string, unknown>> = {
   handler(input: I, ctx: HandlerContext): unknown;
 }["handler"];
 
+const inputReaders = new WeakSet<Handler>();
+
+/**
+ * Marks one of minipod's own handlers that reads its input and nothing more: it neither changes
+ * the input nor keeps it, and its output is that input itself or a value of its own. Such a
+ * handler (`echo`) is given the job's stored input, not a copy of it, and an output that is that
+ * very input is kept as it is: two JSON round trips a job fewer. Jobs are never changed in place,
+ * so the stored input may be shared.
+ */
+export function readingInputOnly<H extends Handler>(fn: H): H {
+  inputReaders.add(fn);
+  return fn;
+}
+
+/** Whether `fn` was marked by `readingInputOnly`. */
+export const readsInputOnly = (fn: Handler): boolean => inputReaders.has(fn);
+
 /** The prefix of the names under which handlers given as functions in a config object are registered (see compose/inline-handlers.ts). */
 export const INLINE_PREFIX = "inline:";
