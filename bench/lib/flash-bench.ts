@@ -13,7 +13,8 @@ parentPort.on("message", async ({ url, method, headers, bodies, check }) => {
   try {
     for (const body of bodies) {
       const t = performance.now();
-      const res = await fetch(url, { method, headers, body });
+      // A call that hangs (a worker that never took its job) fails the bench rather than stalling it.
+      const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(30000) });
       const text = await res.text();
       times.push(performance.now() - t);
       if (res.status !== 200 || (check && !text.includes('"COMPLETED"'))) throw new Error(res.status + " " + text);
