@@ -61,7 +61,10 @@ export interface Exchange extends HeaderSink, JournalSource {
    * journal's entry, the commit), not a second log line, fault or authentication.
    */
   passedOn?(): boolean;
-  /** Called once the answer is made and recorded (the journal, the log line): an entry that writes it itself does so now. */
+  /**
+   * Called once the answer is made: an entry that writes it itself does so now, before the journal's
+   * entry and the log line are made (in the same turn); after them when its body is still being read.
+   */
   answered?(): void;
   /**
    * On an OpenAI route, which may keep the queue slot while its answer streams: `take` hands it

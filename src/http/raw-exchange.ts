@@ -8,8 +8,9 @@ import type { ServiceRoute } from "./surfaces.js";
 /**
  * A request answered from node's request and response by a fast entry of the route table, as
  * the gate sees it: the answer is made here (status, headers, the gate's first as Hono's Context
- * keeps them, body) and written by `send` once the gate has recorded it; a route that writes its
- * own answer as it comes (the load-balancing relay) says so with `wrote`.
+ * keeps them, body) and written by `send` once the gate has it (before its journal entry and log
+ * line are made, in the same turn); a route that writes its own answer as it comes (the
+ * load-balancing relay) says so with `wrote`.
  */
 export class RawExchange implements Exchange {
   statusCode = 200;
@@ -91,11 +92,11 @@ export class RawExchange implements Exchange {
     this.statusCode = status;
   }
 
-  /** Passes `gate` (which calls `next`); the answer is written once recorded, then `done` called. */
+  /** Passes `gate` (which calls `next`); the answer is written once made (`answered`), then `done` called. */
   answerThrough(gate: Gate, done?: () => void): void {
     this.done = done;
     const passed = gate.pass(this);
-    // What fails after the route's answer (the journal's write) is answered as Hono answers it.
+    // What fails after the route's answer is answered as Hono answers it, unless already written.
     if (passed instanceof Promise)
       passed.catch((err: unknown) => {
         this.fail(err);
