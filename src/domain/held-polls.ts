@@ -1,4 +1,5 @@
 import type { WallTime } from "./wall.js";
+import type { Leaving } from "./leaving.js";
 
 interface Held<D, T> {
   data: D;
@@ -20,7 +21,7 @@ export class HeldPolls<K, D, T> {
   ) {}
 
   /** Holds a poll for up to `holdMs` wall ms. An aborted `signal` (the client left) drops it. */
-  wait(key: K, data: D, holdMs: number, signal?: AbortSignal): Promise<T> {
+  wait(key: K, data: D, holdMs: number, signal?: Leaving): Promise<T> {
     return new Promise<T>((resolve) => {
       if (signal?.aborted) return resolve(this.empty());
       let list = this.byKey.get(key);

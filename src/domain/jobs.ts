@@ -5,6 +5,7 @@ import { endpointNotFound } from "./endpoint.js";
 import { EmulatorError } from "./errors.js";
 import { newJobId } from "./ids.js";
 import { isFinal, requeuedPatch, type HealthCounts, type Job, type JobInput, type JobKind, type S3Config, type StreamItem } from "./job.js";
+import type { Leaving } from "./leaving.js";
 import { BATCH_TTL_MS, EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import { requeueLostJob } from "./lost-jobs.js";
@@ -140,7 +141,7 @@ export class JobService {
   }
 
   /** Waits up to `waitMs` virtual ms for the job to be final (or gone). */
-  async waitUntilFinal(endpointId: string, jobId: string, waitMs: number, signal?: AbortSignal): Promise<Job> {
+  async waitUntilFinal(endpointId: string, jobId: string, waitMs: number, signal?: Leaving): Promise<Job> {
     this.get(endpointId, jobId);
     const job = await this.waitFor(jobId, waitMs, (j) => !j || isFinal(j.status), signal);
     if (!job) throw notFound(jobId);
@@ -278,7 +279,7 @@ export class JobService {
     jobId: string,
     waitMs: number,
     done: (job: Job | undefined) => boolean,
-    signal?: AbortSignal,
+    signal?: Leaving,
   ): Promise<Job | undefined> {
     const { clock, jobs, notifier } = this.d;
     return new Promise((resolve) => {

@@ -1,6 +1,7 @@
 import type { WallTime } from "./wall.js";
 import type { ExternalWorker } from "./external-workers.js";
 import { HeldPolls } from "./held-polls.js";
+import type { Leaving } from "./leaving.js";
 
 /**
  * Each worker's stop channel (job-stop): the ids of its jobs minipod ended while it ran them
@@ -16,7 +17,7 @@ export class StopChannel {
   }
 
   /** The worker's pending stops; when there are none and `holdMs` > 0, held up to `holdMs` for some. */
-  poll(w: ExternalWorker, holdMs: number, signal?: AbortSignal): Promise<string[]> {
+  poll(w: ExternalWorker, holdMs: number, signal?: Leaving): Promise<string[]> {
     const now = this.take(w);
     if (now.length > 0 || holdMs <= 0) return Promise.resolve(now);
     return this.polls.wait(w, undefined, holdMs, signal);

@@ -8,6 +8,7 @@ import { EXTERNAL_HANDLER, ExternalWorkers, type Contact, type ExternalWorker, t
 import { HeldPolls } from "./held-polls.js";
 import { StopChannel } from "./stop-channel.js";
 import type { Job, Lane } from "./job.js";
+import type { Leaving } from "./leaving.js";
 import { STOP_REPEAT_MS, WORKER_ERROR_DELAY_MS } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { JobStore } from "./ports.js";
@@ -105,7 +106,7 @@ export class WorkerProtocol {
    * worker holds no job: any minipod still counts on it were lost on the way (a restarted worker,
    * a result that never arrived) and go back to the queue first.
    */
-  async take(endpointId: string, workerId: string, n: number, jobInProgress: boolean | undefined, signal?: AbortSignal, lane: Lane = "standard"): Promise<Job[]> {
+  async take(endpointId: string, workerId: string, n: number, jobInProgress: boolean | undefined, signal?: Leaving, lane: Lane = "standard"): Promise<Job[]> {
     await this.requireExternalSlowly(endpointId, signal);
     const w = this.touch(endpointId, workerId, "take");
     w.lane = lane;
@@ -121,7 +122,7 @@ export class WorkerProtocol {
   }
 
   /** The stop channel: ids of the worker's jobs to stop (cancelled, timed out, expired); held while there are none. */
-  async stops(endpointId: string, workerId: string, signal?: AbortSignal): Promise<string[]> {
+  async stops(endpointId: string, workerId: string, signal?: Leaving): Promise<string[]> {
     await this.requireExternalSlowly(endpointId, signal);
     const w = this.touch(endpointId, workerId, "other");
     // A stopped worker is on its way out: the library waits for this poll before it exits.
@@ -367,7 +368,7 @@ export class WorkerProtocol {
    * `requireExternal` for the polls: the library asks again at once after any answer but 204, so
    * a refusal is answered after WORKER_ERROR_DELAY_MS rather than thousands of times a second.
    */
-  private async requireExternalSlowly(endpointId: string, signal: AbortSignal | undefined): Promise<void> {
+  private async requireExternalSlowly(endpointId: string, signal: Leaving | undefined): Promise<void> {
     try {
       this.requireExternal(endpointId);
     } catch (e) {

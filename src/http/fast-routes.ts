@@ -14,13 +14,14 @@ import { RawExchange } from "./raw-exchange.js";
 import { routeInfo, type RouteInfo } from "./route-info.js";
 import type { ServiceRoute } from "./surfaces.js";
 import type { FastEntry } from "./route-table.js";
+import type { Leaving } from "../domain/leaving.js";
 
 /** What a fast route's answer may read of its request beside its params and body, and add to its answer. */
 export interface FastRequest {
   /** The checked query (what the route's query schema makes of none when there is none). */
   readonly query: Record<string, unknown>;
-  /** Aborted when the client leaves before its answer is written (Hono's `c.req.raw.signal`); made when first asked for. */
-  signal(): AbortSignal;
+  /** Told when the client leaves before its answer is written (as Hono's `c.req.raw.signal` aborts); made when first asked for. */
+  signal(): Leaving;
   /** A header of the answer. */
   header(name: string, value: string): void;
   /**
@@ -263,15 +264,15 @@ function plainQuery(text: string): Record<string, string | string[]> {
 
 /** What an answer reads of `x` beyond its params and body. */
 class ExchangeRequest implements FastRequest {
-  private leaving: AbortSignal | undefined;
+  private leaving: Leaving | undefined;
 
   constructor(
     private readonly x: RawExchange,
     readonly query: Record<string, unknown>,
   ) {}
 
-  signal(): AbortSignal {
-    return (this.leaving ??= this.x.leaveSignal());
+  signal(): Leaving {
+    return (this.leaving ??= this.x.leaving());
   }
 
   header(name: string, value: string): void {

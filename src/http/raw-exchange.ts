@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Leaving } from "../domain/leaving.js";
 import type { Exchange, Gate } from "./gate.js";
 import { endWith, type Body } from "./large-body.js";
 import { problemAnswer, type FailureLog } from "./problem.js";
@@ -62,13 +63,9 @@ export class RawExchange implements Exchange {
     this.last = true;
   }
 
-  /** Aborted when the connection closes before the answer is written, as @hono/node-server aborts `c.req.raw.signal`. */
-  leaveSignal(): AbortSignal {
-    const leaving = new AbortController();
-    this.res.once("close", () => {
-      if (!this.res.writableFinished) leaving.abort(new Error("Client connection prematurely closed."));
-    });
-    return leaving.signal;
+  /** Told when the connection closes before the answer is written, as @hono/node-server aborts `c.req.raw.signal`. */
+  leaving(): Leaving {
+    return new ConnectionLeaving(this.res);
   }
 
   fail(err: unknown): void {
@@ -146,5 +143,35 @@ export class RawExchange implements Exchange {
 
   problemText(): string | undefined {
     return this.problem;
+  }
+}
+
+/**
+ * A client leaving, as a fast entry watches it: its connection closed before the answer was
+ * written. What a held request needs of an AbortSignal, without one: node makes an AbortSignal
+ * and its listeners slowly, and a warm call holds two requests (its `/runsync` and the worker's
+ * job-take).
+ */
+class ConnectionLeaving implements Leaving {
+  aborted = false;
+  private listeners: (() => void)[] = [];
+
+  constructor(res: ServerResponse) {
+    res.once("close", () => {
+      if (res.writableFinished || this.aborted) return;
+      this.aborted = true;
+      const listeners = this.listeners;
+      this.listeners = [];
+      for (const fn of listeners) fn();
+    });
+  }
+
+  addEventListener(_type: "abort", listener: () => void): void {
+    if (!this.aborted) this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: "abort", listener: () => void): void {
+    const i = this.listeners.indexOf(listener);
+    if (i !== -1) this.listeners.splice(i, 1);
   }
 }

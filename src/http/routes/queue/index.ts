@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { toView, type Job, type JobView } from "../../../domain/job.js";
 import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import type { Submission } from "../../../domain/jobs.js";
+import type { Leaving } from "../../../domain/leaving.js";
 import { RUNSYNC_WAIT_DEFAULT_MS, STATUS_SYNC_WAIT_DEFAULT_MS, STREAM_HOLD_DEFAULT_MS } from "../../../domain/limits.js";
 import type { Core } from "../../core.js";
 import type { FastRouteDecl } from "../../fast-routes.js";
@@ -56,7 +57,7 @@ export function queueRoutes(core: Pick<Core, "jobs" | "clock" | "loadBalancers" 
   });
 
   // The job as it is once final or when the wait ends, as JSON text.
-  const runsync = async (endpointId: string, submission: Submission, wait: number | undefined, signal: AbortSignal): Promise<Body> => {
+  const runsync = async (endpointId: string, submission: Submission, wait: number | undefined, signal: Leaving): Promise<Body> => {
     const staged = jobs.submitStaged(endpointId, submission, "runsync");
     const job = staged instanceof Promise ? await staged : staged;
     const done = await jobs.waitUntilFinal(endpointId, job.id, wait ?? RUNSYNC_WAIT_DEFAULT_MS, signal);

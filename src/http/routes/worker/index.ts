@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { EmulatorError } from "../../../domain/errors.js";
 import type { Job, Lane } from "../../../domain/job.js";
+import type { Leaving } from "../../../domain/leaving.js";
 import type { WorkerResult } from "../../../domain/worker-protocol.js";
 import { preloaded, stringifyBody } from "../../../domain/json-text.js";
 import type { Core } from "../../core.js";
@@ -41,7 +42,7 @@ export function workerRoutes(core: Pick<Core, "workerProtocol">, router: OpenAPI
   };
 
   // `stringify`: a large input goes out as the text it came in, never parsed here.
-  const take = async (p: Record<string, string>, q: { job_in_progress?: string | undefined; pool?: string | undefined }, signal: AbortSignal): Promise<Body | null> => {
+  const take = async (p: Record<string, string>, q: { job_in_progress?: string | undefined; pool?: string | undefined }, signal: Leaving): Promise<Body | null> => {
     const [job] = await w.take(p.endpoint_id!, p.worker_id!, 1, flag(q.job_in_progress), signal, laneOfPool(q.pool));
     await preloaded(job?.input);
     return job ? stringifyBody(shape(job)) : null;
