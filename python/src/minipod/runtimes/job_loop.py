@@ -7,9 +7,9 @@ minipod, run them and answer them, in the standard library alone (no worker runt
 
 It reads what minipod (or the service) gives a worker process in its environment:
 `RUNPOD_WEBHOOK_GET_JOB` (the job-take URL, `$ID` the worker id), `RUNPOD_WEBHOOK_POST_OUTPUT`
-(job-done, `$RUNPOD_POD_ID` the worker id and `$ID` the job's, percent-encoded where a URL needs it), `RUNPOD_WEBHOOK_PING` (the
-heartbeat) every `RUNPOD_PING_INTERVAL` ms, `RUNPOD_POD_ID` and `RUNPOD_AI_API_KEY` (sent as
-`Authorization`). Jobs run one at a time, each the moment it is taken: the job-take is asked again
+(job-done, `$RUNPOD_POD_ID` the worker id and `$ID` the job's, percent-encoded where a URL needs
+it), `RUNPOD_WEBHOOK_PING` (the heartbeat) every `RUNPOD_PING_INTERVAL` ms, `RUNPOD_POD_ID` and
+`RUNPOD_AI_API_KEY` (sent as `Authorization`). Jobs run one at a time, each the moment it is taken: the job-take is asked again
 as soon as the previous result is posted, and held by minipod while its queue is empty, so no sleep
 of the loop's own sits between a job being queued and its handler running. In the processes minipod
 starts (`MINIPOD_WORKER_PIPELINING=1` in their environment), a result and the next job-take go in one
