@@ -338,7 +338,8 @@ async def execute(request: Dict[str, Any]) -> Dict[str, Any]:
         for note in notes:
             print(note)
         try:
-            with _local_modules(request.get("modules")):
+            modules = request.get("modules")
+            with _local_modules(modules) if modules else contextlib.nullcontext():
                 if request.get("execution_type") == "class":
                     result, instance_id = await _run_method(request)
                     response["instance_id"] = instance_id
