@@ -181,3 +181,71 @@ def test_a_system_dependency_not_on_path_is_noted_with_its_install_command_never
     out = run({**fn("f", "def f():\n    return 'ran'\n"), "system_dependencies": ["surely-not-a-system-tool", "sh"]})
     assert dec(out["result"]) == "ran"
     assert out["stdout"] == "minipod: system dependency 'surely-not-a-system-tool' is not on PATH, and minipod installs nothing; install it on this machine, e.g. with: sudo apt-get install -y surely-not-a-system-tool\n"
+
+
+def test_a_calls_capture_is_its_own_and_the_worker_is_left_as_it_was() -> None:
+    import logging
+    import threading
+
+    root = logging.getLogger()
+    handlers, level, stdout, stderr = list(root.handlers), root.level, sys.stdout, sys.stderr
+    code = """
+    import logging, sys, threading
+    late = []
+    def noisy(n):
+        print(f"out {n}")
+        print(f"err {n}", file=sys.stderr)
+        logging.getLogger("user").info("log %d", n)
+        logging.getLogger("user").debug("not at debug %d", n)
+        if n == 1:
+            logging.getLogger().setLevel(logging.ERROR)  # the call's own change is undone after it
+        return n
+    """
+    try:
+        for start in (logging.WARNING, logging.DEBUG, logging.NOTSET):
+            root.setLevel(start)
+            outs = [run(fn("noisy", code, n)) for n in (1, 2, 3)]
+            for n, out in enumerate(outs, 1):
+                assert out["stdout"] == f"out {n}\nerr {n}\nINFO user: log {n}\n"
+            assert root.level == start and root.handlers == handlers
+            assert sys.stdout is stdout and sys.stderr is stderr
+        # Records of another thread go to the call running, not to the next one.
+        root.setLevel(logging.WARNING)
+        started, go = threading.Event(), threading.Event()
+
+        def other() -> None:
+            started.set()
+            go.wait(10)
+            logging.getLogger("other").warning("outside any call")
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        started.wait(10)
+        first = run(fn("noisy", code, 1))
+        go.set()
+        thread.join(10)
+        second = run(fn("noisy", code, 2))
+        assert "outside" not in first["stdout"] + second["stdout"]
+    finally:
+        root.setLevel(level)
+
+
+def test_a_traceback_shows_the_lines_of_the_source_that_ran_edited_or_not() -> None:
+    first = "def v():\n    raise ValueError('first')\n"
+    second = "def v():\n    raise KeyError('second')\n"
+    for code, line in [(first, "raise ValueError('first')"), (second, "raise KeyError('second')"), (first, "raise ValueError('first')")]:
+        out = run(fn("v", code))
+        assert out["success"] is False and line in out["error"]
+
+
+def test_a_json_result_of_any_shape_json_takes_is_answered_as_it() -> None:
+    def call(code: str) -> Dict[str, Any]:
+        return run({"function_name": "f", "function_code": code, "args": [], "serialization_format": "json"})
+
+    assert call("def f():\n    return {'a': [1, 2.5, None, True, {'b': 'c'}]}\n")["json_result"] == {"a": [1, 2.5, None, True, {"b": "c"}]}
+    assert call("def f():\n    return (1, {2: 3})\n")["json_result"] == (1, {2: 3})  # json writes tuples and int keys
+    assert call("def f():\n    return list(range(1000))\n")["json_result"] == list(range(1000))
+    out = call("def f():\n    return {'a': [1, {'b': {1, 2}}]}\n")
+    assert out["success"] is False and "must be JSON-serializable" in out["error"] and "set is not JSON serializable" in out["error"]
+    out = call("def f():\n    x = []\n    x.append(x)\n    return x\n")
+    assert out["success"] is False and "Circular reference" in out["error"]

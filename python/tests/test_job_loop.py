@@ -65,6 +65,9 @@ class Recorded:
             return 200, json.dumps(self.jobs.pop(0)).encode()
         return 200, b""
 
+    def exchange(self, request: Any) -> Tuple[int, bytes]:
+        return self.request(request.method, request.url, request.headers, request.body)
+
     def close(self) -> None:
         pass
 
@@ -221,6 +224,9 @@ class Pipelined:
         self.sent.append([self._name(url, body)])
         return self._next()
 
+    def exchange(self, request: Any) -> Tuple[int, bytes]:
+        return self.request(request.method, request.url, request.headers, request.body)
+
     def pipelined(self, first: Tuple[str, str, Dict[str, str], Optional[bytes]], then: Tuple[str, str, Dict[str, str], Optional[bytes]]) -> Tuple[int, bytes]:
         self.sent.append([self._name(first[1], first[3]), self._name(then[1], then[3])])
         return self._next()
@@ -315,3 +321,23 @@ def test_the_connection_sends_two_requests_in_one_write_and_reads_their_answers_
     server.close()
     client.close()
     assert heads == [b"POST /done HTTP/1.1", b"GET /take?job_in_progress=1 HTTP/1.1"]
+
+
+def test_job_done_names_the_job_in_its_url_percent_encoded_where_the_url_needs_it() -> None:
+    from minipod.runtimes.job_loop import _request
+
+    env = {**PIPELINED_ENV, "RUNPOD_AI_API_KEY": "key"}
+    worker = Worker(lambda job: job, env)
+    head = b"Host: m\r\nAuthorization: key\r\nUser-Agent: "
+    for job_id, in_url in [("sync-1a2b-u1", "sync-1a2b-u1"), ("a b/c?d#e%", "a%20b%2Fc%3Fd%23e%25"), ("é", "%C3%A9")]:
+        for body in ({"output": 1}, {"output": "a longer one"}):
+            post = worker._post({"id": job_id}, body)
+            sent = json.dumps(body).encode()
+            assert post.url == f"http://m/v2/e/job-done/w1/{in_url}?gpu=x&isStream=false"
+            assert post.data.startswith(f"POST /v2/e/job-done/w1/{in_url}?gpu=x&isStream=false HTTP/1.1\r\n".encode() + head)
+            assert post.data.endswith(f"Content-Type: application/json\r\nContent-Length: {len(sent)}\r\n\r\n".encode() + sent)
+            # The same bytes as the request made whole from its URL.
+            assert post.data == _request("POST", post.url, post.headers, post.body).data
+    take = worker._take_request("1")
+    assert take.data.startswith(b"GET /v2/e/job-take/w1?gpu=x&job_in_progress=1 HTTP/1.1\r\n" + head) and take.data.endswith(b"\r\n\r\n")
+    assert worker._take_request("1") is take and worker._take_request("0").url.endswith("?gpu=x&job_in_progress=0")

@@ -150,23 +150,43 @@ class _Tee(io.TextIOBase):
             self.echo.flush()
 
 
-@contextlib.contextmanager
-def _captured(capture: io.StringIO) -> Iterator[None]:
-    """stdout, stderr and log records (INFO and up) of the call go to `capture`, and on to the worker's output."""
-    handler = logging.StreamHandler(capture)
-    handler.setLevel(logging.INFO)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    level = root.level
-    root.addHandler(handler)
-    if root.level > logging.INFO or root.level == logging.NOTSET:
-        root.setLevel(logging.INFO)
-    try:
-        with contextlib.redirect_stdout(_Tee(capture, sys.stdout)), contextlib.redirect_stderr(_Tee(capture, sys.stderr)):
-            yield
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
+#: How a log record of a call is written to its capture (a Formatter keeps no state of a record: one serves every call).
+_LOG_FORMAT = logging.Formatter("%(levelname)s %(name)s: %(message)s")
+
+
+class _Captured:
+    """
+    stdout, stderr and log records (INFO and up) of the call go to `capture`, and on to the
+    worker's output: a log handler and two tees of the call's own (a record or a write of another
+    thread that finishes after the call lands in that call's capture, never in the next one's),
+    the root logger's level lowered to INFO during the call if it was higher, then set back.
+    """
+
+    __slots__ = ("capture", "handler", "level", "saved")
+
+    def __init__(self, capture: io.StringIO) -> None:
+        self.capture = capture
+
+    def __enter__(self) -> None:
+        capture = self.capture
+        handler = self.handler = logging.StreamHandler(capture)
+        handler.setLevel(logging.INFO)
+        handler.setFormatter(_LOG_FORMAT)
+        root = logging.root
+        level = self.level = root.level
+        root.addHandler(handler)
+        if level > logging.INFO or level == logging.NOTSET:
+            root.setLevel(logging.INFO)
+        self.saved = sys.stdout, sys.stderr
+        sys.stdout = _Tee(capture, self.saved[0])
+        sys.stderr = _Tee(capture, self.saved[1])
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.stdout, sys.stderr = self.saved
+        root = logging.root
+        root.removeHandler(self.handler)
+        if root.level != self.level:
+            root.setLevel(self.level)
 
 
 @contextlib.contextmanager
@@ -202,17 +222,18 @@ async def _call(fn: Any, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     return result
 
 
-#: Code objects of the sources last run, by (source, filename): a warm call of the same source is
-#: executed afresh without being compiled again; an edited source is another key.
-_COMPILED: "OrderedDict[Tuple[str, str], Any]" = OrderedDict()
+#: Code objects of the sources last run, by (source, filename), each with its linecache entry: a
+#: warm call of the same source is executed afresh without being compiled again; an edited source
+#: is another key.
+_COMPILED: "OrderedDict[Tuple[str, str], Tuple[Any, Tuple[int, None, List[str], str]]]" = OrderedDict()
 _COMPILED_MAX = 64
 
 
-def _compiled(code: str, filename: str) -> Any:
+def _compiled(code: str, filename: str) -> Tuple[Any, Tuple[int, None, List[str], str]]:
     key = (code, filename)
     known = _COMPILED.get(key)
     if known is None:
-        known = _COMPILED[key] = compile(code, filename, "exec")
+        known = _COMPILED[key] = (compile(code, filename, "exec"), (len(code), None, code.splitlines(True), filename))
         if len(_COMPILED) > _COMPILED_MAX:
             _COMPILED.popitem(last=False)
     else:
@@ -221,11 +242,46 @@ def _compiled(code: str, filename: str) -> Any:
 
 
 def _namespace(code: str, filename: str, module_name: str = "__minipod_flash__") -> Dict[str, Any]:
-    # Known to linecache, so a traceback through the code shows its lines.
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    compiled, lines = _compiled(code, filename)
+    # Known to linecache (unless it already has these lines), so a traceback through the code shows its lines.
+    if linecache.cache.get(filename) is not lines:
+        linecache.cache[filename] = lines
     namespace: Dict[str, Any] = {"__name__": module_name}
-    exec(_compiled(code, filename), namespace)
+    exec(compiled, namespace)
     return namespace
+
+
+#: The types json.dumps writes whatever their value (bool is an int).
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain_json(value: Any) -> bool:
+    """
+    True when `value` is surely JSON-serializable: a scalar, or a small list or dict with string
+    keys of them, of exact types (a few levels, a few dozen values); False when unsure (json.dumps tells).
+    """
+    budget = 64
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        kind = type(item)
+        if kind in _JSON_SCALARS:
+            continue
+        budget -= 1
+        if budget < 0 or depth > 8:
+            return False
+        if kind is dict:
+            for k, v in item.items():
+                if type(k) is not str:
+                    return False
+                pending.append((v, depth + 1))
+        elif kind is list:
+            pending.extend((v, depth + 1) for v in item)
+        else:
+            return False
+        if len(pending) > 64:
+            return False
+    return True
 
 
 async def _run_function(request: Dict[str, Any]) -> Any:
@@ -270,17 +326,20 @@ async def _run_method(request: Dict[str, Any]) -> Tuple[Any, str]:
 
 async def execute(request: Dict[str, Any]) -> Dict[str, Any]:
     """Runs one FunctionRequest (a dict) in this process; returns its FunctionResponse (a dict)."""
-    missing = missing_dependencies(request.get("dependencies"))
+    dependencies = request.get("dependencies")
+    missing = missing_dependencies(dependencies) if dependencies else None
     if missing:
         return {"success": False, "error": missing_error(missing), "stdout": ""}
     capture = io.StringIO()
-    notes = system_notes(request.get("system_dependencies"))
+    system = request.get("system_dependencies")
+    notes = system_notes(system) if system else ()
     response: Dict[str, Any] = {}
-    with _captured(capture):
+    with _Captured(capture):
         for note in notes:
             print(note)
         try:
-            with _local_modules(request.get("modules")):
+            modules = request.get("modules")
+            with _local_modules(modules) if modules else contextlib.nullcontext():
                 if request.get("execution_type") == "class":
                     result, instance_id = await _run_method(request)
                     response["instance_id"] = instance_id
@@ -289,7 +348,8 @@ async def execute(request: Dict[str, Any]) -> Dict[str, Any]:
                     result = await _run_function(request)
             if request.get("serialization_format") == "json":
                 try:
-                    json.dumps(result)
+                    if not _plain_json(result):
+                        json.dumps(result)
                 except (TypeError, ValueError) as e:
                     raise TypeError(f"return value must be JSON-serializable with serialization_format 'json': {e}") from e
                 response.update(success=True, json_result=result)

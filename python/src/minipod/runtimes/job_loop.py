@@ -7,9 +7,9 @@ minipod, run them and answer them, in the standard library alone (no worker runt
 
 It reads what minipod (or the service) gives a worker process in its environment:
 `RUNPOD_WEBHOOK_GET_JOB` (the job-take URL, `$ID` the worker id), `RUNPOD_WEBHOOK_POST_OUTPUT`
-(job-done, `$RUNPOD_POD_ID` the worker id and `$ID` the job's), `RUNPOD_WEBHOOK_PING` (the
-heartbeat) every `RUNPOD_PING_INTERVAL` ms, `RUNPOD_POD_ID` and `RUNPOD_AI_API_KEY` (sent as
-`Authorization`). Jobs run one at a time, each the moment it is taken: the job-take is asked again
+(job-done, `$RUNPOD_POD_ID` the worker id and `$ID` the job's, percent-encoded where a URL needs
+it), `RUNPOD_WEBHOOK_PING` (the heartbeat) every `RUNPOD_PING_INTERVAL` ms, `RUNPOD_POD_ID` and
+`RUNPOD_AI_API_KEY` (sent as `Authorization`). Jobs run one at a time, each the moment it is taken: the job-take is asked again
 as soon as the previous result is posted, and held by minipod while its queue is empty, so no sleep
 of the loop's own sits between a job being queued and its handler running. In the processes minipod
 starts (`MINIPOD_WORKER_PIPELINING=1` in their environment), a result and the next job-take go in one
@@ -32,6 +32,7 @@ import http.client
 import inspect
 import json
 import os
+import re
 import signal
 import socket
 import ssl
@@ -40,7 +41,7 @@ import threading
 import traceback
 import urllib.parse
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .. import __version__
 
@@ -82,8 +83,11 @@ class _Connection:
         return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")
 
     def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> Tuple[int, bytes]:
-        parts = urllib.parse.urlsplit(url)
-        data = self._bytes(method, parts, headers, body)
+        return self.exchange(_request(method, url, headers, body))
+
+    def exchange(self, request: "_Request") -> Tuple[int, bytes]:
+        """Sends a request made beforehand (`_request`) and reads its answer; sent again on a new connection when a kept one was closed."""
+        parts, data = request.parts, request.data
         for attempt in (0, 1):
             reused = self.sock is not None and self.netloc == parts.netloc
             if not reused:
@@ -159,17 +163,19 @@ class _Connection:
             parts.append(self._exactly(size))
             self._line()
 
-    def pipelined(self, first: Tuple[str, str, Dict[str, str], Optional[bytes]], then: Tuple[str, str, Dict[str, str], Optional[bytes]]) -> Tuple[int, bytes]:
+    def pipelined(self, first: Tuple[Any, ...], then: Tuple[Any, ...]) -> Tuple[int, bytes]:
         """
         Sends two requests to the same host in one write (HTTP/1.1 pipelining on the kept
         connection) and reads the first's answer: the second's follows, read with `answer()`.
+        Each is a `_Request` or `(method, url, headers, body)`.
         Raises `_Closed` when the connection was closed before the first answer (it may or may
         not have been received), ConnectionError when it could not be opened.
         """
-        parts, then_parts = urllib.parse.urlsplit(first[1]), urllib.parse.urlsplit(then[1])
-        if then_parts.netloc != parts.netloc:
+        made, then_made = (r if isinstance(r, _Request) else _request(*r) for r in (first, then))
+        parts = made.parts
+        if then_made.parts.netloc != parts.netloc:
             raise ValueError("pipelined requests go to one host")
-        data = self._bytes(first[0], parts, first[2], first[3]) + self._bytes(then[0], then_parts, then[2], then[3])
+        data = made.data + then_made.data
         if self.sock is None or self.netloc != parts.netloc:
             self._open(parts)
         try:
@@ -205,8 +211,57 @@ class _Closed(Exception):
     """The server closed a kept connection before answering."""
 
 
+class _Request(NamedTuple):
+    """A request with its bytes made (`_request`): what `_Connection.exchange` sends, as often as asked."""
+
+    method: str
+    url: str
+    headers: Dict[str, str]
+    body: Optional[bytes]
+    parts: urllib.parse.SplitResult
+    data: bytes
+
+
+def _request(method: str, url: str, headers: Dict[str, str], body: Optional[bytes] = None) -> _Request:
+    parts = urllib.parse.urlsplit(url)
+    return _Request(method, url, headers, body, parts, _Connection._bytes(method, parts, headers, body))
+
+
 def _with_query(url: str, **params: str) -> str:
     return url + ("&" if "?" in url else "?") + urllib.parse.urlencode(params)
+
+
+#: A job id as it goes in a URL unchanged; any other is percent-encoded (`/`, `?`, `#`, spaces...).
+_PLAIN_ID = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def _in_url(job_id: str) -> str:
+    return job_id if _PLAIN_ID.fullmatch(job_id) else urllib.parse.quote(job_id, safe="")
+
+
+class _Posts:
+    """
+    The POSTs of a job's results to one URL (job-done or job-stream, `$ID` the job's id), made
+    from bytes prepared once: all but the job id and the body are the same for every job.
+    """
+
+    def __init__(self, url: str, headers: Dict[str, str]) -> None:
+        self.url, self.headers = url, headers
+        parts = urllib.parse.urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        # The job id goes in the request's target only (anywhere else, each request is made whole).
+        self.target = target if "$ID" in target and "$ID" not in parts.netloc else None
+        rest = [" HTTP/1.1", f"Host: {parts.netloc}", *(f"{k}: {v}" for k, v in headers.items()), "Content-Length: "]
+        self.rest = "\r\n".join(rest).encode("latin-1")
+        self.parts = parts
+
+    def of(self, job_id: str, body: bytes) -> _Request:
+        quoted = _in_url(job_id)
+        url = self.url.replace("$ID", quoted)
+        if self.target is None:
+            return _request("POST", url, self.headers, body)
+        head = b"POST " + self.target.replace("$ID", quoted).encode("latin-1") + self.rest
+        return _Request("POST", url, self.headers, body, self.parts, b"%s%d\r\n\r\n%s" % (head, len(body), body))
 
 
 def result_of(output: Any) -> Dict[str, Any]:
@@ -270,12 +325,21 @@ class Worker:
         self.current: Optional[Tuple[str, "asyncio.Task[Any]"]] = None
         self.lock = threading.Lock()
         self.idle = True
+        # The requests of every job, their bytes made on first use: the job-takes, job-done's and job-stream's posts.
+        self._takes: Dict[str, _Request] = {}
+        self._posts: Dict[Tuple[str, bool], _Posts] = {}
+
+    def _take_request(self, in_progress: str) -> _Request:
+        made = self._takes.get(in_progress)
+        if made is None:
+            made = self._takes[in_progress] = _request("GET", _with_query(self.take_url, job_in_progress=in_progress), self.headers)
+        return made
 
     # --- the loop ---
 
     def take(self, conn: _Connection) -> Optional[Dict[str, Any]]:
         """One job-take (held by minipod while its queue is empty); the job, or None."""
-        status, body = conn.request("GET", _with_query(self.take_url, job_in_progress="0"), self.headers)
+        status, body = conn.exchange(self._take_request("0"))
         return self._job_of(status, body)
 
     def _job_of(self, status: int, body: bytes) -> Optional[Dict[str, Any]]:
@@ -327,19 +391,22 @@ class Worker:
             return {"error": f"handler: {e} \ntraceback: {traceback.format_exc()}"}
         return {"output": gathered}
 
-    def _post(self, job: Dict[str, Any], result: Dict[str, Any], to: Optional[str] = None) -> Tuple[str, str, Dict[str, str], bytes]:
-        """The request posting a result to job-done (or a chunk to job-stream, `to`)."""
+    def _post(self, job: Dict[str, Any], result: Dict[str, Any], to: Optional[str] = None) -> _Request:
+        """The request posting a result to job-done (or a chunk to job-stream, `to`); the job id percent-encoded where the URL needs it."""
+        url = to or self.done_url
         done = to is None and self.streams
-        url = _with_query((to or self.done_url).replace("$ID", job["id"]), isStream="true" if done else "false")
-        body = json.dumps(result, ensure_ascii=False).encode("utf-8")
-        return "POST", url, {**self.headers, "Content-Type": "application/json"}, body
+        posts = self._posts.get((url, done))
+        if posts is None:
+            posts = _Posts(_with_query(url, isStream="true" if done else "false"), {**self.headers, "Content-Type": "application/json"})
+            self._posts[(url, done)] = posts
+        return posts.of(job["id"], json.dumps(result, ensure_ascii=False).encode("utf-8"))
 
     def send(self, conn: _Connection, job: Dict[str, Any], result: Dict[str, Any], to: Optional[str] = None) -> None:
         """Posts a result to job-done (or a chunk to job-stream, `to`)."""
-        _, url, headers, body = self._post(job, result, to)
+        post = self._post(job, result, to)
         for attempt in range(3):
             try:
-                status, answer = conn.request("POST", url, headers, body)
+                status, answer = conn.exchange(post)
                 if status >= 400:
                     print(f"minipod worker: the result of job {job['id']} was refused ({status}): {answer[:500]!r}", file=sys.stderr, flush=True)
                 return
@@ -363,9 +430,8 @@ class Worker:
         (a job minipod had handed to the job-take meanwhile goes back to the queue, never run).
         The connection closed before the acknowledgement: the result is sent again alone (`send`).
         """
-        take = ("GET", _with_query(self.take_url, job_in_progress="1"), self.headers, None)
         try:
-            status, answer = conn.pipelined(self._post(job, result), take)
+            status, answer = conn.pipelined(self._post(job, result), self._take_request("1"))
         except (_Closed, OSError, http.client.HTTPException, ValueError):
             self.send(conn, job, result)
             return None

@@ -25,7 +25,7 @@ import io
 import json
 from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
 
-from .flash import _arguments, _call, _captured, _namespace, _traceback, missing_dependencies, missing_error, system_notes
+from .flash import _Captured, _arguments, _call, _namespace, _traceback, missing_dependencies, missing_error, system_notes
 
 _ONE_AT_A_TIME: Optional[Any] = None
 
@@ -69,7 +69,7 @@ async def handler(job: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
     capture = io.StringIO()
     try:
         async with _ONE_AT_A_TIME:
-            with _captured(capture):
+            with _Captured(capture):
                 for note in system_notes(request.get("system_dependencies")):
                     print(note)
                 fn, args, kwargs = _resolved(request)
