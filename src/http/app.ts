@@ -94,7 +94,7 @@ export function createApp(core: AppCore, info: AppInfo): App {
   const gateStep = honoGate(gate, onError);
   app.use(gateStep);
   // Routes with a fast entry: offered a request the router sends to them behind the gate alone.
-  const table = new RouteTable(core.faults, gateStep, (method, path) => router.matchesOf(method, path) as never);
+  const table = new RouteTable(core.faults, gateStep, (method, path) => router.matchesOf(method, path) as never, (segment) => router.paramOnly(segment));
   // Pages of other origins neither drive nor read the emulator's own surface (see cross-origin.ts).
   app.use("/_emulator/*", sameOriginOnly({ jsonWrites: true }));
   app.use("/_dashboard/*", sameOriginOnly());

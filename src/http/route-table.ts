@@ -9,6 +9,8 @@ import { honoPath } from "./checked-routes.js";
 const PATHS_KEPT = 2_000;
 /** How many of the paths used about once each (see `FastEntry.oneOff`) are kept, apart. */
 const ONE_OFF_PATHS_KEPT = 64;
+/** How many of their folders (a path but its last segment: a worker's job-done) keep what matched a path in them. */
+const ONE_OFF_FOLDERS_KEPT = 64;
 
 /**
  * A route of the table answered from node's request and response rather than through Hono: its
@@ -35,6 +37,14 @@ interface Known {
   known: unknown;
 }
 
+/** What matched a path of a one-off entry whose last segment is its route's last param: its folder's other paths match alike. */
+interface Folder {
+  entry: FastEntry;
+  /** The path's params, and the name of the param its last segment is. */
+  params: Record<string, string>;
+  last: string;
+}
+
 /** The handlers the app's router matches for a request, in order, each with its route and params. */
 export type Matcher = (method: string, path: string) => Array<[[unknown, RouterRoute], Record<string, string>]>;
 
@@ -54,11 +64,19 @@ export class RouteTable {
   private readonly paths = new Map<string, RecentMap<string, Known | null>>();
   /** The same for the paths of entries whose paths are used about once (`FastEntry.oneOff`). */
   private readonly oneOffPaths = new Map<string, RecentMap<string, Known>>();
+  /** By method, then folder (a path but its last segment, with its `/`): see `Folder`. */
+  private readonly folders = new Map<string, RecentMap<string, Folder>>();
 
+  /**
+   * @param paramOnly whether a segment is matched by every route only as a plain param or under a
+   *   wildcard (see `RecentPathsRouter.paramOnly`): a one-off path whose last segment is one is
+   *   matched as the paths of its folder were, without asking the router.
+   */
   constructor(
     private readonly faults: Pick<FaultRules, "armed">,
     private readonly gate: MiddlewareHandler,
     private readonly match: Matcher,
+    private readonly paramOnly: (segment: string) => boolean = () => false,
   ) {}
 
   /** A route's fast entry: `path` as declared (`/v2/{endpoint_id}/run`). */
@@ -93,7 +111,7 @@ export class RouteTable {
     let oneOff = this.oneOffPaths.get(method);
     const kept = oneOff?.get(path);
     if (kept !== undefined) return kept;
-    const known = this.known(method, path);
+    const known = this.inFolder(method, path) ?? this.known(method, path);
     if (known?.entry.oneOff !== true) paths.set(path, known);
     else {
       if (oneOff === undefined) this.oneOffPaths.set(method, (oneOff = new RecentMap(ONE_OFF_PATHS_KEPT)));
@@ -109,7 +127,30 @@ export class RouteTable {
     // The routes after the gate (a path may match a route and its wildcard form) share one entry.
     const entry = byPath?.get(matches[1]![0][1].path);
     if (entry === undefined || matches.slice(2).some(([[, route]]) => byPath!.get(route.path) !== entry)) return null;
-    const known = entry.accepts(method, path, matches[matches.length - 1]![1]);
+    const params = matches[matches.length - 1]![1];
+    if (entry.oneOff === true && matches.length === 2) this.keepFolder(method, path, entry, matches[1]![0][1].path, params);
+    const known = entry.accepts(method, path, params);
     return known === null ? null : { entry, known };
+  }
+
+  /** What matches a one-off path as the other paths of its folder matched, undefined when unknown. */
+  private inFolder(method: string, path: string): Known | null | undefined {
+    const slash = path.lastIndexOf("/");
+    const folder = this.folders.get(method)?.get(path.slice(0, slash + 1));
+    const segment = path.slice(slash + 1);
+    if (folder === undefined || !this.paramOnly(segment)) return undefined;
+    const known = folder.entry.accepts(method, path, { ...folder.params, [folder.last]: segment });
+    return known === null ? null : { entry: folder.entry, known };
+  }
+
+  /** Keeps the folder of a one-off path whose last segment is its route's last param (and only a param, for every route). */
+  private keepFolder(method: string, path: string, entry: FastEntry, route: string, params: Record<string, string>): void {
+    const slash = path.lastIndexOf("/");
+    const routeLast = route.slice(route.lastIndexOf("/") + 1);
+    const last = routeLast.slice(1);
+    if (!routeLast.startsWith(":") || !/^\w+$/.test(last) || params[last] !== path.slice(slash + 1) || !this.paramOnly(path.slice(slash + 1))) return;
+    let folders = this.folders.get(method);
+    if (folders === undefined) this.folders.set(method, (folders = new RecentMap(ONE_OFF_FOLDERS_KEPT)));
+    folders.set(path.slice(0, slash + 1), { entry, params: { ...params }, last });
   }
 }

@@ -30,12 +30,20 @@ export class RecentPathsRouter<T> implements Router<T> {
   /** Each handler's number, in the order added: a list of handlers is known by its numbers. */
   private readonly numbers = new Map<T, number>();
   private readonly fused = new Map<string, T>();
+  /** The literal segments of the routes' paths, and whether a route has a segment matched by a pattern (a regex param, a prefix wildcard). */
+  private readonly literals = new Set<string>();
+  private patterned = false;
 
   constructor(private readonly fuse?: (handlers: T[]) => T) {}
 
   add(method: string, path: string, handler: T): void {
     this.kept.clear();
     this.fused.clear();
+    for (const segment of path.split("/")) {
+      if (segment.startsWith(":")) this.patterned ||= segment.includes("{");
+      else if (segment.endsWith("*")) this.patterned ||= segment !== "*";
+      else this.literals.add(segment);
+    }
     if (!this.numbers.has(handler)) this.numbers.set(handler, this.numbers.size);
     this.trie.add(method, path, handler);
   }
@@ -54,6 +62,16 @@ export class RecentPathsRouter<T> implements Router<T> {
       paths.set(path, result);
     }
     return result;
+  }
+
+  /**
+   * Whether `segment` is matched by every route only as a plain param or under a wildcard: no
+   * route has it as a literal segment, and no route matches a segment by a pattern. Two paths
+   * that differ only in such a segment then match the same handlers, with that param's value the
+   * only difference (Hono's trie compares a segment with literals, patterns and plain params).
+   */
+  paramOnly(segment: string): boolean {
+    return segment !== "" && !this.patterned && !this.literals.has(segment);
   }
 
   /** The handlers a request matches, in order, each as added with its params (not fused, not kept). */

@@ -75,4 +75,24 @@ describe("the router keeping recent paths' matches", () => {
       ["volume", { id: "health" }],
     ]);
   });
+
+  it("says a segment is only ever a plain param when no route has it as a literal and none matches by a pattern: paths differing there match alike", () => {
+    const { kept, trie } = both();
+    kept.add("POST", "/v2/:endpoint_id/job-done/:worker_id/:job_id", "done");
+    trie.add("POST", "/v2/:endpoint_id/job-done/:worker_id/:job_id", "done");
+    expect(kept.paramOnly("job-1")).toBe(true);
+    for (const literal of ["v2", "status", "health", "network-volumes", "run", "job-done", ""]) expect(kept.paramOnly(literal), literal).toBe(false);
+    // What the trie answers for two such paths differs only in the param.
+    const a = trie.match("POST", "/v2/e/job-done/w/job-1")[0] as Array<[string, Record<string, string>]>;
+    const b = trie.match("POST", "/v2/e/job-done/w/job-2")[0] as Array<[string, Record<string, string>]>;
+    expect(b).toEqual(a.map(([h, p]) => [h, p.job_id === undefined ? p : { ...p, job_id: "job-2" }]));
+    // A route matching a segment by a pattern (a regex param, a prefix wildcard): no segment is said to be.
+    for (const path of ["/v2/:endpoint_id/job-done/:worker_id/:n{[0-9]+}", "/files/img*"]) {
+      const router = new RecentPathsRouter<string>();
+      router.add("GET", "/v2/:endpoint_id/health", "health");
+      expect(router.paramOnly("job-1")).toBe(true);
+      router.add("GET", path, "patterned");
+      expect(router.paramOnly("job-1"), path).toBe(false);
+    }
+  });
 });
