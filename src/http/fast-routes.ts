@@ -134,6 +134,16 @@ export class FastRoute implements FastEntry<KnownPath> {
     return result.success ? { params: Object.freeze(result.data as Record<string, string>), service } : null;
   }
 
+  sibling(known: KnownPath, name: string, value: string): KnownPath | null {
+    // What `accepts` asks of a path, asked of the one segment that differs: the service route and
+    // what the journal names come from the path's first two segments, the same.
+    if (!PLAIN_PATH.test(`/${value}`) || DOT_SEGMENT.test(`/${value}`)) return null;
+    const params = { ...known.params, [name]: value };
+    if (!this.checks.params) return { params, service: known.service };
+    const result = this.checks.params.safeParse(params);
+    return result.success ? { params: Object.freeze(result.data as Record<string, string>), service: known.service } : null;
+  }
+
   take(req: IncomingMessage, res: ServerResponse, { params, service }: KnownPath, path: string, query: string | undefined): boolean {
     const checkedQuery = this.query(query);
     if (checkedQuery === null) return false;

@@ -30,6 +30,12 @@ export interface FastEntry<A = unknown> {
    * `query` is the query string without its `?`, undefined when there is none (`?` alone is "").
    */
   take(req: IncomingMessage, res: ServerResponse, known: A, path: string, query: string | undefined): boolean;
+  /**
+   * What is known of a path that differs from one it accepted (`known`) only in its last segment,
+   * its route's last param `name`, here `value`: as `accepts` would say, or null (left to Hono).
+   * Without it, `accepts` is asked.
+   */
+  sibling?(known: A, name: string, value: string): A | null;
 }
 
 interface Known {
@@ -40,7 +46,8 @@ interface Known {
 /** What matched a path of a one-off entry whose last segment is its route's last param: its folder's other paths match alike. */
 interface Folder {
   entry: FastEntry;
-  /** The path's params, and the name of the param its last segment is. */
+  /** What the entry knew of the path, its params, and the name of the param its last segment is. */
+  known: unknown;
   params: Record<string, string>;
   last: string;
 }
@@ -128,9 +135,10 @@ export class RouteTable {
     const entry = byPath?.get(matches[1]![0][1].path);
     if (entry === undefined || matches.slice(2).some(([[, route]]) => byPath!.get(route.path) !== entry)) return null;
     const params = matches[matches.length - 1]![1];
-    if (entry.oneOff === true && matches.length === 2) this.keepFolder(method, path, entry, matches[1]![0][1].path, params);
     const known = entry.accepts(method, path, params);
-    return known === null ? null : { entry, known };
+    if (known === null) return null;
+    if (entry.oneOff === true && matches.length === 2) this.keepFolder(method, path, { entry, known, params, last: matches[1]![0][1].path });
+    return { entry, known };
   }
 
   /** What matches a one-off path as the other paths of its folder matched, undefined when unknown. */
@@ -139,18 +147,22 @@ export class RouteTable {
     const folder = this.folders.get(method)?.get(path.slice(0, slash + 1));
     const segment = path.slice(slash + 1);
     if (folder === undefined || !this.paramOnly(segment)) return undefined;
-    const known = folder.entry.accepts(method, path, { ...folder.params, [folder.last]: segment });
-    return known === null ? null : { entry: folder.entry, known };
+    const { entry } = folder;
+    const known = entry.sibling ? entry.sibling(folder.known, folder.last, segment) : entry.accepts(method, path, { ...folder.params, [folder.last]: segment });
+    return known === null ? null : { entry, known };
   }
 
-  /** Keeps the folder of a one-off path whose last segment is its route's last param (and only a param, for every route). */
-  private keepFolder(method: string, path: string, entry: FastEntry, route: string, params: Record<string, string>): void {
+  /**
+   * Keeps the folder of a one-off path whose last segment is its route's last param (and only a
+   * param, for every route); `folder.last` comes as the route's path.
+   */
+  private keepFolder(method: string, path: string, folder: Folder): void {
     const slash = path.lastIndexOf("/");
-    const routeLast = route.slice(route.lastIndexOf("/") + 1);
+    const routeLast = folder.last.slice(folder.last.lastIndexOf("/") + 1);
     const last = routeLast.slice(1);
-    if (!routeLast.startsWith(":") || !/^\w+$/.test(last) || params[last] !== path.slice(slash + 1) || !this.paramOnly(path.slice(slash + 1))) return;
+    if (!routeLast.startsWith(":") || !/^\w+$/.test(last) || folder.params[last] !== path.slice(slash + 1) || !this.paramOnly(path.slice(slash + 1))) return;
     let folders = this.folders.get(method);
     if (folders === undefined) this.folders.set(method, (folders = new RecentMap(ONE_OFF_FOLDERS_KEPT)));
-    folders.set(path.slice(0, slash + 1), { entry, params: { ...params }, last });
+    folders.set(path.slice(0, slash + 1), { ...folder, params: { ...folder.params }, last });
   }
 }

@@ -180,6 +180,23 @@ describe("POST /runsync and the worker routes answered before the app", () => {
     }
   });
 
+  it("takes the job-done paths of a worker it has seen without asking the router again, and still leaves to the app a job id it would read differently", async () => {
+    const cases: Array<[string, boolean]> = [
+      ["/v2/ext/job-done/w5/job-a?gpu=x&isStream=false", true],
+      // Same folder: the job id is the route's param, as before.
+      ["/v2/ext/job-done/w5/job-b?gpu=x&isStream=false", true],
+      // Same folder, a job id Hono decodes (%62 is "b"): the app's, as the first time.
+      ["/v2/ext/job-done/w5/job-%62?gpu=x&isStream=false", false],
+      // A job id that is a literal segment of another route: asked of the router, and still this route's.
+      ["/v2/ext/job-done/w5/health?gpu=x&isStream=false", true],
+    ];
+    for (const [path, direct] of cases) {
+      const r = await both({ path, headers: { ...KEY, "content-type": "application/json" }, body: '{"output":1}' });
+      expect(r.directTaken, path).toBe(direct);
+      expectSame(r);
+    }
+  });
+
   it("leaves the worker routes to the app while a request fault rule is armed, so the rule fires, and journals them alike", async () => {
     await run();
     emu.faults.add({ endpoint: "ext", operation: "job-take", times: 1, fault: { type: "http", status: 503 } });
