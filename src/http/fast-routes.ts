@@ -1,6 +1,6 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { z } from "zod";
+import { ZodObject, type z } from "zod";
 import { bodyHint } from "./body-hint.js";
 import { BodyHold, bodyLimitOf, bodyTextFieldsOf, jsonText, readIncoming } from "./body.js";
 import { parseJsonBody } from "./checked-routes.js";
@@ -76,6 +76,8 @@ const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}|6[0-4]\d{3}|65[0
 interface Checks {
   route: FastRouteDecl;
   params: z.ZodType | undefined;
+  /** The params' schema's fields, when it is a plain object (no check of its own): each param checked alone. */
+  paramFields: Readonly<Record<string, z.ZodType>> | undefined;
   query: z.ZodType | undefined;
   body: { schema: z.ZodType; limit: number; hint: string; textFields: readonly string[] } | undefined;
 }
@@ -138,10 +140,15 @@ export class FastRoute implements FastEntry<KnownPath> {
     // What `accepts` asks of a path, asked of the one segment that differs: the service route and
     // what the journal names come from the path's first two segments, the same.
     if (!PLAIN_PATH.test(`/${value}`) || DOT_SEGMENT.test(`/${value}`)) return null;
-    const params = { ...known.params, [name]: value };
-    if (!this.checks.params) return { params, service: known.service };
-    const result = this.checks.params.safeParse(params);
-    return result.success ? { params: Object.freeze(result.data as Record<string, string>), service: known.service } : null;
+    if (!this.checks.params) return { params: { ...known.params, [name]: value }, service: known.service };
+    // A plain object schema checks each param on its own: the others passed it already.
+    const field = this.checks.paramFields?.[name];
+    if (field === undefined) {
+      const result = this.checks.params.safeParse({ ...known.params, [name]: value });
+      return result.success ? { params: Object.freeze(result.data as Record<string, string>), service: known.service } : null;
+    }
+    const result = field.safeParse(value);
+    return result.success ? { params: Object.freeze({ ...known.params, [name]: result.data as string }), service: known.service } : null;
   }
 
   take(req: IncomingMessage, res: ServerResponse, { params, service }: KnownPath, path: string, query: string | undefined): boolean {
@@ -313,5 +320,7 @@ function checksOf(route: FastRouteDecl): Checks {
   } else if (config.middleware !== undefined && (!Array.isArray(config.middleware) || config.middleware.length > 0)) {
     throw new Error(`${where}: middleware would be skipped`);
   }
-  return { route, params: request?.params as z.ZodType | undefined, query: request?.query as z.ZodType | undefined, body };
+  const params = request?.params as z.ZodType | undefined;
+  const paramFields = params instanceof ZodObject && !(params._zod.def.checks?.length ?? 0) ? (params.shape as Record<string, z.ZodType>) : undefined;
+  return { route, params, paramFields, query: request?.query as z.ZodType | undefined, body };
 }
