@@ -36,17 +36,18 @@ export function imageLauncher(
 ): (endpointId: string) => ImageLaunch | undefined {
   const rules = [...config.images, ...BUILTIN_IMAGES];
   const packageDir = pythonPackageDir();
-  // A queued job asks for its endpoint's launch: kept per endpoint while no document (endpoint,
-  // template, secret, Flash environment...) has changed, nor the variables it reads.
-  const kept = new Map<string, { version: number; python: string | undefined; pythonPath: string | undefined; launch: ImageLaunch | undefined }>();
+  // The interpreter and Python path of minipod's own images, as minipod starts (a queued job asks
+  // for its endpoint's launch: reading the environment each time cost more than the rest of it).
+  const { MINIPOD_PYTHON: python, PYTHONPATH: pythonPath } = process.env;
+  // Kept per endpoint while no document (endpoint, template, secret, Flash environment...) has changed.
+  const kept = new Map<string, { version: number; launch: ImageLaunch | undefined }>();
   return (endpointId) => {
     const version = documentsVersion(core.db);
-    const { MINIPOD_PYTHON: python, PYTHONPATH: pythonPath } = process.env;
     const hit = kept.get(endpointId);
-    if (hit !== undefined && hit.version === version && hit.python === python && hit.pythonPath === pythonPath) return hit.launch;
-    if (hit !== undefined && hit.version !== version) kept.clear();
+    if (hit !== undefined && hit.version === version) return hit.launch;
+    if (hit !== undefined) kept.clear();
     const launch = launchOf(endpointId);
-    kept.set(endpointId, { version, python, pythonPath, launch });
+    kept.set(endpointId, { version, launch });
     return launch;
   };
 
@@ -66,8 +67,8 @@ export function imageLauncher(
     // (a new build deployed is a new launch, so its workers start afresh).
     const artifact = core.services.flashEnvironments.artifactOf(endpoint.fields.flashEnvironmentId);
     if (artifact !== undefined) env.MINIPOD_FLASH_ARTIFACT = artifactPath(artifact);
-    if (rule.builtin && packageDir) env.PYTHONPATH = [packageDir, env.PYTHONPATH ?? process.env.PYTHONPATH].filter(Boolean).join(":");
-    return { command: imageCommand(rule, process.env.MINIPOD_PYTHON || "python3"), env, cwd: rule.cwd === undefined ? undefined : resolve(baseDir, rule.cwd) };
+    if (rule.builtin && packageDir) env.PYTHONPATH = [packageDir, env.PYTHONPATH ?? pythonPath].filter(Boolean).join(":");
+    return { command: imageCommand(rule, python || "python3"), env, cwd: rule.cwd === undefined ? undefined : resolve(baseDir, rule.cwd) };
   }
 }
 

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { imageLauncher } from "../../../src/compose/image-launch.js";
 import { API_KEY, inProcess, type InProcess } from "../../support/in-process.js";
 
@@ -45,5 +45,25 @@ describe("an endpoint's launch", () => {
 
     await gql("mutation($id: String!) { deleteEndpoint(id: $id) }", { id: saved.id });
     expect(launch(saved.id)).toBeUndefined();
+  });
+
+  it("of minipod's own images takes MINIPOD_PYTHON and PYTHONPATH as they were when minipod started", async () => {
+    vi.stubEnv("MINIPOD_PYTHON", "/opt/py/bin/python");
+    vi.stubEnv("PYTHONPATH", "/opt/lib");
+    try {
+      const launch = imageLauncher(e.core, { images: [] }, "/");
+      const saved = (await gql(SAVE, { input: { name: "f", template: { name: "f", imageName: "runpod/flash-cpu:py3.12-latest" } } })).saveEndpoint;
+      const first = launch(saved.id);
+      expect(first?.command[0]).toBe("/opt/py/bin/python");
+      expect(first?.env.PYTHONPATH?.split(":").at(-1)).toBe("/opt/lib");
+      vi.stubEnv("MINIPOD_PYTHON", "/elsewhere/python");
+      vi.stubEnv("PYTHONPATH", "/elsewhere");
+      // A document changed: the launch is made again, with the same interpreter and path.
+      await gql(SAVE, { input: { name: "g", template: { name: "g", imageName: "runpod/flash-cpu:py3.12-latest" } } });
+      expect(launch(saved.id)).not.toBe(first);
+      expect(launch(saved.id)).toEqual(first);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
