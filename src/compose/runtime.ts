@@ -1,4 +1,5 @@
 import type { GraphQLSchema } from "graphql";
+import { getHeapStatistics } from "node:v8";
 import type { FaultRuleSchema } from "../config/faults-schema.js";
 import { atConfigField } from "../config/load.js";
 import type { Config } from "../services/index.js";
@@ -6,6 +7,7 @@ import { openAiSettingsOf } from "../config/openai-schema.js";
 import { workerSettings } from "../config/workers-schema.js";
 import { VirtualClock } from "../domain/clock.js";
 import { Deadlines } from "../domain/deadlines.js";
+import { HELD_JOB_BYTES_LIMIT, HELD_JOB_HEAP_SHARE } from "../domain/bounds.js";
 import { HandlerRegistry } from "../domain/handlers/registry.js";
 import type { Handler } from "../domain/handlers/types.js";
 import { newWorkerId } from "../domain/ids.js";
@@ -103,7 +105,7 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     isStorageFull(e) ? failures.failed("(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
   );
   // In memory, a new job's row waits there until something reads jobs with SQL (store/job-writes.ts).
-  const held = o.db === ":memory:" && config.memory.heldJobRows > 0 ? { rows: config.memory.heldJobRows, bytes: config.memory.heldJobBytes, idleMs: config.memory.heldJobIdleMs } : undefined;
+  const held = o.db === ":memory:" && config.memory.heldJobRows > 0 ? { rows: config.memory.heldJobRows, bytes: config.memory.heldJobBytes ?? heldBytesDefault(), idleMs: config.memory.heldJobIdleMs } : undefined;
   const jobStore = new SqliteJobStore(db, writes, held);
   // The endpoints are documents like every resource: measured against their former table (1,000
   // endpoints), listing them all at start-up, a get and a save took no longer as documents.
@@ -304,4 +306,9 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
       db.close();
     },
   };
+}
+
+/** The bytes of job rows held in memory when the config does not say: a share of node's heap limit (`--max-old-space-size`). */
+export function heldBytesDefault(): number {
+  return Math.min(HELD_JOB_BYTES_LIMIT, Math.floor(getHeapStatistics().heap_size_limit * HELD_JOB_HEAP_SHARE));
 }

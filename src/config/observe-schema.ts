@@ -1,6 +1,5 @@
 import { z } from "zod";
 import {
-  HELD_JOB_BYTES_DEFAULT,
   HELD_JOB_BYTES_LIMIT,
   HELD_JOB_IDLE_MS_DEFAULT,
   HELD_JOB_IDLE_MS_LIMIT,
@@ -61,14 +60,14 @@ export const OBSERVE_CONFIG = {
         .max(HELD_JOB_ROWS_LIMIT)
         .default(HELD_JOB_ROWS_DEFAULT)
         .describe(
-          "Rows of new jobs the in-memory database (no --db) keeps in memory before writing them to SQLite: a job's row is written when something reads jobs with SQL (lists, GraphQL, metrics, snapshots, exports), past this or heldJobBytes, or once minipod is idle; a job whose retention ends first is never written. 0 writes each job at the end of its turn, as with --db",
+          "Rows of new jobs the in-memory database (no --db) keeps in memory before writing them to SQLite: a job's row is written when something reads jobs with SQL (lists, GraphQL, metrics, snapshots, exports), past this or heldJobBytes (the oldest, to make room), or once minipod is idle; a job whose retention ends first is never written. 0 writes each job at the end of its turn, as with --db",
         ),
       heldJobBytes: z
         .int()
         .min(0)
         .max(HELD_JOB_BYTES_LIMIT)
-        .default(HELD_JOB_BYTES_DEFAULT)
-        .describe("Bytes of the jobs heldJobRows keeps in memory, their payloads counted; past it, they are written to SQLite"),
+        .optional()
+        .describe("Bytes of the jobs heldJobRows keeps in memory (about 570 a small job), their payloads counted; past it, the oldest are written to SQLite. Default: an eighth of node's heap limit"),
       heldJobIdleMs: z
         .int()
         .min(1)
@@ -80,7 +79,6 @@ export const OBSERVE_CONFIG = {
       databaseBytes: MEMORY_DATABASE_BYTES_DEFAULT,
       requestBodyBytes: REQUEST_BODY_BYTES_DEFAULT,
       heldJobRows: HELD_JOB_ROWS_DEFAULT,
-      heldJobBytes: HELD_JOB_BYTES_DEFAULT,
       heldJobIdleMs: HELD_JOB_IDLE_MS_DEFAULT,
     })
     .describe("minipod's own memory bounds (see the README's Memory bounds)"),

@@ -63,16 +63,20 @@ export const MEMORY_DATABASE_BYTES_LIMIT = 64 * 1024 * 1024 * 1024;
 
 /**
  * Rows of new jobs an in-memory database (no `--db`) keeps in memory before writing them to
- * SQLite, and their bytes, by default and at most (`memory.heldJobRows`, `memory.heldJobBytes`):
- * a job's row is written when something reads jobs with SQL, past either bound, or once the
- * emulator is idle. 0 rows writes every job at the end of its turn, as a `--db` file does.
+ * SQLite, by default and at most (`memory.heldJobRows`), and their bytes at most
+ * (`memory.heldJobBytes`; by default a share of node's heap limit, `HELD_JOB_HEAP_SHARE`): a job's
+ * row is written when something reads jobs with SQL, past either bound (the oldest, to make room),
+ * or once the emulator is idle; one whose retention ends first is never written. 0 rows writes
+ * every job at the end of its turn, as a `--db` file does. A held job is the job object the store
+ * keeps anyway, about 570 bytes of heap for a small one.
  */
-export const HELD_JOB_ROWS_DEFAULT = 5_000;
+export const HELD_JOB_ROWS_DEFAULT = 1_000_000;
 export const HELD_JOB_ROWS_LIMIT = 10_000_000;
-export const HELD_JOB_BYTES_DEFAULT = 16 * 1024 * 1024;
 export const HELD_JOB_BYTES_LIMIT = 16 * 1024 * 1024 * 1024;
+/** Without `memory.heldJobBytes`, the rows held take at most this share of node's heap limit (an eighth: 518 MB of node's 4 GB default, 54 MB with `--max-old-space-size=384`). */
+export const HELD_JOB_HEAP_SHARE = 1 / 8;
 /** Real ms without a job written after which the rows held are written, by default and at most (`memory.heldJobIdleMs`). */
-export const HELD_JOB_IDLE_MS_DEFAULT = 50;
+export const HELD_JOB_IDLE_MS_DEFAULT = 1_000;
 export const HELD_JOB_IDLE_MS_LIMIT = 3_600_000;
 
 /**

@@ -4,13 +4,15 @@ import type { Db } from "./db.js";
 import { nextDeadline } from "../domain/job.js";
 import { COLUMNS, PARAMS, UPDATES, type JobColumns } from "./job-rows.js";
 import { payloadBytes } from "./job-weight.js";
+import { DeadlineRuns } from "./deadline-runs.js";
+import { HeldRows } from "./held-rows.js";
 import { RowInserter } from "./row-inserter.js";
 import type { WriteBehind } from "./write-behind.js";
 
 /** A write waiting for the end of the turn: the job as it will be written, or its deletion. */
 type PendingWrite =
-  /** A job that is not in the database yet: one INSERT of the whole row. */
-  | { op: "insert"; job: Job }
+  /** A job that is not in the database yet: one INSERT of the whole row (`held`: a row held in memory changed). */
+  | { op: "insert"; job: Job; held?: true }
   /** A row that is there: an UPDATE of the fields changed since it was written. */
   | { op: "update"; job: Job; fields: Array<keyof Job> }
   /** The whole row, whether it is there or not (it may have been deleted meanwhile). */
@@ -31,6 +33,10 @@ export interface Holding {
 /** The bytes a held job takes, about: its payloads, and its fields. */
 const rowBytes = (job: Job): number => 512 + payloadBytes(job);
 
+/** Past a bound, the oldest rows are written until this much is left under it (of rows, of bytes), a sixteenth of the bound at most. */
+const TRIM_ROWS = 2_048;
+const TRIM_BYTES = 1024 * 1024;
+
 /**
  * The job writes of the current turn, one per job: each new write of a job folds into the one
  * waiting (an insert then two updates stay one INSERT of the last state; an insert then a delete
@@ -49,14 +55,23 @@ export class JobWrites {
    * the bound, when the emulator is idle, or never (its retention ended first). A row held is never
    * also in the database: a job changed again leaves it for a pending write of its whole row.
    */
-  private held = new Map<string, Job>();
+  private readonly held = new HeldRows();
   private heldBytes = 0;
+  /** The deadlines of the rows held (entries of rows that left or changed are dropped as met). */
+  private readonly heldDeadlines = new DeadlineRuns();
   /** No more than the least deadline of the rows held (it may be lower: then the deadline timer looks early). */
   private heldMin = Infinity;
-  /** The flush under way writes the rows held: a reader asked, a snapshot, an export, the idle timer. */
+  /** The flush under way writes the rows held: a reader asked, a snapshot, an export. */
   private writeHeld = false;
+  /**
+   * The emulator is idle (`Holding.idleMs`): each end of a turn writes the oldest generation of
+   * rows held (held-rows.ts) until none is left or a job is written. A few milliseconds of SQLite a
+   * turn, so a request arriving meanwhile waits no longer than that, however many rows a burst of
+   * jobs left held.
+   */
+  private draining = false;
   /** The held rows being written, and the jobs of the turn among them, until committed (restored if it fails). */
-  private writing: { rows: Map<string, Job>; turn: ReadonlyMap<string, PendingWrite> } | undefined;
+  private writing: { rows: Job[]; turn: ReadonlyMap<string, PendingWrite> } | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   /** A job was written since the idle timer was armed. */
   private active = false;
@@ -105,9 +120,8 @@ export class JobWrites {
             this.settle(undefined);
             return false;
           }
-          this.writeHeld = true; // past the bound: every row held is written now
         }
-        return this.pending.size > 0 || (this.writeHeld && this.held.size > 0);
+        return this.pending.size > 0 || this.heldToWrite() > 0;
       },
       write: () => this.writeAll(),
       committed: () => {
@@ -147,27 +161,20 @@ export class JobWrites {
    */
   heldDue(now: number, n: number): { ids: string[]; next: number } {
     if (this.heldMin > now) return { ids: [], next: this.heldMin };
-    const due: Array<[string, number]> = [];
-    let next = Infinity;
-    let least = Infinity;
-    for (const [id, job] of this.held) {
-      const at = nextDeadline(job);
-      if (at < least) least = at;
-      if (at > now) {
-        if (at < next) next = at;
-      } else if (due.push([id, at]) === n) {
-        next = now;
-        break;
-      }
-    }
-    // A scan cut short leaves the least deadline as it was: no higher than the truth.
-    if (next !== now) this.heldMin = least;
-    due.sort((a, b) => a[1] - b[1]);
-    return { ids: due.map(([id]) => id), next };
+    const due = this.heldDeadlines.due(now, n, this.isHeldDeadline);
+    // Given the first due entries, the least deadline is theirs or the one after them.
+    this.heldMin = due.ids.length > 0 ? now : due.next;
+    return due;
   }
 
+  /** Whether a deadline entry is still its held job's. */
+  private readonly isHeldDeadline = (id: string, at: number): boolean => {
+    const job = this.held.get(id);
+    return job !== undefined && nextDeadline(job) === at;
+  };
+
+  /** A new job, by an id no job has (as the table's primary key requires): none of its rows is held. */
   inserted(job: Job): void {
-    this.dropHeld(job.id);
     // A row deleted earlier in this turn is still in the database until the turn's end.
     this.later(job.id, this.pending.get(job.id)?.op === "delete" ? { op: "upsert", job } : { op: "insert", job });
   }
@@ -177,7 +184,7 @@ export class JobWrites {
     const before = this.pending.get(job.id);
     // Held, never written: its whole row is written (or held) again, in its new state, keeping its
     // place among the rows held (they are written in the order they came: a batch's rows are listed so).
-    if (before === undefined && this.held.has(job.id)) return this.later(job.id, { op: "insert", job });
+    if (before === undefined && this.held.get(job.id) !== undefined) return this.later(job.id, { op: "insert", job, held: true });
     // Still to be inserted (a job started and finished in the turn it came): its last state is the row.
     if (before?.op === "insert") {
       before.job = job;
@@ -222,6 +229,8 @@ export class JobWrites {
   clear(): void {
     this.pending.clear();
     this.held.clear();
+    this.heldDeadlines.clear();
+    this.draining = false;
     this.heldBytes = 0;
     this.heldMin = Infinity;
     this.writing = undefined;
@@ -237,31 +246,63 @@ export class JobWrites {
     return this.held.size > holding.rows || this.heldBytes > holding.bytes;
   }
 
+  /**
+   * How many of the rows held the end of this turn writes, oldest first: all of them when a
+   * reader asked; past a bound, enough to leave a margin under it; while idle, a slice.
+   */
+  private heldToWrite(): number {
+    const h = this.holding;
+    if (!h || this.held.size === 0) return 0;
+    if (this.writeHeld) return this.held.size;
+    if (this.overBound(h)) {
+      const rows = Math.max(0, this.held.size - (h.rows - Math.min(TRIM_ROWS, Math.ceil(h.rows / 16))));
+      if (this.heldBytes <= h.bytes - Math.min(TRIM_BYTES, Math.ceil(h.bytes / 16)) || rows >= this.held.size) return Math.max(1, rows);
+      // Over the bytes: the oldest until enough bytes are written.
+      let bytes = this.heldBytes - (h.bytes - Math.min(TRIM_BYTES, Math.ceil(h.bytes / 16)));
+      let n = 0;
+      for (const job of this.held.values()) {
+        n++;
+        bytes -= rowBytes(job);
+        if (bytes <= 0) break;
+      }
+      return Math.max(n, rows);
+    }
+    return this.draining ? this.held.oldestSize() : 0;
+  }
+
   private later(id: string, write: PendingWrite): void {
     this.pending.set(id, write);
     this.active = true;
+    // Jobs come again: the idle timer, armed again, says when to go on writing the rows held.
+    this.draining = false;
     this.writes.schedule();
   }
 
   /** Forgets a held row; whether there was one. */
   private dropHeld(id: string): boolean {
-    const job = this.held.get(id);
+    const job = this.held.delete(id);
     if (job === undefined) return false;
-    this.held.delete(id);
     this.heldBytes -= rowBytes(job);
     return true;
   }
 
-  /** Holds a job's row; whether it held one of the job before (then the job was changed: see `holdTurn`). */
-  private hold(job: Job): boolean {
-    // A job held again in its new state keeps its place (a Map keeps the order keys came in).
-    const before = this.held.get(job.id);
-    if (before !== undefined) this.heldBytes -= rowBytes(before);
-    this.held.set(job.id, job);
+  /**
+   * Holds a job's row (a new job's, or one held before that changed: `w.held`); whether it held one
+   * of the job before (then the job was changed: see `holdTurn`). A new job's id is looked up in
+   * none of the maps: the held rows' is large, and each look-up there costs a few cache misses.
+   */
+  private hold(w: { job: Job; held?: true }): boolean {
+    const job = w.job;
+    if (w.held) {
+      // A job held again in its new state keeps its place.
+      const before = this.held.replace(job);
+      if (before !== undefined) this.heldBytes -= rowBytes(before);
+    } else this.held.add(job);
     this.heldBytes += rowBytes(job);
     const at = nextDeadline(job);
+    this.heldDeadlines.add(job.id, at);
     if (at < this.heldMin) this.heldMin = at;
-    return before !== undefined;
+    return w.held === true;
   }
 
   /** Holds the rows of the turn's new jobs (every write waiting is an insert). */
@@ -270,8 +311,14 @@ export class JobWrites {
     this.pending = new Map();
     // A new job is not told yet: it is found among the rows held (`heldJob`), and told once its
     // row is written. One held again in a new state is told now: the store may keep it at hand.
-    for (const w of writes.values()) if (w.op === "insert" && this.hold(w.job)) this.onWritten(w.job);
+    for (const w of writes.values()) if (w.op === "insert" && this.hold(w)) this.onWritten(w.job);
+    this.compactDeadlines();
     this.armIdle();
+  }
+
+  /** Once the deadline entries outnumber the rows held twice over, the stale ones go. */
+  private compactDeadlines(): void {
+    if (this.heldDeadlines.size > 2 * this.held.size + 4_096) this.heldDeadlines.compact(this.isHeldDeadline);
   }
 
   private writeAll(): void {
@@ -286,29 +333,40 @@ export class JobWrites {
         this.write(id, w);
         wrote = true;
       } else if (this.holding) {
-        if (this.hold(w.job)) this.onWritten(w.job);
+        if (this.hold(w)) this.onWritten(w.job);
       } else inserts.push(w.job);
     }
     if (inserts.length > 0) {
       this.inserts.insert(inserts);
       wrote = true;
     }
-    const h = this.holding;
-    if (h && this.held.size > 0 && (this.writeHeld || this.overBound(h))) {
-      const rows = this.held;
-      this.held = new Map();
-      this.heldBytes = 0;
-      this.heldMin = Infinity;
-      this.writing = { rows, turn: writes };
-      const all = [...rows.values()];
-      this.heldInserts.insert(all);
-      for (let i = Math.max(0, all.length - this.toldMax); i < all.length; i++) this.onWritten(all[i]!);
+    const count = this.heldToWrite();
+    if (count > 0) {
+      this.writeOldest(count, writes);
       wrote = true;
     }
     this.writeHeld = false;
     if (wrote) this.unconfirmed = true;
     for (const w of writes.values()) if (w.op === "update" || w.op === "upsert" || (w.op === "insert" && !this.holding)) this.onWritten(w.job);
-    if (this.held.size > 0) this.armIdle();
+    this.compactDeadlines();
+    if (this.held.size === 0) this.draining = false;
+    else if (this.draining) this.writes.schedule(); // the next slice at the end of the next turn
+    else this.armIdle();
+  }
+
+  /** Writes the `count` oldest rows held, several to a statement. */
+  private writeOldest(count: number, turn: ReadonlyMap<string, PendingWrite>): void {
+    const all = this.held.takeOldest(count);
+    if (this.held.size === 0) {
+      this.heldBytes = 0;
+      this.heldMin = Infinity;
+      this.heldDeadlines.clear();
+    } else for (const job of all) this.heldBytes -= rowBytes(job);
+    this.writing = { rows: all, turn };
+    this.heldInserts.insert(all);
+    // The newest are told (the store keeps them at hand), and only when no newer row stays held:
+    // the oldest rows, written to make room, are read from SQLite if ever asked for.
+    if (this.held.size === 0) for (let i = Math.max(0, all.length - this.toldMax); i < all.length; i++) this.onWritten(all[i]!);
   }
 
   /**
@@ -321,11 +379,10 @@ export class JobWrites {
     this.writing = undefined;
     if (!w) return;
     const refused = this.durable !== undefined;
-    for (const [id, job] of w.rows) {
-      if (this.held.has(id) || this.pending.has(id) || (refused && w.turn.has(id))) continue;
-      this.held.set(id, job);
-      this.heldBytes += rowBytes(job);
-      this.heldMin = Math.min(this.heldMin, nextDeadline(job));
+    for (const job of w.rows) {
+      const id = job.id;
+      if (this.held.get(id) !== undefined || this.pending.has(id) || (refused && w.turn.has(id))) continue;
+      this.hold({ job, held: true });
     }
   }
 
@@ -340,7 +397,7 @@ export class JobWrites {
       this.idleTimer = undefined;
       if (this.held.size === 0) return;
       if (this.active) return this.armIdle();
-      this.writeHeld = true;
+      this.draining = true;
       this.writes.schedule();
     }, this.holding?.idleMs);
     this.idleTimer.unref();

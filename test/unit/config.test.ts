@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { parseCli } from "../../src/config/cli-args.js";
 import { configJsonSchema, loadConfigFile, parseConfig } from "../../src/compose/config.js";
 import { ConfigError } from "../../src/config/load.js";
+import { getHeapStatistics } from "node:v8";
+import { heldBytesDefault } from "../../src/compose/runtime.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 
@@ -12,6 +14,14 @@ describe("config", () => {
     // No mode: the minipod command takes real, createEmulator auto (see startEmulator).
     expect(c.clock).toEqual({ speed: 1 });
     expect(c.endpoints[0]).toMatchObject({ id: "a", handler: "echo", workersMin: 0, workersMax: 3, idleTimeout: 5, coldStartMs: 1000 });
+  });
+
+  it("holds new jobs' rows in memory up to a million, and their bytes up to an eighth of node's heap limit unless memory.heldJobBytes says", () => {
+    const c = parseConfig({ endpoints: [{ id: "a" }] });
+    expect(c.memory).toMatchObject({ heldJobRows: 1_000_000, heldJobIdleMs: 1_000 });
+    expect(c.memory.heldJobBytes).toBeUndefined();
+    expect(heldBytesDefault()).toBe(Math.floor(getHeapStatistics().heap_size_limit / 8));
+    expect(parseConfig({ endpoints: [{ id: "a" }], memory: { heldJobBytes: 1024 } }).memory.heldJobBytes).toBe(1024);
   });
 
   it("names every bad field and why", () => {

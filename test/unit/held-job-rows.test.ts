@@ -110,16 +110,23 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
     }
   });
 
-  it("are written, several to a statement, at the end of the turn that passes the bound of rows or of bytes", () => {
-    const { db, store, endOfTurn } = heldStore(3);
-    for (const id of ["a", "b", "c"]) store.insert(job(id));
+  it("past the bound of rows or of bytes, are written oldest first, several to a statement, until a margin under it is left; the newer stay held", () => {
+    const { db, store, endOfTurn } = heldStore(32);
+    const id = (i: number) => `j${String(i).padStart(2, "0")}`;
+    for (let i = 0; i < 32; i++) store.insert(job(id(i), { queueSeq: i + 1 }));
     endOfTurn();
     expect(rowsIn(db)).toBe(0);
-    store.insert(job("d"));
+    store.insert(job(id(32), { queueSeq: 33 }));
     // The turn that passes the bound writes, so its answers wait for the commit.
     expect(store.whenDurable()).toBeInstanceOf(Promise);
     endOfTurn();
-    expect(rowsIn(db)).toBe(4);
+    // 33 held, bound 32, a sixteenth of it (2) left free: the 3 oldest written.
+    expect((db.prepare("SELECT id FROM jobs ORDER BY rowid").all() as { id: string }[]).map((r) => r.id)).toEqual([id(0), id(1), id(2)]);
+    expect(store.get(id(3))?.id).toBe(id(3));
+    expect(store.get(id(0))?.id).toBe(id(0));
+    // A reader writes the rest, after them, in the order they came.
+    expect(store.list({ limit: 1, offset: 0 }).total).toBe(33);
+    expect((db.prepare("SELECT id FROM jobs ORDER BY rowid").all() as { id: string }[]).map((r) => r.id)).toEqual(Array.from({ length: 33 }, (_, i) => id(i)));
 
     const bytes = heldStore(1_000, 4_000);
     bytes.store.insert(job("small"));
@@ -128,6 +135,17 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
     bytes.store.insert(job("large", { input: { text: "x".repeat(5_000) } }));
     bytes.endOfTurn();
     expect(rowsIn(bytes.db)).toBe(2);
+
+    // Past the bytes, only as many of the oldest as make room.
+    const some = heldStore(1_000, 12_000);
+    some.store.insert(job("big1", { input: { text: "x".repeat(5_000) } }));
+    some.store.insert(job("s1", { queueSeq: 2 }));
+    some.store.insert(job("s2", { queueSeq: 3 }));
+    some.endOfTurn();
+    expect(rowsIn(some.db)).toBe(0);
+    some.store.insert(job("big2", { queueSeq: 4, input: { text: "y".repeat(5_000) } }));
+    some.endOfTurn();
+    expect((some.db.prepare("SELECT id FROM jobs").all() as { id: string }[]).map((r) => r.id)).toEqual(["big1"]);
   });
 
   it("are written once no job was written for a while (the emulator is idle), not while jobs keep coming", () => {
@@ -143,6 +161,28 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
     vi.advanceTimersByTime(IDLE_MS);
     vi.advanceTimersByTime(1); // the flush it asked for, at the end of that turn
     expect(rowsIn(db)).toBe(2);
+  });
+
+  it("once idle, are written a generation (4,096 rows) at each end of a turn, and no more once jobs come again", () => {
+    vi.useFakeTimers();
+    const { db, store, endOfTurn } = heldStore(100_000, 1024 * 1024 * 1024);
+    const id = (i: number) => `j${String(i).padStart(5, "0")}`;
+    for (let i = 0; i < 10_000; i++) store.insert(job(id(i), { queueSeq: i + 1 }));
+    endOfTurn();
+    expect(rowsIn(db)).toBe(0);
+    vi.advanceTimersByTime(IDLE_MS);
+    vi.advanceTimersByTime(1); // the first end of a turn after it
+    expect(rowsIn(db)).toBe(4_096);
+    vi.advanceTimersByTime(1);
+    expect(rowsIn(db)).toBe(8_192);
+    // A job comes: the rest stays held until the emulator is idle again.
+    store.insert(job("late", { queueSeq: 10_001 }));
+    endOfTurn();
+    vi.advanceTimersByTime(1);
+    expect(rowsIn(db)).toBe(8_192);
+    vi.advanceTimersByTime(IDLE_MS + 2);
+    expect(rowsIn(db)).toBe(10_001);
+    expect((db.prepare("SELECT id FROM jobs ORDER BY rowid DESC LIMIT 1").get() as { id: string }).id).toBe("late");
   });
 
   it("of a job whose retention ends before they were written are dropped: the deadline timer reads them from memory", () => {
@@ -188,6 +228,35 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
     expect(seen.sort()).toEqual(["j0", "j1", "j2", "j3", "j4"]);
     store.flush();
     expect(rowsIn(db)).toBe(0);
+  });
+
+  it("fall due at their new deadline once changed in a later turn, and the deadlines they no longer have do not pile up", () => {
+    const { store, endOfTurn } = heldStore(100_000, 1024 * 1024 * 1024);
+    const writes = (store as unknown as { behind: { heldDeadlines: { size: number } } }).behind;
+    const id = (i: number) => `j${String(i).padStart(5, "0")}`;
+    // Held queued (their deadline the ttl, a day on), then finished a turn later (retention: sooner).
+    for (let i = 0; i < 6_000; i++) store.insert(job(id(i), { queueSeq: i + 1, expiresAt: 86_400_000 + i }));
+    endOfTurn();
+    for (let i = 0; i < 6_000; i++) {
+      const j = store.get(id(i))!;
+      store.save({ ...j, status: "COMPLETED", output: i, completedAt: 2000, retainUntil: 10_000 + i }, ["status", "output", "completedAt", "retainUntil"], j);
+    }
+    endOfTurn();
+    expect(writes.heldDeadlines.size).toBeLessThanOrEqual(2 * 6_000 + 4_096);
+    expect(store.due(9_999, 10)).toEqual({ jobs: [], next: 10_000 });
+    const due = store.due(10_002, 10);
+    expect(due.jobs.map((j) => j.id)).toEqual([id(0), id(1), id(2)]);
+    expect(due.next).toBe(10_003);
+    // Changed again and again: the stale deadlines are dropped as they pile up.
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 6_000; i++) {
+        const j = store.get(id(i))!;
+        store.save({ ...j, retainUntil: j.retainUntil! + 1 }, ["retainUntil"], j);
+      }
+      endOfTurn();
+    }
+    expect(writes.heldDeadlines.size).toBeLessThanOrEqual(2 * 6_000 + 4_096);
+    expect(store.due(20_000, 2).jobs.map((j) => j.id)).toEqual([id(0), id(1)]);
   });
 
   it("orders due jobs held and written by their deadlines", () => {

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import type { Job } from "../../src/domain/job.js";
+import { HeldRows } from "../../src/store/held-rows.js";
+import { queuedJob as job } from "../support/jobs.js";
+
+const ids = (jobs: Iterable<Job>) => [...jobs].map((j) => j.id);
+const id = (i: number) => `j${String(i).padStart(5, "0")}`;
+
+describe("the rows held in memory, by generation", () => {
+  it("finds each job by id across generations, in the order they came, and takes the oldest out first", () => {
+    const rows = new HeldRows();
+    for (let i = 0; i < 10_000; i++) rows.add(job(id(i)));
+    expect(rows.size).toBe(10_000);
+    expect((rows as unknown as { gens: unknown[] }).gens.length).toBe(3); // 4,096 a generation
+    for (const i of [0, 4_095, 4_096, 9_999]) expect(rows.get(id(i))?.id).toBe(id(i));
+    expect(rows.get("nope")).toBeUndefined();
+    expect(rows.oldestSize()).toBe(4_096);
+    // Part of a generation, then whole ones.
+    expect(ids(rows.takeOldest(3))).toEqual([id(0), id(1), id(2)]);
+    expect(rows.oldestSize()).toBe(4_093);
+    const next = rows.takeOldest(5_000);
+    expect(next.length).toBe(5_000);
+    expect(next[0]!.id).toBe(id(3));
+    expect(next[4_999]!.id).toBe(id(5_002));
+    expect(rows.size).toBe(4_997);
+    expect(rows.get(id(5_002))).toBeUndefined();
+    expect(rows.get(id(5_003))?.id).toBe(id(5_003));
+    expect(ids(rows.values())[0]).toBe(id(5_003));
+  });
+
+  it("keeps a changed job in its place, forgets a deleted one, and finds ids that do not come in order", () => {
+    const rows = new HeldRows();
+    // Batch request ids, in no order of their own.
+    for (const k of ["m", "c", "x", "a"]) rows.add(job(k));
+    const changed = { ...job("c"), status: "IN_PROGRESS" as const };
+    expect(rows.replace(changed)?.status).toBe("IN_QUEUE");
+    expect(rows.get("c")).toBe(changed);
+    expect(ids(rows.values())).toEqual(["m", "c", "x", "a"]);
+    expect(rows.delete("x")?.id).toBe("x");
+    expect(rows.delete("x")).toBeUndefined();
+    expect(rows.size).toBe(3);
+    // Not held: added after the others.
+    expect(rows.replace(job("z"))).toBeUndefined();
+    expect(ids(rows.values())).toEqual(["m", "c", "a", "z"]);
+    for (const k of ["m", "c", "a", "z"]) expect(rows.get(k)?.id).toBe(k);
+    rows.clear();
+    expect(rows.size).toBe(0);
+    expect(rows.get("m")).toBeUndefined();
+  });
+});
