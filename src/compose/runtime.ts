@@ -105,7 +105,8 @@ async function assemble(o: RuntimeOptions, db: Db): Promise<EmulatorRuntime> {
     isStorageFull(e) ? failures.failed("(a write of", "the end of a turn)", e) : log.error(`could not write this turn's changes to the database: ${(e as Error).message}`),
   );
   // In memory, a new job's row waits there until something reads jobs with SQL (store/job-writes.ts).
-  const held = o.db === ":memory:" && config.memory.heldJobRows > 0 ? { rows: config.memory.heldJobRows, bytes: config.memory.heldJobBytes ?? heldBytesDefault(), idleMs: config.memory.heldJobIdleMs } : undefined;
+  const memory = config.memory;
+  const held = o.db === ":memory:" && memory.heldJobRows > 0 ? { rows: memory.heldJobRows, bytes: memory.heldJobBytes ?? heldBytesDefault(), idleMs: memory.heldJobIdleMs } : undefined;
   const jobStore = new SqliteJobStore(db, writes, held);
   // The endpoints are documents like every resource: measured against their former table (1,000
   // endpoints), listing them all at start-up, a get and a save took no longer as documents.

@@ -3,7 +3,7 @@ import type { Job } from "../domain/job.js";
 /** Rows of one generation at most: a map this small stays in the CPU's caches. */
 const GENERATION_ROWS = 4_096;
 
-/** The jobs held in one generation, in the order they came, and the least and greatest of their ids. */
+/** The jobs held in one generation, in the order they came, and the least and greatest of their ids' `orderKey`s. */
 interface Generation {
   rows: Map<string, Job>;
   min: string;
@@ -17,8 +17,9 @@ interface Generation {
  * of thousands of jobs cost a few cache misses at each new job (its table far larger than the
  * caches) and a copy of it all at each doubling; a generation's map does not.
  *
- * Job ids sort by creation (ids.ts), so each generation covers a range of ids of its own, and a
- * look-up by id reads only the generations whose range holds it: mostly one.
+ * Job ids sort by creation (ids.ts; a `/runsync` job's after its `sync-`), so each generation
+ * covers a range of ids of its own, and a look-up by id reads only the generations whose range
+ * holds it: mostly one.
  */
 export class HeldRows {
   private gens: Generation[] = [];
@@ -30,9 +31,10 @@ export class HeldRows {
 
   get(id: string): Job | undefined {
     const gens = this.gens;
+    const key = orderKey(id);
     for (let i = gens.length - 1; i >= 0; i--) {
       const g = gens[i]!;
-      if (id >= g.min && id <= g.max) {
+      if (key >= g.min && key <= g.max) {
         const job = g.rows.get(id);
         if (job !== undefined) return job;
       }
@@ -43,11 +45,12 @@ export class HeldRows {
   /** Holds a job not held yet, after every other. */
   add(job: Job): void {
     let g = this.gens[this.gens.length - 1];
+    const key = orderKey(job.id);
     if (g === undefined || g.rows.size >= GENERATION_ROWS) {
-      g = { rows: new Map(), min: job.id, max: job.id };
+      g = { rows: new Map(), min: key, max: key };
       this.gens.push(g);
-    } else if (job.id < g.min) g.min = job.id;
-    else if (job.id > g.max) g.max = job.id;
+    } else if (key < g.min) g.min = key;
+    else if (key > g.max) g.max = key;
     g.rows.set(job.id, job);
     this.count++;
   }
@@ -117,13 +120,17 @@ export class HeldRows {
 
   private indexOf(id: string): number {
     const gens = this.gens;
+    const key = orderKey(id);
     for (let i = gens.length - 1; i >= 0; i--) {
       const g = gens[i]!;
-      if (id >= g.min && id <= g.max && g.rows.has(id)) return i;
+      if (key >= g.min && key <= g.max && g.rows.has(id)) return i;
     }
     return -1;
   }
 }
+
+/** What an id is ordered by: a `/runsync` job's id after its `sync-`, so that both kinds of ids made in the same ms sort together. */
+const orderKey = (id: string): string => (id.startsWith("sync-") ? id.slice(5) : id);
 
 function* valuesOf(gens: readonly Generation[]): IterableIterator<Job> {
   for (const g of gens) yield* g.rows.values();

@@ -28,6 +28,24 @@ describe("the rows held in memory, by generation", () => {
     expect(ids(rows.values())[0]).toBe(id(5_003));
   });
 
+  it("reads one generation for an id, /run and /runsync ids alike (a runsync id is ordered after its sync-)", () => {
+    const rows = new HeldRows();
+    const at = (i: number) => `${(0x19ac0000000 + i).toString(16).padStart(12, "0")}`;
+    // Ids as ids.ts makes them, the two kinds interleaved, 3 generations.
+    const idOf = (i: number) => `${i % 2 ? "sync-" : ""}${at(i).slice(0, 8)}-${at(i).slice(8, 12)}-0000-abcd-0123456789ab-u1`;
+    for (let i = 0; i < 12_000; i++) rows.add(job(idOf(i)));
+    const gens = (rows as unknown as { gens: Array<{ rows: Map<string, unknown>; min: string; max: string }> }).gens;
+    expect(gens.length).toBe(3);
+    for (const i of [5, 6, 4_100, 11_999]) {
+      const holding = gens.filter((g) => {
+        const key = idOf(i).replace(/^sync-/, "");
+        return key >= g.min && key <= g.max;
+      });
+      expect(holding.length).toBe(1);
+      expect(rows.get(idOf(i))?.id).toBe(idOf(i));
+    }
+  });
+
   it("keeps a changed job in its place, forgets a deleted one, and finds ids that do not come in order", () => {
     const rows = new HeldRows();
     // Batch request ids, in no order of their own.
