@@ -1,11 +1,11 @@
 import type { Statement } from "better-sqlite3";
 import type { Job } from "../domain/job.js";
 import type { Db } from "./db.js";
-import { nextDeadline } from "../domain/job.js";
 import { COLUMNS, PARAMS, UPDATES, type JobColumns } from "./job-rows.js";
-import { payloadBytes } from "./job-weight.js";
-import { DeadlineRuns } from "./deadline-runs.js";
-import { HeldRows } from "./held-rows.js";
+import { heavy } from "./job-weight.js";
+import { HeldJobs, type Holding } from "./held-jobs.js";
+
+export type { Holding };
 import { RowInserter } from "./row-inserter.js";
 import type { WriteBehind } from "./write-behind.js";
 
@@ -20,24 +20,6 @@ type PendingWrite =
   | { op: "delete" };
 
 /**
- * How many rows of jobs never written may wait in memory, and their bytes (`memory.heldJobRows`,
- * `memory.heldJobBytes`): past either, the end of the turn writes them all.
- */
-export interface Holding {
-  rows: number;
-  bytes: number;
-  /** Real ms without a job write after which the rows held are written (the emulator is idle): `memory.heldJobIdleMs`. */
-  idleMs: number;
-}
-
-/** The bytes a held job takes, about: its payloads, and its fields. */
-const rowBytes = (job: Job): number => 512 + payloadBytes(job);
-
-/** Past a bound, the oldest rows are written until this much is left under it (of rows, of bytes), a sixteenth of the bound at most. */
-const TRIM_ROWS = 2_048;
-const TRIM_BYTES = 1024 * 1024;
-
-/**
  * The job writes of the current turn, one per job: each new write of a job folds into the one
  * waiting (an insert then two updates stay one INSERT of the last state; an insert then a delete
  * never reaches the database). `WriteBehind` writes them at the end of the turn, in its
@@ -47,20 +29,13 @@ export class JobWrites {
   /** By job id, in the order jobs were first written. */
   private pending = new Map<string, PendingWrite>();
   /**
-   * With `holding` (a database in memory): the jobs not in the database yet, by id, each the job
-   * object the store keeps at hand anyway (jobs are changed by copying, never in place): a copy of
-   * its row's values made each job's texts outlive the young generation, which cost more CPU and
-   * memory than the row's INSERT it put off (bench/RESULTS-pipeline.md). A job's first write lands here at
-   * the end of its turn instead of in SQLite; it is written when a reader asks (`needAll`), past
-   * the bound, when the emulator is idle, or never (its retention ended first). A row held is never
-   * also in the database: a job changed again leaves it for a pending write of its whole row.
+   * With `holding` (a database in memory): the jobs not in the database yet (held-jobs.ts). A
+   * job's first write lands there at the end of its turn instead of in SQLite; it is written when a
+   * reader asks (`needAll`), past the bound, when the emulator is idle, or never (its retention
+   * ended first). A row held is never also in the database: a job changed again leaves it for a
+   * pending write of its whole row.
    */
-  private readonly held = new HeldRows();
-  private heldBytes = 0;
-  /** The deadlines of the rows held (entries of rows that left or changed are dropped as met). */
-  private readonly heldDeadlines = new DeadlineRuns();
-  /** No more than the least deadline of the rows held (it may be lower: then the deadline timer looks early). */
-  private heldMin = Infinity;
+  private readonly held = new HeldJobs();
   /** The flush under way writes the rows held: a reader asked, a snapshot, an export. */
   private writeHeld = false;
   /**
@@ -115,7 +90,7 @@ export class JobWrites {
         // here, and the turn opens no transaction for them.
         if (this.holding && this.pending.size > 0 && !this.unconfirmed && !this.writeHeld && this.onlyInserts()) {
           this.holdTurn();
-          if (!this.overBound(this.holding)) {
+          if (!this.held.overBound(this.holding)) {
             // The answers that waited for the end of the turn leave now, together.
             this.settle(undefined);
             return false;
@@ -160,18 +135,8 @@ export class JobWrites {
    * timer its own rows, not a scan of every row held.
    */
   heldDue(now: number, n: number): { ids: string[]; next: number } {
-    if (this.heldMin > now) return { ids: [], next: this.heldMin };
-    const due = this.heldDeadlines.due(now, n, this.isHeldDeadline);
-    // Given the first due entries, the least deadline is theirs or the one after them.
-    this.heldMin = due.ids.length > 0 ? now : due.next;
-    return due;
+    return this.held.due(now, n);
   }
-
-  /** Whether a deadline entry is still its held job's. */
-  private readonly isHeldDeadline = (id: string, at: number): boolean => {
-    const job = this.held.get(id);
-    return job !== undefined && nextDeadline(job) === at;
-  };
 
   /** A new job, by an id no job has (as the table's primary key requires): none of its rows is held. */
   inserted(job: Job): void {
@@ -201,8 +166,8 @@ export class JobWrites {
     // A job inserted in this turn never reaches the database.
     if (this.pending.get(id)?.op === "insert") {
       this.pending.delete(id);
-      this.dropHeld(id);
-    } else if (!this.dropHeld(id)) this.later(id, { op: "delete" });
+      this.held.drop(id);
+    } else if (!this.held.drop(id)) this.later(id, { op: "delete" });
   }
 
   /**
@@ -229,45 +194,20 @@ export class JobWrites {
   clear(): void {
     this.pending.clear();
     this.held.clear();
-    this.heldDeadlines.clear();
     this.draining = false;
-    this.heldBytes = 0;
-    this.heldMin = Infinity;
     this.writing = undefined;
     this.settle(undefined);
   }
 
+  /** Every write waiting is a new job's row that may be held (a heavy job's is written, its payloads out of the heap). */
   private onlyInserts(): boolean {
-    for (const w of this.pending.values()) if (w.op !== "insert") return false;
+    for (const w of this.pending.values()) if (w.op !== "insert" || heavy(w.job)) return false;
     return true;
   }
 
-  private overBound(holding: Holding): boolean {
-    return this.held.size > holding.rows || this.heldBytes > holding.bytes;
-  }
-
-  /**
-   * How many of the rows held the end of this turn writes, oldest first: all of them when a
-   * reader asked; past a bound, enough to leave a margin under it; while idle, a slice.
-   */
+  /** How many of the rows held the end of this turn writes, oldest first (see `HeldJobs.toWrite`). */
   private heldToWrite(): number {
-    const h = this.holding;
-    if (!h || this.held.size === 0) return 0;
-    if (this.writeHeld) return this.held.size;
-    if (this.overBound(h)) {
-      const rows = Math.max(0, this.held.size - (h.rows - Math.min(TRIM_ROWS, Math.ceil(h.rows / 16))));
-      if (this.heldBytes <= h.bytes - Math.min(TRIM_BYTES, Math.ceil(h.bytes / 16)) || rows >= this.held.size) return Math.max(1, rows);
-      // Over the bytes: the oldest until enough bytes are written.
-      let bytes = this.heldBytes - (h.bytes - Math.min(TRIM_BYTES, Math.ceil(h.bytes / 16)));
-      let n = 0;
-      for (const job of this.held.values()) {
-        n++;
-        bytes -= rowBytes(job);
-        if (bytes <= 0) break;
-      }
-      return Math.max(n, rows);
-    }
-    return this.draining ? this.held.oldestSize() : 0;
+    return this.holding ? this.held.toWrite(this.holding, this.writeHeld, this.draining) : 0;
   }
 
   private later(id: string, write: PendingWrite): void {
@@ -278,47 +218,15 @@ export class JobWrites {
     this.writes.schedule();
   }
 
-  /** Forgets a held row; whether there was one. */
-  private dropHeld(id: string): boolean {
-    const job = this.held.delete(id);
-    if (job === undefined) return false;
-    this.heldBytes -= rowBytes(job);
-    return true;
-  }
-
-  /**
-   * Holds a job's row (a new job's, or one held before that changed: `w.held`); whether it held one
-   * of the job before (then the job was changed: see `holdTurn`). A new job's id is looked up in
-   * none of the maps: the held rows' is large, and each look-up there costs a few cache misses.
-   */
-  private hold(w: { job: Job; held?: true }): boolean {
-    const job = w.job;
-    if (w.held) {
-      // A job held again in its new state keeps its place.
-      const before = this.held.replace(job);
-      if (before !== undefined) this.heldBytes -= rowBytes(before);
-    } else this.held.add(job);
-    this.heldBytes += rowBytes(job);
-    const at = nextDeadline(job);
-    this.heldDeadlines.add(job.id, at);
-    if (at < this.heldMin) this.heldMin = at;
-    return w.held === true;
-  }
-
   /** Holds the rows of the turn's new jobs (every write waiting is an insert). */
   private holdTurn(): void {
     const writes = this.pending;
     this.pending = new Map();
     // A new job is not told yet: it is found among the rows held (`heldJob`), and told once its
     // row is written. One held again in a new state is told now: the store may keep it at hand.
-    for (const w of writes.values()) if (w.op === "insert" && this.hold(w)) this.onWritten(w.job);
-    this.compactDeadlines();
+    for (const w of writes.values()) if (w.op === "insert" && this.held.hold(w)) this.onWritten(w.job);
+    this.held.compact();
     this.armIdle();
-  }
-
-  /** Once the deadline entries outnumber the rows held twice over, the stale ones go. */
-  private compactDeadlines(): void {
-    if (this.heldDeadlines.size > 2 * this.held.size + 4_096) this.heldDeadlines.compact(this.isHeldDeadline);
   }
 
   private writeAll(): void {
@@ -328,13 +236,21 @@ export class JobWrites {
     // New jobs go in together, several to a statement; each write concerns another job, so the
     // order between the new jobs and the other writes does not matter.
     const inserts: Job[] = [];
+    const told: Job[] = [];
     for (const [id, w] of writes) {
       if (w.op !== "insert") {
         this.write(id, w);
+        if (w.op !== "delete") told.push(w.job);
         wrote = true;
-      } else if (this.holding) {
-        if (this.hold(w)) this.onWritten(w.job);
-      } else inserts.push(w.job);
+      } else if (this.holding && !heavy(w.job)) {
+        if (this.held.hold(w)) told.push(w.job);
+      } else {
+        // Not held (a file database, or a job whose payloads weigh over JOB_KEPT_BYTES_MAX: they
+        // are not kept in the heap); one held before leaves the rows held for its whole row.
+        if (w.held) this.held.drop(id);
+        inserts.push(w.job);
+        told.push(w.job);
+      }
     }
     if (inserts.length > 0) {
       this.inserts.insert(inserts);
@@ -347,8 +263,8 @@ export class JobWrites {
     }
     this.writeHeld = false;
     if (wrote) this.unconfirmed = true;
-    for (const w of writes.values()) if (w.op === "update" || w.op === "upsert" || (w.op === "insert" && !this.holding)) this.onWritten(w.job);
-    this.compactDeadlines();
+    for (const job of told) this.onWritten(job);
+    this.held.compact();
     if (this.held.size === 0) this.draining = false;
     else if (this.draining) this.writes.schedule(); // the next slice at the end of the next turn
     else this.armIdle();
@@ -357,11 +273,6 @@ export class JobWrites {
   /** Writes the `count` oldest rows held, several to a statement. */
   private writeOldest(count: number, turn: ReadonlyMap<string, PendingWrite>): void {
     const all = this.held.takeOldest(count);
-    if (this.held.size === 0) {
-      this.heldBytes = 0;
-      this.heldMin = Infinity;
-      this.heldDeadlines.clear();
-    } else for (const job of all) this.heldBytes -= rowBytes(job);
     this.writing = { rows: all, turn };
     this.heldInserts.insert(all);
     // The newest are told (the store keeps them at hand), and only when no newer row stays held:
@@ -382,7 +293,7 @@ export class JobWrites {
     for (const job of w.rows) {
       const id = job.id;
       if (this.held.get(id) !== undefined || this.pending.has(id) || (refused && w.turn.has(id))) continue;
-      this.hold({ job, held: true });
+      this.held.hold({ job, held: true });
     }
   }
 

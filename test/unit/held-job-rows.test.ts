@@ -89,6 +89,23 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
     expect(store.get(id(0))!.status).toBe("IN_PROGRESS");
   });
 
+  it("do not hold a job whose payloads weigh over 64 KiB: its row is written at the end of its turn, or of the turn it grew", () => {
+    const { db, store, endOfTurn } = heldStore(1_000, 1024 * 1024 * 1024);
+    store.insert(job("light"));
+    store.insert(job("big", { queueSeq: 2, input: { image: "A".repeat(70 * 1024) } }));
+    endOfTurn();
+    expect((db.prepare("SELECT id FROM jobs").all() as { id: string }[]).map((r) => r.id)).toEqual(["big"]);
+    expect(store.get("light")?.id).toBe("light");
+    // The light one finishes with a large output a turn later: written then, no longer held.
+    const light = store.get("light")!;
+    store.save({ ...light, status: "COMPLETED", output: { image: "B".repeat(70 * 1024) }, completedAt: 2000, retainUntil: 9000 }, ["status", "output", "completedAt", "retainUntil"], light);
+    endOfTurn();
+    expect(rowsIn(db)).toBe(2);
+    expect((store as unknown as { behind: { held: { size: number } } }).behind.held.size).toBe(0);
+    (store as unknown as { recent: { clear(): void } }).recent.clear();
+    expect(store.get("light")?.status).toBe("COMPLETED");
+  });
+
   it("are written before each reader of the jobs table reads it", () => {
     const readers: Array<[string, (s: SqliteJobStore) => unknown]> = [
       ["list", (s) => s.list({ limit: 1, offset: 0 })],
@@ -232,7 +249,7 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
 
   it("fall due at their new deadline once changed in a later turn, and the deadlines they no longer have do not pile up", () => {
     const { store, endOfTurn } = heldStore(100_000, 1024 * 1024 * 1024);
-    const writes = (store as unknown as { behind: { heldDeadlines: { size: number } } }).behind;
+    const writes = (store as unknown as { behind: { held: { deadlines: { size: number } } } }).behind.held;
     const id = (i: number) => `j${String(i).padStart(5, "0")}`;
     // Held queued (their deadline the ttl, a day on), then finished a turn later (retention: sooner).
     for (let i = 0; i < 6_000; i++) store.insert(job(id(i), { queueSeq: i + 1, expiresAt: 86_400_000 + i }));
@@ -242,7 +259,7 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
       store.save({ ...j, status: "COMPLETED", output: i, completedAt: 2000, retainUntil: 10_000 + i }, ["status", "output", "completedAt", "retainUntil"], j);
     }
     endOfTurn();
-    expect(writes.heldDeadlines.size).toBeLessThanOrEqual(2 * 6_000 + 4_096);
+    expect(writes.deadlines.size).toBeLessThanOrEqual(2 * 6_000 + 4_096);
     expect(store.due(9_999, 10)).toEqual({ jobs: [], next: 10_000 });
     const due = store.due(10_002, 10);
     expect(due.jobs.map((j) => j.id)).toEqual([id(0), id(1), id(2)]);
@@ -255,7 +272,7 @@ describe("rows of new jobs held in memory (a database in memory)", () => {
       }
       endOfTurn();
     }
-    expect(writes.heldDeadlines.size).toBeLessThanOrEqual(2 * 6_000 + 4_096);
+    expect(writes.deadlines.size).toBeLessThanOrEqual(2 * 6_000 + 4_096);
     expect(store.due(20_000, 2).jobs.map((j) => j.id)).toEqual([id(0), id(1)]);
   });
 
