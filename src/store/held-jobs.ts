@@ -1,6 +1,6 @@
 import type { Job } from "../domain/job.js";
 import { nextDeadline } from "../domain/job.js";
-import { DeadlineRuns } from "./deadline-runs.js";
+import { DeadlineHeap } from "./deadline-heap.js";
 import { HeldRows } from "./held-rows.js";
 import { payloadBytes } from "./job-weight.js";
 
@@ -27,14 +27,14 @@ const TRIM_BYTES = 1024 * 1024;
  * object the store keeps at hand anyway (jobs are changed by copying, never in place): a copy of
  * its row's values made each job's texts outlive the young generation, which cost more CPU and
  * memory than the row's INSERT it put off (bench/RESULTS-pipeline.md). By id, in the order they
- * came (held-rows.ts), with their bytes and their deadlines (deadline-runs.ts): the deadline timer
+ * came (held-rows.ts), with their bytes and their deadlines (deadline-heap.ts): the deadline timer
  * reads the due ones here, so a job whose retention ends before its row was written never is.
  */
 export class HeldJobs {
   private readonly rows = new HeldRows();
   private bytes = 0;
   /** The deadlines of the rows held (entries of rows that left or changed are dropped as met). */
-  private readonly deadlines = new DeadlineRuns();
+  private readonly deadlines = new DeadlineHeap();
   /** No more than the least deadline of the rows held (it may be lower: then the deadline timer looks early). */
   private least = Infinity;
 

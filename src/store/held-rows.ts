@@ -1,21 +1,29 @@
 import type { Job } from "../domain/job.js";
 
-/** Rows of one generation at most: a map this small stays in the CPU's caches. */
+/** Rows of one generation at most. */
 const GENERATION_ROWS = 4_096;
 
-/** The jobs held in one generation, in the order they came, and the least and greatest of their ids' `orderKey`s. */
+/**
+ * The jobs held in one generation, in the order they came (a job that left is `undefined` in its
+ * place), the least and greatest of their ids' `orderKey`s, and where each id is, made when first
+ * looked up.
+ */
 interface Generation {
-  rows: Map<string, Job>;
+  jobs: Array<Job | undefined>;
+  live: number;
   min: string;
   max: string;
+  index: Map<string, number> | undefined;
 }
 
 /**
- * The jobs whose rows are held in memory (job-writes.ts), by id, in the order they came: a list
- * of generations of at most `GENERATION_ROWS` each rather than one map of them all. A new job
- * joins the newest generation; the oldest rows leave a generation at a time. One map of hundreds
- * of thousands of jobs cost a few cache misses at each new job (its table far larger than the
- * caches) and a copy of it all at each doubling; a generation's map does not.
+ * The jobs whose rows are held in memory (held-jobs.ts), by id, in the order they came: a list
+ * of generations of at most `GENERATION_ROWS` each, each an array, rather than one map of them all.
+ * A new job joins the newest generation at its end; the oldest rows leave a generation at a time.
+ * One map of hundreds of thousands of jobs cost a few cache misses at each new job (its table far
+ * larger than the caches) and a copy of it all at each doubling; most held jobs are never looked up
+ * by id (an echo job is done in the turn it came), so a generation's map of ids is made only when
+ * one of its ids is first looked for.
  *
  * Job ids sort by creation (ids.ts; a `/runsync` job's after its `sync-`), so each generation
  * covers a range of ids of its own, and a look-up by id reads only the generations whose range
@@ -30,52 +38,48 @@ export class HeldRows {
   }
 
   get(id: string): Job | undefined {
-    const gens = this.gens;
-    const key = orderKey(id);
-    for (let i = gens.length - 1; i >= 0; i--) {
-      const g = gens[i]!;
-      if (key >= g.min && key <= g.max) {
-        const job = g.rows.get(id);
-        if (job !== undefined) return job;
-      }
-    }
-    return undefined;
+    const at = this.find(id);
+    return at === undefined ? undefined : at.g.jobs[at.i];
   }
 
   /** Holds a job not held yet, after every other. */
   add(job: Job): void {
     let g = this.gens[this.gens.length - 1];
     const key = orderKey(job.id);
-    if (g === undefined || g.rows.size >= GENERATION_ROWS) {
-      g = { rows: new Map(), min: key, max: key };
+    if (g === undefined || g.jobs.length >= GENERATION_ROWS) {
+      g = { jobs: [], live: 0, min: key, max: key, index: undefined };
       this.gens.push(g);
     } else if (key < g.min) g.min = key;
     else if (key > g.max) g.max = key;
-    g.rows.set(job.id, job);
+    g.index?.set(job.id, g.jobs.length);
+    g.jobs.push(job);
+    g.live++;
     this.count++;
   }
 
   /** Holds a job's new state in the place of its old one; the old one (undefined when it was not held: then it is added). */
   replace(job: Job): Job | undefined {
-    const g = this.generationOf(job.id);
-    if (g === undefined) {
+    const at = this.find(job.id);
+    if (at === undefined) {
       this.add(job);
       return undefined;
     }
-    const before = g.rows.get(job.id);
-    g.rows.set(job.id, job);
+    const before = at.g.jobs[at.i];
+    at.g.jobs[at.i] = job;
     return before;
   }
 
   /** Forgets a job's row; the job it held, if any. */
   delete(id: string): Job | undefined {
-    const i = this.indexOf(id);
-    if (i < 0) return undefined;
-    const g = this.gens[i]!;
-    const job = g.rows.get(id)!;
-    g.rows.delete(id);
+    const at = this.find(id);
+    if (at === undefined) return undefined;
+    const { g, i } = at;
+    const job = g.jobs[i];
+    g.jobs[i] = undefined;
+    g.index!.delete(id);
+    g.live--;
     this.count--;
-    if (g.rows.size === 0) this.gens.splice(i, 1);
+    if (g.live === 0) this.gens.splice(this.gens.indexOf(g), 1);
     return job;
   }
 
@@ -84,16 +88,17 @@ export class HeldRows {
     const out: Job[] = [];
     while (out.length < n && this.gens.length > 0) {
       const g = this.gens[0]!;
-      if (g.rows.size <= n - out.length) {
-        for (const job of g.rows.values()) out.push(job);
-        this.gens.shift();
-        continue;
-      }
-      for (const [id, job] of g.rows) {
+      const whole = g.live <= n - out.length;
+      for (let i = 0; i < g.jobs.length && out.length < n; i++) {
+        const job = g.jobs[i];
+        if (job === undefined) continue;
         out.push(job);
-        g.rows.delete(id);
-        if (out.length === n) break;
+        if (whole) continue;
+        g.jobs[i] = undefined;
+        g.index?.delete(job.id);
+        g.live--;
       }
+      if (whole) this.gens.shift();
     }
     this.count -= out.length;
     return out;
@@ -101,7 +106,7 @@ export class HeldRows {
 
   /** Rows in the oldest generation (what a slice of writing takes). */
   oldestSize(): number {
-    return this.gens[0]?.rows.size ?? 0;
+    return this.gens[0]?.live ?? 0;
   }
 
   values(): IterableIterator<Job> {
@@ -113,25 +118,35 @@ export class HeldRows {
     this.count = 0;
   }
 
-  private generationOf(id: string): Generation | undefined {
-    const i = this.indexOf(id);
-    return i < 0 ? undefined : this.gens[i];
-  }
-
-  private indexOf(id: string): number {
+  /** The generation holding a job, and its place there. */
+  private find(id: string): { g: Generation; i: number } | undefined {
     const gens = this.gens;
     const key = orderKey(id);
-    for (let i = gens.length - 1; i >= 0; i--) {
-      const g = gens[i]!;
-      if (key >= g.min && key <= g.max && g.rows.has(id)) return i;
+    for (let k = gens.length - 1; k >= 0; k--) {
+      const g = gens[k]!;
+      if (key < g.min || key > g.max) continue;
+      const i = indexOf(g).get(id);
+      if (i !== undefined) return { g, i };
     }
-    return -1;
+    return undefined;
   }
+}
+
+/** A generation's map of ids to places, made on its first look-up and kept true after. */
+function indexOf(g: Generation): Map<string, number> {
+  if (g.index === undefined) {
+    g.index = new Map();
+    for (let i = 0; i < g.jobs.length; i++) {
+      const job = g.jobs[i];
+      if (job !== undefined) g.index.set(job.id, i);
+    }
+  }
+  return g.index;
 }
 
 /** What an id is ordered by: a `/runsync` job's id after its `sync-`, so that both kinds of ids made in the same ms sort together. */
 const orderKey = (id: string): string => (id.startsWith("sync-") ? id.slice(5) : id);
 
 function* valuesOf(gens: readonly Generation[]): IterableIterator<Job> {
-  for (const g of gens) yield* g.rows.values();
+  for (const g of gens) for (const job of g.jobs) if (job !== undefined) yield job;
 }

@@ -11,7 +11,12 @@ describe("the rows held in memory, by generation", () => {
     const rows = new HeldRows();
     for (let i = 0; i < 10_000; i++) rows.add(job(id(i)));
     expect(rows.size).toBe(10_000);
-    expect((rows as unknown as { gens: unknown[] }).gens.length).toBe(3); // 4,096 a generation
+    const gens = (rows as unknown as { gens: Array<{ index: Map<string, number> | undefined }> }).gens;
+    expect(gens.length).toBe(3); // 4,096 a generation
+    // No map of ids is made for a generation until one of its ids is looked for.
+    expect(gens.map((g) => g.index === undefined)).toEqual([true, true, true]);
+    expect(rows.get(id(9_999))?.id).toBe(id(9_999));
+    expect(gens.map((g) => g.index === undefined)).toEqual([true, true, false]);
     for (const i of [0, 4_095, 4_096, 9_999]) expect(rows.get(id(i))?.id).toBe(id(i));
     expect(rows.get("nope")).toBeUndefined();
     expect(rows.oldestSize()).toBe(4_096);
