@@ -4,10 +4,10 @@ import type { Db } from "./db.js";
 import { COLUMNS, PARAMS, UPDATES, type JobColumns } from "./job-rows.js";
 import { heavy } from "./job-weight.js";
 import { HeldJobs, type Holding } from "./held-jobs.js";
-
-export type { Holding };
 import { RowInserter } from "./row-inserter.js";
 import type { WriteBehind } from "./write-behind.js";
+
+export type { Holding };
 
 /** A write waiting for the end of the turn: the job as it will be written, or its deletion. */
 type PendingWrite =
@@ -128,11 +128,10 @@ export class JobWrites {
   }
 
   /**
-   * At most `n` held rows whose deadline has come, and the least deadline of the others (Infinity
-   * when none; `now` when more are due than it gives): the deadline timer reads them without
-   * writing them, so a job whose retention ends before its row was written is never written. A
-   * scan stops at the `n`th due row, so a day of retention ending at once costs each batch of the
-   * timer its own rows, not a scan of every row held.
+   * At most `n` held rows whose deadline has come, earliest first, and the least deadline of the
+   * others (Infinity when none; `now` when more are due than it gives): the deadline timer reads
+   * them without writing them, so a job whose retention ends before its row was written is never
+   * written.
    */
   heldDue(now: number, n: number): { ids: string[]; next: number } {
     return this.held.due(now, n);
@@ -299,7 +298,7 @@ export class JobWrites {
 
   /**
    * Writes the held rows once the emulator is idle: a timer that finds jobs written since it was
-   * armed looks again later; one that finds none asks for a flush of them all.
+   * armed looks again later; one that finds none starts writing them, a generation a turn.
    */
   private armIdle(): void {
     if (this.idleTimer !== undefined) return;
