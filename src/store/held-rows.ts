@@ -69,17 +69,23 @@ export class HeldRows {
     return before;
   }
 
-  /** Forgets a job's row; the job it held, if any. */
+  /**
+   * Forgets a job's row; the job it held, if any. A generation left three quarters empty joins the
+   * one before it when both fit in one, or else drops its empty places: a job held long (queued for
+   * a day) among many that leave keeps no generation's worth of places alive, and the generations
+   * stay about as few as the jobs held fill.
+   */
   delete(id: string): Job | undefined {
     const at = this.find(id);
     if (at === undefined) return undefined;
-    const { g, i } = at;
+    const { g, i, k } = at;
     const job = g.jobs[i];
     g.jobs[i] = undefined;
     g.index!.delete(id);
     g.live--;
     this.count--;
-    if (g.live === 0) this.gens.splice(this.gens.indexOf(g), 1);
+    if (g.live === 0) this.gens.splice(k, 1);
+    else if (g.live * 4 < g.jobs.length) this.squeeze(k);
     return job;
   }
 
@@ -118,17 +124,35 @@ export class HeldRows {
     this.count = 0;
   }
 
-  /** The generation holding a job, and its place there. */
-  private find(id: string): { g: Generation; i: number } | undefined {
+  /** The generation holding a job (`k` its place in the list), and the job's place there. */
+  private find(id: string): { g: Generation; i: number; k: number } | undefined {
     const gens = this.gens;
     const key = orderKey(id);
     for (let k = gens.length - 1; k >= 0; k--) {
       const g = gens[k]!;
       if (key < g.min || key > g.max) continue;
       const i = indexOf(g).get(id);
-      if (i !== undefined) return { g, i };
+      if (i !== undefined) return { g, i, k };
     }
     return undefined;
+  }
+
+  /** The `k`th generation's jobs join the one before when both fit in one, else lose their empty places; order kept. */
+  private squeeze(k: number): void {
+    const g = this.gens[k]!;
+    const live = g.jobs.filter((job): job is Job => job !== undefined);
+    const before = this.gens[k - 1];
+    if (before !== undefined && before.live + live.length <= GENERATION_ROWS) {
+      before.jobs = [...before.jobs.filter((job) => job !== undefined), ...live];
+      before.live = before.jobs.length;
+      if (g.min < before.min) before.min = g.min;
+      if (g.max > before.max) before.max = g.max;
+      before.index = undefined;
+      this.gens.splice(k, 1);
+      return;
+    }
+    g.jobs = live;
+    g.index = undefined;
   }
 }
 

@@ -51,6 +51,22 @@ describe("the rows held in memory, by generation", () => {
     }
   });
 
+  it("keeps no generation's places alive for the few jobs left in it: sparse generations join, in order", () => {
+    const rows = new HeldRows();
+    // 40 generations; all but one job of each leave (a queued job held long among many that expire).
+    for (let i = 0; i < 40 * 4_096; i++) rows.add(job(id(i)));
+    for (let i = 0; i < 40 * 4_096; i++) if (i % 4_096 !== 7) rows.delete(id(i));
+    const gens = (rows as unknown as { gens: Array<{ jobs: unknown[] }> }).gens;
+    expect(rows.size).toBe(40);
+    expect(gens.length).toBe(1);
+    expect(gens.reduce((n, g) => n + g.jobs.length, 0)).toBeLessThan(200);
+    expect(ids(rows.values())).toEqual(Array.from({ length: 40 }, (_, g) => id(g * 4_096 + 7)));
+    for (let g = 0; g < 40; g++) expect(rows.get(id(g * 4_096 + 7))?.id).toBe(id(g * 4_096 + 7));
+    // New jobs still come after them.
+    rows.add(job("zzz"));
+    expect(ids(rows.values()).at(-1)).toBe("zzz");
+  });
+
   it("keeps a changed job in its place, forgets a deleted one, and finds ids that do not come in order", () => {
     const rows = new HeldRows();
     // Batch request ids, in no order of their own.
